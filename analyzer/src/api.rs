@@ -1,0 +1,686 @@
+//! The API catalogue: every call syncguard understands, with its real name, its C
+//! parameter names in order, what each parameter is, and what it does in the model.
+//!
+//! One table serves every frontend: `.sync` calls are checked against it positionally,
+//! trace lines by parameter name. pyACL and CUDA names are rows of their own that lower
+//! to the same ops. To support a new API, add a row (and, for a new kind of effect, an
+//! `Effect` and its lowering).
+
+use crate::model::TimeUnit;
+
+/// What an argument must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A stream handle; `NULL`/`0` is the default stream.
+    Stream,
+    Event,
+    Notify,
+    Comm,
+    Channel,
+    /// An HCCL thread (`ThreadHandle`).
+    Thread,
+    /// A device or host address: a buffer, `buf + offset`, or a slice `buf[a..b]`.
+    Ptr,
+    /// A list of buffer slices (a kernel's reads or writes).
+    Ranges,
+    /// An integer expression (sizes, indices, counts).
+    Int,
+    /// A timeout in the unit the API documents.
+    Timeout(TimeUnit),
+    /// A bitmap of flag macros (`ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE`) or an integer.
+    Flags,
+    /// One constant of a family: `COMM_ENGINE_*`, `ACL_MEMCPY_*`, ...
+    Enum(EnumFamily),
+    Str,
+    /// A list of strings.
+    Strs,
+    /// `HcclChannelDesc` values: one `{ ... }` or a list of them.
+    ChannelDescs,
+    /// `context`: the `gert::ExeResGenerationContext *` of a GE gen-task callback.
+    GenTaskContext,
+    /// Local core memory (`UB`, `L1`, `L0C`) or a slice of global memory.
+    CoreMem,
+    /// Opaque data the model does not use (`rootInfo`).
+    Opaque,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnumFamily {
+    Engine,
+    MemcpyKind,
+    MallocPolicy,
+}
+
+impl EnumFamily {
+    pub fn constants(self) -> &'static [&'static str] {
+        match self {
+            EnumFamily::Engine => &[
+                "COMM_ENGINE_CPU",
+                "COMM_ENGINE_CPU_TS",
+                "COMM_ENGINE_AICPU_TS",
+                "COMM_ENGINE_AIV",
+                "COMM_ENGINE_CCU",
+            ],
+            EnumFamily::MemcpyKind => &[
+                "ACL_MEMCPY_HOST_TO_HOST",
+                "ACL_MEMCPY_HOST_TO_DEVICE",
+                "ACL_MEMCPY_DEVICE_TO_HOST",
+                "ACL_MEMCPY_DEVICE_TO_DEVICE",
+                "ACL_MEMCPY_DEFAULT",
+                "cudaMemcpyHostToHost",
+                "cudaMemcpyHostToDevice",
+                "cudaMemcpyDeviceToHost",
+                "cudaMemcpyDeviceToDevice",
+                "cudaMemcpyDefault",
+            ],
+            EnumFamily::MallocPolicy => &[
+                "ACL_MEM_MALLOC_HUGE_FIRST",
+                "ACL_MEM_MALLOC_HUGE_ONLY",
+                "ACL_MEM_MALLOC_NORMAL_ONLY",
+            ],
+        }
+    }
+}
+
+/// Flag macros and their values (acl_rt.h, cuda_runtime_api.h).
+pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
+    ("ACL_EVENT_SYNC", 0x1),
+    ("ACL_EVENT_CAPTURE_STREAM_PROGRESS", 0x2),
+    ("ACL_EVENT_TIME_LINE", 0x8),
+    ("ACL_EVENT_DEVICE_USE_ONLY", 0x10),
+    ("ACL_EVENT_EXTERNAL", 0x20),
+    ("ACL_NOTIFY_DEFAULT", 0x0),
+    ("ACL_NOTIFY_DEVICE_USE_ONLY", 0x1),
+    ("ACL_STREAM_FAST_LAUNCH", 0x1),
+    ("ACL_STREAM_FAST_SYNC", 0x2),
+    ("ACL_STREAM_PERSISTENT", 0x4),
+    ("ACL_STREAM_HUGE", 0x8),
+    ("ACL_STREAM_CPU_SCHEDULE", 0x10),
+    ("ACL_STREAM_DEVICE_USE_ONLY", 0x20),
+    ("cudaEventDefault", 0x0),
+    ("cudaEventBlockingSync", 0x1),
+    ("cudaEventDisableTiming", 0x2),
+    ("cudaEventInterprocess", 0x4),
+    ("cudaStreamDefault", 0x0),
+    ("cudaStreamNonBlocking", 0x1),
+];
+
+/// The value of `ACL_EVENT_SYNC`.
+pub const ACL_EVENT_SYNC: u32 = 0x1;
+
+/// Where a call may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Host code: the top level of a file or a `thread` block.
+    Host,
+    /// Inside an `op ... { }` gen-task block.
+    GenTask,
+    /// Per-core code inside a `subkernel { }`.
+    Core,
+}
+
+/// What a call creates, bound by `let`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Creates {
+    Nothing,
+    Stream,
+    Event(crate::model::EventSemantics, crate::model::EventCreator),
+    Notify,
+    Comm,
+    /// One channel per `HcclChannelDesc`.
+    Channels,
+    /// `threadNum` HCCL threads.
+    HcclThreads,
+    HcclThreadOnStream,
+    DeviceBuffer,
+    HostBuffer,
+    HcclLocalBuffer,
+    HcclPeerBuffer,
+}
+
+/// What a call does; the lowering turns it into a model op from the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Create,
+    Destroy,
+    EventRecord,
+    EventWait,
+    EventReset,
+    EventQuery { wait_status: bool },
+    EventSynchronize,
+    StreamSynchronize,
+    DeviceSynchronize,
+    NotifyRecord,
+    NotifyWait,
+    ChannelNotifyRecord,
+    ChannelNotifyWait,
+    ThreadNotifyRecord,
+    ThreadNotifyWait,
+    RemoteWrite { with_notify: bool },
+    RemoteRead,
+    LocalCopy,
+    Fence { channel: bool },
+    ThreadSynchronize,
+    Kernel,
+    Memcpy { with_stream: bool },
+    HostAccess { write: bool },
+    SetWaitTimeout,
+    GeHcomRecord,
+    GeHcomWait,
+    GeAicpuKfc,
+    GeAiCore,
+    GeCcu,
+    DataCopy,
+    SetNextTaskStart,
+    WaitPreTaskEnd,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    /// The C prototype's parameter name (and the trace's argument key).
+    pub name: &'static str,
+    pub kind: ArgKind,
+    /// Optional parameters may be left out (a default applies).
+    pub optional: bool,
+    /// Passed by name only (`stream_id: 1`), not positionally: values set by a
+    /// separate call in C, such as `SetStreamId`.
+    pub named_only: bool,
+}
+
+#[derive(Debug)]
+pub struct Api {
+    pub name: &'static str,
+    pub params: &'static [Param],
+    pub creates: Creates,
+    pub effect: Effect,
+    pub place: Place,
+    /// Template parameters (`SetNextTaskStart<AIV_PIPE, AIC_PIPE, FORCE>`); empty if none.
+    pub generics: &'static [&'static str],
+}
+
+impl Api {
+    pub fn required_params(&self) -> usize {
+        self.params
+            .iter()
+            .filter(|p| !p.optional && !p.named_only)
+            .count()
+    }
+
+    pub fn positional_params(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| !p.named_only)
+    }
+
+    /// `aclrtRecordEvent(event, stream)`, for messages.
+    pub fn signature(&self) -> String {
+        let params: Vec<String> = self
+            .positional_params()
+            .map(|p| {
+                if p.optional {
+                    format!("{}?", p.name)
+                } else {
+                    p.name.to_string()
+                }
+            })
+            .collect();
+        format!("{}({})", self.name, params.join(", "))
+    }
+}
+
+const fn p(name: &'static str, kind: ArgKind) -> Param {
+    Param {
+        name,
+        kind,
+        optional: false,
+        named_only: false,
+    }
+}
+
+const fn opt(name: &'static str, kind: ArgKind) -> Param {
+    Param {
+        name,
+        kind,
+        optional: true,
+        named_only: false,
+    }
+}
+
+const fn named(name: &'static str, kind: ArgKind) -> Param {
+    Param {
+        name,
+        kind,
+        optional: true,
+        named_only: true,
+    }
+}
+
+const fn host(name: &'static str, params: &'static [Param], creates: Creates, effect: Effect) -> Api {
+    Api {
+        name,
+        params,
+        creates,
+        effect,
+        place: Place::Host,
+        generics: &[],
+    }
+}
+
+const fn gen_task(name: &'static str, params: &'static [Param], effect: Effect) -> Api {
+    Api {
+        name,
+        params,
+        creates: Creates::Nothing,
+        effect,
+        place: Place::GenTask,
+        generics: &[],
+    }
+}
+
+const fn core(name: &'static str, params: &'static [Param], generics: &'static [&'static str], effect: Effect) -> Api {
+    Api {
+        name,
+        params,
+        creates: Creates::Nothing,
+        effect,
+        place: Place::Core,
+        generics,
+    }
+}
+
+use crate::model::EventCreator::*;
+use crate::model::EventSemantics::*;
+use ArgKind::*;
+use Creates as C;
+use Effect as E;
+
+const SEC: ArgKind = Timeout(TimeUnit::Seconds);
+const MS: ArgKind = Timeout(TimeUnit::Milliseconds);
+const NONE: Creates = C::Nothing;
+
+const P_STREAM: &[Param] = &[p("stream", Stream)];
+const P_EVENT: &[Param] = &[p("event", Event)];
+const P_EVENT_STREAM: &[Param] = &[p("event", Event), p("stream", Stream)];
+const P_STREAM_EVENT: &[Param] = &[p("stream", Stream), p("event", Event)];
+const P_FLAG: &[Param] = &[p("flag", Flags)];
+const P_GROUP_TASK: &[Param] = &[
+    p("context", GenTaskContext),
+    opt("group_name", Str),
+    named("stream_id", Int),
+];
+const P_TRANSFER: &[Param] = &[
+    p("thread", Thread),
+    p("channel", Channel),
+    p("dst", Ptr),
+    p("src", Ptr),
+    p("len", Int),
+];
+const P_TRANSFER_NOTIFY: &[Param] = &[
+    p("thread", Thread),
+    p("channel", Channel),
+    p("dst", Ptr),
+    p("src", Ptr),
+    p("len", Int),
+    p("remoteNotifyIdx", Int),
+];
+
+/// The catalogue, grouped by family. Names are unique.
+pub static APIS: &[Api] = &[
+    // ACL streams and device
+    host("aclrtCreateStream", &[], C::Stream, E::Create),
+    host(
+        "aclrtCreateStreamWithConfig",
+        &[p("priority", Int), p("flag", Flags)],
+        C::Stream,
+        E::Create,
+    ),
+    host("aclrtDestroyStream", P_STREAM, NONE, E::Destroy),
+    host("aclrtDestroyStreamForce", P_STREAM, NONE, E::Destroy),
+    host("aclrtSynchronizeStream", P_STREAM, NONE, E::StreamSynchronize),
+    host(
+        "aclrtSynchronizeStreamWithTimeout",
+        &[p("stream", Stream), p("timeout", MS)],
+        NONE,
+        E::StreamSynchronize,
+    ),
+    host("aclrtSynchronizeDevice", &[], NONE, E::DeviceSynchronize),
+    host("aclrtSetOpWaitTimeout", &[p("timeout", SEC)], NONE, E::SetWaitTimeout),
+    // ACL events
+    host("aclrtCreateEvent", &[], C::Event(Sync, AclCreateEvent), E::Create),
+    host("aclrtCreateEventWithFlag", P_FLAG, C::Event(Sync, AclWithFlag), E::Create),
+    host("aclrtCreateEventExWithFlag", P_FLAG, C::Event(Capture, AclExWithFlag), E::Create),
+    host("aclrtRecordEvent", P_EVENT_STREAM, NONE, E::EventRecord),
+    host("aclrtStreamWaitEvent", P_STREAM_EVENT, NONE, E::EventWait),
+    host(
+        "aclrtStreamWaitEventWithTimeout",
+        &[p("stream", Stream), p("event", Event), p("timeout", SEC)],
+        NONE,
+        E::EventWait,
+    ),
+    host("aclrtResetEvent", P_EVENT_STREAM, NONE, E::EventReset),
+    host("aclrtQueryEventStatus", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host("aclrtQueryEvent", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host("aclrtQueryEventWaitStatus", P_EVENT, NONE, E::EventQuery { wait_status: true }),
+    host("aclrtSynchronizeEvent", P_EVENT, NONE, E::EventSynchronize),
+    host(
+        "aclrtSynchronizeEventWithTimeout",
+        &[p("event", Event), p("timeout", MS)],
+        NONE,
+        E::EventSynchronize,
+    ),
+    host("aclrtDestroyEvent", P_EVENT, NONE, E::Destroy),
+    // ACL notifies
+    host("aclrtCreateNotify", &[opt("flag", Flags)], C::Notify, E::Create),
+    host("aclrtDestroyNotify", &[p("notify", Notify)], NONE, E::Destroy),
+    host(
+        "aclrtRecordNotify",
+        &[p("notify", Notify), p("stream", Stream)],
+        NONE,
+        E::NotifyRecord,
+    ),
+    host(
+        "aclrtWaitAndResetNotify",
+        &[p("notify", Notify), p("stream", Stream), p("timeout", SEC)],
+        NONE,
+        E::NotifyWait,
+    ),
+    // ACL memory
+    host(
+        "aclrtMalloc",
+        &[p("size", Int), opt("policy", Enum(EnumFamily::MallocPolicy))],
+        C::DeviceBuffer,
+        E::Create,
+    ),
+    host("aclrtMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
+    host("aclrtFree", &[p("devPtr", Ptr)], NONE, E::Destroy),
+    host("aclrtFreeHost", &[p("hostPtr", Ptr)], NONE, E::Destroy),
+    host(
+        "aclrtMemcpy",
+        &[
+            p("dst", Ptr),
+            p("destMax", Int),
+            p("src", Ptr),
+            p("count", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+        ],
+        NONE,
+        E::Memcpy { with_stream: false },
+    ),
+    host(
+        "aclrtMemcpyAsync",
+        &[
+            p("dst", Ptr),
+            p("destMax", Int),
+            p("src", Ptr),
+            p("count", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::Memcpy { with_stream: true },
+    ),
+    // pyACL (same semantics; default stream is 0)
+    host("acl.rt.create_stream", &[], C::Stream, E::Create),
+    host("acl.rt.destroy_stream", P_STREAM, NONE, E::Destroy),
+    host("acl.rt.synchronize_stream", P_STREAM, NONE, E::StreamSynchronize),
+    host("acl.rt.synchronize_device", &[], NONE, E::DeviceSynchronize),
+    host("acl.rt.create_event", &[], C::Event(Sync, AclCreateEvent), E::Create),
+    host("acl.rt.create_event_with_flag", P_FLAG, C::Event(Sync, AclWithFlag), E::Create),
+    host("acl.rt.create_event_ex_with_flag", P_FLAG, C::Event(Capture, AclExWithFlag), E::Create),
+    host("acl.rt.record_event", P_EVENT_STREAM, NONE, E::EventRecord),
+    host("acl.rt.stream_wait_event", P_STREAM_EVENT, NONE, E::EventWait),
+    host("acl.rt.reset_event", P_EVENT_STREAM, NONE, E::EventReset),
+    host("acl.rt.query_event_status", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host("acl.rt.query_event_wait_status", P_EVENT, NONE, E::EventQuery { wait_status: true }),
+    host("acl.rt.synchronize_event", P_EVENT, NONE, E::EventSynchronize),
+    host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
+    // CUDA runtime (events are capture-kind)
+    host("cudaStreamCreate", &[], C::Stream, E::Create),
+    host("cudaStreamCreateWithFlags", &[p("flags", Flags)], C::Stream, E::Create),
+    host(
+        "cudaStreamCreateWithPriority",
+        &[p("flags", Flags), p("priority", Int)],
+        C::Stream,
+        E::Create,
+    ),
+    host("cudaStreamDestroy", P_STREAM, NONE, E::Destroy),
+    host("cudaStreamSynchronize", P_STREAM, NONE, E::StreamSynchronize),
+    host("cudaDeviceSynchronize", &[], NONE, E::DeviceSynchronize),
+    host("cudaEventCreate", &[], C::Event(Capture, Cuda), E::Create),
+    host("cudaEventCreateWithFlags", &[p("flags", Flags)], C::Event(Capture, Cuda), E::Create),
+    host("cudaEventRecord", &[p("event", Event), opt("stream", Stream)], NONE, E::EventRecord),
+    host(
+        "cudaStreamWaitEvent",
+        &[p("stream", Stream), p("event", Event), opt("flags", Flags)],
+        NONE,
+        E::EventWait,
+    ),
+    host("cudaEventQuery", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host("cudaEventSynchronize", P_EVENT, NONE, E::EventSynchronize),
+    host("cudaEventDestroy", P_EVENT, NONE, E::Destroy),
+    host("cudaMalloc", &[p("size", Int)], C::DeviceBuffer, E::Create),
+    host("cudaMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
+    host("cudaFree", &[p("devPtr", Ptr)], NONE, E::Destroy),
+    host("cudaFreeHost", &[p("ptr", Ptr)], NONE, E::Destroy),
+    host(
+        "cudaMemcpy",
+        &[
+            p("dst", Ptr),
+            p("src", Ptr),
+            p("count", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+        ],
+        NONE,
+        E::Memcpy { with_stream: false },
+    ),
+    host(
+        "cudaMemcpyAsync",
+        &[
+            p("dst", Ptr),
+            p("src", Ptr),
+            p("count", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+            opt("stream", Stream),
+        ],
+        NONE,
+        E::Memcpy { with_stream: true },
+    ),
+    // HCCL control plane
+    host(
+        "HcclCommInitRootInfo",
+        &[p("nRanks", Int), p("rootInfo", Opaque), p("rank", Int)],
+        C::Comm,
+        E::Create,
+    ),
+    host("HcclCommDestroy", &[p("comm", Comm)], NONE, E::Destroy),
+    host(
+        "HcclThreadAcquire",
+        &[
+            p("comm", Comm),
+            p("engine", Enum(EnumFamily::Engine)),
+            p("threadNum", Int),
+            p("notifyNumPerThread", Int),
+        ],
+        C::HcclThreads,
+        E::Create,
+    ),
+    host(
+        "HcclThreadAcquireWithStream",
+        &[
+            p("comm", Comm),
+            p("engine", Enum(EnumFamily::Engine)),
+            p("stream", Stream),
+            p("notifyNum", Int),
+        ],
+        C::HcclThreadOnStream,
+        E::Create,
+    ),
+    host(
+        "HcclChannelAcquire",
+        &[
+            p("comm", Comm),
+            p("engine", Enum(EnumFamily::Engine)),
+            p("channelDescs", ChannelDescs),
+            p("channelNum", Int),
+        ],
+        C::Channels,
+        E::Create,
+    ),
+    host("HcclGetHcclBuffer", &[p("comm", Comm)], C::HcclLocalBuffer, E::Create),
+    host(
+        "HcclChannelGetHcclBuffer",
+        &[p("comm", Comm), p("channel", Channel)],
+        C::HcclPeerBuffer,
+        E::Create,
+    ),
+    // HCCL data plane (all enqueued on the thread's stream)
+    host(
+        "HcommChannelNotifyRecordOnThread",
+        &[p("thread", Thread), p("channel", Channel), p("remoteNotifyIdx", Int)],
+        NONE,
+        E::ChannelNotifyRecord,
+    ),
+    host(
+        "HcommChannelNotifyWaitOnThread",
+        &[
+            p("thread", Thread),
+            p("channel", Channel),
+            p("localNotifyIdx", Int),
+            p("timeOut", SEC),
+        ],
+        NONE,
+        E::ChannelNotifyWait,
+    ),
+    host(
+        "HcommChannelNotifyWaitOnThreadWithDefaultTimeout",
+        &[p("thread", Thread), p("channel", Channel), p("localNotifyIdx", Int)],
+        NONE,
+        E::ChannelNotifyWait,
+    ),
+    host(
+        "HcommThreadNotifyRecordOnThread",
+        &[p("thread", Thread), p("dstThread", Thread), p("dstNotifyIdx", Int)],
+        NONE,
+        E::ThreadNotifyRecord,
+    ),
+    host(
+        "HcommThreadNotifyWaitOnThread",
+        &[p("thread", Thread), p("notifyIdx", Int), p("timeOut", SEC)],
+        NONE,
+        E::ThreadNotifyWait,
+    ),
+    host("HcommWriteOnThread", P_TRANSFER, NONE, E::RemoteWrite { with_notify: false }),
+    host("HcommWriteNbiOnThread", P_TRANSFER, NONE, E::RemoteWrite { with_notify: false }),
+    host(
+        "HcommWriteWithNotifyOnThread",
+        P_TRANSFER_NOTIFY,
+        NONE,
+        E::RemoteWrite { with_notify: true },
+    ),
+    host(
+        "HcommWriteWithNotifyNbiOnThread",
+        P_TRANSFER_NOTIFY,
+        NONE,
+        E::RemoteWrite { with_notify: true },
+    ),
+    host("HcommReadOnThread", P_TRANSFER, NONE, E::RemoteRead),
+    host("HcommReadNbiOnThread", P_TRANSFER, NONE, E::RemoteRead),
+    host(
+        "HcommLocalCopyOnThread",
+        &[p("thread", Thread), p("dst", Ptr), p("src", Ptr), p("len", Int)],
+        NONE,
+        E::LocalCopy,
+    ),
+    host(
+        "HcommChannelFenceOnThread",
+        &[p("thread", Thread), p("channel", Channel)],
+        NONE,
+        E::Fence { channel: true },
+    ),
+    host("HcommFenceOnThread", &[p("thread", Thread)], NONE, E::Fence { channel: false }),
+    host("HcommThreadSynchronize", &[p("thread", Thread)], NONE, E::ThreadSynchronize),
+    host("HcommSetNotifyWaitTimeOut", &[p("timeOut", SEC)], NONE, E::SetWaitTimeout),
+    // Pseudo-ops: memory footprints the APIs above do not spell out
+    host(
+        "kernel",
+        &[
+            p("stream", Stream),
+            p("name", Str),
+            named("reads", Ranges),
+            named("writes", Ranges),
+        ],
+        NONE,
+        E::Kernel,
+    ),
+    host("host_read", &[p("range", Ptr)], NONE, E::HostAccess { write: false }),
+    host("host_write", &[p("range", Ptr)], NONE, E::HostAccess { write: true }),
+    // GE gen-task factories (inside `op`)
+    gen_task("KernelLaunchInfo::CreateHcomRecordTask", P_GROUP_TASK, E::GeHcomRecord),
+    gen_task("KernelLaunchInfo::CreateHcomWaitTask", P_GROUP_TASK, E::GeHcomWait),
+    gen_task(
+        "KernelLaunchInfo::CreateAicpuKfcTask",
+        &[
+            p("context", GenTaskContext),
+            p("so_name", Str),
+            p("kernel_name", Str),
+            named("stream_id", Int),
+        ],
+        E::GeAicpuKfc,
+    ),
+    gen_task(
+        "KernelLaunchInfo::LoadFromData",
+        &[p("context", GenTaskContext), p("data", Str), named("stream_id", Int)],
+        E::GeAiCore,
+    ),
+    gen_task(
+        "KernelLaunchInfo::CreateCcuTask",
+        &[p("context", GenTaskContext), p("groups", Strs), named("stream_id", Int)],
+        E::GeCcu,
+    ),
+    // Ascend C, per core (inside `subkernel`)
+    core(
+        "AscendC::SetNextTaskStart",
+        &[],
+        &["AIV_PIPE", "AIC_PIPE", "FORCE"],
+        E::SetNextTaskStart,
+    ),
+    core("AscendC::WaitPreTaskEnd", &[], &["FORCE"], E::WaitPreTaskEnd),
+    core(
+        "AscendC::DataCopy",
+        &[p("dst", CoreMem), p("src", CoreMem)],
+        &[],
+        E::DataCopy,
+    ),
+];
+
+pub fn lookup(name: &str) -> Option<&'static Api> {
+    APIS.iter().find(|api| api.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_names_are_unique() {
+        let mut names: Vec<_> = APIS.iter().map(|a| a.name).collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+    }
+
+    #[test]
+    fn optional_params_come_last() {
+        for api in APIS {
+            let kinds: Vec<bool> = api.positional_params().map(|p| p.optional).collect();
+            assert!(kinds.windows(2).all(|w| w[0] <= w[1]), "{}", api.name);
+        }
+    }
+
+    #[test]
+    fn signature_names_the_c_parameters() {
+        assert_eq!(
+            lookup("aclrtRecordEvent").unwrap().signature(),
+            "aclrtRecordEvent(event, stream)"
+        );
+    }
+}

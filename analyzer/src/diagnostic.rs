@@ -1,0 +1,103 @@
+//! Diagnostics: what every rule and frontend reports, independent of how it is rendered.
+
+use serde::Serialize;
+
+use crate::rules::RuleInfo;
+use crate::source::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Can hang, lose data or race.
+    Error,
+    /// A likely bug or a leak.
+    Warning,
+    /// No runtime effect.
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// Another call involved in a finding (the record of a hung wait, a reset, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// The headline: the runtime consequence.
+    pub message: String,
+    /// The call to change.
+    pub primary: Span,
+    /// Text under the primary span.
+    pub label: String,
+    pub related: Vec<Related>,
+    /// How to fix it.
+    pub help: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: &RuleInfo, primary: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code: rule.code,
+            name: rule.name,
+            severity: rule.severity,
+            message: message.into(),
+            primary,
+            label: String::new(),
+            related: Vec::new(),
+            help: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Output order: by file, position, then code, so that runs are reproducible.
+    pub fn sort(diagnostics: &mut [Diagnostic]) {
+        diagnostics.sort_by(|a, b| {
+            (a.primary.file, a.primary.range.start, a.primary.range.end, a.code, &a.message).cmp(&(
+                b.primary.file,
+                b.primary.range.start,
+                b.primary.range.end,
+                b.code,
+                &b.message,
+            ))
+        });
+    }
+}

@@ -1,0 +1,83 @@
+//! Reading a `.sync` file: bytes to Program plus diagnostics, never failing.
+
+use syncguard_grammar::SyntaxError;
+
+use crate::diagnostic::Diagnostic;
+use crate::lower::lower;
+use crate::model::Program;
+use crate::rules::SyntaxErrorRule;
+use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offsets};
+
+/// One checked file: its Program (possibly partial) and every problem found in it.
+#[derive(Debug)]
+pub struct CheckedFile {
+    pub program: Program,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parse and lower a registered `.sync` file; `invalid_utf8` are the offsets of bytes
+/// that were not UTF-8 (see [`check_sync_bytes`], which computes them).
+pub fn check_sync_file(file: FileId, source: &SourceFile, invalid_utf8: &[usize]) -> CheckedFile {
+    if let Some(nul) = source.text.find('\0') {
+        // Text files never contain NUL; reporting every byte of an object file helps nobody.
+        let diagnostic = Diagnostic::new(
+            &SyntaxErrorRule::INFO,
+            Span::new(file, nul..nul + 1),
+            "this is a binary file, not a `.sync` program",
+        )
+        .with_label("NUL byte")
+        .with_help("pass `.sync` sources (or, for call logs, `.jsonl` traces)");
+        return CheckedFile {
+            program: Program::new(Span::new(file, 0..0)),
+            diagnostics: vec![diagnostic],
+        };
+    }
+    let parsed = syncguard_grammar::parse(&source.text);
+    let mut diagnostics: Vec<Diagnostic> = invalid_utf8
+        .iter()
+        .map(|&offset| {
+            Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, offset..offset + 1), "invalid UTF-8 byte")
+                .with_label("this byte is not part of any UTF-8 character")
+                .with_help("save the file as UTF-8")
+        })
+        .collect();
+    diagnostics.extend(
+        parsed
+            .errors
+            .iter()
+            .filter(|error| !invalid_utf8.contains(&error.span.start))
+            .map(|error| syntax_diagnostic(file, error)),
+    );
+    if parsed.file.stmts.is_empty() && parsed.errors.is_empty() && invalid_utf8.is_empty() {
+        // A truncated or never-written file would otherwise pass CI as "verified".
+        diagnostics.push(
+            Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, 0..0), "the file has no statements: nothing to verify")
+                .with_label("expected at least one statement")
+                .with_help("a `.sync` file describes at least one call; see grammar/SYNC.md"),
+        );
+    }
+    let (program, lowering) = lower(&parsed.file, file, source.text.len());
+    diagnostics.extend(lowering);
+    Diagnostic::sort(&mut diagnostics);
+    CheckedFile { program, diagnostics }
+}
+
+/// Register `bytes` under `path` in `sources` and check it as a `.sync` file.
+pub fn check_sync_bytes(sources: &mut Sources, path: impl Into<String>, bytes: &[u8]) -> CheckedFile {
+    let (text, invalid_utf8) = decode_utf8_lossless_offsets(bytes);
+    let file = sources.add(SourceFile::new(path, text));
+    check_sync_file(file, sources.get(file), &invalid_utf8)
+}
+
+fn syntax_diagnostic(file: FileId, error: &SyntaxError) -> Diagnostic {
+    let mut diagnostic =
+        Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, error.span.clone()), error.message.clone())
+            .with_label(error.label.clone());
+    for (what, span) in &error.contexts {
+        diagnostic = diagnostic.with_related(Span::new(file, span.clone()), format!("while parsing this {what}"));
+    }
+    if let Some(help) = &error.help {
+        diagnostic = diagnostic.with_help(help.clone());
+    }
+    diagnostic
+}

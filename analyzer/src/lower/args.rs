@@ -1,0 +1,389 @@
+//! Matching a call's arguments to its API's parameters, and resolving each argument
+//! to what the model needs: an object, a byte range, flags, a constant.
+
+use syncguard_grammar::ast::{self, ExprKind};
+
+use super::{Binding, Lowerer};
+use crate::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
+use crate::model::{BinOp, Expr, MemRange, ObjId, ObjectKind, Program, TimeUnit, Timeout};
+
+/// A call's arguments in parameter order (`None`: left out, optional).
+pub(super) struct BoundArgs<'a> {
+    pub values: Vec<Option<&'a ast::Expr>>,
+}
+
+impl<'a> BoundArgs<'a> {
+    pub fn get(&self, index: usize) -> Option<&'a ast::Expr> {
+        self.values.get(index).copied().flatten()
+    }
+}
+
+/// One `HcclChannelDesc`.
+pub(super) struct ChannelDesc {
+    pub remote_rank: Expr,
+    pub protocol: String,
+    pub notify_num: Expr,
+}
+
+/// Where a core's `DataCopy` moves data: a local buffer or a global-memory range.
+pub(super) enum CoreMem {
+    Local,
+    Global(MemRange),
+}
+
+const CHANNEL_DESC_FIELDS: [&str; 3] = ["remoteRank", "channelProtocol", "notifyNum"];
+const LOCAL_MEMORIES: [&str; 3] = ["UB", "L1", "L0C"];
+
+impl Lowerer {
+    /// Match positional and named arguments to `api`'s parameters; report arity problems.
+    pub(super) fn bind_args<'a>(&mut self, api: &Api, call: &'a ast::Call) -> Option<BoundArgs<'a>> {
+        if call.args.iter().any(|arg| arg.value.kind == ExprKind::Error) {
+            return None; // the parser reported it; an arity error on top would be noise
+        }
+        let mut values: Vec<Option<&ast::Expr>> = vec![None; api.params.len()];
+        let positional: Vec<usize> = (0..api.params.len()).filter(|&i| !api.params[i].named_only).collect();
+        let mut next_positional = 0;
+        let mut ok = true;
+        for arg in &call.args {
+            let index = match &arg.name {
+                None => {
+                    let Some(&index) = positional.get(next_positional) else {
+                        self.arity_error(api, call);
+                        return None;
+                    };
+                    next_positional += 1;
+                    index
+                }
+                Some(name) => match api.params.iter().position(|p| p.name == name.name) {
+                    Some(index) => index,
+                    None => {
+                        let names = api.params.iter().map(|p| p.name);
+                        let close = crate::suggest::closest(&name.name, names);
+                        let label = close.map_or("no such parameter".to_string(), |c| format!("did you mean `{c}`?"));
+                        self.syntax_error(&name.span, format!("`{}` has no parameter `{}`", api.name, name.name), label);
+                        ok = false;
+                        continue;
+                    }
+                },
+            };
+            if values[index].is_some() {
+                let message = format!("parameter `{}` is given twice", api.params[index].name);
+                self.syntax_error(&arg.value.span, message, "second value here");
+                ok = false;
+            }
+            values[index] = Some(&arg.value);
+        }
+        let missing = api
+            .params
+            .iter()
+            .zip(&values)
+            .any(|(param, value)| !param.optional && value.is_none());
+        if missing {
+            self.arity_error(api, call);
+            return None;
+        }
+        ok.then_some(BoundArgs { values })
+    }
+
+    /// Resolve every argument once, so that all problems of a call are reported together
+    /// rather than only the first. Returns whether all arguments are usable.
+    pub(super) fn validate_args(&mut self, api: &Api, args: &BoundArgs) -> bool {
+        let before = self.diagnostics.len();
+        for (index, param) in api.params.iter().enumerate() {
+            let Some(expr) = args.get(index) else { continue };
+            match param.kind {
+                ArgKind::Stream
+                | ArgKind::Event
+                | ArgKind::Notify
+                | ArgKind::Comm
+                | ArgKind::Channel
+                | ArgKind::Thread => {
+                    self.arg_object(expr, param.kind);
+                }
+                ArgKind::Ptr => {
+                    self.arg_ptr(expr, None);
+                }
+                ArgKind::Ranges => {
+                    self.arg_ranges(expr);
+                }
+                ArgKind::Int | ArgKind::Timeout(_) => {
+                    self.lower_expr(expr);
+                }
+                ArgKind::Flags => {
+                    self.arg_flags(expr);
+                }
+                ArgKind::Enum(family) => {
+                    self.arg_enum(expr, family);
+                }
+                ArgKind::Str => {
+                    self.arg_string(expr);
+                }
+                ArgKind::Strs => {
+                    self.arg_strings(expr);
+                }
+                ArgKind::ChannelDescs => {
+                    self.arg_channel_descs(expr);
+                }
+                ArgKind::CoreMem => {
+                    self.arg_core_mem(expr);
+                }
+                ArgKind::GenTaskContext | ArgKind::Opaque => {}
+            }
+        }
+        self.diagnostics.len() == before
+    }
+
+    fn arity_error(&mut self, api: &Api, call: &ast::Call) {
+        let required = api.required_params();
+        let total = api.positional_params().count();
+        let count = if required == total {
+            format!("{required}")
+        } else {
+            format!("{required} to {total}")
+        };
+        let plural = if total == 1 { "" } else { "s" };
+        let message = format!("`{}` takes {count} argument{plural}, {} given", api.name, call.args.len());
+        self.syntax_error(&call.span, message, format!("expected {}", api.signature()));
+    }
+
+    /// An object of the kind `kind` names (`ArgKind::Stream` → a stream, ...).
+    pub(super) fn arg_object(&mut self, expr: &ast::Expr, kind: ArgKind) -> Option<ObjId> {
+        let noun = object_noun(kind);
+        if kind == ArgKind::Stream && is_default_stream(expr) {
+            return Some(Program::DEFAULT_STREAM);
+        }
+        let ExprKind::Name(path) = &expr.kind else {
+            if !matches!(expr.kind, ExprKind::Error) {
+                self.syntax_error(&expr.span, format!("expected {} handle", with_article(noun)), format!("not {}", with_article(noun)));
+            }
+            return None;
+        };
+        match self.lookup(&path.text) {
+            Some(Binding::Object(id)) => {
+                let object = self.program.object(id);
+                if object.kind.noun() == noun {
+                    return Some(id);
+                }
+                let message = format!(
+                    "expected {}, but `{}` is {}",
+                    with_article(noun),
+                    path.text,
+                    with_article(object.kind.noun())
+                );
+                let related = object.span.clone();
+                let diagnostic = crate::diagnostic::Diagnostic::new(
+                    &crate::rules::SyntaxErrorRule::INFO,
+                    self.span(&expr.span),
+                    message,
+                )
+                .with_label(format!("this must be {}", with_article(noun)))
+                .with_related(related, format!("`{}` is created here", path.text));
+                self.diagnostics.push(diagnostic);
+                None
+            }
+            Some(_) => {
+                let message = format!("expected {}, but `{}` is a number", with_article(noun), path.text);
+                self.syntax_error(&expr.span, message, "");
+                None
+            }
+            None => {
+                let candidates = self.visible_objects(Some(noun));
+                self.unknown_name(&expr.span, noun, &path.text, candidates.iter().map(String::as_str));
+                None
+            }
+        }
+    }
+
+    /// A flag bitmap: macro names OR-ed together, or an integer.
+    pub(super) fn arg_flags(&mut self, expr: &ast::Expr) -> Option<u32> {
+        match &expr.kind {
+            ExprKind::Int(lit) => lit.scaled().and_then(|v| u32::try_from(v).ok()).or_else(|| {
+                self.syntax_error(&expr.span, "flag value does not fit in 32 bits", "");
+                None
+            }),
+            ExprKind::Name(path) => {
+                let name = last_segment(&path.text);
+                match FLAG_CONSTANTS.iter().find(|(n, _)| *n == name) {
+                    Some((_, value)) => Some(*value),
+                    None => {
+                        let names = FLAG_CONSTANTS.iter().map(|(n, _)| *n);
+                        self.unknown_name(&expr.span, "flag", name, names);
+                        None
+                    }
+                }
+            }
+            ExprKind::Binary(ast::BinaryOp::BitOr, a, b) => Some(self.arg_flags(a)? | self.arg_flags(b)?),
+            ExprKind::Error => None,
+            _ => {
+                self.syntax_error(&expr.span, "expected flags", "e.g. `ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE`");
+                None
+            }
+        }
+    }
+
+    /// One constant of `family`, written bare or qualified (`CommEngine::COMM_ENGINE_CPU`).
+    pub(super) fn arg_enum(&mut self, expr: &ast::Expr, family: EnumFamily) -> Option<String> {
+        let ExprKind::Name(path) = &expr.kind else {
+            self.syntax_error(&expr.span, "expected a constant name", format!("e.g. `{}`", family.constants()[0]));
+            return None;
+        };
+        let name = last_segment(&path.text);
+        if family.constants().contains(&name) {
+            return Some(name.to_string());
+        }
+        self.unknown_name(&expr.span, "constant", name, family.constants().iter().copied());
+        None
+    }
+
+    pub(super) fn arg_string(&mut self, expr: &ast::Expr) -> Option<String> {
+        match &expr.kind {
+            ExprKind::Str(text) => Some(text.clone()),
+            ExprKind::Error => None,
+            _ => {
+                self.syntax_error(&expr.span, "expected a string literal", "write it in double quotes");
+                None
+            }
+        }
+    }
+
+    pub(super) fn arg_strings(&mut self, expr: &ast::Expr) -> Vec<String> {
+        match &expr.kind {
+            ExprKind::List(items) => items.iter().filter_map(|item| self.arg_string(item)).collect(),
+            _ => self.arg_string(expr).into_iter().collect(),
+        }
+    }
+
+    pub(super) fn arg_timeout(&mut self, expr: &ast::Expr, unit: TimeUnit) -> Timeout {
+        Timeout {
+            value: self.lower_expr(expr),
+            unit,
+            span: self.span(&expr.span),
+        }
+    }
+
+    /// An address with an optional length: `buf`, `buf + off`, or `buf[a..b]`.
+    /// `len` (the API's own length argument) wins over a slice's length.
+    pub(super) fn arg_ptr(&mut self, expr: &ast::Expr, len: Option<Expr>) -> Option<MemRange> {
+        let (base, offset, slice_len) = match &expr.kind {
+            ExprKind::Binary(ast::BinaryOp::Add, base, offset) => (base.as_ref(), self.lower_expr(offset), None),
+            ExprKind::Slice { base, range } => {
+                let start = self.lower_expr(&range.start);
+                let end = range.end.as_ref().map(|end| {
+                    let end = self.lower_expr(end);
+                    if range.inclusive {
+                        Expr::Binary(BinOp::Add, Box::new(end), Box::new(Expr::Int(1)))
+                    } else {
+                        end
+                    }
+                });
+                let slice_len = end.map(|end| Expr::Binary(BinOp::Sub, Box::new(end), Box::new(start.clone())));
+                (base.as_ref(), start, slice_len)
+            }
+            _ => (expr, Expr::Int(0), None),
+        };
+        let buffer = self.arg_object(base, ArgKind::Ptr)?;
+        let len = len.or(slice_len).unwrap_or_else(|| match &self.program.object(buffer).kind {
+            ObjectKind::Buffer(info) => Expr::Binary(BinOp::Sub, Box::new(info.size.clone()), Box::new(offset.clone())),
+            _ => Expr::Int(0),
+        });
+        Some(MemRange {
+            buffer,
+            offset,
+            len,
+            span: self.span(&expr.span),
+        })
+    }
+
+    /// `[a[0..16], b]`: a kernel's reads or writes.
+    pub(super) fn arg_ranges(&mut self, expr: &ast::Expr) -> Vec<MemRange> {
+        match &expr.kind {
+            ExprKind::List(items) => items.iter().filter_map(|item| self.arg_ptr(item, None)).collect(),
+            _ => self.arg_ptr(expr, None).into_iter().collect(),
+        }
+    }
+
+    /// `{ remoteRank: 1, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 3 }` or a list.
+    pub(super) fn arg_channel_descs(&mut self, expr: &ast::Expr) -> Vec<ChannelDesc> {
+        match &expr.kind {
+            ExprKind::List(items) => items.iter().filter_map(|item| self.channel_desc(item)).collect(),
+            _ => self.channel_desc(expr).into_iter().collect(),
+        }
+    }
+
+    fn channel_desc(&mut self, expr: &ast::Expr) -> Option<ChannelDesc> {
+        let ExprKind::Struct(fields) = &expr.kind else {
+            self.syntax_error(&expr.span, "expected an HcclChannelDesc", "e.g. `{ remoteRank: 1, notifyNum: 3 }`");
+            return None;
+        };
+        let mut desc = ChannelDesc {
+            remote_rank: Expr::Int(0),
+            protocol: "COMM_PROTOCOL_HCCS".into(),
+            notify_num: Expr::Int(0),
+        };
+        let mut has_remote = false;
+        for field in fields {
+            match field.name.name.as_str() {
+                "remoteRank" => {
+                    desc.remote_rank = self.lower_expr(&field.value);
+                    has_remote = true;
+                }
+                "notifyNum" => desc.notify_num = self.lower_expr(&field.value),
+                "channelProtocol" => match &field.value.kind {
+                    ExprKind::Name(path) => desc.protocol = last_segment(&path.text).to_string(),
+                    _ => self.syntax_error(&field.value.span, "expected a protocol name", "e.g. `COMM_PROTOCOL_HCCS`"),
+                },
+                other => {
+                    let close = crate::suggest::closest(other, CHANNEL_DESC_FIELDS);
+                    let label = close.map_or("not modelled by syncguard".into(), |c| format!("did you mean `{c}`?"));
+                    self.syntax_error(&field.name.span, format!("HcclChannelDesc has no field `{other}`"), label);
+                }
+            }
+        }
+        if !has_remote {
+            self.syntax_error(&expr.span, "an HcclChannelDesc needs `remoteRank`", "remoteRank missing");
+            return None;
+        }
+        Some(desc)
+    }
+
+    pub(super) fn arg_core_mem(&mut self, expr: &ast::Expr) -> Option<CoreMem> {
+        if let ExprKind::Name(path) = &expr.kind
+            && LOCAL_MEMORIES.contains(&path.text.as_str())
+        {
+            return Some(CoreMem::Local);
+        }
+        self.arg_ptr(expr, None).map(CoreMem::Global)
+    }
+}
+
+/// The noun of the object an argument kind expects; equal to `ObjectKind::noun`.
+fn object_noun(kind: ArgKind) -> &'static str {
+    match kind {
+        ArgKind::Stream => "stream",
+        ArgKind::Event => "event",
+        ArgKind::Notify => "notify",
+        ArgKind::Comm => "communicator",
+        ArgKind::Channel => "channel",
+        ArgKind::Thread => "HCCL thread",
+        _ => "buffer",
+    }
+}
+
+/// "an event", "a stream", "an HCCL thread".
+pub(super) fn with_article(noun: &str) -> String {
+    let vowel_sound = noun.starts_with(['a', 'e', 'i', 'o', 'u']) || noun.starts_with("HCCL");
+    format!("{} {noun}", if vowel_sound { "an" } else { "a" })
+}
+
+/// `NULL`, `nullptr` or `0` where a stream is expected: the default stream.
+fn is_default_stream(expr: &ast::Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Null => true,
+        ExprKind::Int(lit) => lit.value == 0 && lit.unit.is_none(),
+        _ => false,
+    }
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit("::").next().unwrap_or(path)
+}

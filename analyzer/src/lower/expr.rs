@@ -1,0 +1,132 @@
+//! Integer and boolean expressions: parameters, loop variables, `rank`, and in kernel
+//! code the Ascend C builtins `GetBlockIdx()`, `TILING_KEY_IS(k)`, `ASCEND_IS_AIV/AIC`.
+
+use syncguard_grammar::ast::{self, BinaryOp, ExprKind, UnaryOp};
+
+use super::{Binding, Lowerer, Place};
+use crate::model::{BinOp, Expr, UnOp};
+
+impl Lowerer {
+    /// Lower an integer expression. On a problem it reports and yields `0`, so that the
+    /// statement around it is still lowered.
+    pub(super) fn lower_expr(&mut self, expr: &ast::Expr) -> Expr {
+        match &expr.kind {
+            ExprKind::Int(lit) => match lit.scaled().and_then(|v| i64::try_from(v).ok()) {
+                Some(value) => Expr::Int(value),
+                None => {
+                    self.syntax_error(&expr.span, "number too large", "does not fit in a signed 64-bit integer");
+                    Expr::Int(0)
+                }
+            },
+            ExprKind::Bool(value) => Expr::Bool(*value),
+            ExprKind::Name(path) => self.lower_name(&path.text, &expr.span),
+            ExprKind::Unary(op, operand) => {
+                let op = match op {
+                    UnaryOp::Neg => UnOp::Neg,
+                    UnaryOp::Not => UnOp::Not,
+                };
+                Expr::Unary(op, Box::new(self.lower_expr(operand)))
+            }
+            ExprKind::Binary(op, lhs, rhs) => {
+                let lhs = self.lower_expr(lhs);
+                let rhs = self.lower_expr(rhs);
+                Expr::Binary(binary_op(*op), Box::new(lhs), Box::new(rhs))
+            }
+            ExprKind::Call(call) => self.lower_builtin_call(call),
+            ExprKind::Error => Expr::Int(0),
+            ExprKind::Str(_) | ExprKind::Null | ExprKind::Slice { .. } | ExprKind::List(_) | ExprKind::Struct(_) => {
+                self.syntax_error(&expr.span, "expected an integer expression", "not a number");
+                Expr::Int(0)
+            }
+        }
+    }
+
+    /// The value of an expression that must be a constant (settings, core counts).
+    pub(super) fn const_int(&mut self, expr: &ast::Expr) -> Option<i64> {
+        let errors_before = self.diagnostics.len();
+        let value = self.lower_expr(expr).as_const();
+        if value.is_none() && self.diagnostics.len() == errors_before {
+            self.syntax_error(&expr.span, "expected a constant", "this depends on a parameter, rank or loop");
+        }
+        value
+    }
+
+    fn lower_name(&mut self, name: &str, span: &ast::Span) -> Expr {
+        match (self.lookup(name), name) {
+            (Some(Binding::Param(id)), _) => Expr::Param(id),
+            (Some(Binding::Var(id)), _) => Expr::Var(id),
+            (Some(Binding::Object(id)), _) => {
+                let object = self.program.object(id);
+                let message = format!("`{name}` is {}, not a number", super::args::with_article(object.kind.noun()));
+                self.syntax_error(span, message, "expected an integer expression");
+                Expr::Int(0)
+            }
+            (Some(Binding::Thread(_)), _) => {
+                self.syntax_error(span, format!("`{name}` is a host thread, not a number"), "");
+                Expr::Int(0)
+            }
+            (None, "rank") => Expr::Rank,
+            (None, "ASCEND_IS_AIV") if self.place == Place::Core => Expr::CoreIsAiv,
+            (None, "ASCEND_IS_AIC") if self.place == Place::Core => Expr::Unary(UnOp::Not, Box::new(Expr::CoreIsAiv)),
+            (None, _) => {
+                let mut candidates: Vec<String> = self
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.iter())
+                    .filter(|(_, b)| matches!(b, Binding::Param(_) | Binding::Var(_)))
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                candidates.push("rank".into());
+                if self.place == Place::Core {
+                    candidates.extend(["ASCEND_IS_AIV".into(), "ASCEND_IS_AIC".into()]);
+                }
+                self.unknown_name(span, "name", name, candidates.iter().map(String::as_str));
+                Expr::Int(0)
+            }
+        }
+    }
+
+    fn lower_builtin_call(&mut self, call: &ast::Call) -> Expr {
+        let name = call.callee.text.as_str();
+        let name = name.strip_prefix("AscendC::").unwrap_or(name);
+        match (name, call.args.as_slice(), self.place) {
+            ("GetBlockIdx", [], Place::Core) => Expr::BlockIdx,
+            ("TILING_KEY_IS", [key], Place::Core) => {
+                let key = self.lower_expr(&key.value);
+                Expr::Binary(BinOp::Eq, Box::new(Expr::TilingKey), Box::new(key))
+            }
+            ("GetBlockIdx" | "TILING_KEY_IS", _, Place::Core) => {
+                self.syntax_error(&call.span, format!("wrong arguments to `{name}`"), "expected `GetBlockIdx()` or `TILING_KEY_IS(key)`");
+                Expr::Int(0)
+            }
+            _ => {
+                self.syntax_error(
+                    &call.span,
+                    format!("`{}` cannot be used in an expression", call.callee.text),
+                    "only `GetBlockIdx()` and `TILING_KEY_IS(key)` can, inside a subkernel",
+                );
+                Expr::Int(0)
+            }
+        }
+    }
+}
+
+fn binary_op(op: BinaryOp) -> BinOp {
+    match op {
+        BinaryOp::Mul => BinOp::Mul,
+        BinaryOp::Div => BinOp::Div,
+        BinaryOp::Rem => BinOp::Rem,
+        BinaryOp::Add => BinOp::Add,
+        BinaryOp::Sub => BinOp::Sub,
+        BinaryOp::BitAnd => BinOp::BitAnd,
+        BinaryOp::BitOr => BinOp::BitOr,
+        BinaryOp::Eq => BinOp::Eq,
+        BinaryOp::Ne => BinOp::Ne,
+        BinaryOp::Lt => BinOp::Lt,
+        BinaryOp::Le => BinOp::Le,
+        BinaryOp::Gt => BinOp::Gt,
+        BinaryOp::Ge => BinOp::Ge,
+        BinaryOp::And => BinOp::And,
+        BinaryOp::Or => BinOp::Or,
+    }
+}

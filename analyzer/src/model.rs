@@ -1,0 +1,638 @@
+//! The Program: the single model every frontend lowers to and every rule reads.
+//!
+//! A Program is the code one rank runs (SPMD), kept symbolic: loops, rank-dependent
+//! branches and parameters such as `N` stay as they are written, so that the solver can
+//! reason about every rank count. A trace lowers to the same type with no control flow.
+//! Every op carries the span of the call that produced it.
+
+use crate::source::Span;
+
+macro_rules! id_type {
+    ($($name:ident),*) => {$(
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    )*};
+}
+id_type!(ObjId, ParamId, VarId, ThreadId, SuperKernelId);
+
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub settings: Settings,
+    pub params: Vec<Param>,
+    /// Every resource a program creates: streams, events, notifies, buffers, HCCL handles.
+    /// `objects[0]` is the default stream, which exists without being created.
+    pub objects: Vec<Object>,
+    /// Loop variables, for names in messages.
+    pub vars: Vec<Var>,
+    /// Host threads; `threads[0]` is the main thread (the top level of a `.sync` file).
+    pub threads: Vec<HostThread>,
+    pub ge_ops: Vec<GeOp>,
+    pub superkernels: Vec<SuperKernel>,
+}
+
+impl Program {
+    pub const DEFAULT_STREAM: ObjId = ObjId(0);
+    pub const MAIN_THREAD: ThreadId = ThreadId(0);
+
+    pub fn new(main_span: Span) -> Self {
+        Program {
+            settings: Settings::default(),
+            params: Vec::new(),
+            objects: vec![Object {
+                name: "default stream".into(),
+                kind: ObjectKind::Stream,
+                span: main_span.clone(),
+                created_by: None,
+            }],
+            vars: Vec::new(),
+            threads: vec![HostThread {
+                name: "main".into(),
+                body: Vec::new(),
+                span: main_span,
+            }],
+            ge_ops: Vec::new(),
+            superkernels: Vec::new(),
+        }
+    }
+
+    pub fn object(&self, id: ObjId) -> &Object {
+        &self.objects[id.index()]
+    }
+
+    /// Number of ops in the program text (not unrolled).
+    pub fn op_count(&self) -> usize {
+        fn count(block: &Block) -> usize {
+            block
+                .iter()
+                .map(|stmt| match stmt {
+                    Stmt::Op(_) => 1,
+                    Stmt::If { then, otherwise, .. } => count(then) + count(otherwise),
+                    Stmt::For { body, .. } => count(body),
+                    Stmt::Spawn(..) | Stmt::Return(_) => 0,
+                })
+                .sum()
+        }
+        let host: usize = self.threads.iter().map(|t| count(&t.body)).sum();
+        let cores: usize = self
+            .superkernels
+            .iter()
+            .flat_map(|sk| &sk.subkernels)
+            .map(|sub| count(&sub.body))
+            .sum();
+        let tasks: usize = self.ge_ops.iter().map(|op| op.tasks.len()).sum();
+        host + cores + tasks
+    }
+}
+
+/// Program-wide policies: which product, which CANN documentation, how many ranks.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub target: Target,
+    pub cann: CannPolicy,
+    pub ranks: RankCount,
+    /// Size of each rank's HCCL buffer (2 x HCCL_BUFFSIZE; 400 MiB by default).
+    pub hccl_buffer_size: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            target: Target::A3,
+            cann: CannPolicy::Current,
+            ranks: RankCount::Fixed(1),
+            hccl_buffer_size: 400 << 20,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    A2,
+    A3,
+    Ascend950,
+    Ascend310P,
+}
+
+impl Target {
+    pub const NAMES: [(&'static str, Target); 4] = [
+        ("A2", Target::A2),
+        ("A3", Target::A3),
+        ("950", Target::Ascend950),
+        ("310P", Target::Ascend310P),
+    ];
+
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::NAMES
+            .iter()
+            .find(|(text, _)| text.eq_ignore_ascii_case(name))
+            .map(|(_, t)| *t)
+    }
+
+    pub fn name(self) -> &'static str {
+        Target::NAMES
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map_or("?", |(text, _)| text)
+    }
+}
+
+/// Which CANN documentation decides what `aclrtResetEvent` accepts (see DESIGN.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CannPolicy {
+    /// Current docs: only `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)` events may be reset.
+    Current,
+    /// CANN <= 7.0 docs: `aclrtCreateEvent` events may be reset too.
+    Legacy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RankCount {
+    Fixed(u32),
+    /// `ranks N in lo..=hi`: the count is the parameter.
+    Param(ParamId),
+}
+
+/// A symbolic integer: `N`, a tiling key domain, a loop bound.
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub min: i64,
+    /// `None`: unbounded above (`ranks N in 2..`).
+    pub max: Option<i64>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct HostThread {
+    pub name: String,
+    pub body: Block,
+    pub span: Span,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Op(Op),
+    If {
+        cond: Expr,
+        then: Block,
+        otherwise: Block,
+        span: Span,
+    },
+    /// `for var in start..end` (`end` inclusive when `inclusive`).
+    For {
+        var: VarId,
+        start: Expr,
+        end: Expr,
+        inclusive: bool,
+        body: Block,
+        span: Span,
+    },
+    /// A host thread starts here, after everything the spawning thread issued before.
+    Spawn(ThreadId, Span),
+    Return(Span),
+}
+
+/// One call: which API it was (as written), what it does, and where.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub api: String,
+    pub kind: OpKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum OpKind {
+    /// A resource comes into existence (its attributes are in `Program::objects`).
+    Create(ObjId),
+    Destroy(ObjId),
+    EventRecord {
+        event: ObjId,
+        stream: ObjId,
+    },
+    EventWait {
+        stream: ObjId,
+        event: ObjId,
+        timeout: Option<Timeout>,
+    },
+    EventReset {
+        event: ObjId,
+        stream: ObjId,
+    },
+    EventQuery {
+        event: ObjId,
+        /// `aclrtQueryEventWaitStatus` asks about the waits rather than the record.
+        wait_status: bool,
+    },
+    EventSynchronize {
+        event: ObjId,
+        timeout: Option<Timeout>,
+    },
+    StreamSynchronize {
+        stream: ObjId,
+        timeout: Option<Timeout>,
+    },
+    DeviceSynchronize,
+    NotifyRecord {
+        notify: ObjId,
+        stream: ObjId,
+    },
+    /// `aclrtWaitAndResetNotify`: waits, then consumes the flag.
+    NotifyWait {
+        notify: ObjId,
+        stream: ObjId,
+        timeout: Option<Timeout>,
+    },
+    /// Sets notify `index` of the peer at the far end of `channel`.
+    ChannelNotifyRecord {
+        thread: ObjId,
+        channel: ObjId,
+        index: Expr,
+    },
+    /// Waits on this rank's notify `index` of `channel`.
+    ChannelNotifyWait {
+        thread: ObjId,
+        channel: ObjId,
+        index: Expr,
+        timeout: Option<Timeout>,
+    },
+    ThreadNotifyRecord {
+        thread: ObjId,
+        target: ObjId,
+        index: Expr,
+    },
+    ThreadNotifyWait {
+        thread: ObjId,
+        index: Expr,
+        timeout: Option<Timeout>,
+    },
+    /// One-sided write into the peer's memory; `notify` for the `WithNotify` variants.
+    RemoteWrite {
+        thread: ObjId,
+        channel: ObjId,
+        dst: MemRange,
+        src: MemRange,
+        notify: Option<Expr>,
+    },
+    /// One-sided read of the peer's memory into local memory.
+    RemoteRead {
+        thread: ObjId,
+        channel: ObjId,
+        dst: MemRange,
+        src: MemRange,
+    },
+    LocalCopy {
+        thread: ObjId,
+        dst: MemRange,
+        src: MemRange,
+    },
+    /// Orders this thread's earlier transfers (on `channel`, or all channels) before later ops.
+    Fence {
+        thread: ObjId,
+        channel: Option<ObjId>,
+    },
+    ThreadSynchronize {
+        thread: ObjId,
+    },
+    /// A kernel launch with its memory footprint.
+    Kernel {
+        stream: ObjId,
+        name: String,
+        reads: Vec<MemRange>,
+        writes: Vec<MemRange>,
+    },
+    /// `stream: None` is a synchronous copy that blocks the host.
+    Memcpy {
+        stream: Option<ObjId>,
+        dst: MemRange,
+        src: MemRange,
+    },
+    HostAccess {
+        write: bool,
+        range: MemRange,
+    },
+    /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
+    SetWaitTimeout(Timeout),
+    LaunchSuperKernel(SuperKernelId),
+    /// A core's data movement between global memory and its local buffers.
+    DataCopy {
+        direction: CopyDirection,
+        range: MemRange,
+    },
+    SetNextTaskStart {
+        aiv_pipe: Pipe,
+        aic_pipe: Pipe,
+        force: bool,
+    },
+    WaitPreTaskEnd {
+        force: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDirection {
+    /// GM to local (MTE2).
+    In,
+    /// Local to GM (MTE3 on AIV, FIX on AIC).
+    Out,
+}
+
+/// A timeout argument as written, with the unit its API documents.
+#[derive(Clone, Debug)]
+pub struct Timeout {
+    pub value: Expr,
+    pub unit: TimeUnit,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Milliseconds,
+}
+
+/// Hardware pipes named by `SetNextTaskStart<AIV_PIPE, AIC_PIPE>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pipe {
+    Mte1,
+    Mte2,
+    Mte3,
+    S,
+    V,
+    Fix,
+    M,
+    All,
+}
+
+impl Pipe {
+    pub const NAMES: [(&'static str, Pipe); 8] = [
+        ("PIPE_MTE1", Pipe::Mte1),
+        ("PIPE_MTE2", Pipe::Mte2),
+        ("PIPE_MTE3", Pipe::Mte3),
+        ("PIPE_S", Pipe::S),
+        ("PIPE_V", Pipe::V),
+        ("PIPE_FIX", Pipe::Fix),
+        ("PIPE_M", Pipe::M),
+        ("PIPE_ALL", Pipe::All),
+    ];
+
+    pub fn from_name(name: &str) -> Option<Pipe> {
+        Pipe::NAMES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    pub fn name(self) -> &'static str {
+        Pipe::NAMES
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+/// `len` bytes of `buffer` starting at `offset`.
+#[derive(Clone, Debug)]
+pub struct MemRange {
+    pub buffer: ObjId,
+    pub offset: Expr,
+    pub len: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub name: String,
+    pub kind: ObjectKind,
+    pub span: Span,
+    /// The API that created it; `None` for implicit objects such as the default stream.
+    pub created_by: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ObjectKind {
+    Stream,
+    Event(EventInfo),
+    /// An ACL notify (`aclrtCreateNotify`).
+    Notify,
+    Comm,
+    Channel(ChannelInfo),
+    /// An HCCL thread: a stream bound to a communicator, with its own notifies.
+    HcclThread { stream: Option<ObjId>, notify_num: Expr },
+    Buffer(BufferInfo),
+}
+
+impl ObjectKind {
+    /// "stream", "event", ... for messages.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            ObjectKind::Stream => "stream",
+            ObjectKind::Event(_) => "event",
+            ObjectKind::Notify => "notify",
+            ObjectKind::Comm => "communicator",
+            ObjectKind::Channel(_) => "channel",
+            ObjectKind::HcclThread { .. } => "HCCL thread",
+            ObjectKind::Buffer(_) => "buffer",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct EventInfo {
+    pub semantics: EventSemantics,
+    pub creator: EventCreator,
+    /// The flag bitmap passed at creation (`ACL_EVENT_*`, `cudaEvent*`).
+    pub flags: u32,
+}
+
+/// How a wait binds to records (DESIGN.md, "The model").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventSemantics {
+    /// One record per reset cycle; a wait blocks until that record has executed.
+    Sync,
+    /// Each record overwrites; a wait binds at issue time to the latest issued record.
+    Capture,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventCreator {
+    /// `aclrtCreateEvent`
+    AclCreateEvent,
+    /// `aclrtCreateEventWithFlag`
+    AclWithFlag,
+    /// `aclrtCreateEventExWithFlag`
+    AclExWithFlag,
+    /// `cudaEventCreate*`
+    Cuda,
+}
+
+#[derive(Clone, Debug)]
+pub struct ChannelInfo {
+    pub comm: ObjId,
+    pub remote_rank: Expr,
+    pub protocol: String,
+    /// `notifyNum` of the `HcclChannelDesc`; 0 when not given, as `HcclChannelDescInit` sets it.
+    pub notify_num: Expr,
+    pub engine: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct BufferInfo {
+    pub space: MemorySpace,
+    pub size: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemorySpace {
+    Device,
+    Host,
+    /// This rank's HCCL buffer (`HcclGetHcclBuffer`).
+    HcclLocal,
+    /// The peer's HCCL buffer seen through a channel (`HcclChannelGetHcclBuffer`).
+    HcclPeer(ObjId),
+}
+
+/// A GE op's gen-task output: its prototype attributes and serialized task list.
+#[derive(Clone, Debug)]
+pub struct GeOp {
+    pub name: String,
+    pub attrs: Vec<(String, Span)>,
+    pub tasks: Vec<GeTask>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct GeTask {
+    pub api: String,
+    pub kind: GeTaskKind,
+    pub stream_id: u32,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GeTaskKind {
+    HcomRecord { group: String, group_span: Span },
+    HcomWait { group: String, group_span: Span },
+    AicpuKfc { so_name: String, kernel_name: String },
+    /// An AI Core task, loaded from serialized data.
+    AiCore { name: String },
+    Ccu { groups: Vec<String> },
+}
+
+/// `superkernel name(stream, aic: A, aiv: V) { subkernel ... }`
+#[derive(Clone, Debug)]
+pub struct SuperKernel {
+    pub name: String,
+    pub stream: ObjId,
+    pub aic_cores: u32,
+    pub aiv_cores: u32,
+    pub subkernels: Vec<SubKernel>,
+    pub span: Span,
+}
+
+/// One sub-kernel: the code every core runs, for each TilingKey in its domain.
+#[derive(Clone, Debug)]
+pub struct SubKernel {
+    pub name: String,
+    pub tiling_keys: Vec<i64>,
+    pub aic_cores: u32,
+    pub aiv_cores: u32,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// A symbolic integer or boolean expression over parameters, loop variables and the
+/// per-rank / per-core builtins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Int(i64),
+    Bool(bool),
+    Param(ParamId),
+    Var(VarId),
+    /// This rank's id (`rank`).
+    Rank,
+    /// `GetBlockIdx()`: this core's index.
+    BlockIdx,
+    /// The sub-kernel's TilingKey (`TILING_KEY_IS(k)` is `TilingKey == k`).
+    TilingKey,
+    /// `ASCEND_IS_AIV` (and `!` of it for `ASCEND_IS_AIC`).
+    CoreIsAiv,
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl Expr {
+    /// The value when the expression mentions nothing symbolic.
+    pub fn as_const(&self) -> Option<i64> {
+        match self {
+            Expr::Int(v) => Some(*v),
+            Expr::Bool(b) => Some(*b as i64),
+            Expr::Unary(op, e) => {
+                let v = e.as_const()?;
+                Some(match op {
+                    UnOp::Neg => v.checked_neg()?,
+                    UnOp::Not => (v == 0) as i64,
+                })
+            }
+            Expr::Binary(op, a, b) => op.apply(a.as_const()?, b.as_const()?),
+            _ => None,
+        }
+    }
+}
+
+impl BinOp {
+    /// Integer semantics; `None` on overflow or division by zero.
+    pub fn apply(self, a: i64, b: i64) -> Option<i64> {
+        Some(match self {
+            BinOp::Add => a.checked_add(b)?,
+            BinOp::Sub => a.checked_sub(b)?,
+            BinOp::Mul => a.checked_mul(b)?,
+            BinOp::Div => a.checked_div(b)?,
+            BinOp::Rem => a.checked_rem_euclid(b)?,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::Eq => (a == b) as i64,
+            BinOp::Ne => (a != b) as i64,
+            BinOp::Lt => (a < b) as i64,
+            BinOp::Le => (a <= b) as i64,
+            BinOp::Gt => (a > b) as i64,
+            BinOp::Ge => (a >= b) as i64,
+            BinOp::And => (a != 0 && b != 0) as i64,
+            BinOp::Or => (a != 0 || b != 0) as i64,
+        })
+    }
+}

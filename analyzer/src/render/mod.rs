@@ -1,0 +1,8 @@
+//! Renderers: diagnostics to text (ariadne) or JSON. Each takes the run's `Sources`
+//! so that spans become file names, lines and columns.
+
+mod json;
+mod text;
+
+pub use json::render_json;
+pub use text::{TextOptions, render_text};

@@ -1,0 +1,113 @@
+//! Source files and spans. A span always points into the file the user wrote.
+
+use std::ops::Range;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
+/// A byte range in one source file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub file: FileId,
+    pub range: Range<usize>,
+}
+
+impl Span {
+    pub fn new(file: FileId, range: Range<usize>) -> Self {
+        Span { file, range }
+    }
+}
+
+#[derive(Debug)]
+pub struct SourceFile {
+    /// The path as the user gave it (or `-` for standard input).
+    pub path: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile {
+            path: path.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and 1-based column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let start = self.line_starts[line];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |prefix| prefix.chars().count());
+        (line + 1, column + 1)
+    }
+}
+
+/// Every file of one run, indexed by `FileId`.
+#[derive(Debug, Default)]
+pub struct Sources {
+    files: Vec<SourceFile>,
+}
+
+impl Sources {
+    pub fn add(&mut self, file: SourceFile) -> FileId {
+        self.files.push(file);
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
+    }
+}
+
+/// Decode bytes as UTF-8 without losing offsets: each invalid byte becomes U+001A
+/// (one byte, like the original), and its offset is returned for a diagnostic.
+pub fn decode_utf8_lossless_offsets(bytes: &[u8]) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(bytes.len());
+    let mut invalid = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            invalid.push(text.len());
+            text.push('\u{1A}');
+        }
+    }
+    (text, invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let file = SourceFile::new("f", "ab\nçd\n");
+        assert_eq!(file.line_col(0), (1, 1));
+        assert_eq!(file.line_col(3), (2, 1));
+        assert_eq!(file.line_col(5), (2, 2));
+        assert_eq!(file.line_col(100), (3, 1));
+    }
+
+    #[test]
+    fn invalid_utf8_keeps_offsets() {
+        let (text, invalid) = decode_utf8_lossless_offsets(b"ab\xff\xfecd");
+        assert_eq!(text.len(), 6);
+        assert_eq!(invalid, vec![2, 3]);
+    }
+}

@@ -1,0 +1,431 @@
+//! The lexer: source text to tokens. It never fails; a bad character, number or string
+//! becomes an error plus a best-effort token so that parsing continues.
+
+use std::fmt;
+
+use crate::ast::{Comment, Span};
+use crate::error::SyntaxError;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Token {
+    Ident(String),
+    Kw(Keyword),
+    /// An integer literal: value and whether it was written in hex.
+    Int(u64, bool),
+    Str(String),
+    Punct(Punct),
+    /// Something the lexer could not make sense of (already reported).
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keyword {
+    Let,
+    If,
+    Else,
+    For,
+    In,
+    Thread,
+    Op,
+    Attrs,
+    SuperKernel,
+    SubKernel,
+    Return,
+    Ranks,
+    Param,
+    True,
+    False,
+    Null,
+}
+
+impl Keyword {
+    const ALL: [(&'static str, Keyword); 17] = [
+        ("let", Keyword::Let),
+        ("if", Keyword::If),
+        ("else", Keyword::Else),
+        ("for", Keyword::For),
+        ("in", Keyword::In),
+        ("thread", Keyword::Thread),
+        ("op", Keyword::Op),
+        ("attrs", Keyword::Attrs),
+        ("superkernel", Keyword::SuperKernel),
+        ("subkernel", Keyword::SubKernel),
+        ("return", Keyword::Return),
+        ("ranks", Keyword::Ranks),
+        ("param", Keyword::Param),
+        ("true", Keyword::True),
+        ("false", Keyword::False),
+        ("NULL", Keyword::Null),
+        ("nullptr", Keyword::Null),
+    ];
+
+    fn from_word(word: &str) -> Option<Keyword> {
+        Keyword::ALL
+            .iter()
+            .find(|(text, _)| *text == word)
+            .map(|(_, kw)| *kw)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Keyword::ALL
+            .iter()
+            .find(|(_, kw)| *kw == self)
+            .map(|(text, _)| *text)
+            .unwrap_or("?")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Punct {
+    LParen,
+    RParen,
+    LBrace,
+    RBrace,
+    LBracket,
+    RBracket,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    EqEq,
+    Ne,
+    Assign,
+    Comma,
+    Semi,
+    Colon,
+    PathSep,
+    Dot,
+    DotDot,
+    DotDotEq,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Amp,
+    AmpAmp,
+    Pipe,
+    PipePipe,
+    Bang,
+}
+
+impl Punct {
+    /// Longest first, so that `..=` wins over `..` and `.`.
+    const ALL: [(&'static str, Punct); 30] = [
+        ("..=", Punct::DotDotEq),
+        ("..", Punct::DotDot),
+        ("::", Punct::PathSep),
+        ("<=", Punct::Le),
+        (">=", Punct::Ge),
+        ("==", Punct::EqEq),
+        ("!=", Punct::Ne),
+        ("&&", Punct::AmpAmp),
+        ("||", Punct::PipePipe),
+        ("(", Punct::LParen),
+        (")", Punct::RParen),
+        ("{", Punct::LBrace),
+        ("}", Punct::RBrace),
+        ("[", Punct::LBracket),
+        ("]", Punct::RBracket),
+        ("<", Punct::Lt),
+        (">", Punct::Gt),
+        ("=", Punct::Assign),
+        (",", Punct::Comma),
+        (";", Punct::Semi),
+        (":", Punct::Colon),
+        (".", Punct::Dot),
+        ("+", Punct::Plus),
+        ("-", Punct::Minus),
+        ("*", Punct::Star),
+        ("/", Punct::Slash),
+        ("%", Punct::Percent),
+        ("&", Punct::Amp),
+        ("|", Punct::Pipe),
+        ("!", Punct::Bang),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Punct::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(text, _)| *text)
+            .unwrap_or("?")
+    }
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Token::Ident(name) => write!(f, "identifier `{name}`"),
+            Token::Kw(kw) => write!(f, "keyword `{}`", kw.as_str()),
+            Token::Int(value, _) => write!(f, "number `{value}`"),
+            Token::Str(_) => write!(f, "string literal"),
+            Token::Punct(p) => write!(f, "`{}`", p.as_str()),
+            Token::Error => write!(f, "invalid token"),
+        }
+    }
+}
+
+/// The lexer's output: tokens with byte spans, comments, and lexical errors.
+#[derive(Debug, Default)]
+pub struct Lexed {
+    pub tokens: Vec<(Token, Span)>,
+    pub comments: Vec<Comment>,
+    pub errors: Vec<SyntaxError>,
+}
+
+pub fn lex(src: &str) -> Lexed {
+    let mut lexer = Lexer {
+        src,
+        pos: 0,
+        out: Lexed::default(),
+    };
+    lexer.run();
+    lexer.out
+}
+
+struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+    out: Lexed,
+}
+
+impl Lexer<'_> {
+    fn rest(&self) -> &str {
+        &self.src[self.pos..]
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn run(&mut self) {
+        while let Some(c) = self.peek() {
+            let start = self.pos;
+            if c.is_whitespace() {
+                self.pos += c.len_utf8();
+            } else if self.rest().starts_with("//") {
+                self.line_comment(start);
+            } else if self.rest().starts_with("/*") {
+                self.block_comment(start);
+            } else if c.is_ascii_digit() {
+                self.number(start);
+            } else if c == '"' {
+                self.string(start);
+            } else if c.is_alphabetic() || c == '_' {
+                self.word(start);
+            } else if let Some((text, punct)) =
+                Punct::ALL.iter().find(|(text, _)| self.rest().starts_with(text))
+            {
+                self.pos += text.len();
+                self.push(Token::Punct(*punct), start);
+            } else {
+                self.unexpected_run(start);
+            }
+        }
+    }
+
+    /// A run of characters that start no token becomes one error, not one per byte.
+    fn unexpected_run(&mut self, start: usize) {
+        while let Some(c) = self.peek() {
+            let starts_token = c.is_whitespace()
+                || c.is_alphanumeric()
+                || c == '_'
+                || c == '"'
+                || Punct::ALL.iter().any(|(text, _)| self.rest().starts_with(text));
+            if starts_token && self.pos > start {
+                break;
+            }
+            self.pos += c.len_utf8();
+        }
+        let text = &self.src[start..self.pos];
+        let message = match text.chars().count() {
+            1 => {
+                let c = text.chars().next().unwrap_or_default();
+                if c.is_control() {
+                    format!("unexpected character {c:?}")
+                } else {
+                    format!("unexpected character `{c}`")
+                }
+            }
+            n => format!("{n} unexpected characters"),
+        };
+        self.error(start, message, "not part of the .sync language");
+        self.push(Token::Error, start);
+    }
+
+    fn push(&mut self, token: Token, start: usize) {
+        self.out.tokens.push((token, start..self.pos));
+    }
+
+    fn error(&mut self, start: usize, message: String, label: &str) {
+        self.out
+            .errors
+            .push(SyntaxError::new(start..self.pos, message, label));
+    }
+
+    fn line_comment(&mut self, start: usize) {
+        let len = self.rest().find('\n').unwrap_or(self.rest().len());
+        self.pos += len;
+        self.comment(start);
+    }
+
+    fn block_comment(&mut self, start: usize) {
+        match self.rest()[2..].find("*/") {
+            Some(end) => self.pos += end + 4,
+            None => {
+                self.pos = self.src.len();
+                self.error(
+                    start,
+                    "unterminated block comment".into(),
+                    "this `/*` is never closed by `*/`",
+                );
+            }
+        }
+        self.comment(start);
+    }
+
+    fn comment(&mut self, start: usize) {
+        let text = self.src[start..self.pos].trim_end().to_string();
+        self.out.comments.push(Comment {
+            text,
+            span: start..self.pos,
+        });
+    }
+
+    fn word(&mut self, start: usize) {
+        let len = self
+            .rest()
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(self.rest().len());
+        self.pos += len;
+        let word = &self.src[start..self.pos];
+        let token = match Keyword::from_word(word) {
+            Some(kw) => Token::Kw(kw),
+            None => Token::Ident(word.to_string()),
+        };
+        self.push(token, start);
+    }
+
+    /// Decimal or `0x` hex, with `_` separators. A trailing letter run such as `12abc`
+    /// is swallowed into the number so that the error covers the whole bad literal.
+    fn number(&mut self, start: usize) {
+        let len = self
+            .rest()
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(self.rest().len());
+        self.pos += len;
+        let text = &self.src[start..self.pos];
+        let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            Some(hex) => (hex, 16),
+            None => (text, 10),
+        };
+        let digits: String = digits.chars().filter(|c| *c != '_').collect();
+        match u64::from_str_radix(&digits, radix) {
+            Ok(value) => self.push(Token::Int(value, radix == 16), start),
+            Err(err) => {
+                let why = match err.kind() {
+                    std::num::IntErrorKind::PosOverflow => "does not fit in 64 bits",
+                    std::num::IntErrorKind::Empty => "has no digits",
+                    _ if radix == 16 => "is not a hexadecimal number",
+                    _ => "is not a decimal number",
+                };
+                let message = format!("invalid number `{text}`");
+                self.error(start, message, &format!("this literal {why}"));
+                self.push(Token::Int(0, radix == 16), start);
+            }
+        }
+    }
+
+    fn string(&mut self, start: usize) {
+        self.pos += 1;
+        let mut value = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return self.unterminated_string(start, value);
+            };
+            if c == '\n' {
+                return self.unterminated_string(start, value);
+            }
+            self.pos += c.len_utf8();
+            match c {
+                '"' => break,
+                '\\' => {
+                    let escape_start = self.pos - 1;
+                    let Some(next) = self.peek().filter(|c| *c != '\n') else {
+                        return self.unterminated_string(start, value);
+                    };
+                    self.pos += next.len_utf8();
+                    match next {
+                        'n' => value.push('\n'),
+                        't' => value.push('\t'),
+                        '\\' | '"' => value.push(next),
+                        other => {
+                            self.error(
+                                escape_start,
+                                format!("unknown escape `\\{other}` in string"),
+                                "only \\n, \\t, \\\\ and \\\" are escapes",
+                            );
+                            value.push(other);
+                        }
+                    }
+                }
+                _ => value.push(c),
+            }
+        }
+        self.push(Token::Str(value), start);
+    }
+
+    fn unterminated_string(&mut self, start: usize, value: String) {
+        self.error(
+            start,
+            "unterminated string literal".into(),
+            "this string has no closing `\"` on its line",
+        );
+        self.push(Token::Str(value), start);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<Token> {
+        lex(src).tokens.into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn lexes_paths_ranges_and_generics() {
+        let tokens = kinds("acl.rt.x AscendC::F<PIPE_V>() a[0..=4]");
+        assert_eq!(tokens[1], Token::Punct(Punct::Dot));
+        assert!(tokens.contains(&Token::Punct(Punct::PathSep)));
+        assert!(tokens.contains(&Token::Punct(Punct::DotDotEq)));
+    }
+
+    #[test]
+    fn numbers_hex_and_separators() {
+        assert_eq!(kinds("0x1F 1_000"), vec![Token::Int(31, true), Token::Int(1000, false)]);
+    }
+
+    #[test]
+    fn bad_number_is_one_error_and_a_token() {
+        let lexed = lex("12abc;");
+        assert_eq!(lexed.errors.len(), 1);
+        assert_eq!(lexed.errors[0].span, 0..5);
+        assert_eq!(lexed.tokens.len(), 2);
+    }
+
+    #[test]
+    fn unterminated_string_stops_at_line_end() {
+        let lexed = lex("f(\"abc\n);");
+        assert_eq!(lexed.errors.len(), 1);
+        assert_eq!(lexed.tokens.last().unwrap().0, Token::Punct(Punct::Semi));
+    }
+
+    #[test]
+    fn comments_are_kept() {
+        let lexed = lex("a; // one\n/* two */ b;");
+        assert_eq!(lexed.comments.len(), 2);
+        assert_eq!(lexed.comments[0].text, "// one");
+    }
+}

@@ -1,0 +1,68 @@
+//! The `.sync` language: lexer, parser, syntax tree and pretty-printer.
+//!
+//! The entry points never fail: [`parse`] always returns a [`File`] (statements that
+//! did not parse are `StmtKind::Error`) together with every syntax error found.
+//! The parser library's types stay inside this crate.
+
+pub mod ast;
+mod error;
+mod format;
+pub mod lexer;
+mod parser;
+pub mod spanless;
+
+pub use ast::File;
+pub use error::SyntaxError;
+pub use format::format;
+pub use parser::SETTING_KEYS;
+
+/// The result of parsing one source text.
+#[derive(Debug)]
+pub struct Parsed {
+    pub file: File,
+    pub errors: Vec<SyntaxError>,
+    /// Comments in source order, for the pretty-printer.
+    pub comments: Vec<ast::Comment>,
+}
+
+/// For each lexical error, the byte range in which parse errors are its consequences.
+fn lexical_shadows(lexed: &lexer::Lexed) -> Vec<ast::Span> {
+    use lexer::{Punct, Token};
+    let is_boundary = |token: &Token| {
+        matches!(token, Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace))
+    };
+    lexed
+        .errors
+        .iter()
+        .map(|error| {
+            let end = lexed
+                .tokens
+                .iter()
+                .find(|(token, span)| span.start >= error.span.end && is_boundary(token))
+                .map_or(usize::MAX, |(_, span)| span.end);
+            error.span.start..end
+        })
+        .collect()
+}
+
+/// Parse `.sync` source text. Spans are byte offsets into `src`.
+pub fn parse(src: &str) -> Parsed {
+    let lexed = lexer::lex(src);
+    let (file, parse_errors) = parser::parse_tokens(&lexed.tokens, src);
+    let shadows = lexical_shadows(&lexed);
+    let mut errors = lexed.errors;
+    // A parse error right after a lexical one (up to the next `;`, `{` or `}`) is its
+    // consequence: an unterminated string swallows the `)` the parser then misses.
+    errors.extend(
+        parse_errors
+            .into_iter()
+            .filter(|error| !shadows.iter().any(|shadow| shadow.contains(&error.span.start))),
+    );
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    errors.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+    Parsed {
+        file,
+        errors,
+        comments: lexed.comments,
+    }
+}

@@ -1,0 +1,688 @@
+//! The token parser (chumsky 0.12). It recovers at statement and block level, so the
+//! result is always a `File`: statements that did not parse become `StmtKind::Error`
+//! and every problem is a `SyntaxError`.
+
+use chumsky::input::{Input as _, ValueInput};
+use chumsky::prelude::*;
+
+use crate::ast::*;
+use crate::error::SyntaxError;
+use crate::lexer::{Keyword, Punct, Token};
+
+type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
+
+/// Setting keys: identifiers that start a `key value;` statement at the top level.
+pub const SETTING_KEYS: [&str; 3] = ["target", "cann", "hccl_buffer_size"];
+
+pub(crate) fn parse_tokens(tokens: &[(Token, Span)], src: &str) -> (File, Vec<SyntaxError>) {
+    let src_len = src.len();
+    let tokens: Vec<(Token, SimpleSpan)> = tokens
+        .iter()
+        .map(|(token, span)| (token.clone(), SimpleSpan::from(span.clone())))
+        .collect();
+    let eoi = SimpleSpan::from(src_len..src_len);
+    let (file, errors) = file_parser()
+        .parse(tokens.as_slice().map(eoi, |(t, s)| (t, s)))
+        .into_output_errors();
+    let errors = errors
+        .into_iter()
+        .map(convert_error)
+        .map(|error| place_missing_semicolon(error, &tokens, src))
+        .collect();
+    (file.unwrap_or_default(), errors)
+}
+
+/// "expected `;`" is reported where the `;` belongs: right after the previous token,
+/// not at the start of the next line.
+fn place_missing_semicolon(mut error: SyntaxError, tokens: &[(Token, SimpleSpan)], src: &str) -> SyntaxError {
+    if !error.message.starts_with("expected `;`,") {
+        return error;
+    }
+    let previous = tokens.iter().rev().find(|(_, span)| span.end <= error.span.start);
+    if let Some((_, previous)) = previous
+        && src.get(previous.end..error.span.start).is_some_and(|gap| gap.contains('\n'))
+    {
+        error.span = previous.end..previous.end;
+        error.message = "expected `;` after this statement".into();
+        error.label = "add `;` here".into();
+    }
+    error
+}
+
+fn punct<'t, I>(p: Punct) -> impl Parser<'t, I, Token, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    just(Token::Punct(p))
+}
+
+fn kw<'t, I>(k: Keyword) -> impl Parser<'t, I, Token, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    just(Token::Kw(k))
+}
+
+fn ident<'t, I>() -> impl Parser<'t, I, Ident, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    select! { Token::Ident(name) => name }
+        .map_with(|name, e| Ident {
+            name,
+            span: span_of(e.span()),
+        })
+        .labelled("identifier")
+}
+
+fn span_of(span: SimpleSpan) -> Span {
+    span.into_range()
+}
+
+/// `a`, `acl.rt.record_event`, `AscendC::SetNextTaskStart`.
+fn path<'t, I>() -> impl Parser<'t, I, Path, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let sep = punct(Punct::Dot)
+        .to(".")
+        .or(punct(Punct::PathSep).to("::"));
+    ident()
+        .foldl(sep.then(ident()).repeated(), |mut acc, (sep, next)| {
+            acc.name.push_str(sep);
+            acc.name.push_str(&next.name);
+            acc.span.end = next.span.end;
+            acc
+        })
+        .map(|id| Path {
+            text: id.name,
+            span: id.span,
+        })
+        .labelled("name")
+}
+
+fn closing<'t, I>(p: Punct) -> impl Parser<'t, I, (), Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    // A missing closer at the very end of the file is reported and treated as present,
+    // so that everything parsed before it is kept.
+    punct(p).ignored().recover_with(via_parser(end()))
+}
+
+/// Expressions. With `allow_struct` false (conditions, loop ranges) a `{` never starts a
+/// struct literal, so that `if x == { ... }` reports the missing operand, not a struct.
+fn expr_parser<'t, I>(allow_struct: bool) -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    recursive(move |expr| {
+        let unit = select! { Token::Ident(name) if SizeUnit::from_str(&name).is_some() => name }
+            .map(|name| SizeUnit::from_str(&name).unwrap_or(SizeUnit::B));
+        let int = select! { Token::Int(value, hex) => (value, hex) }
+            .then(unit.or_not())
+            .map(|((value, hex), unit)| ExprKind::Int(IntLit { value, hex, unit }));
+        let literal = int
+            .or(select! { Token::Str(text) => ExprKind::Str(text) })
+            .or(kw(Keyword::True).to(ExprKind::Bool(true)))
+            .or(kw(Keyword::False).to(ExprKind::Bool(false)))
+            .or(kw(Keyword::Null).to(ExprKind::Null))
+            .or(select! { Token::Error => ExprKind::Error });
+
+        let call = call_parser(expr.clone()).map(|call| ExprKind::Call(Box::new(call)));
+
+        let list = expr
+            .clone()
+            .separated_by(punct(Punct::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+            .map(ExprKind::List);
+
+        let field = ident()
+            .then_ignore(punct(Punct::Colon))
+            .then(expr.clone())
+            .map(|(name, value)| Field { name, value });
+        // Gate before the `{` is consumed, so a condition never tries a struct literal.
+        let struct_allowed = empty().try_map(move |_, span| {
+            if allow_struct {
+                Ok(())
+            } else {
+                Err(Rich::custom(span, "a struct literal is not allowed here"))
+            }
+        });
+        let strukt = struct_allowed
+            .ignore_then(
+                field
+                    .separated_by(punct(Punct::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<_>>()
+                    .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
+            )
+            .map(ExprKind::Struct)
+            .labelled("struct literal");
+
+        let atom = literal
+            .or(call)
+            .or(path().map(ExprKind::Name))
+            .or(list)
+            .or(strukt)
+            .map_with(|kind, e| Expr {
+                kind,
+                span: span_of(e.span()),
+            })
+            .or(expr
+                .clone()
+                .delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
+            .recover_with(via_parser(nested_delimiters(
+                Token::Punct(Punct::LParen),
+                Token::Punct(Punct::RParen),
+                [(Token::Punct(Punct::LBracket), Token::Punct(Punct::RBracket))],
+                |span| Expr {
+                    kind: ExprKind::Error,
+                    span: span_of(span),
+                },
+            )))
+            .boxed();
+
+        let slice = atom.foldl_with(
+            range_parser(expr.clone())
+                .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+                .repeated(),
+            |base, range, e| Expr {
+                kind: ExprKind::Slice {
+                    base: Box::new(base),
+                    range,
+                },
+                span: span_of(e.span()),
+            },
+        );
+
+        let unary_op = punct(Punct::Minus)
+            .to(UnaryOp::Neg)
+            .or(punct(Punct::Bang).to(UnaryOp::Not));
+        let unary = unary_op
+            .map_with(|op, e| (op, span_of(e.span())))
+            .repeated()
+            .foldr(slice, |(op, span), operand| Expr {
+                span: span.start..operand.span.end,
+                kind: ExprKind::Unary(op, Box::new(operand)),
+            })
+            .labelled("expression")
+            .boxed();
+
+        let level = |ops: &'static [(Punct, BinaryOp)], operand: chumsky::Boxed<'t, 't, I, Expr, Extra<'t>>| {
+            let tokens: Vec<Token> = ops.iter().map(|(p, _)| Token::Punct(*p)).collect();
+            let op = one_of(tokens).map(move |token| {
+                ops.iter()
+                    .find(|(p, _)| token == Token::Punct(*p))
+                    .map_or(BinaryOp::Add, |(_, op)| *op)
+            });
+            operand
+                .clone()
+                .foldl(op.then(operand).repeated(), |lhs, (op, rhs)| Expr {
+                    span: lhs.span.start..rhs.span.end,
+                    kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                })
+                .boxed()
+        };
+        let product = level(
+            &[
+                (Punct::Star, BinaryOp::Mul),
+                (Punct::Slash, BinaryOp::Div),
+                (Punct::Percent, BinaryOp::Rem),
+            ],
+            unary,
+        );
+        let sum = level(
+            &[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)],
+            product,
+        );
+        let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], sum);
+        let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_and);
+        let compare = level(
+            &[
+                (Punct::EqEq, BinaryOp::Eq),
+                (Punct::Ne, BinaryOp::Ne),
+                (Punct::Le, BinaryOp::Le),
+                (Punct::Ge, BinaryOp::Ge),
+                (Punct::Lt, BinaryOp::Lt),
+                (Punct::Gt, BinaryOp::Gt),
+            ],
+            bit_or,
+        );
+        let and = level(&[(Punct::AmpAmp, BinaryOp::And)], compare);
+        level(&[(Punct::PipePipe, BinaryOp::Or)], and).labelled("expression")
+    })
+}
+
+/// `lo..hi`, `lo..=hi`, `lo..`
+fn range_parser<'t, I>(
+    expr: impl Parser<'t, I, Expr, Extra<'t>> + Clone + 't,
+) -> impl Parser<'t, I, RangeExpr, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let inclusive = punct(Punct::DotDotEq)
+        .ignore_then(expr.clone())
+        .map(|end| (Some(end), true));
+    let exclusive = punct(Punct::DotDot)
+        .ignore_then(expr.clone().or_not())
+        .map(|end| (end, false));
+    expr.then(inclusive.or(exclusive))
+        .map_with(|(start, (end, inclusive)), e| RangeExpr {
+            start: Box::new(start),
+            end: end.map(Box::new),
+            inclusive,
+            span: span_of(e.span()),
+        })
+        .labelled("range")
+}
+
+/// `callee<generics>(args)`; generics are simple names, numbers or booleans.
+fn call_parser<'t, I>(
+    expr: impl Parser<'t, I, Expr, Extra<'t>> + Clone + 't,
+) -> impl Parser<'t, I, Call, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let generic_arg = path()
+        .map(ExprKind::Name)
+        .or(select! { Token::Int(value, hex) => ExprKind::Int(IntLit { value, hex, unit: None }) })
+        .or(kw(Keyword::True).to(ExprKind::Bool(true)))
+        .or(kw(Keyword::False).to(ExprKind::Bool(false)))
+        .map_with(|kind, e| Expr {
+            kind,
+            span: span_of(e.span()),
+        });
+    let generics = generic_arg
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::Lt), punct(Punct::Gt));
+    let arg = ident()
+        .then_ignore(punct(Punct::Colon))
+        .or_not()
+        .then(expr)
+        .map(|(name, value)| Arg { name, value });
+    let args = arg
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LParen), punct(Punct::RParen))
+        .labelled("argument list");
+    path()
+        .then(generics.or_not())
+        .then(args)
+        .map_with(|((callee, generics), args), e| Call {
+            callee,
+            generics,
+            args,
+            span: span_of(e.span()),
+        })
+        .labelled("call")
+}
+
+fn file_parser<'t, I>() -> impl Parser<'t, I, File, Extra<'t>>
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let stmt = stmt_parser();
+    // At the top level even a stray `}` is skipped, so parsing always reaches the end.
+    let stray = any()
+        .map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: span_of(e.span()),
+        })
+        .validate(|stmt, e, emitter| {
+            emitter.emit(Rich::custom(e.span(), "unexpected closing `}`"));
+            stmt
+        });
+    stmt.or(stray)
+        .repeated()
+        .collect::<Vec<_>>()
+        .then_ignore(end())
+        .map(|stmts| File { stmts })
+}
+
+fn stmt_parser<'t, I>() -> impl Parser<'t, I, Stmt, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    recursive(|stmt| {
+        let expr = expr_parser(true);
+        let condition = expr_parser(false);
+        // A missing `;` before something that clearly starts the next statement is
+        // reported and assumed, so that the next statement is not swallowed.
+        let next_statement = choice((
+            kw(Keyword::Let).ignored(),
+            kw(Keyword::If).ignored(),
+            kw(Keyword::For).ignored(),
+            kw(Keyword::Thread).ignored(),
+            kw(Keyword::Op).ignored(),
+            kw(Keyword::SuperKernel).ignored(),
+            kw(Keyword::SubKernel).ignored(),
+            kw(Keyword::Return).ignored(),
+            punct(Punct::RBrace).ignored(),
+            ident()
+                .then(choice((punct(Punct::LParen), punct(Punct::Dot), punct(Punct::PathSep))))
+                .ignored(),
+        ));
+        let semi = punct(Punct::Semi)
+            .ignored()
+            .recover_with(via_parser(empty().and_is(next_statement)));
+
+        let block = punct(Punct::LBrace)
+            .ignore_then(stmt.clone().repeated().collect::<Vec<_>>())
+            .then_ignore(closing(Punct::RBrace))
+            .map_with(|stmts, e| Block {
+                stmts,
+                span: span_of(e.span()),
+            })
+            .labelled("block");
+
+        let pattern = ident().map(Pattern::Name).or(ident()
+            .separated_by(punct(Punct::Comma))
+            .allow_trailing()
+            .at_least(1)
+            .collect::<Vec<_>>()
+            .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+            .map_with(|names, e| Pattern::List(names, span_of(e.span()))));
+        let let_stmt = kw(Keyword::Let)
+            .ignore_then(pattern)
+            .then_ignore(punct(Punct::Assign))
+            .then(call_parser(expr.clone()))
+            .then_ignore(semi.clone())
+            .map(|(pattern, value)| StmtKind::Let { pattern, value })
+            .labelled("let binding")
+            .as_context();
+
+        let call_stmt = call_parser(expr.clone())
+            .then_ignore(semi.clone())
+            .map(StmtKind::Call)
+            .labelled("call")
+            .as_context();
+
+        let if_stmt = recursive(|if_stmt| {
+            kw(Keyword::If)
+                .ignore_then(condition.clone())
+                .then(block.clone())
+                .then(
+                    kw(Keyword::Else)
+                        .ignore_then(
+                            if_stmt
+                                .map_with(|kind, e| Else::If(Box::new(Stmt {
+                                    kind,
+                                    span: span_of(e.span()),
+                                })))
+                                .or(block.clone().map(Else::Block)),
+                        )
+                        .or_not(),
+                )
+                .map(|((cond, then), otherwise)| StmtKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                })
+        })
+        .labelled("if statement")
+        .as_context();
+
+        let range = range_parser(condition.clone());
+        let for_stmt = kw(Keyword::For)
+            .ignore_then(ident())
+            .then_ignore(kw(Keyword::In))
+            .then(range.clone())
+            .then(block.clone())
+            .map(|((var, range), body)| StmtKind::For { var, range, body })
+            .labelled("for loop")
+            .as_context();
+
+        let thread = kw(Keyword::Thread)
+            .ignore_then(ident())
+            .then(block.clone())
+            .map(|(name, body)| StmtKind::Thread { name, body })
+            .labelled("thread")
+            .as_context();
+
+        let attrs = kw(Keyword::Attrs).ignore_then(
+            ident()
+                .separated_by(punct(Punct::Comma))
+                .allow_trailing()
+                .collect::<Vec<_>>()
+                .delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
+        );
+        let ge_op = kw(Keyword::Op)
+            .ignore_then(ident())
+            .then(attrs.or_not())
+            .then(block.clone())
+            .map(|((name, attrs), body)| StmtKind::GeOp {
+                name,
+                attrs: attrs.unwrap_or_default(),
+                body,
+            })
+            .labelled("op")
+            .as_context();
+
+        let named_args = ident()
+            .then_ignore(punct(Punct::Colon))
+            .or_not()
+            .then(expr.clone())
+            .map(|(name, value)| Arg { name, value })
+            .separated_by(punct(Punct::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
+        let superkernel = kw(Keyword::SuperKernel)
+            .ignore_then(ident())
+            .then(named_args.clone())
+            .then(block.clone())
+            .map(|((name, args), body)| StmtKind::SuperKernel { name, args, body })
+            .labelled("superkernel")
+            .as_context();
+        let subkernel = kw(Keyword::SubKernel)
+            .ignore_then(ident())
+            .then(named_args.or_not())
+            .then(block.clone())
+            .map(|((name, args), body)| StmtKind::SubKernel {
+                name,
+                args: args.unwrap_or_default(),
+                body,
+            })
+            .labelled("subkernel")
+            .as_context();
+
+        let ret = kw(Keyword::Return).then(semi.clone()).to(StmtKind::Return);
+
+        let ranks = kw(Keyword::Ranks)
+            .ignore_then(
+                ident()
+                    .then_ignore(kw(Keyword::In))
+                    .then(range.clone())
+                    .map(|(name, range)| RankCount::Param { name, range })
+                    .or(expr.clone().map(RankCount::Fixed)),
+            )
+            .then_ignore(semi.clone())
+            .map(StmtKind::Ranks)
+            .labelled("ranks declaration")
+            .as_context();
+        let param = kw(Keyword::Param)
+            .ignore_then(ident())
+            .then_ignore(kw(Keyword::In))
+            .then(range)
+            .then_ignore(semi.clone())
+            .map(|(name, range)| StmtKind::Param { name, range })
+            .labelled("param declaration")
+            .as_context();
+        let setting_key = select! { Token::Ident(name) if SETTING_KEYS.contains(&name.as_str()) => name }
+            .map_with(|name, e| Ident {
+                name,
+                span: span_of(e.span()),
+            });
+        let setting = setting_key
+            .then(expr.clone())
+            .then_ignore(semi.clone())
+            .map(|(key, value)| StmtKind::Setting { key, value })
+            .labelled("setting")
+            .as_context();
+
+        // `stream s2;`, `event e;`: declarations as other DSLs write them.
+        let foreign_declaration = ident()
+            .then(ident())
+            .then_ignore(none_of([Token::Punct(Punct::Semi), Token::Punct(Punct::RBrace)]).repeated())
+            .then_ignore(semi.clone())
+            .validate(|(word, name), e, emitter| {
+                emitter.emit(Rich::custom(
+                    e.span(),
+                    format!(
+                        "`{} {}` is not a statement: statements are API calls, and objects are created with `let {} = ...;` (e.g. `let {} = aclrtCreateStream();`)",
+                        word.name, name.name, name.name, name.name
+                    ),
+                ));
+                StmtKind::Error
+            });
+
+        let statement = choice((
+            let_stmt,
+            if_stmt,
+            for_stmt,
+            thread,
+            ge_op,
+            superkernel,
+            subkernel,
+            ret,
+            ranks,
+            param,
+            setting,
+            foreign_declaration,
+            call_stmt,
+        ))
+        .map_with(|kind, e| Stmt {
+            kind,
+            span: span_of(e.span()),
+        })
+        .labelled("statement");
+
+        statement.recover_with(via_parser(statement_recovery()))
+    })
+}
+
+/// Skip to the end of the broken statement: up to and including `;`, over balanced
+/// `{...}` groups, and never past the `}` that closes the enclosing block.
+fn statement_recovery<'t, I>() -> impl Parser<'t, I, Stmt, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let braced = nested_delimiters(
+        Token::Punct(Punct::LBrace),
+        Token::Punct(Punct::RBrace),
+        [
+            (Token::Punct(Punct::LParen), Token::Punct(Punct::RParen)),
+            (Token::Punct(Punct::LBracket), Token::Punct(Punct::RBracket)),
+        ],
+        |_| (),
+    );
+    let other = none_of([
+        Token::Punct(Punct::Semi),
+        Token::Punct(Punct::LBrace),
+        Token::Punct(Punct::RBrace),
+    ])
+    .ignored();
+    let ends_with_block = braced.clone().ignored();
+    other
+        .or(braced)
+        .repeated()
+        .at_least(1)
+        .then(punct(Punct::Semi).ignored().or_not())
+        .ignored()
+        .or(punct(Punct::Semi).ignored())
+        .or(ends_with_block)
+        .map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: span_of(e.span()),
+        })
+}
+
+fn convert_error(error: Rich<'_, Token, SimpleSpan>) -> SyntaxError {
+    let span = span_of(*error.span());
+    let contexts = error
+        .contexts()
+        .map(|(pattern, span)| (pattern_text(pattern), span_of(*span)))
+        .collect();
+    let (message, label, help) = match error.reason() {
+        chumsky::error::RichReason::Custom(message) => (message.clone(), String::new(), None),
+        chumsky::error::RichReason::ExpectedFound { expected, found } => {
+            let found_text = found
+                .as_ref()
+                .map_or("end of input".to_string(), |tok| tok.to_string());
+            let expected_text = expected_list(expected);
+            let wants_name = expected_text.contains("identifier");
+            let help = found.as_ref().filter(|_| wants_name).and_then(|tok| hint_for(tok));
+            (
+                format!("expected {expected_text}, found {found_text}"),
+                format!("unexpected {found_text}"),
+                help,
+            )
+        }
+    };
+    SyntaxError {
+        span,
+        message,
+        label,
+        contexts,
+        help,
+    }
+}
+
+fn pattern_text(pattern: &chumsky::error::RichPattern<'_, Token>) -> String {
+    use chumsky::error::RichPattern;
+    match pattern {
+        RichPattern::Token(tok) => tok.to_string(),
+        RichPattern::Label(label) => label.to_string(),
+        RichPattern::Identifier(name) => format!("`{name}`"),
+        RichPattern::Any => "any token".into(),
+        RichPattern::SomethingElse => "something else".into(),
+        RichPattern::EndOfInput => "end of input".into(),
+        _ => "something else".into(),
+    }
+}
+
+/// Tokens that end or separate something. When one of them would have fitted, the
+/// user almost always forgot it, so the message names only these (`expected `,` or `)``)
+/// rather than every operator that could also have continued the expression.
+const CLOSERS: [Punct; 5] = [Punct::Comma, Punct::Semi, Punct::RParen, Punct::RBracket, Punct::RBrace];
+
+/// "a, b or c", sorted and deduplicated so that messages are deterministic.
+fn expected_list(expected: &[chumsky::error::RichPattern<'_, Token>]) -> String {
+    use chumsky::error::RichPattern;
+    let is_closer = |p: &RichPattern<'_, Token>| {
+        matches!(p, RichPattern::Token(tok) if matches!(&**tok, Token::Punct(p) if CLOSERS.contains(p)))
+    };
+    let closers: Vec<_> = expected.iter().filter(|p| is_closer(p)).collect();
+    let chosen: Vec<&RichPattern<'_, Token>> = if closers.is_empty() {
+        expected.iter().collect()
+    } else {
+        closers
+    };
+    let mut items: Vec<String> = chosen.into_iter().map(pattern_text).collect();
+    items.sort();
+    items.dedup();
+    match items.as_slice() {
+        [] => "something else".into(),
+        [one] => one.clone(),
+        [init @ .., last] if items.len() <= 8 => format!("{} or {last}", init.join(", ")),
+        // Too many to list: name the construct the user is in the middle of.
+        _ if items.iter().any(|item| item == "expression") => "an expression".into(),
+        _ => "a statement".into(),
+    }
+}
+
+fn hint_for(token: &Token) -> Option<String> {
+    match token {
+        Token::Kw(kw) => Some(format!(
+            "`{}` is a keyword of the .sync language and cannot be used as a name here",
+            kw.as_str()
+        )),
+        _ => None,
+    }
+}

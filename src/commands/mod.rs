@@ -1,0 +1,4 @@
+pub mod check;
+pub mod fmt;
+pub mod inputs;
+pub mod rules;

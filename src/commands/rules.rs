@@ -1,0 +1,27 @@
+//! `syncguard rules [CODE]`: the catalogue and each rule's documentation.
+
+use syncguard_analyzer::rules::{self, RULES};
+
+use crate::Outcome;
+
+pub fn run(code: Option<&str>) -> Outcome {
+    match code {
+        None => {
+            for rule in RULES {
+                println!("{}  {:<8} {}", rule.code, rule.severity.as_str(), rule.name);
+            }
+            Outcome::Clean
+        }
+        Some(code) => match rules::find(code) {
+            Some(rule) => {
+                println!("# {} {} ({})\n", rule.code, rule.name, rule.severity.as_str());
+                println!("{}", rule.documentation().trim_end());
+                Outcome::Clean
+            }
+            None => {
+                eprintln!("syncguard: no rule `{code}`; `syncguard rules` lists them");
+                Outcome::Failure
+            }
+        },
+    }
+}

@@ -1,0 +1,90 @@
+//! The `syncguard` command line.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod commands;
+
+/// Static verifier and linter for Ascend (CANN) and CUDA synchronization programs.
+#[derive(Parser, Debug)]
+#[command(name = "syncguard", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check `.sync` files (directories are searched for them; `-` reads standard input).
+    Check {
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// When to colour text output.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
+    },
+    /// List the rules, or print one rule's documentation (`syncguard rules SG003`).
+    Rules {
+        /// A rule code (`SG003`) or name (`unknown-name`).
+        code: Option<String>,
+    },
+    /// Rewrite `.sync` files in canonical form (comments are kept).
+    Fmt {
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Change nothing; exit 1 if any file is not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Exit status per the contract: 0 clean, 1 findings, 2 usage, I/O or internal error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    Clean = 0,
+    Findings = 1,
+    Failure = 2,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // `--help` and `--version` are successes; everything else is a usage error.
+            return ExitCode::from(if err.use_stderr() { Outcome::Failure as u8 } else { 0 });
+        }
+    };
+    let outcome = match cli.command {
+        Command::Check { paths, format, color } => {
+            let color = match color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            };
+            commands::check::run(&paths, format, color)
+        }
+        Command::Rules { code } => commands::rules::run(code.as_deref()),
+        Command::Fmt { paths, check } => commands::fmt::run(&paths, check),
+    };
+    ExitCode::from(outcome as u8)
+}
