@@ -17,7 +17,10 @@ fn malformed_inputs_render_located_messages() {
             path.display()
         );
         assert!(
-            checked.diagnostics.iter().all(|d| d.code == "SG001" || d.code == "SG003"),
+            checked
+                .diagnostics
+                .iter()
+                .all(|d| d.code == "SG001" || d.code == "SG003"),
             "malformed input should only give syntax or name errors"
         );
         insta::assert_snapshot!(render_text(&checked.diagnostics, &sources, TextOptions::default()));

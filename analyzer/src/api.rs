@@ -200,10 +200,7 @@ pub struct Api {
 
 impl Api {
     pub fn required_params(&self) -> usize {
-        self.params
-            .iter()
-            .filter(|p| !p.optional && !p.named_only)
-            .count()
+        self.params.iter().filter(|p| !p.optional && !p.named_only).count()
     }
 
     pub fn positional_params(&self) -> impl Iterator<Item = &Param> {
@@ -345,8 +342,18 @@ pub static APIS: &[Api] = &[
     host("aclrtSetOpWaitTimeout", &[p("timeout", SEC)], NONE, E::SetWaitTimeout),
     // ACL events
     host("aclrtCreateEvent", &[], C::Event(Sync, AclCreateEvent), E::Create),
-    host("aclrtCreateEventWithFlag", P_FLAG, C::Event(Sync, AclWithFlag), E::Create),
-    host("aclrtCreateEventExWithFlag", P_FLAG, C::Event(Capture, AclExWithFlag), E::Create),
+    host(
+        "aclrtCreateEventWithFlag",
+        P_FLAG,
+        C::Event(Sync, AclWithFlag),
+        E::Create,
+    ),
+    host(
+        "aclrtCreateEventExWithFlag",
+        P_FLAG,
+        C::Event(Capture, AclExWithFlag),
+        E::Create,
+    ),
     host("aclrtRecordEvent", P_EVENT_STREAM, NONE, E::EventRecord),
     host("aclrtStreamWaitEvent", P_STREAM_EVENT, NONE, E::EventWait),
     host(
@@ -356,9 +363,19 @@ pub static APIS: &[Api] = &[
         E::EventWait,
     ),
     host("aclrtResetEvent", P_EVENT_STREAM, NONE, E::EventReset),
-    host("aclrtQueryEventStatus", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host(
+        "aclrtQueryEventStatus",
+        P_EVENT,
+        NONE,
+        E::EventQuery { wait_status: false },
+    ),
     host("aclrtQueryEvent", P_EVENT, NONE, E::EventQuery { wait_status: false }),
-    host("aclrtQueryEventWaitStatus", P_EVENT, NONE, E::EventQuery { wait_status: true }),
+    host(
+        "aclrtQueryEventWaitStatus",
+        P_EVENT,
+        NONE,
+        E::EventQuery { wait_status: true },
+    ),
     host("aclrtSynchronizeEvent", P_EVENT, NONE, E::EventSynchronize),
     host(
         "aclrtSynchronizeEventWithTimeout",
@@ -423,13 +440,33 @@ pub static APIS: &[Api] = &[
     host("acl.rt.synchronize_stream", P_STREAM, NONE, E::StreamSynchronize),
     host("acl.rt.synchronize_device", &[], NONE, E::DeviceSynchronize),
     host("acl.rt.create_event", &[], C::Event(Sync, AclCreateEvent), E::Create),
-    host("acl.rt.create_event_with_flag", P_FLAG, C::Event(Sync, AclWithFlag), E::Create),
-    host("acl.rt.create_event_ex_with_flag", P_FLAG, C::Event(Capture, AclExWithFlag), E::Create),
+    host(
+        "acl.rt.create_event_with_flag",
+        P_FLAG,
+        C::Event(Sync, AclWithFlag),
+        E::Create,
+    ),
+    host(
+        "acl.rt.create_event_ex_with_flag",
+        P_FLAG,
+        C::Event(Capture, AclExWithFlag),
+        E::Create,
+    ),
     host("acl.rt.record_event", P_EVENT_STREAM, NONE, E::EventRecord),
     host("acl.rt.stream_wait_event", P_STREAM_EVENT, NONE, E::EventWait),
     host("acl.rt.reset_event", P_EVENT_STREAM, NONE, E::EventReset),
-    host("acl.rt.query_event_status", P_EVENT, NONE, E::EventQuery { wait_status: false }),
-    host("acl.rt.query_event_wait_status", P_EVENT, NONE, E::EventQuery { wait_status: true }),
+    host(
+        "acl.rt.query_event_status",
+        P_EVENT,
+        NONE,
+        E::EventQuery { wait_status: false },
+    ),
+    host(
+        "acl.rt.query_event_wait_status",
+        P_EVENT,
+        NONE,
+        E::EventQuery { wait_status: true },
+    ),
     host("acl.rt.synchronize_event", P_EVENT, NONE, E::EventSynchronize),
     host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
     // CUDA runtime (events are capture-kind)
@@ -445,8 +482,18 @@ pub static APIS: &[Api] = &[
     host("cudaStreamSynchronize", P_STREAM, NONE, E::StreamSynchronize),
     host("cudaDeviceSynchronize", &[], NONE, E::DeviceSynchronize),
     host("cudaEventCreate", &[], C::Event(Capture, Cuda), E::Create),
-    host("cudaEventCreateWithFlags", &[p("flags", Flags)], C::Event(Capture, Cuda), E::Create),
-    host("cudaEventRecord", &[p("event", Event), opt("stream", Stream)], NONE, E::EventRecord),
+    host(
+        "cudaEventCreateWithFlags",
+        &[p("flags", Flags)],
+        C::Event(Capture, Cuda),
+        E::Create,
+    ),
+    host(
+        "cudaEventRecord",
+        &[p("event", Event), opt("stream", Stream)],
+        NONE,
+        E::EventRecord,
+    ),
     host(
         "cudaStreamWaitEvent",
         &[p("stream", Stream), p("event", Event), opt("flags", Flags)],
@@ -567,8 +614,18 @@ pub static APIS: &[Api] = &[
         NONE,
         E::ThreadNotifyWait,
     ),
-    host("HcommWriteOnThread", P_TRANSFER, NONE, E::RemoteWrite { with_notify: false }),
-    host("HcommWriteNbiOnThread", P_TRANSFER, NONE, E::RemoteWrite { with_notify: false }),
+    host(
+        "HcommWriteOnThread",
+        P_TRANSFER,
+        NONE,
+        E::RemoteWrite { with_notify: false },
+    ),
+    host(
+        "HcommWriteNbiOnThread",
+        P_TRANSFER,
+        NONE,
+        E::RemoteWrite { with_notify: false },
+    ),
     host(
         "HcommWriteWithNotifyOnThread",
         P_TRANSFER_NOTIFY,
@@ -595,9 +652,24 @@ pub static APIS: &[Api] = &[
         NONE,
         E::Fence { channel: true },
     ),
-    host("HcommFenceOnThread", &[p("thread", Thread)], NONE, E::Fence { channel: false }),
-    host("HcommThreadSynchronize", &[p("thread", Thread)], NONE, E::ThreadSynchronize),
-    host("HcommSetNotifyWaitTimeOut", &[p("timeOut", SEC)], NONE, E::SetWaitTimeout),
+    host(
+        "HcommFenceOnThread",
+        &[p("thread", Thread)],
+        NONE,
+        E::Fence { channel: false },
+    ),
+    host(
+        "HcommThreadSynchronize",
+        &[p("thread", Thread)],
+        NONE,
+        E::ThreadSynchronize,
+    ),
+    host(
+        "HcommSetNotifyWaitTimeOut",
+        &[p("timeOut", SEC)],
+        NONE,
+        E::SetWaitTimeout,
+    ),
     // Pseudo-ops: memory footprints the APIs above do not spell out
     host(
         "kernel",

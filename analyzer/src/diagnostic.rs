@@ -91,13 +91,20 @@ impl Diagnostic {
     /// Output order: by file, position, then code, so that runs are reproducible.
     pub fn sort(diagnostics: &mut [Diagnostic]) {
         diagnostics.sort_by(|a, b| {
-            (a.primary.file, a.primary.range.start, a.primary.range.end, a.code, &a.message).cmp(&(
-                b.primary.file,
-                b.primary.range.start,
-                b.primary.range.end,
-                b.code,
-                &b.message,
-            ))
+            (
+                a.primary.file,
+                a.primary.range.start,
+                a.primary.range.end,
+                a.code,
+                &a.message,
+            )
+                .cmp(&(
+                    b.primary.file,
+                    b.primary.range.start,
+                    b.primary.range.end,
+                    b.code,
+                    &b.message,
+                ))
         });
     }
 }

@@ -36,9 +36,13 @@ pub fn check_sync_file(file: FileId, source: &SourceFile, invalid_utf8: &[usize]
     let mut diagnostics: Vec<Diagnostic> = invalid_utf8
         .iter()
         .map(|&offset| {
-            Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, offset..offset + 1), "invalid UTF-8 byte")
-                .with_label("this byte is not part of any UTF-8 character")
-                .with_help("save the file as UTF-8")
+            Diagnostic::new(
+                &SyntaxErrorRule::INFO,
+                Span::new(file, offset..offset + 1),
+                "invalid UTF-8 byte",
+            )
+            .with_label("this byte is not part of any UTF-8 character")
+            .with_help("save the file as UTF-8")
         })
         .collect();
     diagnostics.extend(
@@ -51,9 +55,13 @@ pub fn check_sync_file(file: FileId, source: &SourceFile, invalid_utf8: &[usize]
     if parsed.file.stmts.is_empty() && parsed.errors.is_empty() && invalid_utf8.is_empty() {
         // A truncated or never-written file would otherwise pass CI as "verified".
         diagnostics.push(
-            Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, 0..0), "the file has no statements: nothing to verify")
-                .with_label("expected at least one statement")
-                .with_help("a `.sync` file describes at least one call; see grammar/SYNC.md"),
+            Diagnostic::new(
+                &SyntaxErrorRule::INFO,
+                Span::new(file, 0..0),
+                "the file has no statements: nothing to verify",
+            )
+            .with_label("expected at least one statement")
+            .with_help("a `.sync` file describes at least one call; see grammar/SYNC.md"),
         );
     }
     let (program, lowering) = lower(&parsed.file, file, source.text.len());
@@ -70,9 +78,12 @@ pub fn check_sync_bytes(sources: &mut Sources, path: impl Into<String>, bytes: &
 }
 
 fn syntax_diagnostic(file: FileId, error: &SyntaxError) -> Diagnostic {
-    let mut diagnostic =
-        Diagnostic::new(&SyntaxErrorRule::INFO, Span::new(file, error.span.clone()), error.message.clone())
-            .with_label(error.label.clone());
+    let mut diagnostic = Diagnostic::new(
+        &SyntaxErrorRule::INFO,
+        Span::new(file, error.span.clone()),
+        error.message.clone(),
+    )
+    .with_label(error.label.clone());
     for (what, span) in &error.contexts {
         diagnostic = diagnostic.with_related(Span::new(file, span.clone()), format!("while parsing this {what}"));
     }

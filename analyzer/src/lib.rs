@@ -13,6 +13,6 @@ mod suggest;
 
 pub use diagnostic::{Diagnostic, Related, Severity};
 pub use frontend::{CheckedFile, check_sync_bytes, check_sync_file};
-pub use source::decode_utf8_lossless_offsets;
 pub use model::Program;
+pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};

@@ -393,10 +393,7 @@ impl Pipe {
     }
 
     pub fn name(self) -> &'static str {
-        Pipe::NAMES
-            .iter()
-            .find(|(_, p)| *p == self)
-            .map_or("?", |(n, _)| n)
+        Pipe::NAMES.iter().find(|(_, p)| *p == self).map_or("?", |(n, _)| n)
     }
 }
 
@@ -427,7 +424,10 @@ pub enum ObjectKind {
     Comm,
     Channel(ChannelInfo),
     /// An HCCL thread: a stream bound to a communicator, with its own notifies.
-    HcclThread { stream: Option<ObjId>, notify_num: Expr },
+    HcclThread {
+        stream: Option<ObjId>,
+        notify_num: Expr,
+    },
     Buffer(BufferInfo),
 }
 
@@ -520,12 +520,25 @@ pub struct GeTask {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GeTaskKind {
-    HcomRecord { group: String, group_span: Span },
-    HcomWait { group: String, group_span: Span },
-    AicpuKfc { so_name: String, kernel_name: String },
+    HcomRecord {
+        group: String,
+        group_span: Span,
+    },
+    HcomWait {
+        group: String,
+        group_span: Span,
+    },
+    AicpuKfc {
+        so_name: String,
+        kernel_name: String,
+    },
     /// An AI Core task, loaded from serialized data.
-    AiCore { name: String },
-    Ccu { groups: Vec<String> },
+    AiCore {
+        name: String,
+    },
+    Ccu {
+        groups: Vec<String>,
+    },
 }
 
 /// `superkernel name(stream, aic: A, aiv: V) { subkernel ... }`

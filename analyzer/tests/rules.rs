@@ -14,20 +14,38 @@ fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
     let mut sources = Sources::default();
     let checked = check_sync_bytes(&mut sources, name, &bytes);
     let codes = checked.diagnostics.iter().map(|d| d.code).collect();
-    (codes, render_text(&checked.diagnostics, &sources, TextOptions::default()))
+    (
+        codes,
+        render_text(&checked.diagnostics, &sources, TextOptions::default()),
+    )
 }
 
 #[test]
 fn rule_fixtures() {
     insta::glob!("fixtures/*/*.sync", |path| {
-        let code = path.parent().unwrap().file_name().unwrap().to_string_lossy().to_string();
+        let code = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         let (codes, rendered) = check_fixture(path);
         if stem.starts_with("fail") {
-            assert!(codes.contains(&code.as_str()), "{stem} must report {code}, got {codes:?}");
+            assert!(
+                codes.contains(&code.as_str()),
+                "{stem} must report {code}, got {codes:?}"
+            );
         } else {
-            assert!(stem.starts_with("pass"), "fixture names start with fail_ or pass_: {stem}");
-            assert!(!codes.contains(&code.as_str()), "{stem} must not report {code}, got {codes:?}");
+            assert!(
+                stem.starts_with("pass"),
+                "fixture names start with fail_ or pass_: {stem}"
+            );
+            assert!(
+                !codes.contains(&code.as_str()),
+                "{stem} must not report {code}, got {codes:?}"
+            );
         }
         insta::assert_snapshot!(rendered);
     });
@@ -42,7 +60,15 @@ fn every_rule_has_a_failing_and_a_passing_fixture() {
             .unwrap_or_else(|_| panic!("{} has no fixture folder {}", rule.code, dir.display()))
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().any(|n| n.starts_with("fail")), "{} has no fail_ fixture", rule.code);
-        assert!(names.iter().any(|n| n.starts_with("pass")), "{} has no pass_ fixture", rule.code);
+        assert!(
+            names.iter().any(|n| n.starts_with("fail")),
+            "{} has no fail_ fixture",
+            rule.code
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("pass")),
+            "{} has no pass_ fixture",
+            rule.code
+        );
     }
 }

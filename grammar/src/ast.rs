@@ -61,11 +61,7 @@ pub enum StmtKind {
         otherwise: Option<Else>,
     },
     /// `for i in 0..N { ... }`
-    For {
-        var: Ident,
-        range: RangeExpr,
-        body: Block,
-    },
+    For { var: Ident, range: RangeExpr, body: Block },
     /// `thread worker { ... }`: a second host thread of the same process.
     Thread { name: Ident, body: Block },
     /// `op MatmulAllReduce attrs(group, group_tp) { ... }`: a GE op's gen-task list.
@@ -75,17 +71,9 @@ pub enum StmtKind {
         body: Block,
     },
     /// `superkernel sk(s1, aic: 24, aiv: 48) { subkernel ... }`
-    SuperKernel {
-        name: Ident,
-        args: Vec<Arg>,
-        body: Block,
-    },
+    SuperKernel { name: Ident, args: Vec<Arg>, body: Block },
     /// `subkernel add(tiling_keys: [1, 2]) { per-core code }`
-    SubKernel {
-        name: Ident,
-        args: Vec<Arg>,
-        body: Block,
-    },
+    SubKernel { name: Ident, args: Vec<Arg>, body: Block },
     /// `return;` (an early return of a kernel or host thread)
     Return,
     /// A statement that did not parse; the error is reported separately.
@@ -241,7 +229,7 @@ impl SizeUnit {
         }
     }
 
-    pub fn from_str(text: &str) -> Option<SizeUnit> {
+    pub fn from_name(text: &str) -> Option<SizeUnit> {
         SizeUnit::ALL.into_iter().find(|unit| unit.as_str() == text)
     }
 }
@@ -299,12 +287,7 @@ impl BinaryOp {
             BinaryOp::Add | BinaryOp::Sub => 6,
             BinaryOp::BitAnd => 5,
             BinaryOp::BitOr => 4,
-            BinaryOp::Eq
-            | BinaryOp::Ne
-            | BinaryOp::Lt
-            | BinaryOp::Le
-            | BinaryOp::Gt
-            | BinaryOp::Ge => 3,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 3,
             BinaryOp::And => 2,
             BinaryOp::Or => 1,
         }

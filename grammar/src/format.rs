@@ -142,11 +142,7 @@ impl<'a> Printer<'a> {
     fn fits_as_trailing(&self, comment_start: usize) -> bool {
         self.line_open
             && self.last_end.is_some_and(|end| {
-                comment_start < end
-                    || self
-                        .src
-                        .get(end..comment_start)
-                        .is_some_and(|gap| !gap.contains('\n'))
+                comment_start < end || self.src.get(end..comment_start).is_some_and(|gap| !gap.contains('\n'))
             })
     }
 
@@ -168,11 +164,7 @@ impl<'a> Printer<'a> {
                 self.push(&format!("let {} = {};", pattern_text(pattern), call_text(value)));
             }
             StmtKind::Call(call) => self.push(&format!("{};", call_text(call))),
-            StmtKind::If {
-                cond,
-                then,
-                otherwise,
-            } => self.if_chain(cond, then, otherwise.as_ref()),
+            StmtKind::If { cond, then, otherwise } => self.if_chain(cond, then, otherwise.as_ref()),
             StmtKind::For { var, range, body } => {
                 self.push(&format!("for {} in {} ", var.name, range_text(range)));
                 self.block(body);
@@ -216,12 +208,7 @@ impl<'a> Printer<'a> {
             }
             Some(Else::If(stmt)) => {
                 self.push(" else ");
-                if let StmtKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } = &stmt.kind
-                {
+                if let StmtKind::If { cond, then, otherwise } = &stmt.kind {
                     self.if_chain(cond, then, otherwise.as_ref());
                 } else {
                     // Not produced by the parser; a block is the nearest valid syntax.
@@ -400,8 +387,7 @@ fn parenthesized(e: &Expr) -> String {
 /// Operators associate left, so a right operand of equal precedence needs parentheses.
 fn binary_text(op: BinaryOp, lhs: &Expr, rhs: &Expr) -> String {
     let rhs_text = operand_text(rhs, op.precedence() + 1);
-    let lhs_text = if op == BinaryOp::Gt && rhs_text.starts_with('(') && ends_with_generic_open(lhs)
-    {
+    let lhs_text = if op == BinaryOp::Gt && rhs_text.starts_with('(') && ends_with_generic_open(lhs) {
         // `a < b > (c)` would read as the call `a<b>(c)`.
         parenthesized(lhs)
     } else {
@@ -455,10 +441,8 @@ fn ends_with_generic_open(e: &Expr) -> bool {
     let ExprKind::Binary(op, lhs, rhs) = &e.kind else {
         return false;
     };
-    let opens_here = *op == BinaryOp::Lt
-        && is_generic_arg(rhs)
-        && precedence(lhs) >= op.precedence()
-        && ends_with_name(lhs);
+    let opens_here =
+        *op == BinaryOp::Lt && is_generic_arg(rhs) && precedence(lhs) >= op.precedence() && ends_with_name(lhs);
     opens_here || (precedence(rhs) > op.precedence() && ends_with_generic_open(rhs))
 }
 
@@ -466,9 +450,7 @@ fn ends_with_generic_open(e: &Expr) -> bool {
 fn ends_with_name(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Name(_) => true,
-        ExprKind::Unary(_, operand) => {
-            precedence(operand) >= UNARY_PRECEDENCE && ends_with_name(operand)
-        }
+        ExprKind::Unary(_, operand) => precedence(operand) >= UNARY_PRECEDENCE && ends_with_name(operand),
         ExprKind::Binary(op, _, rhs) => precedence(rhs) > op.precedence() && ends_with_name(rhs),
         _ => false,
     }
@@ -479,9 +461,8 @@ fn closes_generics(e: &Expr) -> bool {
     let ExprKind::Binary(op, lhs, rhs) = &e.kind else {
         return false;
     };
-    let closes_here = *op == BinaryOp::Gt
-        && is_generic_arg(lhs)
-        && operand_text(rhs, op.precedence() + 1).starts_with('(');
+    let closes_here =
+        *op == BinaryOp::Gt && is_generic_arg(lhs) && operand_text(rhs, op.precedence() + 1).starts_with('(');
     closes_here || (precedence(lhs) >= op.precedence() && closes_generics(lhs))
 }
 

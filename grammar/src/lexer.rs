@@ -60,10 +60,7 @@ impl Keyword {
     ];
 
     fn from_word(word: &str) -> Option<Keyword> {
-        Keyword::ALL
-            .iter()
-            .find(|(text, _)| *text == word)
-            .map(|(_, kw)| *kw)
+        Keyword::ALL.iter().find(|(text, _)| *text == word).map(|(_, kw)| *kw)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +107,29 @@ pub enum Punct {
 }
 
 impl Punct {
+    /// Operators of expressions (as opposed to brackets and separators).
+    pub fn is_operator(self) -> bool {
+        matches!(
+            self,
+            Punct::Lt
+                | Punct::Gt
+                | Punct::Le
+                | Punct::Ge
+                | Punct::EqEq
+                | Punct::Ne
+                | Punct::Plus
+                | Punct::Minus
+                | Punct::Star
+                | Punct::Slash
+                | Punct::Percent
+                | Punct::Amp
+                | Punct::AmpAmp
+                | Punct::Pipe
+                | Punct::PipePipe
+                | Punct::Bang
+        )
+    }
+
     /// Longest first, so that `..=` wins over `..` and `.`.
     const ALL: [(&'static str, Punct); 30] = [
         ("..=", Punct::DotDotEq),
@@ -214,9 +234,7 @@ impl Lexer<'_> {
                 self.string(start);
             } else if c.is_alphabetic() || c == '_' {
                 self.word(start);
-            } else if let Some((text, punct)) =
-                Punct::ALL.iter().find(|(text, _)| self.rest().starts_with(text))
-            {
+            } else if let Some((text, punct)) = Punct::ALL.iter().find(|(text, _)| self.rest().starts_with(text)) {
                 self.pos += text.len();
                 self.push(Token::Punct(*punct), start);
             } else {
@@ -259,9 +277,7 @@ impl Lexer<'_> {
     }
 
     fn error(&mut self, start: usize, message: String, label: &str) {
-        self.out
-            .errors
-            .push(SyntaxError::new(start..self.pos, message, label));
+        self.out.errors.push(SyntaxError::new(start..self.pos, message, label));
     }
 
     fn line_comment(&mut self, start: usize) {

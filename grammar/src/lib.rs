@@ -25,12 +25,64 @@ pub struct Parsed {
     pub comments: Vec<ast::Comment>,
 }
 
+/// Deepest bracket nesting accepted. Deeper input is not a program anyone wrote, and
+/// bounding it keeps every recursive pass (lowering, rules, formatting) off the stack limit.
+pub const MAX_NESTING: usize = 128;
+/// Most operators in one statement, for the same reason (`1+1+...` builds a deep tree).
+pub const MAX_OPERATORS_PER_STATEMENT: usize = 1000;
+
+/// Stop at the first statement that exceeds the limits: report it and drop the tokens
+/// from its start on.
+fn limit_complexity(lexed: &mut lexer::Lexed) {
+    use lexer::{Punct, Token};
+    let mut depth = 0usize;
+    let mut operators = 0usize;
+    let mut statement_start = 0usize;
+    for (index, (token, span)) in lexed.tokens.iter().enumerate() {
+        let problem = match token {
+            Token::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => {
+                depth += 1;
+                (depth > MAX_NESTING).then(|| format!("brackets nested more than {MAX_NESTING} levels deep"))
+            }
+            Token::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            Token::Punct(Punct::Semi) => None,
+            Token::Punct(p) if p.is_operator() => {
+                operators += 1;
+                (operators > MAX_OPERATORS_PER_STATEMENT)
+                    .then(|| format!("more than {MAX_OPERATORS_PER_STATEMENT} operators in one statement"))
+            }
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            let stop = lexed.tokens[statement_start].1.start;
+            lexed.errors.push(
+                SyntaxError::new(
+                    span.clone(),
+                    format!("input too complex: {problem}"),
+                    "limit reached here",
+                )
+                .with_help("syncguard stops reading the file at the statement that contains this"),
+            );
+            lexed.tokens.truncate(statement_start);
+            lexed.comments.retain(|c| c.span.start < stop);
+            return;
+        }
+        if matches!(token, Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace)) {
+            operators = 0;
+            if depth == 0 {
+                statement_start = index + 1;
+            }
+        }
+    }
+}
+
 /// For each lexical error, the byte range in which parse errors are its consequences.
 fn lexical_shadows(lexed: &lexer::Lexed) -> Vec<ast::Span> {
     use lexer::{Punct, Token};
-    let is_boundary = |token: &Token| {
-        matches!(token, Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace))
-    };
+    let is_boundary = |token: &Token| matches!(token, Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace));
     lexed
         .errors
         .iter()
@@ -47,7 +99,8 @@ fn lexical_shadows(lexed: &lexer::Lexed) -> Vec<ast::Span> {
 
 /// Parse `.sync` source text. Spans are byte offsets into `src`.
 pub fn parse(src: &str) -> Parsed {
-    let lexed = lexer::lex(src);
+    let mut lexed = lexer::lex(src);
+    limit_complexity(&mut lexed);
     let (file, parse_errors) = parser::parse_tokens(&lexed.tokens, src);
     let shadows = lexical_shadows(&lexed);
     let mut errors = lexed.errors;

@@ -40,7 +40,9 @@ fn place_missing_semicolon(mut error: SyntaxError, tokens: &[(Token, SimpleSpan)
     }
     let previous = tokens.iter().rev().find(|(_, span)| span.end <= error.span.start);
     if let Some((_, previous)) = previous
-        && src.get(previous.end..error.span.start).is_some_and(|gap| gap.contains('\n'))
+        && src
+            .get(previous.end..error.span.start)
+            .is_some_and(|gap| gap.contains('\n'))
     {
         error.span = previous.end..previous.end;
         error.message = "expected `;` after this statement".into();
@@ -84,9 +86,7 @@ fn path<'t, I>() -> impl Parser<'t, I, Path, Extra<'t>> + Clone
 where
     I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
 {
-    let sep = punct(Punct::Dot)
-        .to(".")
-        .or(punct(Punct::PathSep).to("::"));
+    let sep = punct(Punct::Dot).to(".").or(punct(Punct::PathSep).to("::"));
     ident()
         .foldl(sep.then(ident()).repeated(), |mut acc, (sep, next)| {
             acc.name.push_str(sep);
@@ -117,8 +117,8 @@ where
     I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
 {
     recursive(move |expr| {
-        let unit = select! { Token::Ident(name) if SizeUnit::from_str(&name).is_some() => name }
-            .map(|name| SizeUnit::from_str(&name).unwrap_or(SizeUnit::B));
+        let unit = select! { Token::Ident(name) if SizeUnit::from_name(&name).is_some() => name }
+            .map(|name| SizeUnit::from_name(&name).unwrap_or(SizeUnit::B));
         let int = select! { Token::Int(value, hex) => (value, hex) }
             .then(unit.or_not())
             .map(|((value, hex), unit)| ExprKind::Int(IntLit { value, hex, unit }));
@@ -171,9 +171,7 @@ where
                 kind,
                 span: span_of(e.span()),
             })
-            .or(expr
-                .clone()
-                .delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
+            .or(expr.clone().delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
             .recover_with(via_parser(nested_delimiters(
                 Token::Punct(Punct::LParen),
                 Token::Punct(Punct::RParen),
@@ -234,10 +232,7 @@ where
             ],
             unary,
         );
-        let sum = level(
-            &[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)],
-            product,
-        );
+        let sum = level(&[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)], product);
         let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], sum);
         let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_and);
         let compare = level(
@@ -411,19 +406,17 @@ where
                     kw(Keyword::Else)
                         .ignore_then(
                             if_stmt
-                                .map_with(|kind, e| Else::If(Box::new(Stmt {
-                                    kind,
-                                    span: span_of(e.span()),
-                                })))
+                                .map_with(|kind, e| {
+                                    Else::If(Box::new(Stmt {
+                                        kind,
+                                        span: span_of(e.span()),
+                                    }))
+                                })
                                 .or(block.clone().map(Else::Block)),
                         )
                         .or_not(),
                 )
-                .map(|((cond, then), otherwise)| StmtKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                })
+                .map(|((cond, then), otherwise)| StmtKind::If { cond, then, otherwise })
         })
         .labelled("if statement")
         .as_context();
@@ -514,8 +507,8 @@ where
             .map(|(name, range)| StmtKind::Param { name, range })
             .labelled("param declaration")
             .as_context();
-        let setting_key = select! { Token::Ident(name) if SETTING_KEYS.contains(&name.as_str()) => name }
-            .map_with(|name, e| Ident {
+        let setting_key =
+            select! { Token::Ident(name) if SETTING_KEYS.contains(&name.as_str()) => name }.map_with(|name, e| Ident {
                 name,
                 span: span_of(e.span()),
             });
@@ -612,9 +605,7 @@ fn convert_error(error: Rich<'_, Token, SimpleSpan>) -> SyntaxError {
     let (message, label, help) = match error.reason() {
         chumsky::error::RichReason::Custom(message) => (message.clone(), String::new(), None),
         chumsky::error::RichReason::ExpectedFound { expected, found } => {
-            let found_text = found
-                .as_ref()
-                .map_or("end of input".to_string(), |tok| tok.to_string());
+            let found_text = found.as_ref().map_or("end of input".to_string(), |tok| tok.to_string());
             let expected_text = expected_list(expected);
             let wants_name = expected_text.contains("identifier");
             let help = found.as_ref().filter(|_| wants_name).and_then(|tok| hint_for(tok));
@@ -655,9 +646,7 @@ const CLOSERS: [Punct; 5] = [Punct::Comma, Punct::Semi, Punct::RParen, Punct::RB
 /// "a, b or c", sorted and deduplicated so that messages are deterministic.
 fn expected_list(expected: &[chumsky::error::RichPattern<'_, Token>]) -> String {
     use chumsky::error::RichPattern;
-    let is_closer = |p: &RichPattern<'_, Token>| {
-        matches!(p, RichPattern::Token(tok) if matches!(&**tok, Token::Punct(p) if CLOSERS.contains(p)))
-    };
+    let is_closer = |p: &RichPattern<'_, Token>| matches!(p, RichPattern::Token(tok) if matches!(&**tok, Token::Punct(p) if CLOSERS.contains(p)));
     let closers: Vec<_> = expected.iter().filter(|p| is_closer(p)).collect();
     let chosen: Vec<&RichPattern<'_, Token>> = if closers.is_empty() {
         expected.iter().collect()

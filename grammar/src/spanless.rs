@@ -45,11 +45,7 @@ fn strip_stmt(stmt: &mut Stmt) {
             strip_call(value);
         }
         StmtKind::Call(call) => strip_call(call),
-        StmtKind::If {
-            cond,
-            then,
-            otherwise,
-        } => {
+        StmtKind::If { cond, then, otherwise } => {
             strip_expr(cond);
             strip_block(then);
             if let Some(otherwise) = otherwise {

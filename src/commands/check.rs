@@ -24,7 +24,10 @@ pub fn run(paths: &[PathBuf], format: Format, color: bool) -> Outcome {
         }
         Format::Json => {
             let json = render_json(&diagnostics, &sources, files);
-            println!("{}", serde_json::to_string_pretty(&json).expect("JSON values always serialize"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).expect("JSON values always serialize")
+            );
         }
     }
     if failures > 0 {

@@ -18,7 +18,10 @@ pub fn read_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
         if path.as_os_str() == "-" {
             let mut bytes = Vec::new();
             match std::io::stdin().read_to_end(&mut bytes) {
-                Ok(_) => inputs.push(Input { path: "-".into(), bytes }),
+                Ok(_) => inputs.push(Input {
+                    path: "-".into(),
+                    bytes,
+                }),
                 Err(err) => failures += report(path, &err),
             }
             continue;

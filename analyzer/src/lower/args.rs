@@ -60,7 +60,11 @@ impl Lowerer {
                         let names = api.params.iter().map(|p| p.name);
                         let close = crate::suggest::closest(&name.name, names);
                         let label = close.map_or("no such parameter".to_string(), |c| format!("did you mean `{c}`?"));
-                        self.syntax_error(&name.span, format!("`{}` has no parameter `{}`", api.name, name.name), label);
+                        self.syntax_error(
+                            &name.span,
+                            format!("`{}` has no parameter `{}`", api.name, name.name),
+                            label,
+                        );
                         ok = false;
                         continue;
                     }
@@ -142,7 +146,11 @@ impl Lowerer {
             format!("{required} to {total}")
         };
         let plural = if total == 1 { "" } else { "s" };
-        let message = format!("`{}` takes {count} argument{plural}, {} given", api.name, call.args.len());
+        let message = format!(
+            "`{}` takes {count} argument{plural}, {} given",
+            api.name,
+            call.args.len()
+        );
         self.syntax_error(&call.span, message, format!("expected {}", api.signature()));
     }
 
@@ -154,7 +162,11 @@ impl Lowerer {
         }
         let ExprKind::Name(path) = &expr.kind else {
             if !matches!(expr.kind, ExprKind::Error) {
-                self.syntax_error(&expr.span, format!("expected {} handle", with_article(noun)), format!("not {}", with_article(noun)));
+                self.syntax_error(
+                    &expr.span,
+                    format!("expected {} handle", with_article(noun)),
+                    format!("not {}", with_article(noun)),
+                );
             }
             return None;
         };
@@ -215,7 +227,11 @@ impl Lowerer {
             ExprKind::Binary(ast::BinaryOp::BitOr, a, b) => Some(self.arg_flags(a)? | self.arg_flags(b)?),
             ExprKind::Error => None,
             _ => {
-                self.syntax_error(&expr.span, "expected flags", "e.g. `ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE`");
+                self.syntax_error(
+                    &expr.span,
+                    "expected flags",
+                    "e.g. `ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE`",
+                );
                 None
             }
         }
@@ -224,7 +240,11 @@ impl Lowerer {
     /// One constant of `family`, written bare or qualified (`CommEngine::COMM_ENGINE_CPU`).
     pub(super) fn arg_enum(&mut self, expr: &ast::Expr, family: EnumFamily) -> Option<String> {
         let ExprKind::Name(path) = &expr.kind else {
-            self.syntax_error(&expr.span, "expected a constant name", format!("e.g. `{}`", family.constants()[0]));
+            self.syntax_error(
+                &expr.span,
+                "expected a constant name",
+                format!("e.g. `{}`", family.constants()[0]),
+            );
             return None;
         };
         let name = last_segment(&path.text);
@@ -282,10 +302,14 @@ impl Lowerer {
             _ => (expr, Expr::Int(0), None),
         };
         let buffer = self.arg_object(base, ArgKind::Ptr)?;
-        let len = len.or(slice_len).unwrap_or_else(|| match &self.program.object(buffer).kind {
-            ObjectKind::Buffer(info) => Expr::Binary(BinOp::Sub, Box::new(info.size.clone()), Box::new(offset.clone())),
-            _ => Expr::Int(0),
-        });
+        let len = len
+            .or(slice_len)
+            .unwrap_or_else(|| match &self.program.object(buffer).kind {
+                ObjectKind::Buffer(info) => {
+                    Expr::Binary(BinOp::Sub, Box::new(info.size.clone()), Box::new(offset.clone()))
+                }
+                _ => Expr::Int(0),
+            });
         Some(MemRange {
             buffer,
             offset,
@@ -312,7 +336,11 @@ impl Lowerer {
 
     fn channel_desc(&mut self, expr: &ast::Expr) -> Option<ChannelDesc> {
         let ExprKind::Struct(fields) = &expr.kind else {
-            self.syntax_error(&expr.span, "expected an HcclChannelDesc", "e.g. `{ remoteRank: 1, notifyNum: 3 }`");
+            self.syntax_error(
+                &expr.span,
+                "expected an HcclChannelDesc",
+                "e.g. `{ remoteRank: 1, notifyNum: 3 }`",
+            );
             return None;
         };
         let mut desc = ChannelDesc {
@@ -330,17 +358,29 @@ impl Lowerer {
                 "notifyNum" => desc.notify_num = self.lower_expr(&field.value),
                 "channelProtocol" => match &field.value.kind {
                     ExprKind::Name(path) => desc.protocol = last_segment(&path.text).to_string(),
-                    _ => self.syntax_error(&field.value.span, "expected a protocol name", "e.g. `COMM_PROTOCOL_HCCS`"),
+                    _ => self.syntax_error(
+                        &field.value.span,
+                        "expected a protocol name",
+                        "e.g. `COMM_PROTOCOL_HCCS`",
+                    ),
                 },
                 other => {
                     let close = crate::suggest::closest(other, CHANNEL_DESC_FIELDS);
                     let label = close.map_or("not modelled by syncguard".into(), |c| format!("did you mean `{c}`?"));
-                    self.syntax_error(&field.name.span, format!("HcclChannelDesc has no field `{other}`"), label);
+                    self.syntax_error(
+                        &field.name.span,
+                        format!("HcclChannelDesc has no field `{other}`"),
+                        label,
+                    );
                 }
             }
         }
         if !has_remote {
-            self.syntax_error(&expr.span, "an HcclChannelDesc needs `remoteRank`", "remoteRank missing");
+            self.syntax_error(
+                &expr.span,
+                "an HcclChannelDesc needs `remoteRank`",
+                "remoteRank missing",
+            );
             return None;
         }
         Some(desc)

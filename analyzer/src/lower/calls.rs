@@ -31,7 +31,11 @@ impl Lowerer {
             return;
         }
         let kinds = match pattern {
-            Some(pattern) => self.lower_creation(api, &args, pattern, call).into_iter().map(OpKind::Create).collect(),
+            Some(pattern) => self
+                .lower_creation(api, &args, pattern, call)
+                .into_iter()
+                .map(OpKind::Create)
+                .collect(),
             None => self.lower_effect(api, &args, call).into_iter().collect::<Vec<_>>(),
         };
         for kind in kinds {
@@ -64,7 +68,11 @@ impl Lowerer {
             }
             (false, Some(pattern)) => {
                 let span = pattern.names()[0].span.start..call.span.end;
-                self.syntax_error(&span, format!("`{}` creates nothing to bind", api.name), "remove `let ... =`");
+                self.syntax_error(
+                    &span,
+                    format!("`{}` creates nothing to bind", api.name),
+                    "remove `let ... =`",
+                );
                 return false;
             }
             _ => {}
@@ -84,7 +92,11 @@ impl Lowerer {
     }
 
     fn misplaced(&mut self, api: &Api, call: &ast::Call, where_: &str) -> bool {
-        self.syntax_error(&call.callee.span, format!("`{}` can only be called {where_}", api.name), "called here");
+        self.syntax_error(
+            &call.callee.span,
+            format!("`{}` can only be called {where_}", api.name),
+            "called here",
+        );
         false
     }
 
@@ -95,7 +107,12 @@ impl Lowerer {
             return Vec::new();
         };
         if kinds.len() != names.len() {
-            let message = format!("`{}` creates {} handle(s) but {} name(s) are bound", api.name, kinds.len(), names.len());
+            let message = format!(
+                "`{}` creates {} handle(s) but {} name(s) are bound",
+                api.name,
+                kinds.len(),
+                names.len()
+            );
             self.syntax_error(&call.span, message, "make the names match the count");
             return Vec::new();
         }
@@ -107,7 +124,13 @@ impl Lowerer {
     }
 
     /// The objects a creating call makes, in binding order.
-    fn created_kinds(&mut self, api: &Api, args: &BoundArgs, bound: usize, call: &ast::Call) -> Option<Vec<ObjectKind>> {
+    fn created_kinds(
+        &mut self,
+        api: &Api,
+        args: &BoundArgs,
+        bound: usize,
+        call: &ast::Call,
+    ) -> Option<Vec<ObjectKind>> {
         let arg = |i: usize| args.get(i);
         Some(match api.creates {
             Creates::Nothing => Vec::new(),
@@ -119,7 +142,11 @@ impl Lowerer {
                     Some(expr) => self.arg_flags(expr)?,
                     None => 0,
                 };
-                vec![ObjectKind::Event(EventInfo { semantics, creator, flags })]
+                vec![ObjectKind::Event(EventInfo {
+                    semantics,
+                    creator,
+                    flags,
+                })]
             }
             Creates::DeviceBuffer | Creates::HostBuffer => {
                 let size = self.lower_expr(arg(0)?);
@@ -149,14 +176,23 @@ impl Lowerer {
                     return None;
                 }
                 let notify_num = self.lower_expr(arg(3)?);
-                vec![ObjectKind::HcclThread { stream: None, notify_num }; bound]
+                vec![
+                    ObjectKind::HcclThread {
+                        stream: None,
+                        notify_num
+                    };
+                    bound
+                ]
             }
             Creates::HcclThreadOnStream => {
                 self.arg_object(arg(0)?, ArgKind::Comm)?;
                 self.arg_enum(arg(1)?, api::EnumFamily::Engine)?;
                 let stream = self.arg_object(arg(2)?, ArgKind::Stream)?;
                 let notify_num = self.lower_expr(arg(3)?);
-                vec![ObjectKind::HcclThread { stream: Some(stream), notify_num }]
+                vec![ObjectKind::HcclThread {
+                    stream: Some(stream),
+                    notify_num,
+                }]
             }
             Creates::Channels => self.created_channels(args, call)?,
         })
@@ -168,7 +204,10 @@ impl Lowerer {
         let descs = self.arg_channel_descs(args.get(2)?);
         let count_expr = args.get(3)?;
         if self.lower_expr(count_expr).as_const() != Some(descs.len() as i64) {
-            let message = format!("`channelNum` must equal the number of channel descriptors ({})", descs.len());
+            let message = format!(
+                "`channelNum` must equal the number of channel descriptors ({})",
+                descs.len()
+            );
             self.syntax_error(&count_expr.span, message, "channelNum disagrees with channelDescs");
             return None;
         }
@@ -264,12 +303,27 @@ impl Lowerer {
             },
             Effect::RemoteWrite { with_notify } => {
                 let (thread, channel, dst, src) = self.transfer_args(args)?;
-                let notify = if with_notify { Some(self.lower_expr(arg(5)?)) } else { None };
-                OpKind::RemoteWrite { thread, channel, dst, src, notify }
+                let notify = if with_notify {
+                    Some(self.lower_expr(arg(5)?))
+                } else {
+                    None
+                };
+                OpKind::RemoteWrite {
+                    thread,
+                    channel,
+                    dst,
+                    src,
+                    notify,
+                }
             }
             Effect::RemoteRead => {
                 let (thread, channel, dst, src) = self.transfer_args(args)?;
-                OpKind::RemoteRead { thread, channel, dst, src }
+                OpKind::RemoteRead {
+                    thread,
+                    channel,
+                    dst,
+                    src,
+                }
             }
             Effect::LocalCopy => {
                 let thread = self.arg_object(arg(0)?, ArgKind::Thread)?;
@@ -280,7 +334,11 @@ impl Lowerer {
             }
             Effect::Fence { channel } => OpKind::Fence {
                 thread: self.arg_object(arg(0)?, ArgKind::Thread)?,
-                channel: if channel { Some(self.arg_object(arg(1)?, ArgKind::Channel)?) } else { None },
+                channel: if channel {
+                    Some(self.arg_object(arg(1)?, ArgKind::Channel)?)
+                } else {
+                    None
+                },
             },
             Effect::ThreadSynchronize => OpKind::ThreadSynchronize {
                 thread: self.arg_object(arg(0)?, ArgKind::Thread)?,
@@ -327,7 +385,9 @@ impl Lowerer {
 
     fn optional_timeout(&mut self, api: &Api, args: &BoundArgs, index: usize) -> Option<crate::model::Timeout> {
         let param = api.params.get(index)?;
-        let ArgKind::Timeout(unit) = param.kind else { return None };
+        let ArgKind::Timeout(unit) = param.kind else {
+            return None;
+        };
         let expr = args.get(index)?;
         Some(self.arg_timeout(expr, unit))
     }
@@ -410,7 +470,11 @@ impl Lowerer {
         match &expr.kind {
             ast::ExprKind::Name(path) if path.text == "context" => Some(()),
             _ => {
-                self.syntax_error(&expr.span, "the first argument is the gen-task `context`", "write `context`");
+                self.syntax_error(
+                    &expr.span,
+                    "the first argument is the gen-task `context`",
+                    "write `context`",
+                );
                 None
             }
         }

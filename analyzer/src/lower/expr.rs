@@ -14,7 +14,11 @@ impl Lowerer {
             ExprKind::Int(lit) => match lit.scaled().and_then(|v| i64::try_from(v).ok()) {
                 Some(value) => Expr::Int(value),
                 None => {
-                    self.syntax_error(&expr.span, "number too large", "does not fit in a signed 64-bit integer");
+                    self.syntax_error(
+                        &expr.span,
+                        "number too large",
+                        "does not fit in a signed 64-bit integer",
+                    );
                     Expr::Int(0)
                 }
             },
@@ -46,7 +50,11 @@ impl Lowerer {
         let errors_before = self.diagnostics.len();
         let value = self.lower_expr(expr).as_const();
         if value.is_none() && self.diagnostics.len() == errors_before {
-            self.syntax_error(&expr.span, "expected a constant", "this depends on a parameter, rank or loop");
+            self.syntax_error(
+                &expr.span,
+                "expected a constant",
+                "this depends on a parameter, rank or loop",
+            );
         }
         value
     }
@@ -57,7 +65,10 @@ impl Lowerer {
             (Some(Binding::Var(id)), _) => Expr::Var(id),
             (Some(Binding::Object(id)), _) => {
                 let object = self.program.object(id);
-                let message = format!("`{name}` is {}, not a number", super::args::with_article(object.kind.noun()));
+                let message = format!(
+                    "`{name}` is {}, not a number",
+                    super::args::with_article(object.kind.noun())
+                );
                 self.syntax_error(span, message, "expected an integer expression");
                 Expr::Int(0)
             }
@@ -96,7 +107,11 @@ impl Lowerer {
                 Expr::Binary(BinOp::Eq, Box::new(Expr::TilingKey), Box::new(key))
             }
             ("GetBlockIdx" | "TILING_KEY_IS", _, Place::Core) => {
-                self.syntax_error(&call.span, format!("wrong arguments to `{name}`"), "expected `GetBlockIdx()` or `TILING_KEY_IS(key)`");
+                self.syntax_error(
+                    &call.span,
+                    format!("wrong arguments to `{name}`"),
+                    "expected `GetBlockIdx()` or `TILING_KEY_IS(key)`",
+                );
                 Expr::Int(0)
             }
             _ => {

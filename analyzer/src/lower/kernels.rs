@@ -9,7 +9,11 @@ use crate::model::{Block, GeOp, Op, OpKind, Stmt, SubKernel, SuperKernel, SuperK
 impl Lowerer {
     pub(super) fn lower_ge_op(&mut self, stmt: &ast::Stmt, name: &ast::Ident, attrs: &[ast::Ident], body: &ast::Block) {
         if self.place != Place::Host || self.scopes.len() > 1 {
-            self.syntax_error(&stmt.span, "an `op` block belongs at the top level of the file", "nested op");
+            self.syntax_error(
+                &stmt.span,
+                "an `op` block belongs at the top level of the file",
+                "nested op",
+            );
             return;
         }
         let index = self.program.ge_ops.len();
@@ -59,7 +63,11 @@ impl Lowerer {
             }
         }
         let Some(stream) = stream else {
-            self.syntax_error(&stmt.span, "a superkernel needs the stream it is launched on", "e.g. `superkernel sk(s1, aiv: 48)`");
+            self.syntax_error(
+                &stmt.span,
+                "a superkernel needs the stream it is launched on",
+                "e.g. `superkernel sk(s1, aiv: 48)`",
+            );
             return;
         };
         let id = SuperKernelId(self.program.superkernels.len() as u32);
@@ -79,9 +87,19 @@ impl Lowerer {
         }));
     }
 
-    pub(super) fn lower_subkernel(&mut self, stmt: &ast::Stmt, name: &ast::Ident, args: &[ast::Arg], body: &ast::Block) {
+    pub(super) fn lower_subkernel(
+        &mut self,
+        stmt: &ast::Stmt,
+        name: &ast::Ident,
+        args: &[ast::Arg],
+        body: &ast::Block,
+    ) {
         let Place::SuperKernel(index) = self.place else {
-            self.syntax_error(&stmt.span, "a `subkernel` is only allowed inside a `superkernel`", "misplaced subkernel");
+            self.syntax_error(
+                &stmt.span,
+                "a `subkernel` is only allowed inside a `superkernel`",
+                "misplaced subkernel",
+            );
             return;
         };
         let parent = &self.program.superkernels[index];

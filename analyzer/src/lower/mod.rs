@@ -83,12 +83,11 @@ impl Lowerer {
         candidates: impl IntoIterator<Item = &'a str>,
     ) {
         let message = format!("unknown {what} `{name}`");
-        let mut diagnostic = Diagnostic::new(&UnknownName::INFO, self.span(range), message)
-            .with_label(match what {
-                "API" => "syncguard knows no API of this name (grammar/SYNC.md lists them)".to_string(),
-                "flag" | "constant" | "pipe" => format!("not a {what} this parameter accepts"),
-                _ => format!("nothing declares `{name}` before this point"),
-            });
+        let mut diagnostic = Diagnostic::new(&UnknownName::INFO, self.span(range), message).with_label(match what {
+            "API" => "syncguard knows no API of this name (grammar/SYNC.md lists them)".to_string(),
+            "flag" | "constant" | "pipe" => format!("not a {what} this parameter accepts"),
+            _ => format!("nothing declares `{name}` before this point"),
+        });
         if let Some(close) = suggest::closest(name, candidates) {
             diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
         }
@@ -189,7 +188,11 @@ impl Lowerer {
         if self.place == allowed {
             return true;
         }
-        self.syntax_error(&stmt.span, format!("{what} is only allowed {where_}"), format!("{what} here"));
+        self.syntax_error(
+            &stmt.span,
+            format!("{what} is only allowed {where_}"),
+            format!("{what} here"),
+        );
         false
     }
 
@@ -202,7 +205,11 @@ impl Lowerer {
         out: &mut Block,
     ) {
         if matches!(self.place, Place::GenTask(_) | Place::SuperKernel(_)) {
-            self.syntax_error(&stmt.span, "`if` is not allowed here", "only tasks or sub-kernels can appear here");
+            self.syntax_error(
+                &stmt.span,
+                "`if` is not allowed here",
+                "only tasks or sub-kernels can appear here",
+            );
             return;
         }
         let cond = self.lower_expr(cond);
@@ -233,7 +240,11 @@ impl Lowerer {
         out: &mut Block,
     ) {
         if matches!(self.place, Place::GenTask(_) | Place::SuperKernel(_)) {
-            self.syntax_error(&stmt.span, "`for` is not allowed here", "only tasks or sub-kernels can appear here");
+            self.syntax_error(
+                &stmt.span,
+                "`for` is not allowed here",
+                "only tasks or sub-kernels can appear here",
+            );
             return;
         }
         let start = self.lower_expr(&range.start);

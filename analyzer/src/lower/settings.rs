@@ -45,7 +45,11 @@ impl Lowerer {
             },
             _ => match self.const_int(value) {
                 Some(size) if size > 0 => self.program.settings.hccl_buffer_size = size as u64,
-                _ => self.syntax_error(&value.span, "`hccl_buffer_size` needs a positive size", "e.g. `400 MiB`"),
+                _ => self.syntax_error(
+                    &value.span,
+                    "`hccl_buffer_size` needs a positive size",
+                    "e.g. `400 MiB`",
+                ),
             },
         }
     }
@@ -101,11 +105,19 @@ impl Lowerer {
                 .map(|hi| Some(if range.inclusive { hi } else { hi - 1 })),
         };
         let (Some(min), Some(max)) = (min, max) else {
-            self.syntax_error(&range.span, "a parameter range needs constant bounds", "e.g. `2..=1024`");
+            self.syntax_error(
+                &range.span,
+                "a parameter range needs constant bounds",
+                "e.g. `2..=1024`",
+            );
             return None;
         };
         if max.is_some_and(|max| max < min) {
-            self.syntax_error(&range.span, "this range is empty", "the upper bound is below the lower bound");
+            self.syntax_error(
+                &range.span,
+                "this range is empty",
+                "the upper bound is below the lower bound",
+            );
             return None;
         }
         let id = ParamId(self.program.params.len() as u32);

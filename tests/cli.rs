@@ -1,0 +1,178 @@
+//! The command line as users and CI see it: exit codes, JSON shape, `rules`, `fmt`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn syncguard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn scratch(name: &str, content: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+#[test]
+fn clean_file_exits_zero_with_a_summary() {
+    let output = syncguard(&["check", "tests/cli/clean.sync"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "checked 1 file: 0 errors, 0 warnings\n");
+}
+
+#[test]
+fn findings_exit_one() {
+    let output = syncguard(&["check", "tests/cli/clean.sync", "tests/cli/two-errors.sync"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).ends_with("checked 2 files: 2 errors, 0 warnings\n"));
+}
+
+#[test]
+fn unreadable_path_exits_two_but_checks_the_rest() {
+    let output = syncguard(&["check", "tests/cli/no-such-file.sync", "tests/cli/two-errors.sync"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read tests/cli/no-such-file.sync"));
+    assert!(
+        stdout(&output).contains("unknown event `ev`"),
+        "the readable file is still checked"
+    );
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    assert_eq!(syncguard(&["check"]).status.code(), Some(2));
+    assert_eq!(
+        syncguard(&["check", "--format", "xml", "x.sync"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(syncguard(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(syncguard(&["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let output = syncguard(&["check", "--format", "json", "tests/cli/two-errors.sync"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 2);
+    let first = &diagnostics[0];
+    for key in [
+        "code",
+        "name",
+        "severity",
+        "message",
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "related",
+    ] {
+        assert!(first.get(key).is_some(), "missing `{key}` in {first}");
+    }
+    assert_eq!(first["code"], "SG003");
+    assert_eq!(first["name"], "unknown-name");
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["file"], "tests/cli/two-errors.sync");
+    assert_eq!((first["line"].as_u64(), first["column"].as_u64()), (Some(2), Some(18)));
+    assert_eq!(
+        (first["end_line"].as_u64(), first["end_column"].as_u64()),
+        (Some(2), Some(20))
+    );
+    assert_eq!(json["summary"]["errors"], 2);
+    assert_eq!(json["summary"]["files"], 1);
+}
+
+#[test]
+fn json_related_locations_point_at_other_calls() {
+    let path = scratch(
+        "swapped.sync",
+        "let s1 = aclrtCreateStream();\nlet ev = aclrtCreateEvent();\naclrtRecordEvent(s1, ev);\n",
+    );
+    let output = syncguard(&["check", "--format", "json", path.to_str().unwrap()]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let related = &json["diagnostics"][0]["related"][0];
+    assert_eq!(related["line"], 1);
+    assert_eq!(related["column"], 5);
+    assert_eq!(related["message"], "`s1` is created here");
+}
+
+#[test]
+fn directories_are_searched_for_sync_files_in_order() {
+    let output = syncguard(&["check", "--format", "json", "tests/cli"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["summary"]["files"], 2);
+}
+
+#[test]
+fn standard_input_is_read_for_dash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"aclrtSynchronizeStream(s9);\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("─[ -:1:24 ]"));
+}
+
+#[test]
+fn rules_lists_and_documents_each_rule() {
+    let list = stdout(&syncguard(&["rules"]));
+    assert!(list.contains("SG001  error    syntax-error"));
+    assert!(list.contains("SG003  error    unknown-name"));
+    let doc = syncguard(&["rules", "SG003"]);
+    assert_eq!(doc.status.code(), Some(0));
+    let doc = stdout(&doc);
+    assert!(doc.starts_with("# SG003 unknown-name (error)"));
+    assert!(doc.contains("## What it detects") && doc.contains("## Fix"));
+    assert_eq!(stdout(&syncguard(&["rules", "unknown-name"])), doc);
+    assert_eq!(syncguard(&["rules", "SG999"]).status.code(), Some(2));
+}
+
+#[test]
+fn fmt_rewrites_and_check_reports() {
+    let path = scratch(
+        "messy.sync",
+        "let s1=aclrtCreateStream( ) ; // keep me\nif rank==0{aclrtSynchronizeStream(s1);}\n",
+    );
+    let path = path.to_str().unwrap();
+    let check = syncguard(&["fmt", "--check", path]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("would reformat"));
+    assert_eq!(syncguard(&["fmt", path]).status.code(), Some(0));
+    let formatted = std::fs::read_to_string(path).unwrap();
+    assert_eq!(
+        formatted,
+        "let s1 = aclrtCreateStream(); // keep me\nif rank == 0 {\n    aclrtSynchronizeStream(s1);\n}\n"
+    );
+    assert_eq!(syncguard(&["fmt", "--check", path]).status.code(), Some(0));
+}
+
+#[test]
+fn fmt_leaves_files_that_do_not_parse_untouched() {
+    let broken = "let s1 = aclrtCreateStream(\n";
+    let path = scratch("broken.sync", broken);
+    let output = syncguard(&["fmt", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+}
