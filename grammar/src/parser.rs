@@ -110,145 +110,175 @@ where
     punct(p).ignored().recover_with(via_parser(end()))
 }
 
-/// Expressions. With `allow_struct` false (conditions, loop ranges) a `{` never starts a
-/// struct literal, so that `if x == { ... }` reports the missing operand, not a struct.
-fn expr_parser<'t, I>(allow_struct: bool) -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
+type BoxedExpr<'t, I> = chumsky::Boxed<'t, 't, I, Expr, Extra<'t>>;
+
+/// Expressions, struct literals allowed everywhere.
+fn expr_parser<'t, I>() -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
 where
     I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
 {
-    recursive(move |expr| {
-        let unit = select! { Token::Ident(name) if SizeUnit::from_name(&name).is_some() => name }
-            .map(|name| SizeUnit::from_name(&name).unwrap_or(SizeUnit::B));
-        let int = select! { Token::Int(value, hex) => (value, hex) }
-            .then(unit.or_not())
-            .map(|((value, hex), unit)| ExprKind::Int(IntLit { value, hex, unit }));
-        let literal = int
-            .or(select! { Token::Str(text) => ExprKind::Str(text) })
-            .or(kw(Keyword::True).to(ExprKind::Bool(true)))
-            .or(kw(Keyword::False).to(ExprKind::Bool(false)))
-            .or(kw(Keyword::Null).to(ExprKind::Null))
-            .or(select! { Token::Error => ExprKind::Error });
-
-        let call = call_parser(expr.clone()).map(|call| ExprKind::Call(Box::new(call)));
-
-        let list = expr
-            .clone()
-            .separated_by(punct(Punct::Comma))
-            .allow_trailing()
-            .collect::<Vec<_>>()
-            .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
-            .map(ExprKind::List);
-
-        let field = ident()
-            .then_ignore(punct(Punct::Colon))
-            .then(expr.clone())
-            .map(|(name, value)| Field { name, value });
-        // Gate before the `{` is consumed, so a condition never tries a struct literal.
-        let struct_allowed = empty().try_map(move |_, span| {
-            if allow_struct {
-                Ok(())
-            } else {
-                Err(Rich::custom(span, "a struct literal is not allowed here"))
-            }
-        });
-        let strukt = struct_allowed
-            .ignore_then(
-                field
-                    .separated_by(punct(Punct::Comma))
-                    .allow_trailing()
-                    .collect::<Vec<_>>()
-                    .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
-            )
-            .map(ExprKind::Struct)
-            .labelled("struct literal");
-
-        let atom = literal
-            .or(call)
-            .or(path().map(ExprKind::Name))
-            .or(list)
-            .or(strukt)
-            .map_with(|kind, e| Expr {
-                kind,
-                span: span_of(e.span()),
-            })
-            .or(expr.clone().delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
-            .recover_with(via_parser(nested_delimiters(
-                Token::Punct(Punct::LParen),
-                Token::Punct(Punct::RParen),
-                [(Token::Punct(Punct::LBracket), Token::Punct(Punct::RBracket))],
-                |span| Expr {
-                    kind: ExprKind::Error,
-                    span: span_of(span),
-                },
-            )))
-            .boxed();
-
-        let slice = atom.foldl_with(
-            range_parser(expr.clone())
-                .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
-                .repeated(),
-            |base, range, e| Expr {
-                kind: ExprKind::Slice {
-                    base: Box::new(base),
-                    range,
-                },
-                span: span_of(e.span()),
-            },
-        );
-
-        let unary_op = punct(Punct::Minus)
-            .to(UnaryOp::Neg)
-            .or(punct(Punct::Bang).to(UnaryOp::Not));
-        let unary = unary_op
-            .map_with(|op, e| (op, span_of(e.span())))
-            .repeated()
-            .foldr(slice, |(op, span), operand| Expr {
-                span: span.start..operand.span.end,
-                kind: ExprKind::Unary(op, Box::new(operand)),
-            })
-            .labelled("expression")
-            .boxed();
-
-        let level = |ops: &'static [(Punct, BinaryOp)], operand: chumsky::Boxed<'t, 't, I, Expr, Extra<'t>>| {
-            let tokens: Vec<Token> = ops.iter().map(|(p, _)| Token::Punct(*p)).collect();
-            let op = one_of(tokens).map(move |token| {
-                ops.iter()
-                    .find(|(p, _)| token == Token::Punct(*p))
-                    .map_or(BinaryOp::Add, |(_, op)| *op)
-            });
-            operand
-                .clone()
-                .foldl(op.then(operand).repeated(), |lhs, (op, rhs)| Expr {
-                    span: lhs.span.start..rhs.span.end,
-                    kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
-                })
-                .boxed()
-        };
-        let product = level(
-            &[
-                (Punct::Star, BinaryOp::Mul),
-                (Punct::Slash, BinaryOp::Div),
-                (Punct::Percent, BinaryOp::Rem),
-            ],
-            unary,
-        );
-        let sum = level(&[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)], product);
-        let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], sum);
-        let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_and);
-        let compare = level(
-            &[
-                (Punct::EqEq, BinaryOp::Eq),
-                (Punct::Ne, BinaryOp::Ne),
-                (Punct::Le, BinaryOp::Le),
-                (Punct::Ge, BinaryOp::Ge),
-                (Punct::Lt, BinaryOp::Lt),
-                (Punct::Gt, BinaryOp::Gt),
-            ],
-            bit_or,
-        );
-        let and = level(&[(Punct::AmpAmp, BinaryOp::And)], compare);
-        level(&[(Punct::PipePipe, BinaryOp::Or)], and).labelled("expression")
+    recursive(|expr| {
+        let nested = expr.boxed();
+        operator_levels(atom_parser(nested.clone(), true), nested)
     })
+}
+
+/// A condition or loop range: at its outermost level a `{` never starts a struct literal,
+/// so that `if x == { ... }` reports the missing operand, and `if c {` finds its block.
+/// Inside brackets and calls the full grammar applies again.
+fn condition_parser<'t, I>() -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let nested: BoxedExpr<'t, I> = expr_parser().boxed();
+    operator_levels(atom_parser(nested.clone(), false), nested)
+}
+
+/// Literals, names, calls, lists, struct literals and parenthesised expressions.
+/// `nested` parses the expressions inside them.
+fn atom_parser<'t, I>(nested: BoxedExpr<'t, I>, allow_struct: bool) -> BoxedExpr<'t, I>
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let unit = select! { Token::Ident(name) if SizeUnit::from_name(&name).is_some() => name }
+        .map(|name| SizeUnit::from_name(&name).unwrap_or(SizeUnit::B));
+    let int = select! { Token::Int(value, hex) => (value, hex) }
+        .then(unit.or_not())
+        .map(|((value, hex), unit)| ExprKind::Int(IntLit { value, hex, unit }));
+    let literal = int
+        .or(select! { Token::Str(text) => ExprKind::Str(text) })
+        .or(kw(Keyword::True).to(ExprKind::Bool(true)))
+        .or(kw(Keyword::False).to(ExprKind::Bool(false)))
+        .or(kw(Keyword::Null).to(ExprKind::Null))
+        .or(select! { Token::Error => ExprKind::Error });
+
+    let call = call_parser(nested.clone()).map(|call| ExprKind::Call(Box::new(call)));
+
+    let list = nested
+        .clone()
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+        .map(ExprKind::List);
+
+    let field = ident()
+        .then_ignore(punct(Punct::Colon))
+        .then(nested.clone())
+        .map(|(name, value)| Field { name, value });
+    // Gate before the `{` is consumed, so a condition never tries a struct literal.
+    let struct_allowed = empty().try_map(move |_, span| {
+        if allow_struct {
+            Ok(())
+        } else {
+            Err(Rich::custom(span, "a struct literal is not allowed here"))
+        }
+    });
+    let strukt = struct_allowed
+        .ignore_then(
+            field
+                .separated_by(punct(Punct::Comma))
+                .allow_trailing()
+                .collect::<Vec<_>>()
+                .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
+        )
+        .map(ExprKind::Struct)
+        .labelled("struct literal");
+
+    literal
+        .or(call)
+        .or(path().map(ExprKind::Name))
+        .or(list)
+        .or(strukt)
+        .map_with(|kind, e| Expr {
+            kind,
+            span: span_of(e.span()),
+        })
+        .or(nested.delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
+        .recover_with(via_parser(nested_delimiters(
+            Token::Punct(Punct::LParen),
+            Token::Punct(Punct::RParen),
+            [(Token::Punct(Punct::LBracket), Token::Punct(Punct::RBracket))],
+            |span| Expr {
+                kind: ExprKind::Error,
+                span: span_of(span),
+            },
+        )))
+        .boxed()
+}
+
+/// Slices, unary and binary operators over `atom`, by precedence.
+fn operator_levels<'t, I>(atom: BoxedExpr<'t, I>, nested: BoxedExpr<'t, I>) -> BoxedExpr<'t, I>
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let slice = atom.foldl_with(
+        range_parser(nested)
+            .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+            .repeated(),
+        |base, range, e| Expr {
+            kind: ExprKind::Slice {
+                base: Box::new(base),
+                range,
+            },
+            span: span_of(e.span()),
+        },
+    );
+
+    let unary_op = punct(Punct::Minus)
+        .to(UnaryOp::Neg)
+        .or(punct(Punct::Bang).to(UnaryOp::Not));
+    let unary = unary_op
+        .map_with(|op, e| (op, span_of(e.span())))
+        .repeated()
+        .foldr(slice, |(op, span), operand| Expr {
+            span: span.start..operand.span.end,
+            kind: ExprKind::Unary(op, Box::new(operand)),
+        })
+        .labelled("expression")
+        .boxed();
+
+    let level = |ops: &'static [(Punct, BinaryOp)], operand: BoxedExpr<'t, I>| {
+        let tokens: Vec<Token> = ops.iter().map(|(p, _)| Token::Punct(*p)).collect();
+        let op = one_of(tokens).map(move |token| {
+            ops.iter()
+                .find(|(p, _)| token == Token::Punct(*p))
+                .map_or(BinaryOp::Add, |(_, op)| *op)
+        });
+        operand
+            .clone()
+            .foldl(op.then(operand).repeated(), |lhs, (op, rhs)| Expr {
+                span: lhs.span.start..rhs.span.end,
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+            })
+            .boxed()
+    };
+    let product = level(
+        &[
+            (Punct::Star, BinaryOp::Mul),
+            (Punct::Slash, BinaryOp::Div),
+            (Punct::Percent, BinaryOp::Rem),
+        ],
+        unary,
+    );
+    let sum = level(&[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)], product);
+    let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], sum);
+    let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_and);
+    let compare = level(
+        &[
+            (Punct::EqEq, BinaryOp::Eq),
+            (Punct::Ne, BinaryOp::Ne),
+            (Punct::Le, BinaryOp::Le),
+            (Punct::Ge, BinaryOp::Ge),
+            (Punct::Lt, BinaryOp::Lt),
+            (Punct::Gt, BinaryOp::Gt),
+        ],
+        bit_or,
+    );
+    let and = level(&[(Punct::AmpAmp, BinaryOp::And)], compare);
+    level(&[(Punct::PipePipe, BinaryOp::Or)], and)
+        .labelled("expression")
+        .boxed()
 }
 
 /// `lo..hi`, `lo..=hi`, `lo..`
@@ -345,8 +375,8 @@ where
     I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
 {
     recursive(|stmt| {
-        let expr = expr_parser(true);
-        let condition = expr_parser(false);
+        let expr = expr_parser();
+        let condition = condition_parser();
         // A missing `;` before something that clearly starts the next statement is
         // reported and assumed, so that the next statement is not swallowed.
         let next_statement = choice((

@@ -366,24 +366,32 @@ mod generated {
     }
 
     fn expr() -> BoxedStrategy<Expr> {
-        expr_with(true)
-    }
-
-    /// The grammar rejects struct literals anywhere inside an `if` condition or a
-    /// `for`/`param`/`ranks` range, even within parentheses or call arguments.
-    fn condition() -> BoxedStrategy<Expr> {
-        expr_with(false)
-    }
-
-    fn expr_with(allow_struct: bool) -> BoxedStrategy<Expr> {
         leaf_expr()
-            .prop_recursive(4, 48, 4, move |inner| {
-                let kinds = if allow_struct {
-                    prop_oneof![6 => compound_expr(inner.clone()), 1 => struct_expr(inner)].boxed()
-                } else {
-                    compound_expr(inner).boxed()
-                };
-                kinds.prop_map(expr_of)
+            .prop_recursive(4, 48, 4, |inner| {
+                prop_oneof![6 => compound_expr(inner.clone()), 1 => struct_expr(inner)].prop_map(expr_of)
+            })
+            .boxed()
+    }
+
+    /// A condition or loop range: no struct literal at its outermost level (a `{` there
+    /// starts the block), but anywhere inside brackets, calls and lists.
+    fn condition() -> BoxedStrategy<Expr> {
+        leaf_expr()
+            .prop_recursive(4, 48, 4, |inner| {
+                let full = expr();
+                prop_oneof![
+                    (select(vec![UnaryOp::Neg, UnaryOp::Not]), inner.clone())
+                        .prop_map(|(op, operand)| ExprKind::Unary(op, Box::new(operand))),
+                    (select(BINARY_OPS.to_vec()), inner.clone(), inner.clone())
+                        .prop_map(|(op, lhs, rhs)| ExprKind::Binary(op, Box::new(lhs), Box::new(rhs))),
+                    call(full.clone()).prop_map(|call| ExprKind::Call(Box::new(call))),
+                    (inner, range(full.clone())).prop_map(|(base, range)| ExprKind::Slice {
+                        base: Box::new(base),
+                        range,
+                    }),
+                    vec(full, 0..4).prop_map(ExprKind::List),
+                ]
+                .prop_map(expr_of)
             })
             .boxed()
     }

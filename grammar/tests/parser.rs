@@ -1,0 +1,41 @@
+//! Parser regressions: forms that must parse, and how `<` is disambiguated.
+
+use syncguard_grammar::ast::{ExprKind, StmtKind};
+use syncguard_grammar::parse;
+
+#[test]
+fn struct_literals_nested_in_conditions_and_ranges_parse() {
+    for src in [
+        "if f({ a: 1 }) { g(); }",
+        "if [{ a: 1 }] == x { g(); }",
+        "if ({ a: 1 }) == x { g(); }",
+        "for a in 0..f({ b: 2 }) { x(); }",
+        "for i in 0.. { x(); }",
+        "param K in 1..=4;",
+    ] {
+        let parsed = parse(src);
+        assert!(parsed.errors.is_empty(), "{src}: {:?}", parsed.errors);
+    }
+}
+
+#[test]
+fn a_condition_block_is_never_a_struct_literal() {
+    let parsed = parse("if ready { x: 1 }");
+    assert!(
+        !parsed.errors.is_empty(),
+        "`{{ x: 1 }}` is a block, and `x: 1` is not a statement"
+    );
+    let parsed = parse("if ready { go(); }");
+    assert!(parsed.errors.is_empty());
+}
+
+#[test]
+fn less_than_is_a_template_only_before_parenthesised_arguments() {
+    let call = |src: &str| match &parse(src).file.stmts[0].kind {
+        StmtKind::Call(call) => call.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(call("F<PIPE_V>();").generics.is_some());
+    let compare = call("f(a < b);");
+    assert!(matches!(compare.args[0].value.kind, ExprKind::Binary(..)));
+}
