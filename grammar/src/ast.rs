@@ -50,8 +50,9 @@ pub enum StmtKind {
     Ranks(RankCount),
     /// `param K in 1..=4;`
     Param { name: Ident, range: RangeExpr },
-    /// `let s = aclrtCreateStream();` or `let [t0, t1] = HcclThreadAcquire(...);`
-    Let { pattern: Pattern, value: Call },
+    /// `let s = aclrtCreateStream();`, `let [t0, t1] = HcclThreadAcquire(...);` (an API
+    /// call creates objects) or `let base = GetBlockIdx() * 1 KiB;` (a named integer).
+    Let { pattern: Pattern, value: Expr },
     /// `aclrtRecordEvent(ev, s1);`
     Call(Call),
     /// `if cond { ... } else if cond { ... } else { ... }`

@@ -161,7 +161,7 @@ impl<'a> Printer<'a> {
                 self.push(&format!("param {} in {};", name.name, range_text(range)));
             }
             StmtKind::Let { pattern, value } => {
-                self.push(&format!("let {} = {};", pattern_text(pattern), call_text(value)));
+                self.push(&format!("let {} = {};", pattern_text(pattern), expr(value)));
             }
             StmtKind::Call(call) => self.push(&format!("{};", call_text(call))),
             StmtKind::If { cond, then, otherwise } => self.if_chain(cond, then, otherwise.as_ref()),

@@ -416,7 +416,7 @@ where
         let let_stmt = kw(Keyword::Let)
             .ignore_then(pattern)
             .then_ignore(punct(Punct::Assign))
-            .then(call_parser(expr.clone()))
+            .then(expr.clone())
             .then_ignore(semi.clone())
             .map(|(pattern, value)| StmtKind::Let { pattern, value })
             .labelled("let binding")

@@ -42,7 +42,7 @@ fn strip_stmt(stmt: &mut Stmt) {
         }
         StmtKind::Let { pattern, value } => {
             strip_pattern(pattern);
-            strip_call(value);
+            strip_expr(value);
         }
         StmtKind::Call(call) => strip_call(call),
         StmtKind::If { cond, then, otherwise } => {

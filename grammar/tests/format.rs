@@ -490,7 +490,14 @@ mod generated {
             expr.clone().prop_map(|count| StmtKind::Ranks(RankCount::Fixed(count))),
             (ident(), range(condition())).prop_map(|(name, range)| StmtKind::Ranks(RankCount::Param { name, range })),
             (ident(), range(condition())).prop_map(|(name, range)| StmtKind::Param { name, range }),
-            (pattern, call(expr.clone())).prop_map(|(pattern, value)| StmtKind::Let { pattern, value }),
+            (pattern, call(expr.clone())).prop_map(|(pattern, value)| StmtKind::Let {
+                pattern,
+                value: expr_of(ExprKind::Call(Box::new(value)))
+            }),
+            (ident(), expr.clone()).prop_map(|(name, value)| StmtKind::Let {
+                pattern: Pattern::Name(name),
+                value
+            }),
             call(expr).prop_map(StmtKind::Call),
             Just(StmtKind::Return),
         ]

@@ -63,6 +63,7 @@ impl Lowerer {
         match (self.lookup(name), name) {
             (Some(Binding::Param(id)), _) => Expr::Param(id),
             (Some(Binding::Var(id)), _) => Expr::Var(id),
+            (Some(Binding::Value(index)), _) => self.values[index].clone(),
             (Some(Binding::Object(id)), _) => {
                 let object = self.program.object(id);
                 let message = format!(
@@ -84,7 +85,7 @@ impl Lowerer {
                     .scopes
                     .iter()
                     .flat_map(|s| s.iter())
-                    .filter(|(_, b)| matches!(b, Binding::Param(_) | Binding::Var(_)))
+                    .filter(|(_, b)| matches!(b, Binding::Param(_) | Binding::Var(_) | Binding::Value(_)))
                     .map(|(n, _)| n.clone())
                     .collect();
                 candidates.push("rank".into());
@@ -125,6 +126,14 @@ impl Lowerer {
         }
     }
 }
+
+/// `GetBlockIdx()` and `TILING_KEY_IS(k)`: calls that are values, not API calls.
+pub(super) fn is_builtin_call(call: &ast::Call) -> bool {
+    let name = call.callee.text.strip_prefix("AscendC::").unwrap_or(&call.callee.text);
+    BUILTIN_CALLS.contains(&name)
+}
+
+const BUILTIN_CALLS: [&str; 2] = ["GetBlockIdx", "TILING_KEY_IS"];
 
 fn binary_op(op: BinaryOp) -> BinOp {
     match op {

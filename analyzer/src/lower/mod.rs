@@ -28,6 +28,7 @@ pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> (Program, Vec
         file: file_id,
         scopes: vec![HashMap::new()],
         place: Place::Host,
+        values: Vec::new(),
     };
     lowerer.collect_settings(&file.stmts);
     let body = lowerer.lower_stmts(&file.stmts);
@@ -42,7 +43,12 @@ enum Binding {
     Param(ParamId),
     Var(VarId),
     Thread(ThreadId),
+    /// `let base = GetBlockIdx() * 1 KiB;`: a name for an integer expression.
+    Value(VarValue),
 }
+
+/// The index of a named integer expression in `Lowerer::values`.
+type VarValue = usize;
 
 /// The kind of code being lowered: decides which statements and calls are allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +68,8 @@ struct Lowerer {
     file: FileId,
     scopes: Vec<HashMap<String, Binding>>,
     place: Place,
+    /// Named integer expressions, substituted where their name is used.
+    values: Vec<crate::model::Expr>,
 }
 
 impl Lowerer {
@@ -166,7 +174,10 @@ impl Lowerer {
                     );
                 }
             }
-            K::Let { pattern, value } => self.lower_call(value, Some(pattern), out),
+            K::Let { pattern, value } => match &value.kind {
+                ast::ExprKind::Call(call) if !expr::is_builtin_call(call) => self.lower_call(call, Some(pattern), out),
+                _ => self.bind_value(pattern, value),
+            },
             K::Call(call) => self.lower_call(call, None, out),
             K::If { cond, then, otherwise } => self.lower_if(stmt, cond, then, otherwise.as_ref(), out),
             K::For { var, range, body } => self.lower_for(stmt, var, range, body, out),
@@ -182,6 +193,17 @@ impl Lowerer {
             }
             K::Error => {}
         }
+    }
+
+    fn bind_value(&mut self, pattern: &ast::Pattern, value: &ast::Expr) {
+        let ast::Pattern::Name(name) = pattern else {
+            let message = "only a call that creates several handles can bind a list";
+            self.syntax_error(&value.span, message, "this is not such a call");
+            return;
+        };
+        let value = self.lower_expr(value);
+        self.values.push(value);
+        self.bind(&name.name, Binding::Value(self.values.len() - 1));
     }
 
     fn require_place(&mut self, stmt: &ast::Stmt, allowed: Place, what: &str, where_: &str) -> bool {
