@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use syncguard_analyzer::Overrides;
+use syncguard_analyzer::model::{CannPolicy, Target};
 
 mod commands;
 
@@ -28,6 +30,17 @@ enum Command {
         /// When to colour text output.
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,
+        /// Target product (device limits, whether SetNextTaskStart has an effect);
+        /// overrides `target` in the files.
+        #[arg(long, value_parser = parse_target)]
+        target: Option<Target>,
+        /// Which CANN documentation decides what aclrtResetEvent accepts; overrides
+        /// `cann` in the files.
+        #[arg(long, value_enum)]
+        cann: Option<Cann>,
+        /// Treat warnings as errors for the exit status (`--deny warnings`).
+        #[arg(long, value_enum)]
+        deny: Option<Deny>,
     },
     /// List the rules, or print one rule's documentation (`syncguard rules SG003`).
     Rules {
@@ -48,6 +61,22 @@ enum Command {
 pub enum Format {
     Text,
     Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Cann {
+    Current,
+    Legacy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Deny {
+    Warnings,
+}
+
+fn parse_target(text: &str) -> Result<Target, String> {
+    Target::from_name(text.strip_prefix("Ascend").unwrap_or(text))
+        .ok_or_else(|| "expected one of A2, A3, 950, 310P".to_string())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -75,13 +104,27 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Check { paths, format, color } => {
+        Command::Check {
+            paths,
+            format,
+            color,
+            target,
+            cann,
+            deny,
+        } => {
             let color = match color {
                 ColorChoice::Always => true,
                 ColorChoice::Never => false,
                 ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
             };
-            commands::check::run(&paths, format, color)
+            let overrides = Overrides {
+                target,
+                cann: cann.map(|c| match c {
+                    Cann::Current => CannPolicy::Current,
+                    Cann::Legacy => CannPolicy::Legacy,
+                }),
+            };
+            commands::check::run(&paths, format, color, &overrides, deny.is_some())
         }
         Command::Rules { code } => commands::rules::run(code.as_deref()),
         Command::Fmt { paths, check } => commands::fmt::run(&paths, check),

@@ -113,7 +113,7 @@ fn json_related_locations_point_at_other_calls() {
 fn directories_are_searched_for_sync_files_in_order() {
     let output = syncguard(&["check", "--format", "json", "tests/cli"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(json["summary"]["files"], 2);
+    assert_eq!(json["summary"]["files"], 3);
 }
 
 #[test]
@@ -175,4 +175,53 @@ fn fmt_leaves_files_that_do_not_parse_untouched() {
     let output = syncguard(&["fmt", path.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+}
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let plain = syncguard(&["check", "tests/cli/warning-only.sync"]);
+    assert_eq!(plain.status.code(), Some(0));
+    assert!(stdout(&plain).contains("SG104"));
+    let denied = syncguard(&["check", "--deny", "warnings", "tests/cli/warning-only.sync"]);
+    assert_eq!(denied.status.code(), Some(1));
+}
+
+#[test]
+fn policy_flags_are_validated() {
+    assert_eq!(
+        syncguard(&["check", "--target", "910", "tests/cli/clean.sync"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        syncguard(&["check", "--cann", "ancient", "tests/cli/clean.sync"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let ok = syncguard(&[
+        "check",
+        "--target",
+        "Ascend310P",
+        "--cann",
+        "legacy",
+        "tests/cli/clean.sync",
+    ]);
+    assert_eq!(ok.status.code(), Some(0));
+}
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "examples/"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "the findings still decide the status");
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
 }

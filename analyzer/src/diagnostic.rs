@@ -83,6 +83,12 @@ impl Diagnostic {
         self
     }
 
+    /// For rules whose findings differ in consequence (a hang vs. a silent no-op).
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

@@ -4,7 +4,7 @@ use syncguard_grammar::SyntaxError;
 
 use crate::diagnostic::Diagnostic;
 use crate::lower::lower;
-use crate::model::Program;
+use crate::model::{CannPolicy, Program, Target};
 use crate::rules::SyntaxErrorRule;
 use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offsets};
 
@@ -18,6 +18,15 @@ pub struct CheckedFile {
 /// Parse and lower a registered `.sync` file; `invalid_utf8` are the offsets of bytes
 /// that were not UTF-8 (see [`check_sync_bytes`], which computes them).
 pub fn check_sync_file(file: FileId, source: &SourceFile, invalid_utf8: &[usize]) -> CheckedFile {
+    check_sync_file_with(file, source, invalid_utf8, &Overrides::default())
+}
+
+fn check_sync_file_with(
+    file: FileId,
+    source: &SourceFile,
+    invalid_utf8: &[usize],
+    overrides: &Overrides,
+) -> CheckedFile {
     if let Some(nul) = source.text.find('\0') {
         // Text files never contain NUL; reporting every byte of an object file helps nobody.
         let diagnostic = Diagnostic::new(
@@ -64,17 +73,45 @@ pub fn check_sync_file(file: FileId, source: &SourceFile, invalid_utf8: &[usize]
             .with_help("a `.sync` file describes at least one call; see grammar/SYNC.md"),
         );
     }
-    let (program, lowering) = lower(&parsed.file, file, source.text.len());
+    let (mut program, lowering) = lower(&parsed.file, file, source.text.len());
     diagnostics.extend(lowering);
+    if let Some(target) = overrides.target {
+        program.settings.target = target;
+    }
+    if let Some(cann) = overrides.cann {
+        program.settings.cann = cann;
+    }
+    // Analysis of a partly lowered file would report the consequences of its syntax
+    // and name errors (a misspelt record makes its wait hang): fix those first.
+    if diagnostics.is_empty() {
+        diagnostics.extend(crate::analysis::analyze(&program));
+    }
     Diagnostic::sort(&mut diagnostics);
     CheckedFile { program, diagnostics }
 }
 
+/// Policies given on the command line; they win over the file's own settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overrides {
+    pub target: Option<Target>,
+    pub cann: Option<CannPolicy>,
+}
+
 /// Register `bytes` under `path` in `sources` and check it as a `.sync` file.
 pub fn check_sync_bytes(sources: &mut Sources, path: impl Into<String>, bytes: &[u8]) -> CheckedFile {
+    check_sync_bytes_with(sources, path, bytes, &Overrides::default())
+}
+
+/// [`check_sync_bytes`] with command-line policies.
+pub fn check_sync_bytes_with(
+    sources: &mut Sources,
+    path: impl Into<String>,
+    bytes: &[u8],
+    overrides: &Overrides,
+) -> CheckedFile {
     let (text, invalid_utf8) = decode_utf8_lossless_offsets(bytes);
     let file = sources.add(SourceFile::new(path, text));
-    check_sync_file(file, sources.get(file), &invalid_utf8)
+    check_sync_file_with(file, sources.get(file), &invalid_utf8, overrides)
 }
 
 fn syntax_diagnostic(file: FileId, error: &SyntaxError) -> Diagnostic {

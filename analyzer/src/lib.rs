@@ -1,9 +1,12 @@
 //! syncguard's analyzer: the Program model, the lowering of `.sync` files into it,
 //! the rule catalogue, diagnostics and their renderers.
 
+pub mod analysis;
 pub mod api;
 pub mod diagnostic;
+pub mod exec;
 mod frontend;
+pub mod hb;
 mod lower;
 pub mod model;
 pub mod render;
@@ -11,8 +14,9 @@ pub mod rules;
 pub mod source;
 mod suggest;
 
+pub use analysis::analyze;
 pub use diagnostic::{Diagnostic, Related, Severity};
-pub use frontend::{CheckedFile, check_sync_bytes, check_sync_file};
+pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_with, check_sync_file};
 pub use model::Program;
 pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};

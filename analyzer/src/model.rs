@@ -73,7 +73,7 @@ impl Program {
                     Stmt::Op(_) => 1,
                     Stmt::If { then, otherwise, .. } => count(then) + count(otherwise),
                     Stmt::For { body, .. } => count(body),
-                    Stmt::Spawn(..) | Stmt::Return(_) => 0,
+                    Stmt::Return(_) => 0,
                 })
                 .sum()
         }
@@ -200,8 +200,6 @@ pub enum Stmt {
         body: Block,
         span: Span,
     },
-    /// A host thread starts here, after everything the spawning thread issued before.
-    Spawn(ThreadId, Span),
     Return(Span),
 }
 
@@ -215,6 +213,9 @@ pub struct Op {
 
 #[derive(Clone, Debug)]
 pub enum OpKind {
+    /// `thread name { ... }`: a host thread starts here, after everything the spawning
+    /// thread did before.
+    Spawn(ThreadId),
     /// A resource comes into existence (its attributes are in `Program::objects`).
     Create(ObjId),
     Destroy(ObjId),
@@ -318,6 +319,9 @@ pub enum OpKind {
         stream: Option<ObjId>,
         dst: MemRange,
         src: MemRange,
+        /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
+        /// `None` for APIs without it (CUDA).
+        dest_max: Option<Expr>,
     },
     HostAccess {
         write: bool,

@@ -186,6 +186,9 @@ impl fmt::Display for Token {
     }
 }
 
+/// Ascend product names that start with a digit, so would otherwise lex as bad numbers.
+const PRODUCT_NAMES: [&str; 2] = ["310P", "310B"];
+
 /// The lexer's output: tokens with byte spans, comments, and lexical errors.
 #[derive(Debug, Default)]
 pub struct Lexed {
@@ -325,6 +328,7 @@ impl Lexer<'_> {
 
     /// Decimal or `0x` hex, with `_` separators. A trailing letter run such as `12abc`
     /// is swallowed into the number so that the error covers the whole bad literal.
+    /// Product names that start with a digit (`310P`) are names.
     fn number(&mut self, start: usize) {
         let len = self
             .rest()
@@ -332,6 +336,9 @@ impl Lexer<'_> {
             .unwrap_or(self.rest().len());
         self.pos += len;
         let text = &self.src[start..self.pos];
+        if PRODUCT_NAMES.contains(&text) {
+            return self.push(Token::Ident(text.to_string()), start);
+        }
         let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
             Some(hex) => (hex, 16),
             None => (text, 10),

@@ -101,8 +101,8 @@ fn lexical_shadows(lexed: &lexer::Lexed) -> Vec<ast::Span> {
 pub fn parse(src: &str) -> Parsed {
     let mut lexed = lexer::lex(src);
     limit_complexity(&mut lexed);
-    let (file, parse_errors) = parser::parse_tokens(&lexed.tokens, src);
     let shadows = lexical_shadows(&lexed);
+    let (file, parse_errors) = parser::parse_tokens(std::mem::take(&mut lexed.tokens), src);
     let mut errors = lexed.errors;
     // A parse error right after a lexical one (up to the next `;`, `{` or `}`) is its
     // consequence: an unterminated string swallows the `)` the parser then misses.

@@ -14,11 +14,12 @@ type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
 /// Setting keys: identifiers that start a `key value;` statement at the top level.
 pub const SETTING_KEYS: [&str; 3] = ["target", "cann", "hccl_buffer_size"];
 
-pub(crate) fn parse_tokens(tokens: &[(Token, Span)], src: &str) -> (File, Vec<SyntaxError>) {
+pub(crate) fn parse_tokens(tokens: Vec<(Token, Span)>, src: &str) -> (File, Vec<SyntaxError>) {
     let src_len = src.len();
+    // Same layout, so this reuses the token vector's memory instead of copying it.
     let tokens: Vec<(Token, SimpleSpan)> = tokens
-        .iter()
-        .map(|(token, span)| (token.clone(), SimpleSpan::from(span.clone())))
+        .into_iter()
+        .map(|(token, span)| (token, SimpleSpan::from(span)))
         .collect();
     let eoi = SimpleSpan::from(src_len..src_len);
     let (file, errors) = file_parser()

@@ -39,3 +39,13 @@ fn less_than_is_a_template_only_before_parenthesised_arguments() {
     let compare = call("f(a < b);");
     assert!(matches!(compare.args[0].value.kind, ExprKind::Binary(..)));
 }
+
+#[test]
+fn product_names_starting_with_a_digit_are_names() {
+    let parsed = parse("target 310P;");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    assert!(
+        !parse("let x = 310Q;").errors.is_empty(),
+        "other digit-led words stay bad numbers"
+    );
+}

@@ -7,6 +7,7 @@ use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::{Sources, check_sync_bytes, decode_utf8_lossless_offsets};
 
 use super::inputs::read_inputs;
+use super::output;
 use crate::Outcome;
 
 pub fn run(paths: &[PathBuf], check: bool) -> Outcome {
@@ -30,10 +31,10 @@ pub fn run(paths: &[PathBuf], check: bool) -> Outcome {
         }
         if check || input.path == "-" {
             if check {
-                println!("would reformat {}", input.path);
+                output::println(&format!("would reformat {}", input.path));
                 outcome = outcome.max(Outcome::Findings);
             } else {
-                print!("{formatted}");
+                output::print(&formatted);
             }
         } else if let Err(err) = std::fs::write(&input.path, formatted) {
             eprintln!("syncguard: cannot write {}: {err}", input.path);

@@ -2,20 +2,21 @@
 
 use syncguard_analyzer::rules::{self, RULES};
 
+use super::output;
 use crate::Outcome;
 
 pub fn run(code: Option<&str>) -> Outcome {
     match code {
         None => {
             for rule in RULES {
-                println!("{}  {:<8} {}", rule.code, rule.severity.as_str(), rule.name);
+                output::println(&format!("{}  {:<8} {}", rule.code, rule.severity.as_str(), rule.name));
             }
             Outcome::Clean
         }
         Some(code) => match rules::find(code) {
             Some(rule) => {
-                println!("# {} {} ({})\n", rule.code, rule.name, rule.severity.as_str());
-                println!("{}", rule.documentation().trim_end());
+                output::println(&format!("# {} {} ({})\n", rule.code, rule.name, rule.severity.as_str()));
+                output::println(rule.documentation().trim_end());
                 Outcome::Clean
             }
             None => {

@@ -199,8 +199,36 @@ impl Lowerer {
                 None
             }
             None => {
+                let later = self
+                    .created_later(&path.text)
+                    .map(|later| (self.span(&later.span), later.noun, later.api.clone()));
+                if let Some((let_span, "event", api)) = &later
+                    && noun == "event"
+                {
+                    let use_span = self.span(&expr.span);
+                    let diagnostic =
+                        crate::rules::event_use_before_create::before_let(use_span, &path.text, let_span.clone(), api);
+                    self.diagnostics.push(diagnostic);
+                    return None;
+                }
                 let candidates = self.visible_objects(Some(noun));
                 self.unknown_name(&expr.span, noun, &path.text, candidates.iter().map(String::as_str));
+                if let Some((span, created, api)) = later
+                    && let Some(diagnostic) = self.diagnostics.last_mut()
+                {
+                    diagnostic.related.push(crate::diagnostic::Related {
+                        span,
+                        message: format!(
+                            "`{}` is created only here, later ({})",
+                            path.text,
+                            with_article(created)
+                        ),
+                    });
+                    if created == noun {
+                        let name = &path.text;
+                        diagnostic.help = Some(format!("move `let {name} = {api}(...);` above its first use"));
+                    }
+                }
                 None
             }
         }

@@ -411,12 +411,21 @@ impl Lowerer {
         let dst = self.arg_ptr(args.get(index("dst")?)?, Some(count.clone()))?;
         let src = self.arg_ptr(args.get(index("src")?)?, Some(count))?;
         self.arg_enum(args.get(index("kind")?)?, api::EnumFamily::MemcpyKind)?;
+        let dest_max = index("destMax")
+            .or_else(|| index("dest_max"))
+            .and_then(|i| args.get(i))
+            .map(|expr| self.lower_expr(expr));
         let stream = if with_stream {
             Some(self.optional_stream(index("stream").and_then(|i| args.get(i)))?)
         } else {
             None
         };
-        Some(OpKind::Memcpy { stream, dst, src })
+        Some(OpKind::Memcpy {
+            stream,
+            dst,
+            src,
+            dest_max,
+        })
     }
 
     fn lower_data_copy(&mut self, args: &BoundArgs, call: &ast::Call) -> Option<OpKind> {

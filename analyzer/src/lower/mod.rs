@@ -4,6 +4,7 @@
 //! Problems are reported as SG001 (a statement that does not match its API) and SG003
 //! (a name nothing declares); the statement is then left out and lowering goes on.
 
+mod ahead;
 mod args;
 mod calls;
 mod expr;
@@ -29,6 +30,7 @@ pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> (Program, Vec
         scopes: vec![HashMap::new()],
         place: Place::Host,
         values: Vec::new(),
+        ahead: Vec::new(),
     };
     lowerer.collect_settings(&file.stmts);
     let body = lowerer.lower_stmts(&file.stmts);
@@ -70,6 +72,8 @@ struct Lowerer {
     place: Place,
     /// Named integer expressions, substituted where their name is used.
     values: Vec<crate::model::Expr>,
+    /// The blocks being lowered, outermost first, for names used before their `let`.
+    ahead: Vec<ahead::AheadFrame>,
 }
 
 impl Lowerer {
@@ -156,9 +160,7 @@ impl Lowerer {
 
     fn lower_stmts(&mut self, stmts: &[ast::Stmt]) -> Block {
         let mut out = Vec::new();
-        for stmt in stmts {
-            self.lower_stmt(stmt, &mut out);
-        }
+        self.with_lookahead(stmts, |this, stmt| this.lower_stmt(stmt, &mut out));
         out
     }
 
@@ -307,6 +309,10 @@ impl Lowerer {
         self.bind(&name.name, Binding::Thread(id));
         let body = self.lower_block(body);
         self.program.threads[id.index()].body = body;
-        out.push(Stmt::Spawn(id, self.span(&stmt.span)));
+        out.push(Stmt::Op(crate::model::Op {
+            api: "thread".into(),
+            kind: crate::model::OpKind::Spawn(id),
+            span: self.span(&stmt.span),
+        }));
     }
 }

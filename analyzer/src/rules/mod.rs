@@ -3,9 +3,15 @@
 
 use crate::diagnostic::Severity;
 
+mod deadlocks;
+mod events;
 mod frontend;
+mod groups;
+mod memory;
+mod notifies;
+mod superkernel;
 
-/// A rule's identity and documentation.
+/// A rule's identity, documentation and check.
 #[derive(Debug)]
 pub struct RuleInfo {
     /// Stable code, e.g. `SG103`.
@@ -15,6 +21,28 @@ pub struct RuleInfo {
     pub severity: Severity,
     /// The rule's doc comment: what it detects, why it is a bug, an example, the fix.
     pub docs: &'static str,
+    pub check: Check,
+}
+
+/// When and on what a rule runs.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// Reported while reading a file (syntax, names).
+    Frontend,
+    /// Once per Program: structural properties (GE task lists, SuperKernel code paths).
+    Program(fn(&crate::analysis::ProgramContext, &mut Vec<crate::Diagnostic>)),
+    /// Once per concrete execution: properties of the happens-before graph.
+    Execution(fn(&crate::analysis::Analysis, &mut Vec<crate::Diagnostic>)),
+}
+
+impl std::fmt::Debug for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Check::Frontend => "Frontend",
+            Check::Program(_) => "Program",
+            Check::Execution(_) => "Execution",
+        })
+    }
 }
 
 impl RuleInfo {
@@ -35,7 +63,8 @@ macro_rules! declare_rule {
         $vis:vis struct $name:ident;
         code = $code:literal,
         name = $kebab:literal,
-        severity = $severity:ident $(,)?
+        severity = $severity:ident,
+        check = $check:expr $(,)?
     ) => {
         $(#[doc = $doc])*
         $vis struct $name;
@@ -45,17 +74,61 @@ macro_rules! declare_rule {
                 name: $kebab,
                 severity: $crate::diagnostic::Severity::$severity,
                 docs: concat!($($doc, "\n"),*),
+                check: $check,
             };
         }
     };
 }
 pub(crate) use declare_rule;
 
+/// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
+pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::syntax_error::SyntaxErrorRule;
 pub use frontend::unknown_name::UnknownName;
 
 /// Every rule that exists, in code order.
-pub static RULES: &[&RuleInfo] = &[&SyntaxErrorRule::INFO, &UnknownName::INFO];
+pub static RULES: &[&RuleInfo] = &[
+    // SG0xx: reading the input
+    &SyntaxErrorRule::INFO,
+    &UnknownName::INFO,
+    // SG1xx: events
+    &events::use_before_create::UseBeforeCreate::INFO,
+    &events::missing_reset::MissingReset::INFO,
+    &events::reset_before_all_waits::ResetBeforeAllWaits::INFO,
+    &events::wait_never_recorded::WaitNeverRecorded::INFO,
+    &events::record_overwritten::RecordOverwritten::INFO,
+    &events::use_after_destroy::UseAfterDestroy::INFO,
+    &events::leak::EventLeak::INFO,
+    &events::reset_unsupported::ResetUnsupported::INFO,
+    &events::wait_on_recording_stream::WaitOnRecordingStream::INFO,
+    &events::limit_exceeded::LimitExceeded::INFO,
+    // SG2xx: GE group tasks
+    &groups::record_without_wait::GroupRecordWithoutWait::INFO,
+    &groups::wait_without_record::GroupWaitWithoutRecord::INFO,
+    &groups::name_not_op_attr::GroupNameNotOpAttr::INFO,
+    &groups::record_wait_same_stream::GroupRecordWaitSameStream::INFO,
+    // SG3xx: HCCL notifies and transfers
+    &notifies::notify_unbalanced::NotifyUnbalanced::INFO,
+    &notifies::notify_index_out_of_range::NotifyIndexOutOfRange::INFO,
+    &notifies::notify_lost_signal::NotifyLostSignal::INFO,
+    &notifies::remote_write_before_ready::RemoteWriteBeforeReady::INFO,
+    &notifies::remote_read_before_write_done::RemoteReadBeforeWriteDone::INFO,
+    &notifies::write_exceeds_buffer::WriteExceedsBuffer::INFO,
+    // SG4xx: SuperKernel early start
+    &superkernel::next_task_start_not_on_all_paths::NextTaskStartNotOnAllPaths::INFO,
+    &superkernel::next_task_start_repeated::NextTaskStartRepeated::INFO,
+    &superkernel::next_task_start_before_last_transfer::NextTaskStartBeforeLastTransfer::INFO,
+    &superkernel::next_task_start_no_effect::NextTaskStartNoEffect::INFO,
+    &superkernel::invalid_pipe::NextTaskStartInvalidPipe::INFO,
+    &superkernel::wait_pre_task_end_mismatch::WaitPreTaskEndMismatch::INFO,
+    // SG5xx: hangs
+    &deadlocks::deadlock::Deadlock::INFO,
+    &deadlocks::wait_without_signal::WaitWithoutSignal::INFO,
+    &deadlocks::host_sync_hang::HostSyncHang::INFO,
+    // SG6xx: memory
+    &memory::data_race::DataRace::INFO,
+    &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
+];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.
 pub fn find(key: &str) -> Option<&'static RuleInfo> {

@@ -27,4 +27,5 @@ declare_rule! {
     code = "SG001",
     name = "syntax-error",
     severity = Error,
+    check = crate::rules::Check::Frontend,
 }

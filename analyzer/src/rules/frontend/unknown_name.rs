@@ -26,4 +26,5 @@ declare_rule! {
     code = "SG003",
     name = "unknown-name",
     severity = Error,
+    check = crate::rules::Check::Frontend,
 }

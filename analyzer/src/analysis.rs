@@ -1,0 +1,152 @@
+//! Running the rules on a Program: structural rules once, happens-before rules on every
+//! concrete execution the parameter domains call for.
+
+use std::collections::HashSet;
+
+use crate::diagnostic::Diagnostic;
+use crate::exec::{Execution, NodeId, instantiate};
+use crate::hb::HappensBefore;
+use crate::model::{Param, Program};
+use crate::rules::{Check, RULES};
+use crate::source::Span;
+
+/// What a structural (per-Program) rule sees.
+pub struct ProgramContext<'p> {
+    pub program: &'p Program,
+}
+
+/// What a happens-before rule sees: one concrete execution and its graph.
+pub struct Analysis<'a, 'p> {
+    pub program: &'p Program,
+    pub exec: &'a Execution<'p>,
+    pub hb: &'a HappensBefore<'a, 'p>,
+}
+
+impl Analysis<'_, '_> {
+    /// The span of the call behind a node.
+    pub fn span(&self, node: NodeId) -> Span {
+        self.exec.node(node).op.span.clone()
+    }
+
+    /// "aclrtStreamWaitEvent on stream s2", "kernel `matmul` on stream s1" for messages.
+    pub fn describe(&self, node: NodeId) -> String {
+        let n = self.exec.node(node);
+        let what = match &n.op.kind {
+            crate::model::OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
+            _ => n.op.api.clone(),
+        };
+        format!("{what} on {}", self.exec.agent_name(n.agent))
+    }
+
+    /// "buffer x", "the HCCL buffer of rank 1".
+    pub fn memory_name(&self, memory: crate::exec::Memory) -> String {
+        match memory {
+            crate::exec::Memory::Buffer(inst) => format!("buffer {}", self.exec.instance_name(inst)),
+            crate::exec::Memory::HcclBuffer { rank } => format!("the HCCL buffer of rank {rank}"),
+        }
+    }
+
+    /// The first node of `agent` that never executes: where that agent is stuck.
+    pub fn stuck_at(&self, agent: crate::exec::AgentId) -> Option<NodeId> {
+        self.exec
+            .agent(agent)
+            .nodes
+            .iter()
+            .copied()
+            .find(|&n| !self.hb.executes(n))
+    }
+}
+
+/// Values each parameter takes in the concrete runs. Small domains are enumerated;
+/// larger ones contribute their three smallest values (the parametric prover covers
+/// the rest).
+fn parameter_values(param: &Param) -> Vec<i64> {
+    const ENUMERATED: i64 = 4;
+    let upper = param.max.unwrap_or(i64::MAX);
+    if upper - param.min < ENUMERATED {
+        (param.min..=upper).collect()
+    } else {
+        (param.min..param.min + 3).collect()
+    }
+}
+
+/// Most concrete runs per Program; beyond it the cartesian product is cut.
+const MAX_ASSIGNMENTS: usize = 64;
+
+fn assignments(program: &Program) -> Vec<Vec<i64>> {
+    let mut all: Vec<Vec<i64>> = vec![Vec::new()];
+    for param in &program.params {
+        let values = parameter_values(param);
+        all = all
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |&v| {
+                    let mut next = prefix.clone();
+                    next.push(v);
+                    next
+                })
+            })
+            .take(MAX_ASSIGNMENTS)
+            .collect();
+    }
+    all
+}
+
+/// Every finding of every non-frontend rule on `program`, deduplicated and sorted.
+pub fn analyze(program: &Program) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let context = ProgramContext { program };
+    for rule in RULES {
+        if let Check::Program(check) = rule.check {
+            check(&context, &mut diagnostics);
+        }
+    }
+    let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
+    for params in assignments(program) {
+        let exec = instantiate(program, params);
+        let hb = HappensBefore::build(&exec);
+        let analysis = Analysis {
+            program,
+            exec: &exec,
+            hb: &hb,
+        };
+        let mut found = Vec::new();
+        for rule in RULES {
+            if let Check::Execution(check) = rule.check {
+                check(&analysis, &mut found);
+            }
+        }
+        for mut diagnostic in found {
+            // The same finding in several runs is reported once, for the first run.
+            if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
+                if let Some(assignment) = exec.assignment() {
+                    diagnostic = diagnostic.with_note(format!("found with {assignment}"));
+                }
+                diagnostics.push(diagnostic);
+            }
+        }
+    }
+    Diagnostic::sort(&mut diagnostics);
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(min: i64, max: Option<i64>) -> Param {
+        Param {
+            name: "N".into(),
+            min,
+            max,
+            span: Span::new(crate::source::FileId(0), 0..0),
+        }
+    }
+
+    #[test]
+    fn small_domains_are_enumerated_large_ones_sampled() {
+        assert_eq!(parameter_values(&param(0, Some(1))), vec![0, 1]);
+        assert_eq!(parameter_values(&param(2, Some(1024))), vec![2, 3, 4]);
+        assert_eq!(parameter_values(&param(2, None)), vec![2, 3, 4]);
+    }
+}

@@ -1,0 +1,601 @@
+//! Building an Execution: walking each rank's host threads in issue order.
+
+use std::collections::HashMap;
+
+use super::eval::{CoreEnv, Env};
+use super::*;
+use crate::model::{
+    Block, BufferInfo, CopyDirection, MemRange, MemorySpace, ObjectKind, OpKind, Program, Stmt, SuperKernelId,
+};
+
+/// Instantiate `program` with the given parameter values (by `ParamId`).
+pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
+    let ranks = match program.settings.ranks {
+        crate::model::RankCount::Fixed(n) => n,
+        crate::model::RankCount::Param(id) => params.get(id.index()).copied().unwrap_or(1).clamp(1, 1 << 16) as u32,
+    };
+    let mut builder = Builder {
+        exec: Execution {
+            program,
+            ranks,
+            params: params.clone(),
+            agents: Vec::new(),
+            nodes: Vec::new(),
+            instances: Vec::new(),
+            bad_uses: Vec::new(),
+            eval_errors: Vec::new(),
+            invalid_ranges: Vec::new(),
+            truncated: false,
+        },
+        env: Env {
+            params,
+            rank: 0,
+            vars: vec![None; program.vars.len()],
+            core: None,
+        },
+        rank: RankState::default(),
+    };
+    for rank in 0..ranks {
+        builder.run_rank(rank);
+    }
+    builder.exec
+}
+
+/// Per-rank bookkeeping while walking.
+#[derive(Default)]
+struct RankState {
+    /// The live instance of each object, as the walk creates and destroys them.
+    current: HashMap<ObjId, InstId>,
+    /// The host thread being walked and its last host-side node.
+    host: Option<AgentId>,
+    last_host_node: Option<NodeId>,
+    issue: u32,
+    /// Threads spawned but not yet walked: the thread, its agent, the spawning node,
+    /// and the objects visible at the spawn.
+    pending: Vec<(ThreadId, AgentId, NodeId, HashMap<ObjId, InstId>)>,
+}
+
+/// Whether the walk of a thread goes on after a statement.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Return,
+}
+
+struct Builder<'p> {
+    exec: Execution<'p>,
+    env: Env,
+    rank: RankState,
+}
+
+impl<'p> Builder<'p> {
+    fn program(&self) -> &'p Program {
+        self.exec.program
+    }
+
+    fn run_rank(&mut self, rank: u32) {
+        self.env.rank = rank as i64;
+        self.rank = RankState::default();
+        let default_stream = self.new_instance(Program::DEFAULT_STREAM, rank);
+        self.attach_agent(default_stream, AgentKind::Stream(default_stream));
+        self.rank.current.insert(Program::DEFAULT_STREAM, default_stream);
+        let main = self.new_agent(rank, AgentKind::Host(Program::MAIN_THREAD));
+        self.walk_thread(main, None, &self.program().threads[Program::MAIN_THREAD.index()].body);
+        while let Some((thread, agent, spawned_at, visible)) = self.rank.pending.pop() {
+            self.rank.current = visible;
+            self.walk_thread(agent, Some(spawned_at), &self.program().threads[thread.index()].body);
+        }
+    }
+
+    fn walk_thread(&mut self, agent: AgentId, spawned_at: Option<NodeId>, body: &'p Block) {
+        self.rank.host = Some(agent);
+        self.rank.last_host_node = spawned_at;
+        self.walk_block(body);
+    }
+
+    fn walk_block(&mut self, block: &'p Block) -> Flow {
+        for stmt in block {
+            if self.exec.truncated || self.walk_stmt(stmt) == Flow::Return {
+                return Flow::Return;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn walk_stmt(&mut self, stmt: &'p Stmt) -> Flow {
+        match stmt {
+            Stmt::Op(op) => {
+                let _ = self.host_op(op);
+                Flow::Continue
+            }
+            Stmt::If {
+                cond, then, otherwise, ..
+            } => match self.env.truthy(cond) {
+                Ok(true) => self.walk_block(then),
+                Ok(false) => self.walk_block(otherwise),
+                Err(_) => Flow::Continue,
+            },
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                ..
+            } => {
+                let (Ok(start), Ok(end)) = (self.env.eval(start), self.env.eval(end)) else {
+                    return Flow::Continue;
+                };
+                let end = if *inclusive { end.saturating_add(1) } else { end };
+                for i in start..end {
+                    self.env.vars[var.index()] = Some(i);
+                    if self.walk_block(body) == Flow::Return {
+                        self.env.vars[var.index()] = None;
+                        return Flow::Return;
+                    }
+                }
+                self.env.vars[var.index()] = None;
+                Flow::Continue
+            }
+            Stmt::Return(_) => Flow::Return,
+        }
+    }
+
+    fn spawn(&mut self, op: &'p Op, thread: ThreadId) {
+        let rank = self.env.rank as u32;
+        let agent = self.new_agent(rank, AgentKind::Host(thread));
+        let node = self.host_node(op, Action::Spawn(agent));
+        let visible = self.rank.current.clone();
+        self.rank.pending.push((thread, agent, node, visible));
+    }
+
+    // ----- nodes, agents, instances -----
+
+    fn new_agent(&mut self, rank: u32, kind: AgentKind) -> AgentId {
+        self.exec.agents.push(Agent {
+            rank,
+            kind,
+            nodes: Vec::new(),
+        });
+        AgentId(self.exec.agents.len() as u32 - 1)
+    }
+
+    fn attach_agent(&mut self, inst: InstId, kind: AgentKind) -> AgentId {
+        let agent = self.new_agent(self.exec.instance(inst).rank, kind);
+        self.exec.instances[inst.index()].agent = Some(agent);
+        agent
+    }
+
+    fn new_instance(&mut self, obj: ObjId, rank: u32) -> InstId {
+        self.exec.instances.push(Instance {
+            rank,
+            obj,
+            created: None,
+            destroyed: None,
+            agent: None,
+            remote_rank: None,
+            notify_num: None,
+            size: None,
+        });
+        InstId(self.exec.instances.len() as u32 - 1)
+    }
+
+    fn push_node(&mut self, agent: AgentId, op: &'p Op, action: Action, issued_after: Option<NodeId>) -> NodeId {
+        if self.exec.nodes.len() >= MAX_NODES {
+            self.exec.truncated = true;
+        }
+        let id = NodeId(self.exec.nodes.len() as u32);
+        let host = self.rank.host.unwrap_or(agent);
+        self.exec.nodes.push(Node {
+            agent,
+            op,
+            action,
+            host,
+            issue: self.rank.issue,
+            issued_after,
+        });
+        self.rank.issue += 1;
+        self.exec.agents[agent.index()].nodes.push(id);
+        id
+    }
+
+    fn host_node(&mut self, op: &'p Op, action: Action) -> NodeId {
+        let host = self.rank.host.expect("host ops are walked inside a thread");
+        let previous = self.rank.last_host_node;
+        let node = self.push_node(host, op, action, previous);
+        self.rank.last_host_node = Some(node);
+        node
+    }
+
+    fn device_node(&mut self, agent: AgentId, op: &'p Op, action: Action) -> NodeId {
+        let issued_after = self.rank.last_host_node;
+        self.push_node(agent, op, action, issued_after)
+    }
+
+    /// The live instance of `obj`, or a recorded bad use.
+    fn live(&mut self, op: &'p Op, obj: ObjId) -> Option<InstId> {
+        let rank = self.env.rank as u32;
+        match self.rank.current.get(&obj) {
+            Some(&inst) => match self.exec.instance(inst).destroyed {
+                None => Some(inst),
+                Some(destroyed_by) => {
+                    self.exec.bad_uses.push(BadUse {
+                        op,
+                        rank,
+                        obj,
+                        destroyed_by: Some(destroyed_by),
+                    });
+                    None
+                }
+            },
+            None => {
+                self.exec.bad_uses.push(BadUse {
+                    op,
+                    rank,
+                    obj,
+                    destroyed_by: None,
+                });
+                None
+            }
+        }
+    }
+
+    /// The agent that executes ops issued to a stream or HCCL thread.
+    fn queue(&mut self, op: &'p Op, obj: ObjId) -> Option<AgentId> {
+        let inst = self.live(op, obj)?;
+        self.exec.instance(inst).agent
+    }
+
+    fn eval(&mut self, op: &'p Op, expr: &crate::model::Expr) -> Option<i64> {
+        match self.env.eval(expr) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                self.exec.eval_errors.push(op);
+                None
+            }
+        }
+    }
+
+    // ----- ops -----
+
+    /// Turn one host-issued call into its node(s). `None` when an operand has no live
+    /// instance or value (already recorded in `bad_uses` / `eval_errors`).
+    fn host_op(&mut self, op: &'p Op) -> Option<()> {
+        match &op.kind {
+            OpKind::Spawn(thread) => self.spawn(op, *thread),
+            OpKind::Create(obj) => self.create(op, *obj),
+            OpKind::Destroy(obj) => {
+                let inst = self.live(op, *obj)?;
+                let node = self.host_node(op, Action::Destroy(inst));
+                self.exec.instances[inst.index()].destroyed = Some(node);
+            }
+            OpKind::EventRecord { event, stream } => self.on_queue(op, *stream, *event, Action::EventRecord)?,
+            OpKind::EventWait { stream, event, .. } => self.on_queue(op, *stream, *event, Action::EventWait)?,
+            OpKind::EventReset { event, stream } => self.on_queue(op, *stream, *event, Action::EventReset)?,
+            OpKind::NotifyRecord { notify, stream } => self.on_queue(op, *stream, *notify, Action::NotifyRecord)?,
+            OpKind::NotifyWait { notify, stream, .. } => self.on_queue(op, *stream, *notify, Action::NotifyWait)?,
+            OpKind::EventQuery { event, .. } => {
+                let inst = self.live(op, *event)?;
+                self.host_node(op, Action::EventQuery(inst));
+            }
+            OpKind::EventSynchronize { event, .. } => {
+                let inst = self.live(op, *event)?;
+                self.host_node(op, Action::EventSync(inst));
+            }
+            OpKind::StreamSynchronize { stream: obj, .. } | OpKind::ThreadSynchronize { thread: obj } => {
+                let agent = self.queue(op, *obj)?;
+                let upto = self.exec.agent(agent).nodes.last().copied();
+                self.host_node(op, Action::AgentSync { agent, upto });
+            }
+            OpKind::DeviceSynchronize => {
+                let rank = self.env.rank as u32;
+                let upto = self
+                    .exec
+                    .agents
+                    .iter()
+                    .filter(|a| a.rank == rank && a.kind.is_device())
+                    .filter_map(|a| a.nodes.last().copied())
+                    .collect();
+                self.host_node(op, Action::DeviceSync { upto });
+            }
+            OpKind::ChannelNotifyRecord { thread, channel, index } => {
+                let agent = self.queue(op, *thread)?;
+                let channel = self.live(op, *channel)?;
+                let index = self.eval(op, index)?;
+                self.device_node(agent, op, Action::ChannelNotifyRecord { channel, index });
+            }
+            OpKind::ChannelNotifyWait {
+                thread, channel, index, ..
+            } => {
+                let agent = self.queue(op, *thread)?;
+                let channel = self.live(op, *channel)?;
+                let index = self.eval(op, index)?;
+                self.device_node(agent, op, Action::ChannelNotifyWait { channel, index });
+            }
+            OpKind::ThreadNotifyRecord { thread, target, index } => {
+                let agent = self.queue(op, *thread)?;
+                let target = self.live(op, *target)?;
+                let index = self.eval(op, index)?;
+                self.device_node(agent, op, Action::ThreadNotifyRecord { target, index });
+            }
+            OpKind::ThreadNotifyWait { thread, index, .. } => {
+                let agent = self.queue(op, *thread)?;
+                let inst = self.live(op, *thread)?;
+                let index = self.eval(op, index)?;
+                self.device_node(agent, op, Action::ThreadNotifyWait { thread: inst, index });
+            }
+            OpKind::RemoteWrite {
+                thread,
+                channel,
+                dst,
+                src,
+                notify,
+            } => {
+                let agent = self.queue(op, *thread)?;
+                let channel_inst = self.live(op, *channel)?;
+                let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
+                self.device_node(agent, op, Action::Access(accesses));
+                if let Some(index) = notify {
+                    let index = self.eval(op, index)?;
+                    let action = Action::ChannelNotifyRecord {
+                        channel: channel_inst,
+                        index,
+                    };
+                    self.device_node(agent, op, action);
+                }
+            }
+            OpKind::RemoteRead { thread, dst, src, .. } | OpKind::LocalCopy { thread, dst, src } => {
+                let agent = self.queue(op, *thread)?;
+                let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
+                self.device_node(agent, op, Action::Access(accesses));
+            }
+            OpKind::Fence { thread, .. } => {
+                let agent = self.queue(op, *thread)?;
+                self.device_node(agent, op, Action::Other);
+            }
+            OpKind::Kernel {
+                stream, reads, writes, ..
+            } => {
+                let agent = self.queue(op, *stream)?;
+                let accesses = self.accesses(op, reads, writes)?;
+                self.device_node(agent, op, Action::Access(accesses));
+            }
+            OpKind::Memcpy { stream, dst, src, .. } => {
+                let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
+                match stream {
+                    Some(stream) => {
+                        let agent = self.queue(op, *stream)?;
+                        self.device_node(agent, op, Action::Access(accesses));
+                    }
+                    None => {
+                        self.host_node(op, Action::Access(accesses));
+                    }
+                }
+            }
+            OpKind::HostAccess { write, range } => {
+                let access = self.access(op, range, *write)?;
+                self.host_node(op, Action::Access(vec![access]));
+            }
+            OpKind::SetWaitTimeout(_) => {
+                self.host_node(op, Action::Other);
+            }
+            OpKind::LaunchSuperKernel(id) => {
+                let stream = self.program().superkernels[id.index()].stream;
+                let agent = self.queue(op, stream)?;
+                let accesses = self.superkernel_footprint(op, *id);
+                self.device_node(agent, op, Action::Access(accesses));
+            }
+            OpKind::DataCopy { .. } | OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. } => {}
+        }
+        Some(())
+    }
+
+    fn on_queue(&mut self, op: &'p Op, queue: ObjId, obj: ObjId, action: fn(InstId) -> Action) -> Option<()> {
+        let agent = self.queue(op, queue)?;
+        let inst = self.live(op, obj)?;
+        self.device_node(agent, op, action(inst));
+        Some(())
+    }
+
+    fn create(&mut self, op: &'p Op, obj: ObjId) {
+        let rank = self.env.rank as u32;
+        let inst = self.new_instance(obj, rank);
+        match &self.program().object(obj).kind {
+            ObjectKind::Stream => {
+                self.attach_agent(inst, AgentKind::Stream(inst));
+            }
+            ObjectKind::HcclThread { stream, notify_num } => {
+                self.exec.instances[inst.index()].notify_num = self.env.eval(notify_num).ok();
+                match stream {
+                    Some(stream) => {
+                        let agent = self.queue(op, *stream);
+                        self.exec.instances[inst.index()].agent = agent;
+                    }
+                    None => {
+                        self.attach_agent(inst, AgentKind::HcclThread(inst));
+                    }
+                }
+            }
+            ObjectKind::Channel(info) => {
+                let remote = self.env.eval(&info.remote_rank).ok();
+                self.exec.instances[inst.index()].remote_rank = remote.and_then(|r| u32::try_from(r).ok());
+                self.exec.instances[inst.index()].notify_num = self.env.eval(&info.notify_num).ok();
+            }
+            ObjectKind::Buffer(BufferInfo { size, .. }) => {
+                self.exec.instances[inst.index()].size = self.env.eval(size).ok().and_then(|s| u64::try_from(s).ok());
+            }
+            ObjectKind::Event(_) | ObjectKind::Notify | ObjectKind::Comm => {}
+        }
+        let node = self.host_node(op, Action::Create(inst));
+        self.exec.instances[inst.index()].created = Some(node);
+        self.rank.current.insert(obj, inst);
+    }
+
+    // ----- memory -----
+
+    fn accesses(&mut self, op: &'p Op, reads: &'p [MemRange], writes: &'p [MemRange]) -> Option<Vec<Access>> {
+        let reads = reads.iter().map(|r| (r, false));
+        let writes = writes.iter().map(|r| (r, true));
+        reads
+            .chain(writes)
+            .map(|(range, write)| self.access(op, range, write))
+            .collect()
+    }
+
+    /// The access a range describes. A range with a negative or uncomputable offset or
+    /// length is recorded in `invalid_ranges` and becomes empty: the op still runs (its
+    /// ordering matters), it just touches no bytes syncguard can name.
+    fn access(&mut self, op: &'p Op, range: &MemRange, write: bool) -> Option<Access> {
+        let inst = self.live(op, range.buffer)?;
+        let offset = self.env.eval(&range.offset).ok().and_then(|v| u64::try_from(v).ok());
+        let len = self.env.eval(&range.len).ok().and_then(|v| u64::try_from(v).ok());
+        let (start, end) = match (offset, len) {
+            (Some(start), Some(len)) => (start, start.saturating_add(len)),
+            _ => {
+                self.exec.invalid_ranges.push(op);
+                (0, 0)
+            }
+        };
+        Some(Access {
+            memory: self.memory_of(inst),
+            start,
+            end,
+            write,
+        })
+    }
+
+    fn memory_of(&self, inst: InstId) -> Memory {
+        let instance = self.exec.instance(inst);
+        match &self.program().object(instance.obj).kind {
+            ObjectKind::Buffer(BufferInfo {
+                space: MemorySpace::HcclLocal,
+                ..
+            }) => Memory::HcclBuffer { rank: instance.rank },
+            ObjectKind::Buffer(BufferInfo {
+                space: MemorySpace::HcclPeer(channel),
+                ..
+            }) => {
+                let peer = self
+                    .rank
+                    .current
+                    .get(channel)
+                    .and_then(|c| self.exec.instance(*c).remote_rank)
+                    .unwrap_or(instance.rank);
+                Memory::HcclBuffer { rank: peer }
+            }
+            _ => Memory::Buffer(inst),
+        }
+    }
+
+    /// Everything a SuperKernel's cores may copy, over all sub-kernels, tiling keys and
+    /// cores: the tiling key is chosen at run time, so each one counts.
+    fn superkernel_footprint(&mut self, op: &'p Op, id: SuperKernelId) -> Vec<Access> {
+        let superkernel = &self.program().superkernels[id.index()];
+        let mut accesses: Vec<Access> = Vec::new();
+        for sub in &superkernel.subkernels {
+            for core in core_envs(sub.tiling_keys.iter().copied(), sub.aiv_cores, sub.aic_cores) {
+                let mut env = Env {
+                    core: Some(core),
+                    ..self.env.clone()
+                };
+                walk_core(&sub.body, &mut env, &mut |copy_op, env| {
+                    if let OpKind::DataCopy { direction, range } = &copy_op.kind
+                        && let Some(access) = self.core_access(op, range, *direction == CopyDirection::Out, env)
+                    {
+                        accesses.push(access);
+                    }
+                });
+            }
+        }
+        merge_accesses(accesses)
+    }
+
+    fn core_access(&mut self, op: &'p Op, range: &MemRange, write: bool, env: &Env) -> Option<Access> {
+        let inst = self.live(op, range.buffer)?;
+        let start = u64::try_from(env.eval(&range.offset).ok()?).ok()?;
+        let end = start.checked_add(u64::try_from(env.eval(&range.len).ok()?).ok()?)?;
+        Some(Access {
+            memory: self.memory_of(inst),
+            start,
+            end,
+            write,
+        })
+    }
+}
+
+/// Every core a sub-kernel runs on, for every tiling key.
+pub fn core_envs(keys: impl Iterator<Item = i64> + Clone, aiv: u32, aic: u32) -> impl Iterator<Item = CoreEnv> {
+    keys.flat_map(move |tiling_key| {
+        let vector = (0..aiv).map(move |i| CoreEnv {
+            block_idx: i as i64,
+            tiling_key,
+            is_aiv: true,
+        });
+        let cube = (0..aic).map(move |i| CoreEnv {
+            block_idx: i as i64,
+            tiling_key,
+            is_aiv: false,
+        });
+        vector.chain(cube)
+    })
+}
+
+/// Walk one core's code path, calling `visit` for each op in execution order.
+/// Returns whether the path ended with an early `return`.
+pub fn walk_core<'p>(block: &'p Block, env: &mut Env, visit: &mut impl FnMut(&'p Op, &Env)) -> bool {
+    for stmt in block {
+        match stmt {
+            Stmt::Op(op) => visit(op, env),
+            Stmt::If {
+                cond, then, otherwise, ..
+            } => {
+                let branch = if env.truthy(cond).unwrap_or(false) {
+                    then
+                } else {
+                    otherwise
+                };
+                if walk_core(branch, env, visit) {
+                    return true;
+                }
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                ..
+            } => {
+                let (Ok(start), Ok(end)) = (env.eval(start), env.eval(end)) else {
+                    continue;
+                };
+                let end = if *inclusive { end.saturating_add(1) } else { end };
+                for i in start..end {
+                    env.vars[var.index()] = Some(i);
+                    if walk_core(body, env, visit) {
+                        env.vars[var.index()] = None;
+                        return true;
+                    }
+                }
+                env.vars[var.index()] = None;
+            }
+            Stmt::Return(_) => return true,
+        }
+    }
+    false
+}
+
+/// Merge touching or overlapping ranges of the same memory and direction.
+fn merge_accesses(mut accesses: Vec<Access>) -> Vec<Access> {
+    accesses.sort_by_key(|a| (a.memory, a.write, a.start, a.end));
+    let mut merged: Vec<Access> = Vec::with_capacity(accesses.len());
+    for access in accesses {
+        match merged.last_mut() {
+            Some(last) if last.memory == access.memory && last.write == access.write && access.start <= last.end => {
+                last.end = last.end.max(access.end);
+            }
+            _ => merged.push(access),
+        }
+    }
+    merged
+}

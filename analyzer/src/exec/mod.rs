@@ -1,0 +1,241 @@
+//! Concrete executions: the symbolic Program instantiated for one parameter assignment.
+//! Every rank's host threads are walked with loops unrolled and branches decided; each
+//! call becomes a node on the agent that executes it (a host thread, a stream, an HCCL
+//! thread), with the objects it touches resolved to instances (a `let` in a loop creates
+//! a new event in every iteration).
+
+mod build;
+mod eval;
+
+pub use build::{core_envs, instantiate, walk_core};
+pub use eval::{CoreEnv, Env, EvalError};
+
+use crate::model::{ObjId, Op, Program, ThreadId};
+
+macro_rules! exec_id {
+    ($($name:ident),*) => {$(
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    )*};
+}
+exec_id!(AgentId, NodeId, InstId);
+
+/// One concrete run of a Program.
+#[derive(Debug)]
+pub struct Execution<'p> {
+    pub program: &'p Program,
+    pub ranks: u32,
+    /// The value of each parameter (by `ParamId`) in this run.
+    pub params: Vec<i64>,
+    pub agents: Vec<Agent>,
+    pub nodes: Vec<Node<'p>>,
+    pub instances: Vec<Instance>,
+    /// Calls that named an object with no live instance (never created here, or destroyed).
+    pub bad_uses: Vec<BadUse<'p>>,
+    /// Expressions that could not be evaluated (division by zero, overflow).
+    pub eval_errors: Vec<&'p Op>,
+    /// Memory ranges with a negative or uncomputable offset or length.
+    pub invalid_ranges: Vec<&'p Op>,
+    /// The run was cut short after `MAX_NODES` ops.
+    pub truncated: bool,
+}
+
+/// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
+pub const MAX_NODES: usize = 20_000_000;
+
+#[derive(Clone, Debug)]
+pub struct Agent {
+    pub rank: u32,
+    pub kind: AgentKind,
+    /// This agent's nodes in execution (FIFO) order.
+    pub nodes: Vec<NodeId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentKind {
+    Host(ThreadId),
+    /// A runtime stream (including the default stream).
+    Stream(InstId),
+    /// An HCCL thread with a queue of its own (`HcclThreadAcquire`).
+    HcclThread(InstId),
+}
+
+impl AgentKind {
+    pub fn is_device(self) -> bool {
+        !matches!(self, AgentKind::Host(_))
+    }
+}
+
+/// One concrete call.
+#[derive(Clone, Debug)]
+pub struct Node<'p> {
+    pub agent: AgentId,
+    pub op: &'p Op,
+    pub action: Action,
+    /// The host thread that issued it, and its position in that rank's issue order.
+    pub host: AgentId,
+    pub issue: u32,
+    /// For a device op: the host-side node issued just before it on the same host
+    /// thread. Whatever the host finished before issuing is ordered before this op.
+    pub issued_after: Option<NodeId>,
+}
+
+impl Node<'_> {
+    pub fn rank(&self, exec: &Execution) -> u32 {
+        exec.agents[self.agent.index()].rank
+    }
+}
+
+/// What a node does, with every object resolved to an instance and every value computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Create(InstId),
+    Destroy(InstId),
+    EventRecord(InstId),
+    EventWait(InstId),
+    EventReset(InstId),
+    EventQuery(InstId),
+    /// The host blocks until the event's record has executed.
+    EventSync(InstId),
+    /// The host blocks until everything issued to the agent so far has executed:
+    /// `upto` is the agent's last node at that moment.
+    AgentSync {
+        agent: AgentId,
+        upto: Option<NodeId>,
+    },
+    /// `aclrtSynchronizeDevice`: every device agent of the rank.
+    DeviceSync {
+        upto: Vec<NodeId>,
+    },
+    NotifyRecord(InstId),
+    NotifyWait(InstId),
+    /// Sets notify `index` on the peer of `channel`.
+    ChannelNotifyRecord {
+        channel: InstId,
+        index: i64,
+    },
+    ChannelNotifyWait {
+        channel: InstId,
+        index: i64,
+    },
+    /// Sets notify `index` of HCCL thread `target`.
+    ThreadNotifyRecord {
+        target: InstId,
+        index: i64,
+    },
+    ThreadNotifyWait {
+        thread: InstId,
+        index: i64,
+    },
+    /// Memory traffic: kernels, copies, transfers, host accesses.
+    Access(Vec<Access>),
+    /// A new host thread starts.
+    Spawn(AgentId),
+    /// Ordering-neutral calls (fences, timeouts, SuperKernel-internal ops).
+    Other,
+}
+
+/// Bytes `start..end` of one memory region, read or written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub memory: Memory,
+    pub start: u64,
+    pub end: u64,
+    pub write: bool,
+}
+
+/// A memory region's identity. A rank's HCCL buffer is one region whether it is
+/// reached locally (`HcclGetHcclBuffer`) or by a peer (`HcclChannelGetHcclBuffer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Memory {
+    Buffer(InstId),
+    HcclBuffer { rank: u32 },
+}
+
+/// One creation of an object on one rank.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub rank: u32,
+    pub obj: ObjId,
+    pub created: Option<NodeId>,
+    pub destroyed: Option<NodeId>,
+    /// The agent that executes a stream's or HCCL thread's ops.
+    pub agent: Option<AgentId>,
+    /// Channels: the peer rank. HCCL threads and channels: the notify count.
+    pub remote_rank: Option<u32>,
+    pub notify_num: Option<i64>,
+    /// Buffers: size in bytes.
+    pub size: Option<u64>,
+}
+
+/// A call naming an object that has no live instance at that point.
+#[derive(Clone, Debug)]
+pub struct BadUse<'p> {
+    pub op: &'p Op,
+    pub rank: u32,
+    pub obj: ObjId,
+    /// `Some`: the instance existed but was destroyed by that node.
+    pub destroyed_by: Option<NodeId>,
+}
+
+impl<'p> Execution<'p> {
+    pub fn node(&self, id: NodeId) -> &Node<'p> {
+        &self.nodes[id.index()]
+    }
+
+    pub fn agent(&self, id: AgentId) -> &Agent {
+        &self.agents[id.index()]
+    }
+
+    pub fn instance(&self, id: InstId) -> &Instance {
+        &self.instances[id.index()]
+    }
+
+    /// "stream s2", "HCCL thread t (rank 1)", "host thread main" for messages.
+    pub fn agent_name(&self, id: AgentId) -> String {
+        let agent = self.agent(id);
+        let name = match agent.kind {
+            AgentKind::Host(thread) => format!("host thread {}", self.program.threads[thread.index()].name),
+            AgentKind::Stream(inst) | AgentKind::HcclThread(inst) => {
+                let object = self.program.object(self.instance(inst).obj);
+                format!("{} {}", object.kind.noun(), object.name)
+            }
+        };
+        if self.ranks > 1 {
+            format!("{name} (rank {})", agent.rank)
+        } else {
+            name
+        }
+    }
+
+    /// The object's name, with its rank when there are several.
+    pub fn instance_name(&self, id: InstId) -> String {
+        let instance = self.instance(id);
+        let name = &self.program.object(instance.obj).name;
+        if self.ranks > 1 {
+            format!("{name} (rank {})", instance.rank)
+        } else {
+            name.clone()
+        }
+    }
+
+    /// "N = 2, PROFILE = 0" when the program has parameters.
+    pub fn assignment(&self) -> Option<String> {
+        if self.program.params.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .program
+            .params
+            .iter()
+            .zip(&self.params)
+            .map(|(param, value)| format!("{} = {value}", param.name))
+            .collect();
+        Some(parts.join(", "))
+    }
+}

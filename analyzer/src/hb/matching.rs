@@ -1,0 +1,302 @@
+//! Which signal satisfies which wait, per the semantics of each sync object
+//! (DESIGN.md, "The model"):
+//! - sync-kind events: one record per reset cycle; a wait blocks until the record of
+//!   its cycle executes, even when that record is issued after the wait (see
+//!   `SyncEventState` for how execution order refines issue order);
+//! - capture-kind events: a wait binds at issue time to the latest issued record, and
+//!   is a no-op when there is none;
+//! - notifies (ACL, channel, thread): binary flags; the k-th wait consumes the k-th record.
+//!
+//! Issue order is node order: within a rank, nodes are created in host issue order.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::exec::{Action, Execution, InstId, NodeId};
+use crate::model::{EventSemantics, ObjectKind};
+
+/// One reset cycle of a sync-kind event.
+#[derive(Clone, Debug, Default)]
+pub struct EventCycle {
+    pub event: Option<InstId>,
+    pub records: Vec<NodeId>,
+    pub waits: Vec<NodeId>,
+    /// The reset that ends the cycle; `None` for the cycle still open at exit.
+    pub reset: Option<NodeId>,
+}
+
+/// The flag a notify record sets and a wait consumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FlagKey {
+    /// `aclrtRecordNotify` / `aclrtWaitAndResetNotify` on one notify.
+    Acl(InstId),
+    /// Notify `index` of rank `dst` that rank `src` records through its channel.
+    Channel { dst: u32, src: u32, index: i64 },
+    /// Notify `index` of an HCCL thread.
+    Thread { thread: InstId, index: i64 },
+}
+
+/// Records and waits of one flag, each in issue order.
+#[derive(Clone, Debug, Default)]
+pub struct NotifyQueue {
+    pub records: Vec<NodeId>,
+    pub waits: Vec<NodeId>,
+}
+
+#[derive(Debug, Default)]
+pub struct Matching {
+    /// Signal → wait (and record → host event synchronize).
+    pub edges: Vec<(NodeId, NodeId)>,
+    /// Waits nothing satisfies: they block forever.
+    pub unsatisfied: Vec<NodeId>,
+    /// Capture-kind waits issued before any record: silent no-ops.
+    pub noop_waits: Vec<NodeId>,
+    pub event_cycles: Vec<EventCycle>,
+    pub notify_queues: BTreeMap<FlagKey, NotifyQueue>,
+}
+
+pub fn match_signals(exec: &Execution) -> Matching {
+    let mut matching = Matching::default();
+    match_events(exec, &mut matching);
+    match_notifies(exec, &mut matching);
+    matching
+}
+
+fn semantics(exec: &Execution, event: InstId) -> EventSemantics {
+    match &exec.program.object(exec.instance(event).obj).kind {
+        ObjectKind::Event(info) => info.semantics,
+        _ => EventSemantics::Sync,
+    }
+}
+
+fn match_events(exec: &Execution, matching: &mut Matching) {
+    let mut sync_events: HashMap<InstId, SyncEventState> = HashMap::new();
+    let mut latest_record: HashMap<InstId, NodeId> = HashMap::new();
+    let mut host_view = HostView::default();
+    for (index, node) in exec.nodes.iter().enumerate() {
+        let id = NodeId(index as u32);
+        host_view.observe(exec, &node.action);
+        let (event, kind) = match &node.action {
+            Action::EventRecord(e) => (*e, EventOp::Record),
+            Action::EventWait(e) => (*e, EventOp::Wait),
+            Action::EventReset(e) => (*e, EventOp::Reset),
+            Action::EventSync(e) => (*e, EventOp::HostSync),
+            _ => continue,
+        };
+        match semantics(exec, event) {
+            EventSemantics::Capture => match kind {
+                EventOp::Record => {
+                    latest_record.insert(event, id);
+                }
+                EventOp::Wait => match latest_record.get(&event) {
+                    Some(&record) => matching.edges.push((record, id)),
+                    None => matching.noop_waits.push(id),
+                },
+                EventOp::HostSync => {
+                    if let Some(&record) = latest_record.get(&event) {
+                        matching.edges.push((record, id));
+                    }
+                }
+                EventOp::Reset => {}
+            },
+            EventSemantics::Sync => {
+                let state = sync_events.entry(event).or_insert_with(|| SyncEventState::new(event));
+                match kind {
+                    EventOp::Record => state.record(id, matching),
+                    EventOp::Wait => state.wait(id, exec, &host_view, matching),
+                    EventOp::Reset => state.reset(id, matching),
+                    EventOp::HostSync => {
+                        if let Some(&record) = state.current.records.first() {
+                            matching.edges.push((record, id));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut remaining: Vec<SyncEventState> = sync_events.into_values().collect();
+    remaining.sort_by_key(|state| state.current.event);
+    for state in remaining {
+        state.finish(matching);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum EventOp {
+    Record,
+    Wait,
+    Reset,
+    HostSync,
+}
+
+/// A sync-kind event is a hardware flag: a record sets it when it executes, a reset
+/// clears it when it executes, a wait blocks until it is set. Matching follows issue
+/// order, corrected for what execution order allows:
+/// - a wait with no record yet is satisfied by the next record, even one issued later
+///   and even past a reset that cannot run before the wait (the wait's own stream);
+/// - a wait issued after a reset that need not have executed yet can still see the
+///   previous record: it binds to that record, and SG103 reports the hazard.
+struct SyncEventState {
+    current: EventCycle,
+    /// Index in `Matching::event_cycles` of the last closed cycle.
+    previous: Option<usize>,
+    /// Waits not yet satisfied by any record.
+    pending: Vec<NodeId>,
+}
+
+impl SyncEventState {
+    fn new(event: InstId) -> Self {
+        SyncEventState {
+            current: EventCycle {
+                event: Some(event),
+                ..EventCycle::default()
+            },
+            previous: None,
+            pending: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, id: NodeId, matching: &mut Matching) {
+        if self.current.records.is_empty() {
+            matching.edges.extend(self.pending.iter().map(|&wait| (id, wait)));
+            self.current.waits.append(&mut self.pending);
+        }
+        self.current.records.push(id);
+    }
+
+    fn wait(&mut self, id: NodeId, exec: &Execution, host_view: &HostView, matching: &mut Matching) {
+        if let Some(&record) = self.current.records.first() {
+            matching.edges.push((record, id));
+            self.current.waits.push(id);
+            return;
+        }
+        let earlier = self.previous.and_then(|index| {
+            let cycle = &matching.event_cycles[index];
+            let reset = cycle.reset?;
+            let record = *cycle.records.first()?;
+            (!host_view.certainly_before(exec, reset, id)).then_some((index, record))
+        });
+        match earlier {
+            Some((index, record)) => {
+                matching.edges.push((record, id));
+                matching.event_cycles[index].waits.push(id);
+            }
+            None => self.pending.push(id),
+        }
+    }
+
+    fn reset(&mut self, id: NodeId, matching: &mut Matching) {
+        self.current.reset = Some(id);
+        let event = self.current.event;
+        let closed = std::mem::replace(
+            &mut self.current,
+            EventCycle {
+                event,
+                ..EventCycle::default()
+            },
+        );
+        matching.event_cycles.push(closed);
+        self.previous = Some(matching.event_cycles.len() - 1);
+    }
+
+    fn finish(mut self, matching: &mut Matching) {
+        matching.unsatisfied.append(&mut self.pending);
+        if !self.current.records.is_empty() || !self.current.waits.is_empty() {
+            matching.event_cycles.push(self.current);
+        }
+    }
+}
+
+/// What the host knows has finished, as of the node being matched: for each device
+/// agent, the last node a host synchronize waited for.
+#[derive(Default)]
+struct HostView {
+    synced: HashMap<crate::exec::AgentId, NodeId>,
+}
+
+impl HostView {
+    fn observe(&mut self, exec: &Execution, action: &Action) {
+        let upto: &[NodeId] = match action {
+            Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
+            Action::DeviceSync { upto } => upto,
+            _ => return,
+        };
+        for &node in upto {
+            let agent = exec.node(node).agent;
+            let entry = self.synced.entry(agent).or_insert(node);
+            *entry = (*entry).max(node);
+        }
+    }
+
+    /// `first` has certainly executed before `then` starts: FIFO on one agent, or the
+    /// host synchronized past `first` before issuing `then`.
+    fn certainly_before(&self, exec: &Execution, first: NodeId, then: NodeId) -> bool {
+        let agent = exec.node(first).agent;
+        agent == exec.node(then).agent || self.synced.get(&agent).is_some_and(|&upto| upto >= first)
+    }
+}
+
+fn match_notifies(exec: &Execution, matching: &mut Matching) {
+    for (index, node) in exec.nodes.iter().enumerate() {
+        let id = NodeId(index as u32);
+        let rank = node.rank(exec);
+        let (key, is_record) = match &node.action {
+            Action::NotifyRecord(notify) => (FlagKey::Acl(*notify), true),
+            Action::NotifyWait(notify) => (FlagKey::Acl(*notify), false),
+            Action::ChannelNotifyRecord { channel, index } => {
+                let Some(dst) = exec.instance(*channel).remote_rank else {
+                    continue;
+                };
+                (
+                    FlagKey::Channel {
+                        dst,
+                        src: rank,
+                        index: *index,
+                    },
+                    true,
+                )
+            }
+            Action::ChannelNotifyWait { channel, index } => {
+                let Some(src) = exec.instance(*channel).remote_rank else {
+                    continue;
+                };
+                (
+                    FlagKey::Channel {
+                        dst: rank,
+                        src,
+                        index: *index,
+                    },
+                    false,
+                )
+            }
+            Action::ThreadNotifyRecord { target, index } => (
+                FlagKey::Thread {
+                    thread: *target,
+                    index: *index,
+                },
+                true,
+            ),
+            Action::ThreadNotifyWait { thread, index } => (
+                FlagKey::Thread {
+                    thread: *thread,
+                    index: *index,
+                },
+                false,
+            ),
+            _ => continue,
+        };
+        let queue = matching.notify_queues.entry(key).or_default();
+        if is_record {
+            queue.records.push(id);
+        } else {
+            queue.waits.push(id);
+        }
+    }
+    for queue in matching.notify_queues.values() {
+        for (k, &wait) in queue.waits.iter().enumerate() {
+            match queue.records.get(k) {
+                Some(&record) => matching.edges.push((record, wait)),
+                None => matching.unsatisfied.push(wait),
+            }
+        }
+    }
+}

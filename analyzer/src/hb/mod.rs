@@ -1,0 +1,235 @@
+//! The happens-before graph of one Execution.
+//!
+//! Edges: program order on every agent (a stream is FIFO), issue (a device op runs after
+//! what its host thread did before issuing it), match (signal → wait) and host sync
+//! (device op → the synchronize that waits for it). Nodes are ordered by Kahn's
+//! algorithm; a node that never becomes ready never executes (it sits on or behind a
+//! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks, so that
+//! "does a happen before b" is one comparison.
+
+mod matching;
+mod races;
+
+pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
+pub use races::Race;
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+
+use crate::exec::{Action, AgentId, Execution, NodeId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    Program,
+    Issue,
+    Match,
+    HostSync,
+}
+
+pub struct HappensBefore<'e, 'p> {
+    pub exec: &'e Execution<'p>,
+    pub graph: DiGraph<(), EdgeKind, u32>,
+    pub matching: Matching,
+    /// `clocks[node * agents + agent]`; empty rows for nodes that never execute.
+    clocks: Vec<u32>,
+    executed: Vec<bool>,
+    /// Minimal cycles of waits, each in execution order.
+    pub cycles: Vec<Vec<NodeId>>,
+    pub races: Vec<Race>,
+}
+
+impl<'e, 'p> HappensBefore<'e, 'p> {
+    pub fn build(exec: &'e Execution<'p>) -> Self {
+        let matching = matching::match_signals(exec);
+        let graph = build_graph(exec, &matching);
+        let mut hb = HappensBefore {
+            exec,
+            graph,
+            matching,
+            clocks: Vec::new(),
+            executed: vec![false; exec.nodes.len()],
+            cycles: Vec::new(),
+            races: Vec::new(),
+        };
+        let order = hb.execution_order();
+        hb.compute_clocks(&order);
+        if order.len() < exec.nodes.len() {
+            hb.cycles = minimal_cycles(&hb.graph);
+        }
+        hb.races = races::find_races(&hb, &order);
+        hb
+    }
+
+    fn agents(&self) -> usize {
+        self.exec.agents.len()
+    }
+
+    /// Whether the node can execute at all.
+    pub fn executes(&self, node: NodeId) -> bool {
+        self.executed[node.index()]
+    }
+
+    fn clock(&self, node: NodeId, agent: AgentId) -> u32 {
+        self.clocks[node.index() * self.agents() + agent.index()]
+    }
+
+    /// `a` happens before `b`: every execution runs `a` to completion before `b` starts.
+    /// False when either never executes.
+    pub fn happens_before(&self, a: NodeId, b: NodeId) -> bool {
+        if a == b || !self.executes(a) || !self.executes(b) {
+            return false;
+        }
+        let agent = self.exec.node(a).agent;
+        self.clock(b, agent) >= self.clock(a, agent)
+    }
+
+    /// Neither orders the other: the two can run in either order, or overlap.
+    pub fn concurrent(&self, a: NodeId, b: NodeId) -> bool {
+        self.executes(a) && self.executes(b) && !self.happens_before(a, b) && !self.happens_before(b, a)
+    }
+
+    /// Kahn's order over the graph. Waits nothing satisfies never complete, so nothing
+    /// behind them is released either.
+    fn execution_order(&self) -> Vec<NodeId> {
+        let count = self.exec.nodes.len();
+        let mut blocked = vec![false; count];
+        for wait in &self.matching.unsatisfied {
+            blocked[wait.index()] = true;
+        }
+        let mut indegree = vec![0u32; count];
+        for edge in self.graph.raw_edges() {
+            indegree[edge.target().index()] += 1;
+        }
+        let mut ready: Vec<NodeIndex<u32>> = (0..count)
+            .filter(|&n| indegree[n] == 0 && !blocked[n])
+            .map(NodeIndex::new)
+            .collect();
+        ready.reverse();
+        let mut order = Vec::with_capacity(count);
+        while let Some(node) = ready.pop() {
+            order.push(NodeId(node.index() as u32));
+            for edge in self.graph.edges(node) {
+                let target = edge.target().index();
+                indegree[target] -= 1;
+                if indegree[target] == 0 && !blocked[target] {
+                    ready.push(edge.target());
+                }
+            }
+        }
+        order
+    }
+
+    fn compute_clocks(&mut self, order: &[NodeId]) {
+        let agents = self.agents();
+        self.clocks = vec![0; self.exec.nodes.len() * agents];
+        let mut next_tick = vec![0u32; agents];
+        for &node in order {
+            let row = node.index() * agents;
+            for edge in self
+                .graph
+                .edges_directed(NodeIndex::new(node.index()), petgraph::Direction::Incoming)
+            {
+                let source = edge.source().index() * agents;
+                for agent in 0..agents {
+                    let value = self.clocks[source + agent];
+                    if value > self.clocks[row + agent] {
+                        self.clocks[row + agent] = value;
+                    }
+                }
+            }
+            let own = self.exec.node(node).agent.index();
+            next_tick[own] += 1;
+            self.clocks[row + own] = next_tick[own];
+            self.executed[node.index()] = true;
+        }
+    }
+}
+
+fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u32> {
+    let mut graph = DiGraph::with_capacity(exec.nodes.len(), exec.nodes.len() * 2);
+    for _ in &exec.nodes {
+        graph.add_node(());
+    }
+    let index = |node: NodeId| NodeIndex::new(node.index());
+    for agent in &exec.agents {
+        for pair in agent.nodes.windows(2) {
+            graph.add_edge(index(pair[0]), index(pair[1]), EdgeKind::Program);
+        }
+    }
+    for (i, node) in exec.nodes.iter().enumerate() {
+        let id = NodeId(i as u32);
+        if let Some(before) = node.issued_after
+            && exec.node(before).agent != node.agent
+        {
+            graph.add_edge(index(before), index(id), EdgeKind::Issue);
+        }
+        let synced: &[NodeId] = match &node.action {
+            Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
+            Action::DeviceSync { upto } => upto,
+            _ => &[],
+        };
+        for &last in synced {
+            graph.add_edge(index(last), index(id), EdgeKind::HostSync);
+        }
+    }
+    for &(signal, wait) in &matching.edges {
+        let kind = match exec.node(wait).action {
+            Action::EventSync(_) => EdgeKind::HostSync,
+            _ => EdgeKind::Match,
+        };
+        graph.add_edge(index(signal), index(wait), kind);
+    }
+    graph
+}
+
+/// For every strongly connected component with a cycle, its shortest cycle (by BFS from
+/// each of its nodes), rotated to start at its lowest node so output is stable.
+fn minimal_cycles(graph: &DiGraph<(), EdgeKind, u32>) -> Vec<Vec<NodeId>> {
+    let mut cycles: Vec<Vec<NodeId>> = tarjan_scc(graph)
+        .into_iter()
+        .filter(|scc| scc.len() > 1)
+        .filter_map(|scc| shortest_cycle(graph, &scc))
+        .collect();
+    cycles.sort();
+    cycles
+}
+
+fn shortest_cycle(graph: &DiGraph<(), EdgeKind, u32>, scc: &[NodeIndex<u32>]) -> Option<Vec<NodeId>> {
+    use std::collections::{HashMap, HashSet, VecDeque};
+    let members: HashSet<NodeIndex<u32>> = scc.iter().copied().collect();
+    let mut best: Option<Vec<NodeIndex<u32>>> = None;
+    // Bounded so that a huge component costs at most a few thousand searches.
+    for &start in scc.iter().take(2048) {
+        let mut parent: HashMap<NodeIndex<u32>, NodeIndex<u32>> = HashMap::new();
+        let mut queue = VecDeque::from([start]);
+        let mut found = None;
+        'search: while let Some(node) = queue.pop_front() {
+            for next in graph.neighbors(node) {
+                if next == start {
+                    found = Some(node);
+                    break 'search;
+                }
+                if members.contains(&next) && !parent.contains_key(&next) {
+                    parent.insert(next, node);
+                    queue.push_back(next);
+                }
+            }
+        }
+        if let Some(mut last) = found {
+            let mut path = vec![last];
+            while last != start {
+                last = parent[&last];
+                path.push(last);
+            }
+            path.reverse();
+            if best.as_ref().is_none_or(|b| path.len() < b.len()) {
+                best = Some(path);
+            }
+        }
+    }
+    let mut cycle: Vec<NodeId> = best?.into_iter().map(|n| NodeId(n.index() as u32)).collect();
+    let lowest = cycle.iter().enumerate().min_by_key(|(_, n)| **n).map(|(i, _)| i)?;
+    cycle.rotate_left(lowest);
+    Some(cycle)
+}

@@ -1,0 +1,5 @@
+//! SG5xx: waits that never return.
+
+pub mod deadlock;
+pub mod host_sync_hang;
+pub mod wait_without_signal;

@@ -1,0 +1,75 @@
+use crate::analysis::Analysis;
+use crate::diagnostic::Diagnostic;
+use crate::hb::Race;
+use crate::rules::declare_rule;
+
+declare_rule! {
+    /// ## What it detects
+    /// Two device operations (kernels, async copies, HCCL transfers) that touch
+    /// overlapping bytes of one buffer, at least one of them writing, with nothing that
+    /// orders them: no FIFO order on one stream, no record/wait, notify or synchronize
+    /// between them.
+    ///
+    /// ## Why is this a bug
+    /// The two can run in either order or at the same time, so the reader sees old,
+    /// new or torn data depending on timing: results that differ from run to run and
+    /// only on some devices. It is also what a missing or no-op wait leaves behind.
+    ///
+    /// ## Example
+    /// ```text
+    /// kernel(s1, "producer", writes: [x]);
+    /// kernel(s2, "consumer", reads: [x]);      // nothing orders s2 after s1
+    /// ```
+    ///
+    /// ## Fix
+    /// Order the second access after the first: record an event on the first stream
+    /// after it and wait on it from the second (or use one stream, or a notify pair for
+    /// HCCL threads).
+    ///
+    /// Method: vector clocks over the happens-before graph; cost near-linear in the
+    /// number of ops.
+    pub struct DataRace;
+    code = "SG601",
+    name = "data-race",
+    severity = Error,
+    check = crate::rules::Check::Execution(check),
+}
+
+fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
+    for race in &analysis.hb.races {
+        if super::classify(analysis, race) == super::RaceClass::Device {
+            out.push(race_diagnostic(analysis, race));
+        }
+    }
+}
+
+fn race_diagnostic(analysis: &Analysis, race: &Race) -> Diagnostic {
+    let verb = |write: bool| if write { "writes" } else { "reads" };
+    let memory = analysis.memory_name(race.memory);
+    let (first, second) = (analysis.describe(race.first), analysis.describe(race.second));
+    Diagnostic::new(
+        &DataRace::INFO,
+        analysis.span(race.second),
+        format!(
+            "data race on {memory} bytes {}..{}: {second} {} them while {first} {} them, and nothing orders the two",
+            race.start,
+            race.end,
+            verb(race.second_writes),
+            verb(race.first_writes)
+        ),
+    )
+    .with_label(format!(
+        "{} bytes {}..{}",
+        verb(race.second_writes),
+        race.start,
+        race.end
+    ))
+    .with_related(
+        analysis.span(race.first),
+        format!(
+            "{} the same bytes, unordered with the access above",
+            verb(race.first_writes)
+        ),
+    )
+    .with_help("order the two: record an event after the first access and wait on it before the second")
+}

@@ -1,0 +1,126 @@
+use std::collections::HashSet;
+
+use super::{flag_name, timeout_suffix};
+use crate::analysis::Analysis;
+use crate::diagnostic::Diagnostic;
+use crate::exec::NodeId;
+use crate::hb::FlagKey;
+use crate::rules::declare_rule;
+use crate::source::Span;
+
+declare_rule! {
+    /// ## What it detects
+    /// Two consecutive records into one notify flag where the second can land before
+    /// the wait that consumes the first has run: for records R(k) and R(k+1) of a flag
+    /// whose k-th wait W(k) exists, W(k) does not happen before R(k+1). Applies to HCCL
+    /// channel notifies (a flag is notify `k` of rank B's channel to rank A; two
+    /// channels to the same peer, for example a ring's "next" and "prev" at N = 2,
+    /// share it), HCCL thread notifies and ACL notifies.
+    ///
+    /// Waits that never run (stuck behind a hang) are left to the hang rules.
+    ///
+    /// ## Why is this a bug
+    /// A notify is a binary flag, not a counter: a record sets it, a wait consumes it.
+    /// If the second record arrives while the flag is still set, the two collapse into
+    /// one signal. One of the peer's waits then never gets its signal and blocks until
+    /// the notify-wait timeout (1836 s by HCCL's default), or, when the signals carry
+    /// different meanings, a wait passes on the wrong one (data read before it landed).
+    ///
+    /// ## Example
+    /// ```text
+    /// HcommWriteOnThread(t, ch, remote[0..32 KiB], local[0..32 KiB], 32 KiB);
+    /// HcommChannelNotifyRecordOnThread(t, ch, NOTIFY_IDX_DATA_SIGNAL);
+    /// HcommWriteOnThread(t, ch, remote[32 KiB..64 KiB], local[32 KiB..64 KiB], 32 KiB);
+    /// HcommChannelNotifyRecordOnThread(t, ch, NOTIFY_IDX_DATA_SIGNAL);   // may collapse
+    /// ```
+    ///
+    /// ## Fix
+    /// Between two records into one flag, wait for the peer to acknowledge the first
+    /// (a record back on another index after its wait), or give each signal its own
+    /// notify index (and `notifyNum` large enough), or send one signal after both
+    /// transfers.
+    ///
+    /// Method: happens-before over each concrete execution (vector clocks); the k-th
+    /// wait of a flag is matched to its k-th record.
+    pub struct NotifyLostSignal;
+    code = "SG303",
+    name = "notify-lost-signal",
+    severity = Error,
+    check = crate::rules::Check::Execution(check),
+}
+
+fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
+    let hb = analysis.hb;
+    let mut found: Vec<(NodeId, Diagnostic)> = Vec::new();
+    for (key, queue) in &hb.matching.notify_queues {
+        for (k, pair) in queue.records.windows(2).enumerate() {
+            let (first, second) = (pair[0], pair[1]);
+            let Some(&consumer) = queue.waits.get(k) else {
+                break;
+            };
+            if !hb.executes(consumer) || !hb.executes(second) || hb.happens_before(consumer, second) {
+                continue;
+            }
+            let starved = queue.waits.get(k + 1).copied();
+            found.push((second, diagnostic(analysis, *key, first, second, consumer, starved)));
+        }
+    }
+    // One finding per record call, for its first node.
+    found.sort_by_key(|(node, _)| *node);
+    let mut seen: HashSet<Span> = HashSet::new();
+    for (_, diagnostic) in found {
+        if seen.insert(diagnostic.primary.clone()) {
+            out.push(diagnostic);
+        }
+    }
+}
+
+fn diagnostic(
+    analysis: &Analysis,
+    key: FlagKey,
+    first: NodeId,
+    second: NodeId,
+    consumer: NodeId,
+    starved: Option<NodeId>,
+) -> Diagnostic {
+    let exec = analysis.exec;
+    let flag = flag_name(analysis, key);
+    let recorder = exec.agent_name(exec.node(second).agent);
+    let waiter = exec.agent_name(exec.node(consumer).agent);
+    let consequence = match starved {
+        Some(wait) => format!(
+            "one signal is lost, and the next wait on it by {} blocks{}",
+            exec.agent_name(exec.node(wait).agent),
+            timeout_suffix(analysis, wait)
+        ),
+        None => "one signal is lost".to_string(),
+    };
+    let message = format!(
+        "{recorder} can record {flag} again before {waiter} has consumed the previous record: the flag is binary, so {consequence}"
+    );
+    let mut diagnostic = Diagnostic::new(&NotifyLostSignal::INFO, analysis.span(second), message)
+        .with_label("can land while the flag is still set")
+        .with_related(
+            analysis.span(first),
+            if analysis.span(first) == analysis.span(second) {
+                "the previous record into the flag is this same call, one iteration earlier".to_string()
+            } else {
+                format!("the previous record into the flag ({})", analysis.describe(first))
+            },
+        )
+        .with_related(
+            analysis.span(consumer),
+            format!("{waiter} consumes the previous record here; nothing orders this wait before the second record"),
+        );
+    if let Some(wait) = starved
+        && analysis.span(wait) != analysis.span(consumer)
+    {
+        diagnostic = diagnostic.with_related(
+            analysis.span(wait),
+            "this wait expects the second signal; if the two collapsed, it never comes",
+        );
+    }
+    diagnostic.with_help(
+        "before recording again, wait until the first signal is consumed (the waiter records an acknowledgement on another notify after its wait), or give each signal its own notify index",
+    )
+}
