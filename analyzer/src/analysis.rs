@@ -63,26 +63,32 @@ impl Analysis<'_, '_> {
 fn parameter_values(param: &Param) -> Vec<i64> {
     const ENUMERATED: i64 = 4;
     let upper = param.max.unwrap_or(i64::MAX);
-    if upper - param.min < ENUMERATED {
+    if upper.saturating_sub(param.min) < ENUMERATED {
         (param.min..=upper).collect()
     } else {
-        (param.min..param.min + 3).collect()
+        (param.min..param.min.saturating_add(3)).collect()
     }
 }
 
 /// Most concrete runs per Program; beyond it the cartesian product is cut.
-const MAX_ASSIGNMENTS: usize = 64;
+pub(crate) const MAX_ASSIGNMENTS: usize = 64;
 
-fn assignments(program: &Program) -> Vec<Vec<i64>> {
-    let mut all: Vec<Vec<i64>> = vec![Vec::new()];
-    for param in &program.params {
+/// Parameter assignments (values by `ParamId`) for the concrete runs: every combination
+/// of the sampled values of the parameters `varies` selects; the others keep their
+/// smallest value.
+pub(crate) fn assignments(program: &Program, varies: impl Fn(usize) -> bool) -> Vec<Vec<i64>> {
+    let mut all: Vec<Vec<i64>> = vec![program.params.iter().map(|p| p.min).collect()];
+    for (index, param) in program.params.iter().enumerate() {
+        if !varies(index) {
+            continue;
+        }
         let values = parameter_values(param);
         all = all
             .into_iter()
             .flat_map(|prefix| {
                 values.iter().map(move |&v| {
                     let mut next = prefix.clone();
-                    next.push(v);
+                    next[index] = v;
                     next
                 })
             })
@@ -102,7 +108,7 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
         }
     }
     let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
-    for params in assignments(program) {
+    for params in assignments(program, |_| true) {
         let exec = instantiate(program, params);
         let hb = HappensBefore::build(&exec);
         let analysis = Analysis {
@@ -141,6 +147,17 @@ mod tests {
             max,
             span: Span::new(crate::source::FileId(0), 0..0),
         }
+    }
+
+    #[test]
+    fn only_selected_parameters_vary() {
+        let mut program = Program::new(Span::new(crate::source::FileId(0), 0..0));
+        program.params = vec![param(0, Some(1)), param(5, Some(6))];
+        assert_eq!(
+            assignments(&program, |_| true),
+            vec![vec![0, 5], vec![0, 6], vec![1, 5], vec![1, 6]]
+        );
+        assert_eq!(assignments(&program, |i| i == 1), vec![vec![0, 5], vec![0, 6]]);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::source::Span;
 
+/// Declares `u32` index newtypes (`ObjId(3)`), shared by the model and executions.
 macro_rules! id_type {
     ($($name:ident),*) => {$(
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -18,6 +19,7 @@ macro_rules! id_type {
         }
     )*};
 }
+pub(crate) use id_type;
 id_type!(ObjId, ParamId, VarId, ThreadId, SuperKernelId);
 
 #[derive(Clone, Debug)]
@@ -67,15 +69,9 @@ impl Program {
     /// Number of ops in the program text (not unrolled).
     pub fn op_count(&self) -> usize {
         fn count(block: &Block) -> usize {
-            block
-                .iter()
-                .map(|stmt| match stmt {
-                    Stmt::Op(_) => 1,
-                    Stmt::If { then, otherwise, .. } => count(then) + count(otherwise),
-                    Stmt::For { body, .. } => count(body),
-                    Stmt::Return(_) => 0,
-                })
-                .sum()
+            let mut n = 0;
+            for_each_op(block, &mut |_| n += 1);
+            n
         }
         let host: usize = self.threads.iter().map(|t| count(&t.body)).sum();
         let cores: usize = self
@@ -181,6 +177,22 @@ pub struct HostThread {
 }
 
 pub type Block = Vec<Stmt>;
+
+/// Every op of `block` in text order: both branches of every `if`, the body of every
+/// loop once, reachable or not.
+pub fn for_each_op<'p>(block: &'p Block, f: &mut impl FnMut(&'p Op)) {
+    for stmt in block {
+        match stmt {
+            Stmt::Op(op) => f(op),
+            Stmt::If { then, otherwise, .. } => {
+                for_each_op(then, f);
+                for_each_op(otherwise, f);
+            }
+            Stmt::For { body, .. } => for_each_op(body, f),
+            Stmt::Return(_) => {}
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Stmt {

@@ -123,11 +123,10 @@ impl<'p> Builder<'p> {
                 body,
                 ..
             } => {
-                let (Ok(start), Ok(end)) = (self.env.eval(start), self.env.eval(end)) else {
+                let Ok(range) = self.env.loop_range(start, end, *inclusive) else {
                     return Flow::Continue;
                 };
-                let end = if *inclusive { end.saturating_add(1) } else { end };
-                for i in start..end {
+                for i in range {
                     self.env.vars[var.index()] = Some(i);
                     if self.walk_block(body) == Flow::Return {
                         self.env.vars[var.index()] = None;
@@ -566,11 +565,10 @@ pub fn walk_core<'p>(block: &'p Block, env: &mut Env, visit: &mut impl FnMut(&'p
                 body,
                 ..
             } => {
-                let (Ok(start), Ok(end)) = (env.eval(start), env.eval(end)) else {
+                let Ok(range) = env.loop_range(start, end, *inclusive) else {
                     continue;
                 };
-                let end = if *inclusive { end.saturating_add(1) } else { end };
-                for i in start..end {
+                for i in range {
                     env.vars[var.index()] = Some(i);
                     if walk_core(body, env, visit) {
                         env.vars[var.index()] = None;

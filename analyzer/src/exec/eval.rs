@@ -65,6 +65,12 @@ impl Env {
     pub fn truthy(&self, expr: &Expr) -> Result<bool, EvalError> {
         Ok(self.eval(expr)? != 0)
     }
+
+    /// The values a `for` loop's variable takes.
+    pub fn loop_range(&self, start: &Expr, end: &Expr, inclusive: bool) -> Result<std::ops::Range<i64>, EvalError> {
+        let (start, end) = (self.eval(start)?, self.eval(end)?);
+        Ok(start..if inclusive { end.saturating_add(1) } else { end })
+    }
 }
 
 #[cfg(test)]

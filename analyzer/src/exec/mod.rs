@@ -12,18 +12,7 @@ pub use eval::{CoreEnv, Env, EvalError};
 
 use crate::model::{ObjId, Op, Program, ThreadId};
 
-macro_rules! exec_id {
-    ($($name:ident),*) => {$(
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $name(pub u32);
-        impl $name {
-            pub fn index(self) -> usize {
-                self.0 as usize
-            }
-        }
-    )*};
-}
-exec_id!(AgentId, NodeId, InstId);
+crate::model::id_type!(AgentId, NodeId, InstId);
 
 /// One concrete run of a Program.
 #[derive(Debug)]

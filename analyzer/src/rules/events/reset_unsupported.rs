@@ -1,6 +1,6 @@
 use crate::analysis::ProgramContext;
 use crate::diagnostic::Diagnostic;
-use crate::model::{Block, CannPolicy, EventCreator, EventInfo, Object, ObjectKind, Op, OpKind, Program, Stmt};
+use crate::model::{CannPolicy, EventCreator, EventInfo, Object, ObjectKind, Op, OpKind, Program};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -49,7 +49,7 @@ declare_rule! {
 fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     let program = context.program;
     for thread in &program.threads {
-        visit(&thread.body, &mut |op| {
+        crate::model::for_each_op(&thread.body, &mut |op| {
             if let OpKind::EventReset { event, .. } = op.kind
                 && let ObjectKind::Event(info) = &program.object(event).kind
                 && let Some(diagnostic) = unsupported(program, op, program.object(event), info)
@@ -57,20 +57,6 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                 out.push(diagnostic);
             }
         });
-    }
-}
-
-fn visit<'p>(block: &'p Block, f: &mut impl FnMut(&'p Op)) {
-    for stmt in block {
-        match stmt {
-            Stmt::Op(op) => f(op),
-            Stmt::If { then, otherwise, .. } => {
-                visit(then, f);
-                visit(otherwise, f);
-            }
-            Stmt::For { body, .. } => visit(body, f),
-            Stmt::Return(_) => {}
-        }
     }
 }
 

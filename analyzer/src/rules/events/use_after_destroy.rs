@@ -4,7 +4,7 @@ use super::spelled;
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, AgentKind, BadUse, NodeId};
-use crate::model::{Block, ObjectKind, Op, OpKind, Program, Stmt, ThreadId};
+use crate::model::{Block, ObjectKind, Op, OpKind, Program, ThreadId};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -179,14 +179,11 @@ fn spawns_of(analysis: &Analysis) -> HashMap<(ThreadId, u32), Vec<NodeId>> {
 
 /// The host thread whose code contains `op`.
 fn thread_of(program: &Program, op: &Op) -> Option<ThreadId> {
-    fn contains(block: &Block, op: &Op) -> bool {
-        block.iter().any(|stmt| match stmt {
-            Stmt::Op(candidate) => std::ptr::eq(candidate, op),
-            Stmt::If { then, otherwise, .. } => contains(then, op) || contains(otherwise, op),
-            Stmt::For { body, .. } => contains(body, op),
-            Stmt::Return(_) => false,
-        })
-    }
+    let contains = |block: &Block, op: &Op| {
+        let mut found = false;
+        crate::model::for_each_op(block, &mut |candidate| found |= std::ptr::eq(candidate, op));
+        found
+    };
     program
         .threads
         .iter()

@@ -4,7 +4,7 @@ use super::{byte_range, bytes};
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Access, Action, Env, Memory, NodeId};
-use crate::model::{Block, MemRange, OpKind, Stmt, SuperKernelId};
+use crate::model::{MemRange, OpKind, SuperKernelId};
 use crate::rules::declare_rule;
 use crate::source::Span;
 
@@ -277,28 +277,15 @@ fn data_copies(analysis: &Analysis, id: SuperKernelId, memory: Memory) -> Vec<Sp
         return Vec::new();
     };
     let obj = analysis.exec.instance(inst).obj;
-    fn walk(block: &Block, obj: crate::model::ObjId, out: &mut Vec<Span>) {
-        for stmt in block {
-            match stmt {
-                Stmt::Op(op) => {
-                    if let OpKind::DataCopy { range, .. } = &op.kind
-                        && range.buffer == obj
-                    {
-                        out.push(op.span.clone());
-                    }
-                }
-                Stmt::If { then, otherwise, .. } => {
-                    walk(then, obj, out);
-                    walk(otherwise, obj, out);
-                }
-                Stmt::For { body, .. } => walk(body, obj, out),
-                Stmt::Return(_) => {}
-            }
-        }
-    }
     let mut spans = Vec::new();
     for sub in &analysis.program.superkernels[id.index()].subkernels {
-        walk(&sub.body, obj, &mut spans);
+        crate::model::for_each_op(&sub.body, &mut |op| {
+            if let OpKind::DataCopy { range, .. } = &op.kind
+                && range.buffer == obj
+            {
+                spans.push(op.span.clone());
+            }
+        });
     }
     spans
 }

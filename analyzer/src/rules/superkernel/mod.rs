@@ -75,19 +75,8 @@ impl Launch {
     }
 }
 
-/// Values a parameter takes: as `analysis.rs` enumerates them for concrete runs.
-fn parameter_values(min: i64, max: Option<i64>) -> Vec<i64> {
-    const ENUMERATED: i64 = 4;
-    let upper = max.unwrap_or(i64::MAX);
-    if upper.saturating_sub(min) < ENUMERATED {
-        (min..=upper).collect()
-    } else {
-        (min..min.saturating_add(3)).collect()
-    }
-}
-
 /// Most launch contexts per SuperKernel.
-const MAX_LAUNCHES: usize = 64;
+const MAX_LAUNCHES: usize = crate::analysis::MAX_ASSIGNMENTS;
 
 /// Most ranks enumerated when kernel code reads `rank`.
 const MAX_RANKS: i64 = 8;
@@ -100,25 +89,7 @@ fn launches(program: &Program, superkernel: &SuperKernel) -> Vec<Launch> {
     for sub in &superkernel.subkernels {
         mentioned.block(&sub.body);
     }
-    let base: Vec<i64> = program.params.iter().map(|p| p.min).collect();
-    let mut all: Vec<Vec<i64>> = vec![base];
-    for (index, param) in program.params.iter().enumerate() {
-        if !mentioned.params.contains(&ParamId(index as u32)) {
-            continue;
-        }
-        let values = parameter_values(param.min, param.max);
-        all = all
-            .into_iter()
-            .flat_map(|prefix| {
-                values.iter().map(move |&v| {
-                    let mut next = prefix.clone();
-                    next[index] = v;
-                    next
-                })
-            })
-            .take(MAX_LAUNCHES)
-            .collect();
-    }
+    let all = crate::analysis::assignments(program, |index| mentioned.params.contains(&ParamId(index as u32)));
     let mut out = Vec::new();
     for params in all {
         let ranks = if mentioned.rank {
@@ -571,19 +542,9 @@ impl Repeat<'_, '_> {
 
 /// Every early-start call in a block, reachable or not, in text order.
 fn calls_in<'p>(block: &'p Block, out: &mut Vec<&'p Op>) {
-    for stmt in block {
-        match stmt {
-            Stmt::Op(op) => {
-                if matches!(op.kind, OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. }) {
-                    out.push(op);
-                }
-            }
-            Stmt::If { then, otherwise, .. } => {
-                calls_in(then, out);
-                calls_in(otherwise, out);
-            }
-            Stmt::For { body, .. } => calls_in(body, out),
-            Stmt::Return(_) => {}
+    crate::model::for_each_op(block, &mut |op| {
+        if matches!(op.kind, OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. }) {
+            out.push(op);
         }
-    }
+    });
 }
