@@ -116,7 +116,7 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
             exec: &exec,
             hb: &hb,
         };
-        let mut found = Vec::new();
+        let mut found = unevaluable_calls(&exec);
         for rule in RULES {
             if let Check::Execution(check) = rule.check {
                 check(&analysis, &mut found);
@@ -134,6 +134,32 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
     }
     Diagnostic::sort(&mut diagnostics);
     diagnostics
+}
+
+/// Calls whose arguments have no value on some rank: reported, since the analysis had
+/// to leave them out and what follows from that (a wait with no record) would otherwise
+/// be reported without its cause.
+fn unevaluable_calls(exec: &Execution) -> Vec<Diagnostic> {
+    exec.eval_errors
+        .iter()
+        .map(|&(op, rank)| {
+            let on_rank = if exec.ranks > 1 {
+                format!(" on rank {rank}")
+            } else {
+                String::new()
+            };
+            Diagnostic::new(
+                &crate::rules::SyntaxErrorRule::INFO,
+                op.span.clone(),
+                format!(
+                    "an argument of {} has no value{on_rank}: division by zero or overflow",
+                    op.api
+                ),
+            )
+            .with_label("this call is left out of the analysis")
+            .with_help("guard the expression so that it is defined for every rank and parameter value")
+        })
+        .collect()
 }
 
 #[cfg(test)]

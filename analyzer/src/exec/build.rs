@@ -249,7 +249,7 @@ impl<'p> Builder<'p> {
         match self.env.eval(expr) {
             Ok(value) => Some(value),
             Err(_) => {
-                self.exec.eval_errors.push(op);
+                self.exec.eval_errors.push((op, self.env.rank as u32));
                 None
             }
         }

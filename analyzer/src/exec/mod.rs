@@ -26,8 +26,9 @@ pub struct Execution<'p> {
     pub instances: Vec<Instance>,
     /// Calls that named an object with no live instance (never created here, or destroyed).
     pub bad_uses: Vec<BadUse<'p>>,
-    /// Expressions that could not be evaluated (division by zero, overflow).
-    pub eval_errors: Vec<&'p Op>,
+    /// Calls left out because an argument has no value on that rank (division by zero,
+    /// overflow), with the rank.
+    pub eval_errors: Vec<(&'p Op, u32)>,
     /// Memory ranges with a negative or uncomputable offset or length.
     pub invalid_ranges: Vec<&'p Op>,
     /// The run was cut short after `MAX_NODES` ops.
