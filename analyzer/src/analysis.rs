@@ -110,6 +110,11 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
     let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
     for params in assignments(program, |_| true) {
         let exec = instantiate(program, params);
+        let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
+        if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
+            diagnostics.push(too_large(program, &exec));
+            continue;
+        }
         let hb = HappensBefore::build(&exec);
         let analysis = Analysis {
             program,
@@ -134,6 +139,29 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
     }
     Diagnostic::sort(&mut diagnostics);
     diagnostics
+}
+
+/// A run beyond the analysis budgets (calls, or vector-clock memory): said loudly,
+/// since it is not verified.
+fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
+    let span = program.threads[Program::MAIN_THREAD.index()].span.clone();
+    let size = if exec.truncated {
+        format!("unrolls to more than {} calls", crate::exec::MAX_NODES)
+    } else {
+        format!(
+            "unrolls to {} calls on {} streams, threads and ranks",
+            exec.nodes.len(),
+            exec.agents.len()
+        )
+    };
+    let assignment = exec.assignment().map_or(String::new(), |a| format!(" (with {a})"));
+    Diagnostic::new(
+        &crate::rules::SyntaxErrorRule::INFO,
+        span,
+        format!("this program{assignment} {size}: too large to analyze, so it is not verified"),
+    )
+    .with_label("not analyzed")
+    .with_help("check a smaller configuration (fewer ranks, shorter loops)")
 }
 
 /// Calls whose arguments have no value on some rank: reported, since the analysis had

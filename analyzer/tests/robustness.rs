@@ -192,3 +192,18 @@ let x = aclrtMalloc({}1{});",
         "the first statement is still checked"
     );
 }
+
+#[test]
+fn a_program_too_large_to_analyze_is_reported_not_passed() {
+    // 20,000 ranks: 60,000 agents x 40,000 calls is beyond the vector-clock budget.
+    let program = "ranks 20000;\nlet s = aclrtCreateStream();\naclrtSynchronizeStream(s);\n";
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "big.sync", program.as_bytes());
+    assert_eq!(checked.diagnostics.len(), 1);
+    assert!(
+        checked.diagnostics[0]
+            .message
+            .contains("too large to analyze, so it is not verified")
+    );
+    assert_eq!(checked.diagnostics[0].severity, syncguard_analyzer::Severity::Error);
+}

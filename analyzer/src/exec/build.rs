@@ -36,6 +36,9 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
         rank: RankState::default(),
     };
     for rank in 0..ranks {
+        if builder.exec.truncated {
+            break;
+        }
         builder.run_rank(rank);
     }
     builder.exec

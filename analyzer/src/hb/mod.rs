@@ -19,6 +19,9 @@ use petgraph::visit::EdgeRef;
 
 use crate::exec::{Action, AgentId, Execution, NodeId};
 
+/// Most vector-clock entries (nodes x agents, 4 bytes each) an analysis may allocate.
+pub const MAX_CLOCK_ENTRIES: usize = 1 << 28;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
     Program,
@@ -122,6 +125,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
 
     fn compute_clocks(&mut self, order: &[NodeId]) {
         let agents = self.agents();
+        // The analysis driver keeps executions within `MAX_CLOCK_ENTRIES`.
         self.clocks = vec![0; self.exec.nodes.len() * agents];
         let mut next_tick = vec![0u32; agents];
         for &node in order {
