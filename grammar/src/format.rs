@@ -4,11 +4,20 @@
 //! by their byte spans relative to the statements around them, and blank lines between
 //! statements (or comments) are kept, collapsed to one. Expressions get the minimal
 //! parentheses that make them parse back to the same tree.
+//!
+//! A statement longer than [`MAX_WIDTH`] columns wraps: its outermost bracketed list
+//! that does not fit (call arguments, list and struct literals, `let` patterns, `op`
+//! attributes, kernel arguments) is broken one item per line, with a trailing comma, and
+//! items that are still too long break the same way. Everything else (operators, ranges,
+//! template arguments) stays on one line. Comments inside a broken list stay at the item
+//! they were next to.
 
 use crate::Parsed;
 use crate::ast::*;
 
 const INDENT: &str = "    ";
+/// Lines longer than this wrap where they can. Trailing comments do not count.
+const MAX_WIDTH: usize = 100;
 /// Binding strength of prefix operators: above every binary operator.
 const UNARY_PRECEDENCE: u8 = 8;
 /// Literals, names, calls, slices, lists and structs never need parentheses.
@@ -149,10 +158,11 @@ impl<'a> Printer<'a> {
     fn stmt(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Setting { key, value } => {
-                self.push(&format!("{} {};", key.name, expr(value)));
+                let doc = concat([text(format!("{} ", key.name)), expr_doc(value), text(";")]);
+                self.render(&doc, 0);
             }
             StmtKind::Ranks(RankCount::Fixed(count)) => {
-                self.push(&format!("ranks {};", expr(count)));
+                self.render(&concat([text("ranks "), expr_doc(count), text(";")]), 0);
             }
             StmtKind::Ranks(RankCount::Param { name, range }) => {
                 self.push(&format!("ranks {} in {};", name.name, range_text(range)));
@@ -161,9 +171,16 @@ impl<'a> Printer<'a> {
                 self.push(&format!("param {} in {};", name.name, range_text(range)));
             }
             StmtKind::Let { pattern, value } => {
-                self.push(&format!("let {} = {};", pattern_text(pattern), expr(value)));
+                let doc = concat([
+                    text("let "),
+                    pattern_doc(pattern),
+                    text(" = "),
+                    expr_doc(value),
+                    text(";"),
+                ]);
+                self.render(&doc, 0);
             }
-            StmtKind::Call(call) => self.push(&format!("{};", call_text(call))),
+            StmtKind::Call(call) => self.render(&concat([call_doc(call), text(";")]), 0),
             StmtKind::If { cond, then, otherwise } => self.if_chain(cond, then, otherwise.as_ref()),
             StmtKind::For { var, range, body } => {
                 self.push(&format!("for {} in {} ", var.name, range_text(range)));
@@ -174,32 +191,51 @@ impl<'a> Printer<'a> {
                 self.block(body);
             }
             StmtKind::GeOp { name, attrs, body } => {
-                self.push(&format!("op {}{} ", name.name, attrs_text(attrs)));
-                self.block(body);
+                let mut header = vec![text(format!("op {}", name.name))];
+                if !attrs.is_empty() {
+                    let entries = attrs
+                        .iter()
+                        .map(|attr| Entry {
+                            doc: text(&attr.name),
+                            span: attr.span.clone(),
+                        })
+                        .collect();
+                    header.push(text(" attrs"));
+                    header.push(list("(", ")", false, entries, name.span.end, body.span.start));
+                }
+                self.block_after_header(&Doc::Concat(header), body);
             }
             StmtKind::SuperKernel { name, args, body } => {
                 // The grammar requires the argument list here, even when it is empty.
-                self.push(&format!("superkernel {}({}) ", name.name, arg_list(args)));
-                self.block(body);
+                let args = args_doc(args, name.span.end, body.span.start);
+                self.block_after_header(&concat([text(format!("superkernel {}", name.name)), args]), body);
             }
             StmtKind::SubKernel { name, args, body } => {
-                let args = if args.is_empty() {
-                    String::new()
-                } else {
-                    format!("({})", arg_list(args))
-                };
-                self.push(&format!("subkernel {}{args} ", name.name));
-                self.block(body);
+                let mut header = vec![text(format!("subkernel {}", name.name))];
+                if !args.is_empty() {
+                    header.push(args_doc(args, name.span.end, body.span.start));
+                }
+                self.block_after_header(&Doc::Concat(header), body);
             }
             StmtKind::Return => self.push("return;"),
             StmtKind::Error => self.push("/* error */"),
         }
     }
 
+    /// `header {`, the header wrapped if `header {` is too long, then the block.
+    fn block_after_header(&mut self, header: &Doc, body: &Block) {
+        self.render(header, self.block_opening_width(body, false));
+        self.push(" ");
+        self.block(body);
+    }
+
     fn if_chain(&mut self, cond: &Expr, then: &Block, otherwise: Option<&Else>) {
-        self.push(&format!("if {} ", expr(cond)));
         // `} else {` reads better than `{} else {`, so an empty branch opens a line.
-        self.block_with(then, otherwise.is_some());
+        let expand_empty = otherwise.is_some();
+        let opening = self.block_opening_width(then, expand_empty);
+        self.render(&concat([text("if "), expr_doc(cond)]), opening);
+        self.push(" ");
+        self.block_with(then, expand_empty);
         match otherwise {
             None => {}
             Some(Else::Block(block)) => {
@@ -221,18 +257,89 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// The column the next character goes to.
+    fn column(&self) -> usize {
+        let line_start = self.out.rfind('\n').map_or(0, |newline| newline + 1);
+        self.out[line_start..].chars().count()
+    }
+
+    /// Print `doc` from the current column, followed on its last line by `rest` more
+    /// columns of text that cannot break: a list that does not fit breaks (see
+    /// [`Printer::broken_list`]), one that does stays on one line.
+    fn render(&mut self, doc: &Doc, rest: usize) {
+        match doc {
+            Doc::Text(text) => self.push(text),
+            Doc::Concat(parts) => {
+                for (index, part) in parts.iter().enumerate() {
+                    // A later list may break right after its opening bracket, so only
+                    // the text up to there has to fit on this line.
+                    let (head, breaks) = head_width(&parts[index + 1..]);
+                    self.render(part, if breaks { head } else { head + rest });
+                }
+            }
+            Doc::List(list) => {
+                if list.entries.is_empty() || self.column() + width(doc) + rest <= MAX_WIDTH {
+                    self.push(&flat(doc));
+                } else {
+                    self.broken_list(list);
+                }
+            }
+        }
+    }
+
+    /// The opening bracket, each entry on a line of its own one level deeper with a
+    /// comma after it, and the closing bracket on a line of its own. The comments
+    /// between the entries are printed there, rather than after the statement.
+    fn broken_list(&mut self, list: &ListDoc) {
+        self.push(list.open);
+        // Comments on the source line of the opening bracket trail it.
+        self.last_end = Some(list.open_at);
+        self.line_open = true;
+        self.at_block_start = true;
+        self.depth += 1;
+        for entry in &list.entries {
+            self.comments_before(entry.span.start);
+            self.begin_line();
+            self.render(&entry.doc, ",".len());
+            self.push(",");
+            self.item_printed(entry.span.end, true);
+        }
+        self.comments_before(list.close_at);
+        self.depth -= 1;
+        self.begin_line();
+        self.push(list.close);
+    }
+
     /// `{ ... }` starting on the current line; `{}` when there is nothing inside.
     fn block(&mut self, block: &Block) {
         self.block_with(block, false);
     }
 
+    /// Whether [`Printer::block_with`] will print the block as lines rather than `{}`.
+    fn block_is_expanded(&self, block: &Block, expand_empty: bool) -> bool {
+        expand_empty || !block.stmts.is_empty() || self.comment_pending_before(block.span.end.saturating_sub(1))
+    }
+
+    /// Columns that the block takes after its header on the header's line: ` {`, or
+    /// ` {}` when it is empty. A comment that the header itself prints (which it does
+    /// only when it wraps) can make this ` {` for a block that turns out `{}`; then the
+    /// line is the header's last, `) {}`, and short anyway.
+    fn block_opening_width(&self, block: &Block, expand_empty: bool) -> usize {
+        if self.block_is_expanded(block, expand_empty) {
+            " {".len()
+        } else {
+            " {}".len()
+        }
+    }
+
     fn block_with(&mut self, block: &Block, expand_empty: bool) {
+        let expanded = self.block_is_expanded(block, expand_empty);
         self.push("{");
         self.last_end = Some(block.span.start + 1);
         self.line_open = true;
         self.at_block_start = true;
         let close_brace = block.span.end.saturating_sub(1);
-        if expand_empty || !block.stmts.is_empty() || self.comment_pending_before(close_brace) {
+        if expanded {
             self.depth += 1;
             self.stmts(&block.stmts);
             self.comments_before(close_brace);
@@ -258,23 +365,132 @@ fn tidy_comment(text: &str) -> String {
     text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
 }
 
-fn pattern_text(pattern: &Pattern) -> String {
-    match pattern {
-        Pattern::Name(name) => name.name.clone(),
-        Pattern::List(names, _) => format!("[{}]", names_text(names)),
+/// A statement's text with the places where it may break: its bracketed lists.
+enum Doc {
+    Text(String),
+    Concat(Vec<Doc>),
+    /// Never empty: an empty list is text.
+    List(Box<ListDoc>),
+}
+
+/// A bracketed, comma-separated list that may print one entry per line.
+struct ListDoc {
+    open: &'static str,
+    close: &'static str,
+    /// Spaces inside the brackets on one line: `{ a: 1 }`.
+    padded: bool,
+    entries: Vec<Entry>,
+    /// A source offset on the line of the opening bracket: comments after it, on that
+    /// line, trail the bracket.
+    open_at: usize,
+    /// The source offset of the closing bracket: comments before it stay in the list.
+    close_at: usize,
+}
+
+struct Entry {
+    doc: Doc,
+    /// Where the entry is in the source, for the comments around it.
+    span: Span,
+}
+
+fn text(text: impl Into<String>) -> Doc {
+    Doc::Text(text.into())
+}
+
+fn concat<const N: usize>(parts: [Doc; N]) -> Doc {
+    Doc::Concat(parts.into())
+}
+
+/// A list doc, or plain brackets when there is nothing in them.
+fn list(
+    open: &'static str,
+    close: &'static str,
+    padded: bool,
+    entries: Vec<Entry>,
+    open_at: usize,
+    close_at: usize,
+) -> Doc {
+    if entries.is_empty() {
+        return text(format!("{open}{close}"));
+    }
+    Doc::List(Box::new(ListDoc {
+        open,
+        close,
+        padded,
+        entries,
+        open_at,
+        close_at,
+    }))
+}
+
+/// The one-line text of a doc.
+fn flat(doc: &Doc) -> String {
+    let mut out = String::new();
+    write_flat(doc, &mut out);
+    out
+}
+
+fn write_flat(doc: &Doc, out: &mut String) {
+    match doc {
+        Doc::Text(text) => out.push_str(text),
+        Doc::Concat(parts) => parts.iter().for_each(|part| write_flat(part, out)),
+        Doc::List(list) => {
+            out.push_str(list.open);
+            if list.padded {
+                out.push(' ');
+            }
+            for (index, entry) in list.entries.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                write_flat(&entry.doc, out);
+            }
+            if list.padded {
+                out.push(' ');
+            }
+            out.push_str(list.close);
+        }
     }
 }
 
-fn names_text(names: &[Ident]) -> String {
-    let names: Vec<&str> = names.iter().map(|name| name.name.as_str()).collect();
-    names.join(", ")
+/// Columns the doc takes on one line.
+fn width(doc: &Doc) -> usize {
+    flat(doc).chars().count()
 }
 
-fn attrs_text(attrs: &[Ident]) -> String {
-    if attrs.is_empty() {
-        String::new()
-    } else {
-        format!(" attrs({})", names_text(attrs))
+/// Columns that `docs` take up to and including the first opening bracket of a list,
+/// and whether there is such a list (a place where the line may break).
+fn head_width(docs: &[Doc]) -> (usize, bool) {
+    let mut total = 0;
+    for doc in docs {
+        match doc {
+            Doc::Text(text) => total += text.chars().count(),
+            Doc::Concat(parts) => {
+                let (head, breaks) = head_width(parts);
+                total += head;
+                if breaks {
+                    return (total, true);
+                }
+            }
+            Doc::List(list) => return (total + list.open.len(), true),
+        }
+    }
+    (total, false)
+}
+
+fn pattern_doc(pattern: &Pattern) -> Doc {
+    match pattern {
+        Pattern::Name(name) => text(&name.name),
+        Pattern::List(names, span) => {
+            let entries = names
+                .iter()
+                .map(|name| Entry {
+                    doc: text(&name.name),
+                    span: name.span.clone(),
+                })
+                .collect();
+            list("[", "]", false, entries, span.start, span.end.saturating_sub(1))
+        }
     }
 }
 
@@ -287,52 +503,81 @@ fn range_text(range: &RangeExpr) -> String {
     }
 }
 
-fn call_text(call: &Call) -> String {
-    let generics = match &call.generics {
-        None => String::new(),
+fn call_doc(call: &Call) -> Doc {
+    let (generics, generics_end) = match &call.generics {
+        None => (String::new(), call.callee.span.end),
         Some(generics) => {
+            let end = generics.last().map_or(call.callee.span.end, |last| last.span.end);
             let generics: Vec<String> = generics.iter().map(expr).collect();
-            format!("<{}>", generics.join(", "))
+            (format!("<{}>", generics.join(", ")), end)
         }
     };
-    format!("{}{generics}({})", call.callee.text, arg_list(&call.args))
+    let args = args_doc(&call.args, generics_end, call.span.end.saturating_sub(1));
+    concat([text(format!("{}{generics}", call.callee.text)), args])
 }
 
-fn arg_list(args: &[Arg]) -> String {
+/// `(args)`; `open_at` and `close_at` as in [`ListDoc`].
+fn args_doc(args: &[Arg], open_at: usize, close_at: usize) -> Doc {
     let items: Vec<ListItem> = args.iter().map(|arg| (arg.name.as_ref(), &arg.value)).collect();
-    comma_list(&items)
+    list("(", ")", false, comma_entries(&items), open_at, close_at)
 }
 
 /// One element of a comma-separated list: an optional `name:` and a value.
 type ListItem<'e> = (Option<&'e Ident>, &'e Expr);
 
-fn comma_list(items: &[ListItem]) -> String {
-    let texts: Vec<String> = (0..items.len())
+fn comma_entries(items: &[ListItem]) -> Vec<Entry> {
+    (0..items.len())
         .map(|index| {
             let (name, value) = items[index];
-            let value = if opens_generic_call(&items[index..]) {
-                parenthesized(value)
+            let value_doc = if opens_generic_call(&items[index..]) {
+                text(parenthesized(value))
             } else {
-                expr(value)
+                expr_doc(value)
             };
             match name {
-                Some(name) => format!("{}: {value}", name.name),
-                None => value,
+                Some(name) => Entry {
+                    doc: concat([text(format!("{}: ", name.name)), value_doc]),
+                    span: name.span.start..value.span.end,
+                },
+                None => Entry {
+                    doc: value_doc,
+                    span: value.span.clone(),
+                },
             }
         })
-        .collect();
-    texts.join(", ")
+        .collect()
 }
 
-fn struct_text(fields: &[Field]) -> String {
-    if fields.is_empty() {
-        return "{}".into();
-    }
-    let fields: Vec<String> = fields
+fn struct_doc(fields: &[Field], span: &Span) -> Doc {
+    let entries = fields
         .iter()
-        .map(|field| format!("{}: {}", field.name.name, expr(&field.value)))
+        .map(|field| Entry {
+            doc: concat([text(format!("{}: ", field.name.name)), expr_doc(&field.value)]),
+            span: field.name.span.start..field.value.span.end,
+        })
         .collect();
-    format!("{{ {} }}", fields.join(", "))
+    list("{", "}", true, entries, span.start, span.end.saturating_sub(1))
+}
+
+/// An expression that may break: calls, lists and struct literals break at their
+/// brackets; operators and slices stay on one line, and so do the lists inside them.
+fn expr_doc(e: &Expr) -> Doc {
+    match &e.kind {
+        ExprKind::Call(call) => call_doc(call),
+        ExprKind::List(items) => {
+            let items: Vec<ListItem> = items.iter().map(|item| (None, item)).collect();
+            list(
+                "[",
+                "]",
+                false,
+                comma_entries(&items),
+                e.span.start,
+                e.span.end.saturating_sub(1),
+            )
+        }
+        ExprKind::Struct(fields) => struct_doc(fields, &e.span),
+        _ => text(expr(e)),
+    }
 }
 
 fn precedence(expr: &Expr) -> u8 {
@@ -358,15 +603,10 @@ fn expr(e: &Expr) -> String {
             format!("{op}{}", operand_text(operand, UNARY_PRECEDENCE))
         }
         ExprKind::Binary(op, lhs, rhs) => binary_text(*op, lhs, rhs),
-        ExprKind::Call(call) => call_text(call),
+        ExprKind::Call(_) | ExprKind::List(_) | ExprKind::Struct(_) => flat(&expr_doc(e)),
         ExprKind::Slice { base, range } => {
             format!("{}[{}]", operand_text(base, ATOM_PRECEDENCE), range_text(range))
         }
-        ExprKind::List(items) => {
-            let items: Vec<ListItem> = items.iter().map(|item| (None, item)).collect();
-            format!("[{}]", comma_list(&items))
-        }
-        ExprKind::Struct(fields) => struct_text(fields),
         ExprKind::Error => "/* error */".into(),
     }
 }

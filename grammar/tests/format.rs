@@ -1,5 +1,5 @@
-//! `syncguard fmt`: canonical output, comment placement, idempotence, and the round
-//! trip print → parse over hand-written sources and over generated syntax trees.
+//! `syncguard fmt`: canonical output, line wrapping, comment placement, idempotence, and
+//! the round trip print → parse over hand-written sources and over generated syntax trees.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -209,6 +209,244 @@ superkernel empty() {}
 }
 
 #[test]
+fn long_calls_wrap_one_argument_per_line() {
+    // A struct that fits on its line stays whole; the list around two of them does not.
+    let src = "let ch = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 }, { remoteRank: (rank + N - 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 }], 2);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2, tag: [first_tag_of_this_channel, second_tag_of_this_channel] }], 1);
+";
+    insta::assert_snapshot!(fmt(src), @r"
+    let ch = HcclChannelAcquire(
+        comm,
+        COMM_ENGINE_CPU_TS,
+        [
+            { remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 },
+            { remoteRank: (rank + N - 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 },
+        ],
+        2,
+    );
+    let ch = HcclChannelAcquire(
+        comm,
+        COMM_ENGINE_CPU_TS,
+        [
+            {
+                remoteRank: (rank + 1) % N,
+                channelProtocol: COMM_PROTOCOL_HCCS,
+                notifyNum: 2,
+                tag: [first_tag_of_this_channel, second_tag_of_this_channel],
+            },
+        ],
+        1,
+    );
+    ");
+}
+
+#[test]
+fn a_statement_of_exactly_100_columns_stays_on_one_line() {
+    let call = |width: usize| format!("f({}, b);", "a".repeat(width - "f(, b);".len()));
+    let exact = call(100);
+    assert_eq!(exact.len(), 100);
+    assert_eq!(fmt(&exact), format!("{exact}\n"));
+    // Trailing comments do not count.
+    assert_eq!(fmt(&format!("{exact} // why")), format!("{exact} // why\n"));
+    let over = call(101);
+    assert_eq!(fmt(&over), format!("f(\n    {},\n    b,\n);\n", "a".repeat(94)));
+    // Inside a block the indentation counts.
+    let nested = format!("thread t {{ {} }}", call(96));
+    assert_eq!(fmt(&nested), format!("thread t {{\n    {}\n}}\n", call(96)));
+    assert_eq!(fmt(&format!("thread t {{ {} }}", call(97))).lines().count(), 6);
+}
+
+#[test]
+fn an_empty_block_counts_as_part_of_its_header_line() {
+    // `op o attrs(a...) {` is 100 columns, `op o attrs(a...) {}` 101.
+    let header = format!("op o attrs({})", "a".repeat(98 - "op o attrs()".len()));
+    assert_eq!(
+        fmt(&format!("{header} {{ f(); }}")),
+        format!("{header} {{\n    f();\n}}\n")
+    );
+    let wrapped = format!("op o attrs(\n    {},\n) {{}}\n", "a".repeat(86));
+    assert_eq!(fmt(&format!("{header} {{}}")), wrapped);
+    // A comment in the header ends up in the block, which then prints as lines.
+    let commented = format!("{header} {{ /* c */\n}}\n");
+    assert_eq!(fmt(&format!("{header} /* c */ {{}}")), commented);
+    let lines = |src: String| fmt(&src).lines().count();
+    assert_eq!(lines(format!("if {} {{}}", "a".repeat(94))), 1);
+    assert_eq!(lines(format!("if f({}) {{}}", "a".repeat(92))), 3);
+}
+
+#[test]
+fn deeply_indented_calls_wrap_against_their_indentation() {
+    let src = "thread worker { for i in 0..N { if rank == 0 {
+superkernel fused(s1, aic: 24, aiv: 48) {
+    subkernel add_custom(tiling_keys: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]) {
+        AscendC::DataCopy(y[tile..tile + 1 KiB], UB, count: 1 KiB, extra: { a: 1, b: [1, 2, 3] });
+        kernel(s1, \"producer_with_a_long_name\", reads: [a[0..4 KiB], b[0..4 KiB]], writes: [c, d]);
+        f(x);
+    }
+} } } }
+";
+    insta::assert_snapshot!(fmt(src), @r#"
+    thread worker {
+        for i in 0..N {
+            if rank == 0 {
+                superkernel fused(s1, aic: 24, aiv: 48) {
+                    subkernel add_custom(
+                        tiling_keys: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+                    ) {
+                        AscendC::DataCopy(
+                            y[tile..tile + 1 KiB],
+                            UB,
+                            count: 1 KiB,
+                            extra: { a: 1, b: [1, 2, 3] },
+                        );
+                        kernel(
+                            s1,
+                            "producer_with_a_long_name",
+                            reads: [a[0..4 KiB], b[0..4 KiB]],
+                            writes: [c, d],
+                        );
+                        f(x);
+                    }
+                }
+            }
+        }
+    }
+    "#);
+}
+
+#[test]
+fn long_headers_and_patterns_wrap() {
+    let src = "op MoeDistributeDispatch attrs(group_ep, ep_world_size, ep_rank_id, moe_expert_num, group_tp, tp_world_size) { f(); }
+superkernel a_superkernel_with_a_long_name(stream_with_a_long_name, aic: 24, aiv: 48, extra_argument: 1) {}
+let [first_thread, second_thread, third_thread, fourth_thread, fifth_thread, sixth_thread] = HcclThreadAcquire(comm, COMM_ENGINE_AICPU_TS, 6, 3);
+let [t0, t1] = HcclThreadAcquire(comm_with_a_long_name, COMM_ENGINE_AICPU_TS, thread_number_for_this, 3);
+if check_something_with_a_long_name(first_argument_is_long, second_argument_is_long, third_argument) {}
+";
+    insta::assert_snapshot!(fmt(src), @r"
+    op MoeDistributeDispatch attrs(
+        group_ep,
+        ep_world_size,
+        ep_rank_id,
+        moe_expert_num,
+        group_tp,
+        tp_world_size,
+    ) {
+        f();
+    }
+    superkernel a_superkernel_with_a_long_name(
+        stream_with_a_long_name,
+        aic: 24,
+        aiv: 48,
+        extra_argument: 1,
+    ) {}
+    let [
+        first_thread,
+        second_thread,
+        third_thread,
+        fourth_thread,
+        fifth_thread,
+        sixth_thread,
+    ] = HcclThreadAcquire(comm, COMM_ENGINE_AICPU_TS, 6, 3);
+    let [t0, t1] = HcclThreadAcquire(
+        comm_with_a_long_name,
+        COMM_ENGINE_AICPU_TS,
+        thread_number_for_this,
+        3,
+    );
+    if check_something_with_a_long_name(
+        first_argument_is_long,
+        second_argument_is_long,
+        third_argument,
+    ) {}
+    ");
+}
+
+#[test]
+fn operators_and_slices_never_break() {
+    let src =
+        "f(the_first_operand_of_a_long_sum + the_second_operand_of_a_long_sum + g(the_third_operand, of_the_sum), b);
+kernel(s, \"pack\", writes: [local_buffer_of_this_rank[rank * CHUNK_SIZE_IN_BYTES..(rank + 1) * CHUNK_SIZE_IN_BYTES]]);
+let x = [1, 2, 3] + [the_first_element_of_a_long_list, the_second_element_of_a_long_list, the_third];
+";
+    insta::assert_snapshot!(fmt(src), @r#"
+    f(
+        the_first_operand_of_a_long_sum + the_second_operand_of_a_long_sum + g(the_third_operand, of_the_sum),
+        b,
+    );
+    kernel(
+        s,
+        "pack",
+        writes: [
+            local_buffer_of_this_rank[rank * CHUNK_SIZE_IN_BYTES..(rank + 1) * CHUNK_SIZE_IN_BYTES],
+        ],
+    );
+    let x = [1, 2, 3] + [the_first_element_of_a_long_list, the_second_element_of_a_long_list, the_third];
+    "#);
+}
+
+#[test]
+fn wrapped_comparisons_keep_the_parentheses_that_stop_template_calls() {
+    // One per line, `a < b,` and `c > (d || e)` still read as template arguments.
+    let src = "f((a_long_name_on_the_left < b), c > (d_long_name_on_the_right || e_another_long_name), (x < g) > (y || z));\n";
+    insta::assert_snapshot!(fmt(src), @r"
+    f(
+        (a_long_name_on_the_left < b),
+        c > (d_long_name_on_the_right || e_another_long_name),
+        (x < g) > (y || z),
+    );
+    ");
+}
+
+#[test]
+fn comments_in_a_wrapped_statement_stay_at_their_items() {
+    let src = "let ch = HcclChannelAcquire(comm, // the communicator
+    COMM_ENGINE_CPU_TS,
+    // one descriptor per neighbour
+    [{ remoteRank: (rank + 1) % N, /* next */ channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 },
+     { remoteRank: (rank + N - 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 } /* prev */ ],
+
+    // channelNum
+    2 /* two */ // after two
+); // after the statement
+f(a, // short: the comments trail the statement
+  b);
+op MoeDistributeDispatch /* x */ attrs( // attrs
+    group_ep, ep_world_size, ep_rank_id, moe_expert_num, group_tp, tp_world_size, tp_rank_id
+    // last
+) // before the block
+{ f(); }
+";
+    insta::assert_snapshot!(fmt(src), @r"
+    let ch = HcclChannelAcquire(
+        comm, // the communicator
+        COMM_ENGINE_CPU_TS,
+        // one descriptor per neighbour
+        [
+            { remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 }, /* next */
+            { remoteRank: (rank + N - 1) % N, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 }, /* prev */
+        ],
+
+        // channelNum
+        2, /* two */ // after two
+    ); // after the statement
+    f(a, b); // short: the comments trail the statement
+    op MoeDistributeDispatch attrs( /* x */ // attrs
+        group_ep,
+        ep_world_size,
+        ep_rank_id,
+        moe_expert_num,
+        group_tp,
+        tp_world_size,
+        tp_rank_id,
+        // last
+        // before the block
+    ) {
+        f();
+    }
+    ");
+}
+
+#[test]
 fn empty_and_comment_only_files() {
     assert_eq!(fmt(""), "");
     assert_eq!(fmt("\n\n  \n"), "");
@@ -296,8 +534,10 @@ mod generated {
         Stmt { kind, span: 0..0 }
     }
 
+    /// Mostly short, now and then long enough to push a statement past the line width.
     fn name() -> impl Strategy<Value = String> {
-        "[a-zA-Z_][a-zA-Z0-9_]{0,5}".prop_filter("reserved word", |name| !RESERVED.contains(&name.as_str()))
+        prop_oneof![4 => "[a-zA-Z_][a-zA-Z0-9_]{0,5}", 1 => "[a-zA-Z_][a-zA-Z0-9_]{12,40}"]
+            .prop_filter("reserved word", |name| !RESERVED.contains(&name.as_str()))
     }
 
     fn ident() -> impl Strategy<Value = Ident> {
@@ -425,7 +665,8 @@ mod generated {
     /// comparison could read as template arguments, as in `a < b > (c)` = `a<b>(c)`.
     fn comparison_expr() -> BoxedStrategy<Expr> {
         let leaf = prop_oneof![
-            "[a-d]".prop_map(|text| ExprKind::Name(Path { text, span: 0..0 })),
+            // Long names make the call wrap, one argument per line.
+            prop_oneof![4 => "[a-d]", 1 => "[a-d]{20,30}"].prop_map(|text| ExprKind::Name(Path { text, span: 0..0 })),
             (0u64..3).prop_map(|value| ExprKind::Int(IntLit {
                 value,
                 hex: false,
@@ -537,6 +778,89 @@ mod generated {
         let stmt = simple_stmt().prop_recursive(3, 24, 3, |inner| compound_stmt(inner.boxed()));
         vec(stmt, 0..5).prop_map(|stmts| File { stmts })
     }
+
+    /// A name of at most 20 characters.
+    fn short_ident() -> impl Strategy<Value = Ident> {
+        "[a-z_][a-z0-9_]{0,19}"
+            .prop_filter("reserved word", |name| !RESERVED.contains(&name.as_str()))
+            .prop_map(|name| Ident { name, span: 0..0 })
+    }
+
+    fn short_path() -> impl Strategy<Value = Path> {
+        short_ident().prop_map(|ident| Path {
+            text: ident.name,
+            span: 0..0,
+        })
+    }
+
+    fn wrappable_call(inner: BoxedStrategy<Expr>) -> impl Strategy<Value = Call> {
+        let args = vec((option::of(short_ident()), inner), 0..8)
+            .prop_map(|args| args.into_iter().map(|(name, value)| Arg { name, value }).collect());
+        (short_path(), args).prop_map(|(callee, args)| Call {
+            callee,
+            generics: None,
+            args,
+            span: 0..0,
+        })
+    }
+
+    /// Calls, lists and struct literals three deep around short names and numbers:
+    /// every line of such a statement can be made to fit.
+    fn wrappable_expr() -> BoxedStrategy<Expr> {
+        let leaf = prop_oneof![
+            short_path().prop_map(ExprKind::Name),
+            (0u64..100_000).prop_map(|value| ExprKind::Int(IntLit {
+                value,
+                hex: false,
+                unit: None
+            })),
+        ];
+        leaf.prop_map(expr_of)
+            .prop_recursive(3, 64, 8, |inner| {
+                prop_oneof![
+                    wrappable_call(inner.clone()).prop_map(|call| ExprKind::Call(Box::new(call))),
+                    vec(inner.clone(), 0..8).prop_map(ExprKind::List),
+                    vec((short_ident(), inner), 0..6).prop_map(|fields| {
+                        let fields = fields.into_iter().map(|(name, value)| Field { name, value });
+                        ExprKind::Struct(fields.collect())
+                    }),
+                ]
+                .prop_map(expr_of)
+            })
+            .boxed()
+    }
+
+    /// Statements over [`wrappable_expr`], in blocks up to two deep.
+    pub(super) fn wrappable_file() -> impl Strategy<Value = File> {
+        let call = || wrappable_call(wrappable_expr());
+        let simple = prop_oneof![
+            (short_ident(), wrappable_expr()).prop_map(|(name, value)| StmtKind::Let {
+                pattern: Pattern::Name(name),
+                value
+            }),
+            (vec(short_ident(), 1..8), call()).prop_map(|(names, call)| StmtKind::Let {
+                pattern: Pattern::List(names, 0..0),
+                value: expr_of(ExprKind::Call(Box::new(call)))
+            }),
+            call().prop_map(StmtKind::Call),
+        ]
+        .prop_map(stmt_of);
+        let stmt = simple.prop_recursive(2, 16, 4, |inner| {
+            let body = || block(inner.clone().boxed());
+            let args = vec((option::of(short_ident()), wrappable_expr()), 0..8)
+                .prop_map(|args| args.into_iter().map(|(name, value)| Arg { name, value }).collect());
+            prop_oneof![
+                (short_ident(), vec(short_ident(), 0..12), body()).prop_map(|(name, attrs, body)| StmtKind::GeOp {
+                    name,
+                    attrs,
+                    body
+                }),
+                (short_ident(), args, body()).prop_map(|(name, args, body)| StmtKind::SubKernel { name, args, body }),
+            ]
+            .prop_map(stmt_of)
+        });
+        vec(stmt, 0..4).prop_map(|stmts| File { stmts })
+    }
 }
 
 /// Print a tree that has no source text, parse the output back and print it again.
@@ -550,8 +874,68 @@ fn check_round_trip(file: &File) -> Result<(), TestCaseError> {
     let reparsed = parse(&printed);
     prop_assert!(reparsed.errors.is_empty(), "{printed}\n{:?}", reparsed.errors);
     prop_assert!(same_syntax(&reparsed.file, file), "tree changed:\n{printed}");
-    prop_assert_eq!(format(&printed, &reparsed), printed);
+    prop_assert_eq!(format(&printed, &reparsed), printed.clone());
+    check_breaks_are_needed(&printed)?;
     Ok(())
+}
+
+const MAX_WIDTH: usize = 100;
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Every list printed over several lines (a line that ends in its opening bracket, up to
+/// the line of its closing bracket) would have been too long on one line. Only for
+/// output without comments.
+fn check_breaks_are_needed(printed: &str) -> Result<(), TestCaseError> {
+    let lines: Vec<&str> = printed.lines().collect();
+    for (index, line) in lines.iter().enumerate() {
+        let close = match line.chars().last() {
+            Some('(') => ')',
+            Some('[') => ']',
+            Some('{') => '}',
+            _ => continue,
+        };
+        let end = lines[index + 1..]
+            .iter()
+            .position(|next| indentation(next) <= indentation(line))
+            .map(|offset| index + 1 + offset);
+        let Some(end) = end else {
+            return Err(TestCaseError::fail(format!("line {index} is never closed:\n{printed}")));
+        };
+        let closing = lines[end].trim_start();
+        prop_assert!(
+            closing.starts_with(close),
+            "line {} closes line {index}:\n{printed}",
+            end
+        );
+        if close == '}' && (closing == "}" || closing.starts_with("} else")) {
+            continue; // a block, not a struct literal
+        }
+        let joined = join_broken_lines(&lines[index..=end]);
+        prop_assert!(
+            joined.chars().count() > MAX_WIDTH,
+            "broken although it fits:\n{joined}\nin\n{printed}"
+        );
+    }
+    Ok(())
+}
+
+/// The one-line form of a list printed one item per line.
+fn join_broken_lines(lines: &[&str]) -> String {
+    let mut joined = lines[0].to_string();
+    for line in &lines[1..] {
+        let line = line.trim_start();
+        if line.starts_with([')', ']', '}']) && joined.ends_with(',') {
+            joined.pop();
+        }
+        if !joined.ends_with(['(', '[']) && !line.starts_with([')', ']']) {
+            joined.push(' ');
+        }
+        joined.push_str(line);
+    }
+    joined
 }
 
 proptest! {
@@ -563,8 +947,18 @@ proptest! {
     }
 
     #[test]
-    fn comments_anywhere_are_kept_in_order(insertions in vec((any::<prop::sample::Index>(), any::<bool>()), 0..8)) {
+    fn comments_anywhere_are_kept_in_order(insertions in vec((any::<prop::sample::Index>(), any::<bool>()), 0..12)) {
         check_comments_kept(&insertions)?;
+    }
+
+    #[test]
+    fn short_atoms_always_fit_in_100_columns(file in generated::wrappable_file()) {
+        check_round_trip(&file)?;
+        let parsed = Parsed { file, errors: vec![], comments: vec![] };
+        let printed = format("", &parsed);
+        for line in printed.lines() {
+            prop_assert!(line.chars().count() <= MAX_WIDTH, "too long: {line}\n{printed}");
+        }
     }
 }
 
@@ -578,7 +972,8 @@ proptest! {
     }
 }
 
-/// A source with every kind of statement, for comments to be inserted into.
+/// A source with every kind of statement, some too long for one line, for comments to
+/// be inserted into.
 const COMMENT_HOST: &str = "target A3;
 ranks N in 2..=8;
 param K in 1..=4;
@@ -587,6 +982,10 @@ let [t0, t1] = acquire(comm, 2, name: \"x\");
 if a < b && !c { f(x[0..4], { k: 1 }); } else if d { } else { return; }
 for i in 0..N { op Mm attrs(g) { call<V, 3>(i * (i + 1)); } }
 thread w { superkernel sk(s, aic: 2) { subkernel add { g(); } } }
+let [to_next, to_prev] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_ROCE }, { remoteRank: (rank + N - 1) % N, notifyNum: 2 }], 2);
+op MoeDistributeDispatch attrs(group_ep, ep_world_size, ep_rank_id, moe_expert_num, group_tp, tp_rank_id) {
+    superkernel fused(stream_with_a_long_name, aic: 24, aiv: 48, tiling_keys: [1, 2, 3, 4, 5, 6, 7]) {}
+}
 ";
 
 /// Insert a comment before the token picked by each index (or at the end of the file),
