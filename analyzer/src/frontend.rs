@@ -74,6 +74,8 @@ fn check_sync_file_with(
         );
     }
     let (mut program, lowering) = lower(&parsed.file, file, source.text.len());
+    // The syntax tree is not needed past lowering; free it before the analysis peaks.
+    drop(parsed);
     diagnostics.extend(lowering);
     if let Some(target) = overrides.target {
         program.settings.target = target;

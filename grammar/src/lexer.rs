@@ -1,18 +1,21 @@
 //! The lexer: source text to tokens. It never fails; a bad character, number or string
 //! becomes an error plus a best-effort token so that parsing continues.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::ast::{Comment, Span};
 use crate::error::SyntaxError;
 
+/// Names and strings are boxed rather than `String`s: a token is then 24 bytes, not 32,
+/// which matters for files of millions of tokens.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Token {
-    Ident(String),
+    Ident(Box<str>),
     Kw(Keyword),
     /// An integer literal: value and whether it was written in hex.
     Int(u64, bool),
-    Str(String),
+    Str(Box<str>),
     Punct(Punct),
     /// Something the lexer could not make sense of (already reported).
     Error,
@@ -59,8 +62,28 @@ impl Keyword {
         ("nullptr", Keyword::Null),
     ];
 
+    /// The keyword spelled `word`, as in [`Keyword::ALL`]. A `match` rather than a search
+    /// of the table: every word of the source goes through here.
     fn from_word(word: &str) -> Option<Keyword> {
-        Keyword::ALL.iter().find(|(text, _)| *text == word).map(|(_, kw)| *kw)
+        Some(match word {
+            "let" => Keyword::Let,
+            "if" => Keyword::If,
+            "else" => Keyword::Else,
+            "for" => Keyword::For,
+            "in" => Keyword::In,
+            "thread" => Keyword::Thread,
+            "op" => Keyword::Op,
+            "attrs" => Keyword::Attrs,
+            "superkernel" => Keyword::SuperKernel,
+            "subkernel" => Keyword::SubKernel,
+            "return" => Keyword::Return,
+            "ranks" => Keyword::Ranks,
+            "param" => Keyword::Param,
+            "true" => Keyword::True,
+            "false" => Keyword::False,
+            "NULL" | "nullptr" => Keyword::Null,
+            _ => return None,
+        })
     }
 
     pub fn as_str(self) -> &'static str {
@@ -164,6 +187,44 @@ impl Punct {
         ("!", Punct::Bang),
     ];
 
+    /// The punctuation `text` starts with and its length in bytes: the longest match in
+    /// [`Punct::ALL`], found by a `match` rather than by trying every entry in turn.
+    fn at_start(text: &str) -> Option<(Punct, usize)> {
+        Some(match text.as_bytes() {
+            [b'.', b'.', b'=', ..] => (Punct::DotDotEq, 3),
+            [b'.', b'.', ..] => (Punct::DotDot, 2),
+            [b':', b':', ..] => (Punct::PathSep, 2),
+            [b'<', b'=', ..] => (Punct::Le, 2),
+            [b'>', b'=', ..] => (Punct::Ge, 2),
+            [b'=', b'=', ..] => (Punct::EqEq, 2),
+            [b'!', b'=', ..] => (Punct::Ne, 2),
+            [b'&', b'&', ..] => (Punct::AmpAmp, 2),
+            [b'|', b'|', ..] => (Punct::PipePipe, 2),
+            [b'(', ..] => (Punct::LParen, 1),
+            [b')', ..] => (Punct::RParen, 1),
+            [b'{', ..] => (Punct::LBrace, 1),
+            [b'}', ..] => (Punct::RBrace, 1),
+            [b'[', ..] => (Punct::LBracket, 1),
+            [b']', ..] => (Punct::RBracket, 1),
+            [b'<', ..] => (Punct::Lt, 1),
+            [b'>', ..] => (Punct::Gt, 1),
+            [b'=', ..] => (Punct::Assign, 1),
+            [b',', ..] => (Punct::Comma, 1),
+            [b';', ..] => (Punct::Semi, 1),
+            [b':', ..] => (Punct::Colon, 1),
+            [b'.', ..] => (Punct::Dot, 1),
+            [b'+', ..] => (Punct::Plus, 1),
+            [b'-', ..] => (Punct::Minus, 1),
+            [b'*', ..] => (Punct::Star, 1),
+            [b'/', ..] => (Punct::Slash, 1),
+            [b'%', ..] => (Punct::Percent, 1),
+            [b'&', ..] => (Punct::Amp, 1),
+            [b'|', ..] => (Punct::Pipe, 1),
+            [b'!', ..] => (Punct::Bang, 1),
+            _ => return None,
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         Punct::ALL
             .iter()
@@ -237,9 +298,9 @@ impl Lexer<'_> {
                 self.string(start);
             } else if c.is_alphabetic() || c == '_' {
                 self.word(start);
-            } else if let Some((text, punct)) = Punct::ALL.iter().find(|(text, _)| self.rest().starts_with(text)) {
-                self.pos += text.len();
-                self.push(Token::Punct(*punct), start);
+            } else if let Some((punct, len)) = Punct::at_start(self.rest()) {
+                self.pos += len;
+                self.push(Token::Punct(punct), start);
             } else {
                 self.unexpected_run(start);
             }
@@ -253,7 +314,7 @@ impl Lexer<'_> {
                 || c.is_alphanumeric()
                 || c == '_'
                 || c == '"'
-                || Punct::ALL.iter().any(|(text, _)| self.rest().starts_with(text));
+                || Punct::at_start(self.rest()).is_some();
             if starts_token && self.pos > start {
                 break;
             }
@@ -321,7 +382,7 @@ impl Lexer<'_> {
         let word = &self.src[start..self.pos];
         let token = match Keyword::from_word(word) {
             Some(kw) => Token::Kw(kw),
-            None => Token::Ident(word.to_string()),
+            None => Token::Ident(word.into()),
         };
         self.push(token, start);
     }
@@ -337,13 +398,17 @@ impl Lexer<'_> {
         self.pos += len;
         let text = &self.src[start..self.pos];
         if PRODUCT_NAMES.contains(&text) {
-            return self.push(Token::Ident(text.to_string()), start);
+            return self.push(Token::Ident(text.into()), start);
         }
         let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
             Some(hex) => (hex, 16),
             None => (text, 10),
         };
-        let digits: String = digits.chars().filter(|c| *c != '_').collect();
+        let digits = if digits.contains('_') {
+            Cow::Owned(digits.replace('_', ""))
+        } else {
+            Cow::Borrowed(digits)
+        };
         match u64::from_str_radix(&digits, radix) {
             Ok(value) => self.push(Token::Int(value, radix == 16), start),
             Err(err) => {
@@ -396,7 +461,7 @@ impl Lexer<'_> {
                 _ => value.push(c),
             }
         }
-        self.push(Token::Str(value), start);
+        self.push(Token::Str(value.into()), start);
     }
 
     fn unterminated_string(&mut self, start: usize, value: String) {
@@ -405,7 +470,7 @@ impl Lexer<'_> {
             "unterminated string literal".into(),
             "this string has no closing `\"` on its line",
         );
-        self.push(Token::Str(value), start);
+        self.push(Token::Str(value.into()), start);
     }
 }
 
@@ -443,6 +508,43 @@ mod tests {
         let lexed = lex("f(\"abc\n);");
         assert_eq!(lexed.errors.len(), 1);
         assert_eq!(lexed.tokens.last().unwrap().0, Token::Punct(Punct::Semi));
+    }
+
+    #[test]
+    fn punctuation_match_agrees_with_the_table() {
+        // The longest entry of `Punct::ALL` that starts the text, as the lexer once searched.
+        let by_table = |text: &str| {
+            Punct::ALL
+                .iter()
+                .find(|(p, _)| text.starts_with(p))
+                .map(|(p, punct)| (*punct, p.len()))
+        };
+        let chars: Vec<char> = "()[]{}<>=!&|.:;,+-*/%_a0 \"\n".chars().collect();
+        for a in &chars {
+            for b in &chars {
+                for c in &chars {
+                    let text: String = [a, b, c].into_iter().collect();
+                    assert_eq!(Punct::at_start(&text), by_table(&text), "{text:?}");
+                }
+            }
+        }
+        assert_eq!(Punct::at_start(""), None);
+    }
+
+    #[test]
+    fn keyword_match_agrees_with_the_table() {
+        for (text, kw) in Keyword::ALL {
+            assert_eq!(Keyword::from_word(text), Some(kw));
+        }
+        for word in ["lets", "If", "null", "kernel", "s1", "", "truee"] {
+            assert_eq!(Keyword::from_word(word), None, "{word}");
+        }
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn tokens_stay_small() {
+        assert_eq!(std::mem::size_of::<Token>(), 24);
     }
 
     #[test]

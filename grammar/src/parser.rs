@@ -2,14 +2,48 @@
 //! result is always a `File`: statements that did not parse become `StmtKind::Error`
 //! and every problem is a `SyntaxError`.
 
-use chumsky::input::{Input as _, ValueInput};
+use std::borrow::Cow;
+
+use chumsky::error::{EmptyErr, LabelError};
+use chumsky::input::{BorrowInput, Input, ValueInput};
 use chumsky::prelude::*;
 
 use crate::ast::*;
 use crate::error::SyntaxError;
 use crate::lexer::{Keyword, Punct, Token};
 
-type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
+/// The parser's input: the lexer's tokens, by value or by reference, with byte spans.
+trait TokenInput<'t>: ValueInput<'t, Token = Token, Span = SimpleSpan> + BorrowInput<'t> {}
+
+impl<'t, I> TokenInput<'t> for I where I: ValueInput<'t, Token = Token, Span = SimpleSpan> + BorrowInput<'t> {}
+
+type Extra<E> = extra::Err<E>;
+
+/// The error types the grammar is built for. Building chumsky's `Rich` errors (expected
+/// tokens, labels, contexts) for every alternative that fails costs most of the parse
+/// time, even in files without a single error, so [`parse_tokens`] first parses with
+/// `EmptyErr`, which only records that something failed, and parses again with `Rich`
+/// for the messages only when that pass reports an error.
+trait GrammarError<'t, I: Input<'t>>: chumsky::error::Error<'t, I> + LabelError<'t, I, &'static str> + 't {
+    /// An error with our own message, as `Rich::custom` makes it.
+    fn custom(span: I::Span, message: String) -> Self;
+}
+
+impl<'t, I> GrammarError<'t, I> for Rich<'t, Token, SimpleSpan>
+where
+    I: Input<'t, Token = Token, Span = SimpleSpan>,
+{
+    fn custom(span: SimpleSpan, message: String) -> Self {
+        Rich::custom(span, message)
+    }
+}
+
+impl<'t, I: Input<'t>> GrammarError<'t, I> for EmptyErr {
+    /// The message is dropped: the `Rich` pass that follows will make it again.
+    fn custom(_: I::Span, _: String) -> Self {
+        EmptyErr::default()
+    }
+}
 
 /// Setting keys: identifiers that start a `key value;` statement at the top level.
 pub const SETTING_KEYS: [&str; 3] = ["target", "cann", "hccl_buffer_size"];
@@ -22,8 +56,14 @@ pub(crate) fn parse_tokens(tokens: Vec<(Token, Span)>, src: &str) -> (File, Vec<
         .map(|(token, span)| (token, SimpleSpan::from(span)))
         .collect();
     let eoi = SimpleSpan::from(src_len..src_len);
-    let (file, errors) = file_parser()
-        .parse(tokens.as_slice().map(eoi, |(t, s)| (t, s)))
+    let input = || tokens.as_slice().map(eoi, |(t, s)| (t, s));
+    // The fast pass (see `GrammarError`). Recovered errors are reported too, so `Ok` means
+    // that the input has no syntax error and that the tree is the one `Rich` would give.
+    if let Ok(file) = file_parser::<_, EmptyErr>().parse(input()).into_result() {
+        return (file, Vec::new());
+    }
+    let (file, errors) = file_parser::<_, Rich<'_, Token, SimpleSpan>>()
+        .parse(input())
         .into_output_errors();
     let errors = errors
         .into_iter()
@@ -52,71 +92,125 @@ fn place_missing_semicolon(mut error: SyntaxError, tokens: &[(Token, SimpleSpan)
     error
 }
 
-fn punct<'t, I>(p: Punct) -> impl Parser<'t, I, Token, Extra<'t>> + Clone
+fn punct<'t, I, E>(p: Punct) -> impl Parser<'t, I, Token, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     just(Token::Punct(p))
 }
 
-fn kw<'t, I>(k: Keyword) -> impl Parser<'t, I, Token, Extra<'t>> + Clone
+fn kw<'t, I, E>(k: Keyword) -> impl Parser<'t, I, Token, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     just(Token::Kw(k))
 }
 
-fn ident<'t, I>() -> impl Parser<'t, I, Ident, Extra<'t>> + Clone
+/// A name borrowed from its token. Parsers that often fail after their first word (a
+/// call's callee, an argument's optional `name:`, `word name;`) keep names in this form,
+/// so that a failed attempt costs no copy.
+#[derive(Clone, Copy)]
+struct Word<'t> {
+    text: &'t str,
+    span: SimpleSpan,
+}
+
+impl Word<'_> {
+    fn into_ident(self) -> Ident {
+        Ident {
+            name: self.text.to_string(),
+            span: span_of(self.span),
+        }
+    }
+}
+
+fn word<'t, I, E>() -> impl Parser<'t, I, Word<'t>, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
-    select! { Token::Ident(name) => name }
-        .map_with(|name, e| Ident {
-            name,
-            span: span_of(e.span()),
-        })
+    select_ref! { Token::Ident(name) => &**name }
+        .map_with(|text, e| Word { text, span: e.span() })
         .labelled("identifier")
+}
+
+fn ident<'t, I, E>() -> impl Parser<'t, I, Ident, Extra<E>> + Clone
+where
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
+{
+    word().map(Word::into_ident)
+}
+
+/// Drops a collected vector's spare capacity. Most vectors in a syntax tree are short
+/// (a call's arguments, a one-element list), and growing them leaves room for four.
+fn tight<T>(mut items: Vec<T>) -> Vec<T> {
+    items.shrink_to_fit();
+    items
 }
 
 fn span_of(span: SimpleSpan) -> Span {
     span.into_range()
 }
 
+/// A [`Path`] whose text stays borrowed while it is a single word (see [`Word`]).
+struct PathText<'t> {
+    text: Cow<'t, str>,
+    span: Span,
+}
+
+impl PathText<'_> {
+    fn into_path(self) -> Path {
+        Path {
+            text: self.text.into_owned(),
+            span: self.span,
+        }
+    }
+}
+
 /// `a`, `acl.rt.record_event`, `AscendC::SetNextTaskStart`.
-fn path<'t, I>() -> impl Parser<'t, I, Path, Extra<'t>> + Clone
+fn path<'t, I, E>() -> impl Parser<'t, I, PathText<'t>, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let sep = punct(Punct::Dot).to(".").or(punct(Punct::PathSep).to("::"));
-    ident()
-        .foldl(sep.then(ident()).repeated(), |mut acc, (sep, next)| {
-            acc.name.push_str(sep);
-            acc.name.push_str(&next.name);
-            acc.span.end = next.span.end;
-            acc
+    word()
+        .map(|first| PathText {
+            text: Cow::Borrowed(first.text),
+            span: span_of(first.span),
         })
-        .map(|id| Path {
-            text: id.name,
-            span: id.span,
+        .foldl(sep.then(word()).repeated(), |acc, (sep, next)| {
+            let mut text = acc.text.into_owned();
+            text.push_str(sep);
+            text.push_str(next.text);
+            PathText {
+                text: Cow::Owned(text),
+                span: acc.span.start..next.span.end,
+            }
         })
         .labelled("name")
 }
 
-fn closing<'t, I>(p: Punct) -> impl Parser<'t, I, (), Extra<'t>> + Clone
+fn closing<'t, I, E>(p: Punct) -> impl Parser<'t, I, (), Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     // A missing closer at the very end of the file is reported and treated as present,
     // so that everything parsed before it is kept.
     punct(p).ignored().recover_with(via_parser(end()))
 }
 
-type BoxedExpr<'t, I> = chumsky::Boxed<'t, 't, I, Expr, Extra<'t>>;
+type BoxedExpr<'t, I, E> = chumsky::Boxed<'t, 't, I, Expr, Extra<E>>;
 
 /// Expressions, struct literals allowed everywhere.
-fn expr_parser<'t, I>() -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
+fn expr_parser<'t, I, E>() -> impl Parser<'t, I, Expr, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     recursive(|expr| {
         let nested = expr.boxed();
@@ -127,31 +221,33 @@ where
 /// A condition or loop range: at its outermost level a `{` never starts a struct literal,
 /// so that `if x == { ... }` reports the missing operand, and `if c {` finds its block.
 /// Inside brackets and calls the full grammar applies again.
-fn condition_parser<'t, I>() -> impl Parser<'t, I, Expr, Extra<'t>> + Clone
+fn condition_parser<'t, I, E>() -> impl Parser<'t, I, Expr, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
-    let nested: BoxedExpr<'t, I> = expr_parser().boxed();
+    let nested: BoxedExpr<'t, I, E> = expr_parser().boxed();
     operator_levels(atom_parser(nested.clone(), false), nested)
 }
 
 /// Literals, names, calls, lists, struct literals and parenthesised expressions.
 /// `nested` parses the expressions inside them.
-fn atom_parser<'t, I>(nested: BoxedExpr<'t, I>, allow_struct: bool) -> BoxedExpr<'t, I>
+fn atom_parser<'t, I, E>(nested: BoxedExpr<'t, I, E>, allow_struct: bool) -> BoxedExpr<'t, I, E>
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
-    let unit = select! { Token::Ident(name) if SizeUnit::from_name(&name).is_some() => name }
-        .map(|name| SizeUnit::from_name(&name).unwrap_or(SizeUnit::B));
-    let int = select! { Token::Int(value, hex) => (value, hex) }
+    let unit = select_ref! { Token::Ident(name) if SizeUnit::from_name(name).is_some() => name }
+        .map(|name| SizeUnit::from_name(name).unwrap_or(SizeUnit::B));
+    let int = select_ref! { Token::Int(value, hex) => (*value, *hex) }
         .then(unit.or_not())
         .map(|((value, hex), unit)| ExprKind::Int(IntLit { value, hex, unit }));
     let literal = int
-        .or(select! { Token::Str(text) => ExprKind::Str(text) })
+        .or(select_ref! { Token::Str(text) => ExprKind::Str(text.to_string()) })
         .or(kw(Keyword::True).to(ExprKind::Bool(true)))
         .or(kw(Keyword::False).to(ExprKind::Bool(false)))
         .or(kw(Keyword::Null).to(ExprKind::Null))
-        .or(select! { Token::Error => ExprKind::Error });
+        .or(select_ref! { Token::Error => ExprKind::Error });
 
     let call = call_parser(nested.clone()).map(|call| ExprKind::Call(Box::new(call)));
 
@@ -160,6 +256,7 @@ where
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(tight)
         .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
         .map(ExprKind::List);
 
@@ -172,7 +269,7 @@ where
         if allow_struct {
             Ok(())
         } else {
-            Err(Rich::custom(span, "a struct literal is not allowed here"))
+            Err(E::custom(span, "a struct literal is not allowed here".into()))
         }
     });
     let strukt = struct_allowed
@@ -181,6 +278,7 @@ where
                 .separated_by(punct(Punct::Comma))
                 .allow_trailing()
                 .collect::<Vec<_>>()
+                .map(tight)
                 .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
         )
         .map(ExprKind::Struct)
@@ -188,7 +286,7 @@ where
 
     literal
         .or(call)
-        .or(path().map(ExprKind::Name))
+        .or(path().map(|path| ExprKind::Name(path.into_path())))
         .or(list)
         .or(strukt)
         .map_with(|kind, e| Expr {
@@ -209,9 +307,10 @@ where
 }
 
 /// Slices, unary and binary operators over `atom`, by precedence.
-fn operator_levels<'t, I>(atom: BoxedExpr<'t, I>, nested: BoxedExpr<'t, I>) -> BoxedExpr<'t, I>
+fn operator_levels<'t, I, E>(atom: BoxedExpr<'t, I, E>, nested: BoxedExpr<'t, I, E>) -> BoxedExpr<'t, I, E>
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let slice = atom.foldl_with(
         range_parser(nested)
@@ -239,13 +338,10 @@ where
         .labelled("expression")
         .boxed();
 
-    let level = |ops: &'static [(Punct, BinaryOp)], operand: BoxedExpr<'t, I>| {
-        let tokens: Vec<Token> = ops.iter().map(|(p, _)| Token::Punct(*p)).collect();
-        let op = one_of(tokens).map(move |token| {
-            ops.iter()
-                .find(|(p, _)| token == Token::Punct(*p))
-                .map_or(BinaryOp::Add, |(_, op)| *op)
-        });
+    let level = |ops: &'static [(Punct, BinaryOp)], operand: BoxedExpr<'t, I, E>| {
+        // One `just` per operator: errors expect the same tokens as `one_of` would, but
+        // `one_of` clones the token and searches a list on every attempt.
+        let op = choice(ops.iter().map(|&(p, op)| punct(p).to(op)).collect::<Vec<_>>());
         operand
             .clone()
             .foldl(op.then(operand).repeated(), |lhs, (op, rhs)| Expr {
@@ -283,11 +379,12 @@ where
 }
 
 /// `lo..hi`, `lo..=hi`, `lo..`
-fn range_parser<'t, I>(
-    expr: impl Parser<'t, I, Expr, Extra<'t>> + Clone + 't,
-) -> impl Parser<'t, I, RangeExpr, Extra<'t>> + Clone
+fn range_parser<'t, I, E>(
+    expr: impl Parser<'t, I, Expr, Extra<E>> + Clone + 't,
+) -> impl Parser<'t, I, RangeExpr, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let inclusive = punct(Punct::DotDotEq)
         .ignore_then(expr.clone())
@@ -306,15 +403,16 @@ where
 }
 
 /// `callee<generics>(args)`; generics are simple names, numbers or booleans.
-fn call_parser<'t, I>(
-    expr: impl Parser<'t, I, Expr, Extra<'t>> + Clone + 't,
-) -> impl Parser<'t, I, Call, Extra<'t>> + Clone
+fn call_parser<'t, I, E>(
+    expr: impl Parser<'t, I, Expr, Extra<E>> + Clone + 't,
+) -> impl Parser<'t, I, Call, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let generic_arg = path()
-        .map(ExprKind::Name)
-        .or(select! { Token::Int(value, hex) => ExprKind::Int(IntLit { value, hex, unit: None }) })
+        .map(|path| ExprKind::Name(path.into_path()))
+        .or(select_ref! { Token::Int(value, hex) => ExprKind::Int(IntLit { value: *value, hex: *hex, unit: None }) })
         .or(kw(Keyword::True).to(ExprKind::Bool(true)))
         .or(kw(Keyword::False).to(ExprKind::Bool(false)))
         .map_with(|kind, e| Expr {
@@ -325,23 +423,28 @@ where
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(tight)
         .delimited_by(punct(Punct::Lt), punct(Punct::Gt));
-    let arg = ident()
+    let arg = word()
         .then_ignore(punct(Punct::Colon))
         .or_not()
         .then(expr)
-        .map(|(name, value)| Arg { name, value });
+        .map(|(name, value)| Arg {
+            name: name.map(Word::into_ident),
+            value,
+        });
     let args = arg
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(tight)
         .delimited_by(punct(Punct::LParen), punct(Punct::RParen))
         .labelled("argument list");
     path()
         .then(generics.or_not())
         .then(args)
         .map_with(|((callee, generics), args), e| Call {
-            callee,
+            callee: callee.into_path(),
             generics,
             args,
             span: span_of(e.span()),
@@ -349,9 +452,10 @@ where
         .labelled("call")
 }
 
-fn file_parser<'t, I>() -> impl Parser<'t, I, File, Extra<'t>>
+fn file_parser<'t, I, E>() -> impl Parser<'t, I, File, Extra<E>>
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let stmt = stmt_parser();
     // At the top level even a stray `}` is skipped, so parsing always reaches the end.
@@ -361,19 +465,21 @@ where
             span: span_of(e.span()),
         })
         .validate(|stmt, e, emitter| {
-            emitter.emit(Rich::custom(e.span(), "unexpected closing `}`"));
+            emitter.emit(E::custom(e.span(), "unexpected closing `}`".into()));
             stmt
         });
     stmt.or(stray)
         .repeated()
         .collect::<Vec<_>>()
+        .map(tight)
         .then_ignore(end())
         .map(|stmts| File { stmts })
 }
 
-fn stmt_parser<'t, I>() -> impl Parser<'t, I, Stmt, Extra<'t>> + Clone
+fn stmt_parser<'t, I, E>() -> impl Parser<'t, I, Stmt, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     recursive(|stmt| {
         let expr = expr_parser();
@@ -399,7 +505,7 @@ where
             .recover_with(via_parser(empty().and_is(next_statement)));
 
         let block = punct(Punct::LBrace)
-            .ignore_then(stmt.clone().repeated().collect::<Vec<_>>())
+            .ignore_then(stmt.clone().repeated().collect::<Vec<_>>().map(tight))
             .then_ignore(closing(Punct::RBrace))
             .map_with(|stmts, e| Block {
                 stmts,
@@ -412,6 +518,7 @@ where
             .allow_trailing()
             .at_least(1)
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
             .map_with(|names, e| Pattern::List(names, span_of(e.span()))));
         let let_stmt = kw(Keyword::Let)
@@ -474,6 +581,7 @@ where
                 .separated_by(punct(Punct::Comma))
                 .allow_trailing()
                 .collect::<Vec<_>>()
+                .map(tight)
                 .delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
         );
         let ge_op = kw(Keyword::Op)
@@ -488,14 +596,18 @@ where
             .labelled("op")
             .as_context();
 
-        let named_args = ident()
+        let named_args = word()
             .then_ignore(punct(Punct::Colon))
             .or_not()
             .then(expr.clone())
-            .map(|(name, value)| Arg { name, value })
+            .map(|(name, value)| Arg {
+                name: name.map(Word::into_ident),
+                value,
+            })
             .separated_by(punct(Punct::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
         let superkernel = kw(Keyword::SuperKernel)
             .ignore_then(ident())
@@ -538,8 +650,8 @@ where
             .map(|(name, range)| StmtKind::Param { name, range })
             .labelled("param declaration")
             .as_context();
-        let setting_key =
-            select! { Token::Ident(name) if SETTING_KEYS.contains(&name.as_str()) => name }.map_with(|name, e| Ident {
+        let setting_key = select_ref! { Token::Ident(name) if SETTING_KEYS.contains(&&**name) => name.to_string() }
+            .map_with(|name, e| Ident {
                 name,
                 span: span_of(e.span()),
             });
@@ -551,16 +663,16 @@ where
             .as_context();
 
         // `stream s2;`, `event e;`: declarations as other DSLs write them.
-        let foreign_declaration = ident()
-            .then(ident())
+        let foreign_declaration = word()
+            .then(word())
             .then_ignore(none_of([Token::Punct(Punct::Semi), Token::Punct(Punct::RBrace)]).repeated())
             .then_ignore(semi.clone())
             .validate(|(word, name), e, emitter| {
-                emitter.emit(Rich::custom(
+                emitter.emit(E::custom(
                     e.span(),
                     format!(
                         "`{} {}` is not a statement: statements are API calls, and objects are created with `let {} = ...;` (e.g. `let {} = aclrtCreateStream();`)",
-                        word.name, name.name, name.name, name.name
+                        word.text, name.text, name.text, name.text
                     ),
                 ));
                 StmtKind::Error
@@ -593,9 +705,10 @@ where
 
 /// Skip to the end of the broken statement: up to and including `;`, over balanced
 /// `{...}` groups, and never past the `}` that closes the enclosing block.
-fn statement_recovery<'t, I>() -> impl Parser<'t, I, Stmt, Extra<'t>> + Clone
+fn statement_recovery<'t, I, E>() -> impl Parser<'t, I, Stmt, Extra<E>> + Clone
 where
-    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
 {
     let braced = nested_delimiters(
         Token::Punct(Punct::LBrace),
@@ -704,5 +817,76 @@ fn hint_for(token: &Token) -> Option<String> {
             kw.as_str()
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `src` with both error types, as [`parse_tokens`] would, and checks that the
+    /// fast pass alone decides correctly whether the `Rich` pass is needed: it reports an
+    /// error whenever the `Rich` pass does, and when neither does, their trees are equal.
+    /// Returns whether the `Rich` pass reported errors.
+    fn check_both_passes(src: &str, what: &str) -> bool {
+        let tokens: Vec<(Token, SimpleSpan)> = crate::lexer::lex(src)
+            .tokens
+            .into_iter()
+            .map(|(token, span)| (token, SimpleSpan::from(span)))
+            .collect();
+        let eoi = SimpleSpan::from(src.len()..src.len());
+        let input = || tokens.as_slice().map(eoi, |(t, s)| (t, s));
+        let (cheap_file, cheap_errors) = file_parser::<_, EmptyErr>().parse(input()).into_output_errors();
+        let (rich_file, rich_errors) = file_parser::<_, Rich<'_, Token, SimpleSpan>>()
+            .parse(input())
+            .into_output_errors();
+        let cheap_clean = cheap_errors.is_empty() && cheap_file.is_some();
+        let rich_clean = rich_errors.is_empty() && rich_file.is_some();
+        assert_eq!(
+            cheap_clean,
+            rich_clean,
+            "{what}: the fast pass reports {} errors, the rich pass {rich_errors:?}",
+            cheap_errors.len()
+        );
+        if rich_clean {
+            assert_eq!(cheap_file, rich_file, "{what}");
+        }
+        !rich_errors.is_empty()
+    }
+
+    fn malformed_sources() -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/malformed");
+        let mut sources: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "sync"))
+            .map(|path| {
+                let bytes = std::fs::read(&path).unwrap();
+                (path.display().to_string(), String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .collect();
+        sources.sort();
+        assert!(!sources.is_empty(), "no .sync files in {}", dir.display());
+        sources
+    }
+
+    #[test]
+    fn the_fast_pass_fails_on_every_malformed_file_that_has_syntax_errors() {
+        let mut with_errors = 0;
+        for (name, src) in malformed_sources() {
+            with_errors += usize::from(check_both_passes(&src, &name));
+        }
+        assert!(with_errors >= 5, "only {with_errors} malformed files have parse errors");
+    }
+
+    #[test]
+    fn the_fast_pass_fails_whenever_the_rich_pass_does_with_any_token_removed() {
+        for (name, src) in malformed_sources() {
+            for (_, span) in crate::lexer::lex(&src).tokens {
+                let mut text = src.clone();
+                text.replace_range(span.clone(), "");
+                check_both_passes(&text, &format!("{name} without {span:?}"));
+            }
+        }
     }
 }
