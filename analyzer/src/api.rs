@@ -298,6 +298,7 @@ const P_EVENT: &[Param] = &[p("event", Event)];
 const P_EVENT_STREAM: &[Param] = &[p("event", Event), p("stream", Stream)];
 const P_STREAM_EVENT: &[Param] = &[p("stream", Stream), p("event", Event)];
 const P_FLAG: &[Param] = &[p("flag", Flags)];
+const P_MALLOC: &[Param] = &[p("size", Int), opt("policy", Enum(EnumFamily::MallocPolicy))];
 const P_GROUP_TASK: &[Param] = &[
     p("context", GenTaskContext),
     opt("group_name", Str),
@@ -400,12 +401,7 @@ pub static APIS: &[Api] = &[
         E::NotifyWait,
     ),
     // ACL memory
-    host(
-        "aclrtMalloc",
-        &[p("size", Int), opt("policy", Enum(EnumFamily::MallocPolicy))],
-        C::DeviceBuffer,
-        E::Create,
-    ),
+    host("aclrtMalloc", P_MALLOC, C::DeviceBuffer, E::Create),
     host("aclrtMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
     host("aclrtFree", &[p("devPtr", Ptr)], NONE, E::Destroy),
     host("aclrtFreeHost", &[p("hostPtr", Ptr)], NONE, E::Destroy),
@@ -469,12 +465,7 @@ pub static APIS: &[Api] = &[
     ),
     host("acl.rt.synchronize_event", P_EVENT, NONE, E::EventSynchronize),
     host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
-    host(
-        "acl.rt.malloc",
-        &[p("size", Int), opt("policy", Enum(EnumFamily::MallocPolicy))],
-        C::DeviceBuffer,
-        E::Create,
-    ),
+    host("acl.rt.malloc", P_MALLOC, C::DeviceBuffer, E::Create),
     host("acl.rt.malloc_host", &[p("size", Int)], C::HostBuffer, E::Create),
     host("acl.rt.free", &[p("dev_ptr", Ptr)], NONE, E::Destroy),
     host("acl.rt.free_host", &[p("host_ptr", Ptr)], NONE, E::Destroy),
