@@ -20,7 +20,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Check `.sync` files (directories are searched for them; `-` reads standard input).
+    /// Check `.sync` programs and `.jsonl` call traces (directories are searched for
+    /// both; `-` reads standard input).
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
         paths: Vec<PathBuf>,
@@ -46,6 +47,12 @@ enum Command {
     Rules {
         /// A rule code (`SG003`) or name (`unknown-name`).
         code: Option<String>,
+    },
+    /// Print a JSONL call trace as the equivalent `.sync` program (`-` reads standard
+    /// input). Malformed lines are reported on stderr and left out.
+    Convert {
+        #[arg(value_name = "TRACE")]
+        path: PathBuf,
     },
     /// Rewrite `.sync` files in canonical form (comments are kept).
     Fmt {
@@ -128,6 +135,7 @@ fn main() -> ExitCode {
         }
         Command::Rules { code } => commands::rules::run(code.as_deref()),
         Command::Fmt { paths, check } => commands::fmt::run(&paths, check),
+        Command::Convert { path } => commands::convert::run(&path),
     };
     ExitCode::from(outcome as u8)
 }

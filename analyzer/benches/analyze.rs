@@ -75,7 +75,7 @@ fn generate_program(ops: usize) -> Program {
     };
     let op = |kind: OpKind| {
         Stmt::Op(Op {
-            api: "bench".into(),
+            api: "bench",
             kind,
             span: span(),
         })

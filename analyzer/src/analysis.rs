@@ -33,7 +33,7 @@ impl Analysis<'_, '_> {
         let n = self.exec.node(node);
         let what = match &n.op.kind {
             crate::model::OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
-            _ => n.op.api.clone(),
+            _ => n.op.api.to_string(),
         };
         format!("{what} on {}", self.exec.agent_name(n.agent))
     }

@@ -49,6 +49,8 @@ pub enum EnumFamily {
     Engine,
     MemcpyKind,
     MallocPolicy,
+    /// `HcommDataType`: the element type of the reduce transfers.
+    DataType,
 }
 
 impl EnumFamily {
@@ -78,8 +80,32 @@ impl EnumFamily {
                 "ACL_MEM_MALLOC_HUGE_ONLY",
                 "ACL_MEM_MALLOC_NORMAL_ONLY",
             ],
+            EnumFamily::DataType => &[
+                "HCOMM_DATA_TYPE_INT8",
+                "HCOMM_DATA_TYPE_INT16",
+                "HCOMM_DATA_TYPE_INT32",
+                "HCOMM_DATA_TYPE_INT64",
+                "HCOMM_DATA_TYPE_UINT8",
+                "HCOMM_DATA_TYPE_UINT16",
+                "HCOMM_DATA_TYPE_UINT32",
+                "HCOMM_DATA_TYPE_UINT64",
+                "HCOMM_DATA_TYPE_FP16",
+                "HCOMM_DATA_TYPE_BFP16",
+                "HCOMM_DATA_TYPE_FP32",
+                "HCOMM_DATA_TYPE_FP64",
+            ],
         }
     }
+}
+
+/// The size in bytes of one element of an `HcommDataType` constant.
+pub fn data_type_size(name: &str) -> Option<i64> {
+    let bits: i64 = name
+        .trim_start_matches("HCOMM_DATA_TYPE_")
+        .trim_start_matches(char::is_alphabetic)
+        .parse()
+        .ok()?;
+    Some(bits / 8)
 }
 
 /// Flag macros and their values (acl_rt.h, cuda_runtime_api.h).
@@ -146,7 +172,9 @@ pub enum Effect {
     EventRecord,
     EventWait,
     EventReset,
-    EventQuery { wait_status: bool },
+    EventQuery {
+        wait_status: bool,
+    },
     EventSynchronize,
     StreamSynchronize,
     DeviceSynchronize,
@@ -156,23 +184,52 @@ pub enum Effect {
     ChannelNotifyWait,
     ThreadNotifyRecord,
     ThreadNotifyWait,
-    RemoteWrite { with_notify: bool },
-    RemoteRead,
-    LocalCopy,
-    Fence { channel: bool },
+    /// `reduce`: the length is `count` elements of `dataType`, not bytes.
+    RemoteWrite {
+        with_notify: bool,
+        reduce: bool,
+    },
+    RemoteRead {
+        reduce: bool,
+    },
+    LocalCopy {
+        reduce: bool,
+    },
+    /// `HcommAclrtNotify*OnThread`: an ACL notify set or waited on from an HCCL thread.
+    NotifyRecordOnThread,
+    NotifyWaitOnThread,
+    /// `aclrtGetNotifyId`: names a notify by its id (what `HcommAclrtNotify*` take).
+    NotifyId,
+    Fence {
+        channel: bool,
+    },
     ThreadSynchronize,
     Kernel,
-    Memcpy { with_stream: bool },
-    HostAccess { write: bool },
+    Memcpy {
+        with_stream: bool,
+    },
+    /// Fills device memory; `with_stream: false` blocks the host.
+    Memset {
+        with_stream: bool,
+    },
+    HostAccess {
+        write: bool,
+    },
     SetWaitTimeout,
     GeHcomRecord,
     GeHcomWait,
     GeAicpuKfc,
     GeAiCore,
     GeCcu,
+    GeFusion,
+    /// `SetStreamId` on the gen-task created last.
+    GeSetStreamId,
     DataCopy,
     SetNextTaskStart,
     WaitPreTaskEnd,
+    /// Calls that affect no ordering, resource or memory syncguard models (`aclInit`,
+    /// `aclrtSetDevice`, timing queries): accepted and left out of the model.
+    None,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -196,9 +253,18 @@ pub struct Api {
     pub place: Place,
     /// Template parameters (`SetNextTaskStart<AIV_PIPE, AIC_PIPE, FORCE>`); empty if none.
     pub generics: &'static [&'static str],
+    /// The output parameter that receives the created handle(s) (`aclrtEvent *event`),
+    /// which is where a trace line carries them; empty for calls that create nothing.
+    pub output: &'static str,
 }
 
 impl Api {
+    /// Name the output parameter, where it differs from the usual one for what is created.
+    const fn out(mut self, output: &'static str) -> Api {
+        self.output = output;
+        self
+    }
+
     pub fn required_params(&self) -> usize {
         self.params.iter().filter(|p| !p.optional && !p.named_only).count()
     }
@@ -258,6 +324,24 @@ const fn host(name: &'static str, params: &'static [Param], creates: Creates, ef
         effect,
         place: Place::Host,
         generics: &[],
+        output: default_output(creates),
+    }
+}
+
+/// The C name of the output parameter, by what is created (`aclrtMalloc(void **devPtr, ...)`).
+const fn default_output(creates: Creates) -> &'static str {
+    match creates {
+        Creates::Nothing => "",
+        Creates::Stream => "stream",
+        Creates::Event(..) => "event",
+        Creates::Notify => "notify",
+        Creates::Comm => "comm",
+        Creates::Channels => "channels",
+        Creates::HcclThreads => "threads",
+        Creates::HcclThreadOnStream => "thread",
+        Creates::DeviceBuffer => "devPtr",
+        Creates::HostBuffer => "hostPtr",
+        Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
     }
 }
 
@@ -269,6 +353,7 @@ const fn gen_task(name: &'static str, params: &'static [Param], effect: Effect) 
         effect,
         place: Place::GenTask,
         generics: &[],
+        output: "",
     }
 }
 
@@ -280,6 +365,7 @@ const fn core(name: &'static str, params: &'static [Param], generics: &'static [
         effect,
         place: Place::Core,
         generics,
+        output: "",
     }
 }
 
@@ -319,6 +405,28 @@ const P_TRANSFER_NOTIFY: &[Param] = &[
     p("len", Int),
     p("remoteNotifyIdx", Int),
 ];
+const fn p_reduce(notify: bool) -> &'static [Param] {
+    const PLAIN: &[Param] = &[
+        p("thread", Thread),
+        p("channel", Channel),
+        p("dst", Ptr),
+        p("src", Ptr),
+        p("count", Int),
+        p("dataType", Enum(EnumFamily::DataType)),
+        p("reduceOp", Opaque),
+    ];
+    const NOTIFY: &[Param] = &[
+        p("thread", Thread),
+        p("channel", Channel),
+        p("dst", Ptr),
+        p("src", Ptr),
+        p("count", Int),
+        p("dataType", Enum(EnumFamily::DataType)),
+        p("reduceOp", Opaque),
+        p("remoteNotifyIdx", Int),
+    ];
+    if notify { NOTIFY } else { PLAIN }
+}
 
 /// The catalogue, grouped by family. Names are unique.
 pub static APIS: &[Api] = &[
@@ -341,6 +449,11 @@ pub static APIS: &[Api] = &[
     ),
     host("aclrtSynchronizeDevice", &[], NONE, E::DeviceSynchronize),
     host("aclrtSetOpWaitTimeout", &[p("timeout", SEC)], NONE, E::SetWaitTimeout),
+    host("aclInit", &[opt("configPath", Opaque)], NONE, E::None),
+    host("aclFinalize", &[], NONE, E::None),
+    host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::None),
+    host("aclrtResetDevice", &[p("deviceId", Int)], NONE, E::None),
+    host("aclrtStreamQuery", P_STREAM, NONE, E::None),
     // ACL events
     host("aclrtCreateEvent", &[], C::Event(Sync, AclCreateEvent), E::Create),
     host(
@@ -356,7 +469,30 @@ pub static APIS: &[Api] = &[
         E::Create,
     ),
     host("aclrtRecordEvent", P_EVENT_STREAM, NONE, E::EventRecord),
+    host(
+        "aclrtRecordEventWithFlag",
+        &[p("event", Event), p("stream", Stream), opt("flag", Flags)],
+        NONE,
+        E::EventRecord,
+    ),
     host("aclrtStreamWaitEvent", P_STREAM_EVENT, NONE, E::EventWait),
+    host(
+        "aclrtStreamWaitEventWithFlag",
+        &[
+            p("stream", Stream),
+            p("event", Event),
+            p("timeout", SEC),
+            opt("flag", Flags),
+        ],
+        NONE,
+        E::EventWait,
+    ),
+    host(
+        "aclrtEventElapsedTime",
+        &[p("startEvent", Event), p("endEvent", Event)],
+        NONE,
+        E::None,
+    ),
     host(
         "aclrtStreamWaitEventWithTimeout",
         &[p("stream", Stream), p("event", Event), p("timeout", SEC)],
@@ -400,6 +536,12 @@ pub static APIS: &[Api] = &[
         NONE,
         E::NotifyWait,
     ),
+    host(
+        "aclrtGetNotifyId",
+        &[p("notify", Notify), opt("notifyId", Int)],
+        NONE,
+        E::NotifyId,
+    ),
     // ACL memory
     host("aclrtMalloc", P_MALLOC, C::DeviceBuffer, E::Create),
     host("aclrtMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
@@ -429,6 +571,24 @@ pub static APIS: &[Api] = &[
         ],
         NONE,
         E::Memcpy { with_stream: true },
+    ),
+    host(
+        "aclrtMemset",
+        &[p("devPtr", Ptr), p("maxCount", Int), p("value", Int), p("count", Int)],
+        NONE,
+        E::Memset { with_stream: false },
+    ),
+    host(
+        "aclrtMemsetAsync",
+        &[
+            p("devPtr", Ptr),
+            p("maxCount", Int),
+            p("value", Int),
+            p("count", Int),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::Memset { with_stream: true },
     ),
     // pyACL (same semantics; default stream is 0)
     host("acl.rt.create_stream", &[], C::Stream, E::Create),
@@ -465,8 +625,8 @@ pub static APIS: &[Api] = &[
     ),
     host("acl.rt.synchronize_event", P_EVENT, NONE, E::EventSynchronize),
     host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
-    host("acl.rt.malloc", P_MALLOC, C::DeviceBuffer, E::Create),
-    host("acl.rt.malloc_host", &[p("size", Int)], C::HostBuffer, E::Create),
+    host("acl.rt.malloc", P_MALLOC, C::DeviceBuffer, E::Create).out("dev_ptr"),
+    host("acl.rt.malloc_host", &[p("size", Int)], C::HostBuffer, E::Create).out("host_ptr"),
     host("acl.rt.free", &[p("dev_ptr", Ptr)], NONE, E::Destroy),
     host("acl.rt.free_host", &[p("host_ptr", Ptr)], NONE, E::Destroy),
     host(
@@ -495,14 +655,15 @@ pub static APIS: &[Api] = &[
         E::Memcpy { with_stream: true },
     ),
     // CUDA runtime (events are capture-kind)
-    host("cudaStreamCreate", &[], C::Stream, E::Create),
-    host("cudaStreamCreateWithFlags", &[p("flags", Flags)], C::Stream, E::Create),
+    host("cudaStreamCreate", &[], C::Stream, E::Create).out("pStream"),
+    host("cudaStreamCreateWithFlags", &[p("flags", Flags)], C::Stream, E::Create).out("pStream"),
     host(
         "cudaStreamCreateWithPriority",
         &[p("flags", Flags), p("priority", Int)],
         C::Stream,
         E::Create,
-    ),
+    )
+    .out("pStream"),
     host("cudaStreamDestroy", P_STREAM, NONE, E::Destroy),
     host("cudaStreamSynchronize", P_STREAM, NONE, E::StreamSynchronize),
     host("cudaDeviceSynchronize", &[], NONE, E::DeviceSynchronize),
@@ -525,11 +686,33 @@ pub static APIS: &[Api] = &[
         NONE,
         E::EventWait,
     ),
+    host(
+        "cudaEventRecordWithFlags",
+        &[p("event", Event), opt("stream", Stream), opt("flags", Flags)],
+        NONE,
+        E::EventRecord,
+    ),
     host("cudaEventQuery", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host(
+        "cudaEventElapsedTime",
+        &[p("start", Event), p("end", Event)],
+        NONE,
+        E::None,
+    ),
+    host("cudaStreamQuery", P_STREAM, NONE, E::None),
+    host("cudaSetDevice", &[p("device", Int)], NONE, E::None),
+    host("cudaGetLastError", &[], NONE, E::None),
     host("cudaEventSynchronize", P_EVENT, NONE, E::EventSynchronize),
     host("cudaEventDestroy", P_EVENT, NONE, E::Destroy),
     host("cudaMalloc", &[p("size", Int)], C::DeviceBuffer, E::Create),
-    host("cudaMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
+    host("cudaMallocHost", &[p("size", Int)], C::HostBuffer, E::Create).out("ptr"),
+    host(
+        "cudaHostAlloc",
+        &[p("size", Int), opt("flags", Flags)],
+        C::HostBuffer,
+        E::Create,
+    )
+    .out("pHost"),
     host("cudaFree", &[p("devPtr", Ptr)], NONE, E::Destroy),
     host("cudaFreeHost", &[p("ptr", Ptr)], NONE, E::Destroy),
     host(
@@ -554,6 +737,23 @@ pub static APIS: &[Api] = &[
         ],
         NONE,
         E::Memcpy { with_stream: true },
+    ),
+    host(
+        "cudaMemset",
+        &[p("devPtr", Ptr), p("value", Int), p("count", Int)],
+        NONE,
+        E::Memset { with_stream: false },
+    ),
+    host(
+        "cudaMemsetAsync",
+        &[
+            p("devPtr", Ptr),
+            p("value", Int),
+            p("count", Int),
+            opt("stream", Stream),
+        ],
+        NONE,
+        E::Memset { with_stream: true },
     ),
     // HCCL control plane
     host(
@@ -595,6 +795,12 @@ pub static APIS: &[Api] = &[
         ],
         C::Channels,
         E::Create,
+    ),
+    host(
+        "HcclChannelDescInit",
+        &[opt("channelDescs", Opaque), opt("descNum", Int)],
+        NONE,
+        E::None,
     ),
     host("HcclGetHcclBuffer", &[p("comm", Comm)], C::HcclLocalBuffer, E::Create),
     host(
@@ -643,33 +849,105 @@ pub static APIS: &[Api] = &[
         "HcommWriteOnThread",
         P_TRANSFER,
         NONE,
-        E::RemoteWrite { with_notify: false },
+        E::RemoteWrite {
+            with_notify: false,
+            reduce: false,
+        },
     ),
     host(
         "HcommWriteNbiOnThread",
         P_TRANSFER,
         NONE,
-        E::RemoteWrite { with_notify: false },
+        E::RemoteWrite {
+            with_notify: false,
+            reduce: false,
+        },
     ),
     host(
         "HcommWriteWithNotifyOnThread",
         P_TRANSFER_NOTIFY,
         NONE,
-        E::RemoteWrite { with_notify: true },
+        E::RemoteWrite {
+            with_notify: true,
+            reduce: false,
+        },
     ),
     host(
         "HcommWriteWithNotifyNbiOnThread",
         P_TRANSFER_NOTIFY,
         NONE,
-        E::RemoteWrite { with_notify: true },
+        E::RemoteWrite {
+            with_notify: true,
+            reduce: false,
+        },
     ),
-    host("HcommReadOnThread", P_TRANSFER, NONE, E::RemoteRead),
-    host("HcommReadNbiOnThread", P_TRANSFER, NONE, E::RemoteRead),
+    host(
+        "HcommWriteReduceOnThread",
+        p_reduce(false),
+        NONE,
+        E::RemoteWrite {
+            with_notify: false,
+            reduce: true,
+        },
+    ),
+    host(
+        "HcommWriteReduceWithNotifyOnThread",
+        p_reduce(true),
+        NONE,
+        E::RemoteWrite {
+            with_notify: true,
+            reduce: true,
+        },
+    ),
+    host("HcommReadOnThread", P_TRANSFER, NONE, E::RemoteRead { reduce: false }),
+    host(
+        "HcommReadReduceOnThread",
+        p_reduce(false),
+        NONE,
+        E::RemoteRead { reduce: true },
+    ),
+    host(
+        "HcommReadNbiOnThread",
+        P_TRANSFER,
+        NONE,
+        E::RemoteRead { reduce: false },
+    ),
     host(
         "HcommLocalCopyOnThread",
         &[p("thread", Thread), p("dst", Ptr), p("src", Ptr), p("len", Int)],
         NONE,
-        E::LocalCopy,
+        E::LocalCopy { reduce: false },
+    ),
+    host(
+        "HcommLocalReduceOnThread",
+        &[
+            p("thread", Thread),
+            p("dst", Ptr),
+            p("src", Ptr),
+            p("count", Int),
+            p("dataType", Enum(EnumFamily::DataType)),
+            p("reduceOp", Opaque),
+        ],
+        NONE,
+        E::LocalCopy { reduce: true },
+    ),
+    host(
+        "HcommAclrtNotifyRecordOnThread",
+        &[p("thread", Thread), p("dstNotifyId", Notify)],
+        NONE,
+        E::NotifyRecordOnThread,
+    ),
+    host(
+        "HcommAclrtNotifyWaitOnThread",
+        &[p("thread", Thread), p("notifyId", Notify), p("timeOut", SEC)],
+        NONE,
+        E::NotifyWaitOnThread,
+    ),
+    host(
+        "HcommChannelDrainOnThread",
+        &[p("thread", Thread), p("channel", Channel)],
+        NONE,
+        E::Fence { channel: true },
     ),
     host(
         "HcommChannelFenceOnThread",
@@ -686,6 +964,12 @@ pub static APIS: &[Api] = &[
     host(
         "HcommThreadSynchronize",
         &[p("thread", Thread)],
+        NONE,
+        E::ThreadSynchronize,
+    ),
+    host(
+        "HcommThreadJoin",
+        &[p("thread", Thread), p("timeout", Int)],
         NONE,
         E::ThreadSynchronize,
     ),
@@ -731,6 +1015,20 @@ pub static APIS: &[Api] = &[
         "KernelLaunchInfo::CreateCcuTask",
         &[p("context", GenTaskContext), p("groups", Strs), named("stream_id", Int)],
         E::GeCcu,
+    ),
+    gen_task(
+        "KernelLaunchInfo::CreateFusionTask",
+        &[
+            p("context", GenTaskContext),
+            p("sub_tasks", Opaque),
+            named("stream_id", Int),
+        ],
+        E::GeFusion,
+    ),
+    gen_task(
+        "KernelLaunchInfo::SetStreamId",
+        &[p("stream_id", Int)],
+        E::GeSetStreamId,
     ),
     // Ascend C, per core (inside `subkernel`)
     core(

@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod api;
+pub mod calls;
 pub mod diagnostic;
 pub mod exec;
 mod frontend;
@@ -13,6 +14,7 @@ pub mod render;
 pub mod rules;
 pub mod source;
 mod suggest;
+pub mod trace;
 
 pub use analysis::analyze;
 pub use diagnostic::{Diagnostic, Related, Severity};
@@ -20,3 +22,5 @@ pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_wi
 pub use model::Program;
 pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};
+pub use trace::convert::{Converted, convert_trace};
+pub use trace::{check_trace_file, check_trace_reader};

@@ -218,7 +218,7 @@ pub enum Stmt {
 /// One call: which API it was (as written), what it does, and where.
 #[derive(Clone, Debug)]
 pub struct Op {
-    pub api: String,
+    pub api: &'static str,
     pub kind: OpKind,
     pub span: Span,
 }
@@ -528,7 +528,7 @@ pub struct GeOp {
 
 #[derive(Clone, Debug)]
 pub struct GeTask {
-    pub api: String,
+    pub api: &'static str,
     pub kind: GeTaskKind,
     pub stream_id: u32,
     pub span: Span,

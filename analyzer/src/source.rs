@@ -1,6 +1,7 @@
 //! Source files and spans. A span always points into the file the user wrote.
 
 use std::ops::Range;
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FileId(pub u32);
@@ -22,8 +23,13 @@ impl Span {
 pub struct SourceFile {
     /// The path as the user gave it (or `-` for standard input).
     pub path: String,
+    /// The whole text; empty for a trace until [`Sources::load_deferred`] reads it for
+    /// rendering (traces are streamed, never held whole while they are checked).
     pub text: String,
     line_starts: Vec<usize>,
+    len: usize,
+    /// Where to read the text from later, for a file whose text is deferred.
+    deferred: Option<PathBuf>,
 }
 
 impl SourceFile {
@@ -34,14 +40,43 @@ impl SourceFile {
             .collect();
         SourceFile {
             path: path.into(),
+            len: text.len(),
             text,
             line_starts,
+            deferred: None,
         }
+    }
+
+    /// A file read as a stream: only its line starts and length are kept; the text can
+    /// be read again from `reread` (if any) when a diagnostic is rendered.
+    pub fn deferred(path: impl Into<String>, reread: Option<PathBuf>) -> Self {
+        SourceFile {
+            path: path.into(),
+            text: String::new(),
+            line_starts: vec![0],
+            len: 0,
+            deferred: reread,
+        }
+    }
+
+    /// Record the layout of a deferred file once it has been streamed.
+    pub fn set_layout(&mut self, line_starts: Vec<usize>, len: usize) {
+        self.line_starts = line_starts;
+        self.len = len;
+    }
+
+    /// The length in bytes, whether or not the text is loaded.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// 1-based line and 1-based column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let offset = offset.min(self.len);
         let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let start = self.line_starts[line];
         let column = self
@@ -66,6 +101,30 @@ impl Sources {
 
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id.0 as usize]
+    }
+
+    pub fn get_mut(&mut self, id: FileId) -> &mut SourceFile {
+        &mut self.files[id.0 as usize]
+    }
+
+    /// Read the text of every deferred file, for renderers that show source lines. A
+    /// file that cannot be read again (deleted meanwhile) keeps empty lines of its
+    /// original layout, so its line numbers stay right.
+    pub fn load_deferred(&mut self) {
+        for file in &mut self.files {
+            let Some(path) = file.deferred.take() else { continue };
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            let (text, _) = decode_utf8_lossless_offsets(&bytes);
+            if text.len() == file.len {
+                file.text = text;
+            } else {
+                let mut blank = vec![b' '; file.len];
+                for &start in &file.line_starts[1..] {
+                    blank[start - 1] = b'\n';
+                }
+                file.text = String::from_utf8(blank).unwrap_or_default();
+            }
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {

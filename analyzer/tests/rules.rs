@@ -1,18 +1,23 @@
-//! Per-rule fixtures: `fixtures/<CODE>/fail_*.sync` must report the rule,
-//! `fixtures/<CODE>/pass_*.sync` must not; the rendered text of each is snapshotted.
+//! Per-rule fixtures: `fixtures/<CODE>/fail_*.{sync,jsonl}` must report the rule,
+//! `fixtures/<CODE>/pass_*.{sync,jsonl}` must not; the rendered text of each is
+//! snapshotted. `.jsonl` fixtures are call traces, checked by the trace reader.
 
 use std::path::Path;
 
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::rules::RULES;
-use syncguard_analyzer::{Sources, check_sync_bytes};
+use syncguard_analyzer::{Overrides, Sources, check_sync_bytes, check_trace_reader};
 
 fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
     let bytes = std::fs::read(path).unwrap();
     let code = path.parent().unwrap().file_name().unwrap().to_string_lossy();
     let name = format!("{code}/{}", path.file_name().unwrap().to_string_lossy());
     let mut sources = Sources::default();
-    let checked = check_sync_bytes(&mut sources, name, &bytes);
+    let checked = match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => check_trace_reader(&mut sources, name, &bytes[..], Some(path.into()), &Overrides::default()),
+        _ => check_sync_bytes(&mut sources, name, &bytes),
+    };
+    sources.load_deferred();
     let codes = checked.diagnostics.iter().map(|d| d.code).collect();
     (
         codes,
@@ -22,7 +27,7 @@ fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
 
 #[test]
 fn rule_fixtures() {
-    insta::glob!("fixtures/*/*.sync", |path| {
+    insta::glob!("fixtures/*/*.{sync,jsonl}", |path| {
         let code = path
             .parent()
             .unwrap()

@@ -3,23 +3,29 @@
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{TextOptions, render_json, render_text};
-use syncguard_analyzer::{Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with};
+use syncguard_analyzer::{
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
+};
 
-use super::inputs::read_inputs;
+use super::inputs::{Input, InputKind, collect_inputs, report};
 use super::output;
 use crate::{Format, Outcome};
 
 pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides, deny_warnings: bool) -> Outcome {
-    let (inputs, failures) = read_inputs(paths);
+    let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    for input in inputs {
-        diagnostics.extend(check_sync_bytes_with(&mut sources, input.path, &input.bytes, overrides).diagnostics);
+    for input in &inputs {
+        match check_input(&mut sources, input, overrides) {
+            Ok(checked) => diagnostics.extend(checked.diagnostics),
+            Err(err) => failures += report(&input.file, &err),
+        }
     }
     Diagnostic::sort(&mut diagnostics);
     let files = sources.iter().count();
     match format {
         Format::Text => {
+            sources.load_deferred();
             output::print(&render_text(&diagnostics, &sources, TextOptions { color }));
             output::println(&summary_line(&diagnostics, files));
         }
@@ -50,4 +56,23 @@ fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {
         plural(count(Severity::Error), "error"),
         plural(count(Severity::Warning), "warning"),
     )
+}
+
+/// Check one input; a file is read here, so only one is in memory at a time.
+pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) -> std::io::Result<CheckedFile> {
+    Ok(match input.kind {
+        InputKind::Sync => {
+            check_sync_bytes_with(sources, input.display.clone(), &std::fs::read(&input.file)?, overrides)
+        }
+        InputKind::Trace => {
+            let file = std::fs::File::open(&input.file)?;
+            check_trace_reader(
+                sources,
+                input.display.clone(),
+                file,
+                Some(input.file.clone()),
+                overrides,
+            )
+        }
+    })
 }

@@ -6,22 +6,33 @@ use std::path::PathBuf;
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::{Sources, check_sync_bytes, decode_utf8_lossless_offsets};
 
-use super::inputs::read_inputs;
+use super::inputs::{InputKind, collect_inputs, report};
 use super::output;
 use crate::Outcome;
 
 pub fn run(paths: &[PathBuf], check: bool) -> Outcome {
-    let (inputs, failures) = read_inputs(paths);
+    let (inputs, failures) = collect_inputs(paths);
     let mut outcome = if failures > 0 { Outcome::Failure } else { Outcome::Clean };
-    for input in inputs {
-        let (text, invalid_utf8) = decode_utf8_lossless_offsets(&input.bytes);
+    // Traces are formatted by the program that writes them (`syncguard convert` turns
+    // one into `.sync`).
+    for input in inputs.into_iter().filter(|input| input.kind == InputKind::Sync) {
+        let bytes = match std::fs::read(&input.file) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                report(&input.file, &err);
+                outcome = Outcome::Failure;
+                continue;
+            }
+        };
+        let path = input.display;
+        let (text, invalid_utf8) = decode_utf8_lossless_offsets(&bytes);
         let parsed = syncguard_grammar::parse(&text);
         if !parsed.errors.is_empty() || !invalid_utf8.is_empty() {
             let mut sources = Sources::default();
-            let checked = check_sync_bytes(&mut sources, input.path.clone(), &input.bytes);
+            let checked = check_sync_bytes(&mut sources, path.clone(), &bytes);
             let syntax: Vec<_> = checked.diagnostics.into_iter().filter(|d| d.code == "SG001").collect();
             eprint!("{}", render_text(&syntax, &sources, TextOptions::default()));
-            eprintln!("syncguard: not formatting {}: it does not parse", input.path);
+            eprintln!("syncguard: not formatting {}: it does not parse", path);
             outcome = outcome.max(Outcome::Findings);
             continue;
         }
@@ -29,15 +40,15 @@ pub fn run(paths: &[PathBuf], check: bool) -> Outcome {
         if formatted == text {
             continue;
         }
-        if check || input.path == "-" {
+        if check || path == "-" {
             if check {
-                output::println(&format!("would reformat {}", input.path));
+                output::println(&format!("would reformat {}", path));
                 outcome = outcome.max(Outcome::Findings);
             } else {
                 output::print(&formatted);
             }
-        } else if let Err(err) = std::fs::write(&input.path, formatted) {
-            eprintln!("syncguard: cannot write {}: {err}", input.path);
+        } else if let Err(err) = std::fs::write(&path, formatted) {
+            eprintln!("syncguard: cannot write {}: {err}", path);
             outcome = Outcome::Failure;
         }
     }

@@ -1,58 +1,92 @@
-//! Turning command-line paths into the files to read.
+//! Turning command-line paths into the files to check.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// One input: its display path and its bytes.
-pub struct Input {
-    pub path: String,
-    pub bytes: Vec<u8>,
+/// What a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A `.sync` program.
+    Sync,
+    /// A JSONL call trace.
+    Trace,
 }
 
-/// Expand directories (recursively, sorted) to their `.sync` files and read every file.
-/// Unreadable paths are reported on stderr and returned as failures; the rest are read.
-pub fn read_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
+/// One input: how to show it, where to read it, what it is.
+pub struct Input {
+    pub display: String,
+    pub file: PathBuf,
+    pub kind: InputKind,
+    /// Standard input, saved so that a trace can be streamed and re-read for rendering.
+    _spool: Option<tempfile::NamedTempFile>,
+}
+
+/// Expand directories (recursively, sorted) to their `.sync` and `.jsonl` files; `-`
+/// is standard input. Unusable paths are reported on stderr and counted as failures.
+pub fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
     let mut inputs = Vec::new();
     let mut failures = 0;
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut bytes = Vec::new();
-            match std::io::stdin().read_to_end(&mut bytes) {
-                Ok(_) => inputs.push(Input {
-                    path: "-".into(),
-                    bytes,
-                }),
+            match spool_stdin() {
+                Ok(input) => inputs.push(input),
                 Err(err) => failures += report(path, &err),
             }
             continue;
         }
-        let files = match sync_files(path) {
-            Ok(files) => files,
-            Err(err) => {
-                failures += report(path, &err);
-                continue;
-            }
-        };
-        for file in files {
-            match std::fs::read(&file) {
-                Ok(bytes) => inputs.push(Input {
-                    path: file.display().to_string(),
-                    bytes,
-                }),
-                Err(err) => failures += report(&file, &err),
-            }
+        match input_files(path) {
+            Ok(files) => inputs.extend(files.into_iter().map(|file| Input {
+                display: file.display().to_string(),
+                kind: kind_of(&file),
+                file,
+                _spool: None,
+            })),
+            Err(err) => failures += report(path, &err),
         }
     }
     (inputs, failures)
 }
 
-fn report(path: &Path, err: &std::io::Error) -> usize {
+pub fn report(path: &Path, err: &std::io::Error) -> usize {
     eprintln!("syncguard: cannot read {}: {err}", path.display());
     1
 }
 
-/// `path` itself if it is a file; every `.sync` file below it if it is a directory.
-fn sync_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+fn spool_stdin() -> std::io::Result<Input> {
+    let mut spool = tempfile::NamedTempFile::new()?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut spool)?;
+    let kind = sniff(spool.path())?;
+    Ok(Input {
+        display: "-".into(),
+        file: spool.path().to_path_buf(),
+        kind,
+        _spool: Some(spool),
+    })
+}
+
+/// By extension; a file with neither extension is a trace if it starts with `{`.
+fn kind_of(path: &Path) -> InputKind {
+    match path.extension().and_then(|ext| ext.to_str()) {
+        Some("jsonl" | "ndjson") => InputKind::Trace,
+        Some("sync") => InputKind::Sync,
+        _ => sniff(path).unwrap_or(InputKind::Sync),
+    }
+}
+
+fn sniff(path: &Path) -> std::io::Result<InputKind> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)?.read(&mut head)?;
+    let first = head[..n].iter().find(|b| !b.is_ascii_whitespace());
+    Ok(if first == Some(&b'{') {
+        InputKind::Trace
+    } else {
+        InputKind::Sync
+    })
+}
+
+/// `path` itself if it is a file; every `.sync` and `.jsonl` file below it if it is a
+/// directory.
+fn input_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     if !path.is_dir() {
         std::fs::metadata(path)?;
         return Ok(vec![path.to_path_buf()]);
@@ -64,7 +98,10 @@ fn sync_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
             let entry_path = entry?.path();
             if entry_path.is_dir() {
                 pending.push(entry_path);
-            } else if entry_path.extension().is_some_and(|ext| ext == "sync") {
+            } else if entry_path
+                .extension()
+                .is_some_and(|ext| ext == "sync" || ext == "jsonl")
+            {
                 files.push(entry_path);
             }
         }

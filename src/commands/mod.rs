@@ -1,4 +1,5 @@
 pub mod check;
+pub mod convert;
 pub mod fmt;
 pub mod inputs;
 pub mod output;

@@ -5,7 +5,8 @@ use syncguard_grammar::ast::{self, ExprKind};
 
 use super::{Binding, Lowerer};
 use crate::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
-use crate::model::{BinOp, Expr, MemRange, ObjId, ObjectKind, Program, TimeUnit, Timeout};
+use crate::calls::{Address, ArgValue, CallArgs, ChannelDesc, CoreMem};
+use crate::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
 
 /// A call's arguments in parameter order (`None`: left out, optional).
 pub(super) struct BoundArgs<'a> {
@@ -16,19 +17,6 @@ impl<'a> BoundArgs<'a> {
     pub fn get(&self, index: usize) -> Option<&'a ast::Expr> {
         self.values.get(index).copied().flatten()
     }
-}
-
-/// One `HcclChannelDesc`.
-pub(super) struct ChannelDesc {
-    pub remote_rank: Expr,
-    pub protocol: String,
-    pub notify_num: Expr,
-}
-
-/// Where a core's `DataCopy` moves data: a local buffer or a global-memory range.
-pub(super) enum CoreMem {
-    Local,
-    Global(MemRange),
 }
 
 const CHANNEL_DESC_FIELDS: [&str; 3] = ["remoteRank", "channelProtocol", "notifyNum"];
@@ -89,52 +77,53 @@ impl Lowerer {
         ok.then_some(BoundArgs { values })
     }
 
-    /// Resolve every argument once, so that all problems of a call are reported together
-    /// rather than only the first. Returns whether all arguments are usable.
-    pub(super) fn validate_args(&mut self, api: &Api, args: &BoundArgs) -> bool {
+    /// Resolve every argument to its model value, reporting all problems of a call
+    /// together rather than only the first; `None` if any argument is unusable.
+    pub(super) fn resolve_args(&mut self, api: &Api, args: &BoundArgs) -> Option<CallArgs> {
         let before = self.diagnostics.len();
+        let mut values = Vec::with_capacity(api.params.len());
         for (index, param) in api.params.iter().enumerate() {
-            let Some(expr) = args.get(index) else { continue };
-            match param.kind {
-                ArgKind::Stream
-                | ArgKind::Event
-                | ArgKind::Notify
-                | ArgKind::Comm
-                | ArgKind::Channel
-                | ArgKind::Thread => {
-                    self.arg_object(expr, param.kind);
-                }
-                ArgKind::Ptr => {
-                    self.arg_ptr(expr, None);
-                }
-                ArgKind::Ranges => {
-                    self.arg_ranges(expr);
-                }
-                ArgKind::Int | ArgKind::Timeout(_) => {
-                    self.lower_expr(expr);
-                }
-                ArgKind::Flags => {
-                    self.arg_flags(expr);
-                }
-                ArgKind::Enum(family) => {
-                    self.arg_enum(expr, family);
-                }
-                ArgKind::Str => {
-                    self.arg_string(expr);
-                }
-                ArgKind::Strs => {
-                    self.arg_strings(expr);
-                }
-                ArgKind::ChannelDescs => {
-                    self.arg_channel_descs(expr);
-                }
-                ArgKind::CoreMem => {
-                    self.arg_core_mem(expr);
-                }
-                ArgKind::GenTaskContext | ArgKind::Opaque => {}
+            let value = args.get(index).and_then(|expr| self.resolve_arg(expr, param.kind));
+            values.push(value);
+        }
+        (self.diagnostics.len() == before).then_some(CallArgs { values })
+    }
+
+    fn resolve_arg(&mut self, expr: &ast::Expr, kind: ArgKind) -> Option<ArgValue> {
+        Some(match kind {
+            ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread => {
+                ArgValue::Object(self.arg_object(expr, kind)?)
+            }
+            ArgKind::Ptr => ArgValue::Address(self.arg_address(expr)?),
+            ArgKind::Ranges => ArgValue::Ranges(self.arg_ranges(expr)),
+            ArgKind::Int => ArgValue::Int(self.lower_expr(expr)),
+            ArgKind::Timeout(unit) => ArgValue::Timeout(self.arg_timeout(expr, unit)),
+            ArgKind::Flags => ArgValue::Flags(self.arg_flags(expr)?),
+            ArgKind::Enum(family) => ArgValue::Enum(self.arg_enum(expr, family)?),
+            ArgKind::Str => ArgValue::Str(self.arg_string(expr)?, self.span(&expr.span)),
+            ArgKind::Strs => ArgValue::Strs(self.arg_strings(expr)),
+            ArgKind::ChannelDescs => ArgValue::ChannelDescs(self.arg_channel_descs(expr)),
+            ArgKind::CoreMem => ArgValue::CoreMem(self.arg_core_mem(expr)?),
+            ArgKind::GenTaskContext => {
+                self.check_context_arg(expr)?;
+                ArgValue::Opaque
+            }
+            ArgKind::Opaque => ArgValue::Opaque,
+        })
+    }
+
+    fn check_context_arg(&mut self, expr: &ast::Expr) -> Option<()> {
+        match &expr.kind {
+            ExprKind::Name(path) if path.text == "context" => Some(()),
+            _ => {
+                self.syntax_error(
+                    &expr.span,
+                    "the first argument is the gen-task `context`",
+                    "write `context`",
+                );
+                None
             }
         }
-        self.diagnostics.len() == before
     }
 
     fn arity_error(&mut self, api: &Api, call: &ast::Call) {
@@ -266,7 +255,7 @@ impl Lowerer {
     }
 
     /// One constant of `family`, written bare or qualified (`CommEngine::COMM_ENGINE_CPU`).
-    pub(super) fn arg_enum(&mut self, expr: &ast::Expr, family: EnumFamily) -> Option<String> {
+    pub(super) fn arg_enum(&mut self, expr: &ast::Expr, family: EnumFamily) -> Option<&'static str> {
         let ExprKind::Name(path) = &expr.kind else {
             self.syntax_error(
                 &expr.span,
@@ -276,8 +265,8 @@ impl Lowerer {
             return None;
         };
         let name = last_segment(&path.text);
-        if family.constants().contains(&name) {
-            return Some(name.to_string());
+        if let Some(constant) = family.constants().iter().find(|c| **c == name) {
+            return Some(constant);
         }
         self.unknown_name(&expr.span, "constant", name, family.constants().iter().copied());
         None
@@ -310,9 +299,8 @@ impl Lowerer {
     }
 
     /// An address with an optional length: `buf`, `buf + off`, or `buf[a..b]`.
-    /// `len` (the API's own length argument) wins over a slice's length.
-    pub(super) fn arg_ptr(&mut self, expr: &ast::Expr, len: Option<Expr>) -> Option<MemRange> {
-        let (base, offset, slice_len) = match &expr.kind {
+    pub(super) fn arg_address(&mut self, expr: &ast::Expr) -> Option<Address> {
+        let (base, offset, len) = match &expr.kind {
             ExprKind::Binary(ast::BinaryOp::Add, base, offset) => (base.as_ref(), self.lower_expr(offset), None),
             ExprKind::Slice { base, range } => {
                 let start = self.lower_expr(&range.start);
@@ -324,33 +312,29 @@ impl Lowerer {
                         end
                     }
                 });
-                let slice_len = end.map(|end| Expr::Binary(BinOp::Sub, Box::new(end), Box::new(start.clone())));
-                (base.as_ref(), start, slice_len)
+                let len = end.map(|end| Expr::Binary(BinOp::Sub, Box::new(end), Box::new(start.clone())));
+                (base.as_ref(), start, len)
             }
             _ => (expr, Expr::Int(0), None),
         };
-        let buffer = self.arg_object(base, ArgKind::Ptr)?;
-        let len = len
-            .or(slice_len)
-            .unwrap_or_else(|| match &self.program.object(buffer).kind {
-                ObjectKind::Buffer(info) => {
-                    Expr::Binary(BinOp::Sub, Box::new(info.size.clone()), Box::new(offset.clone()))
-                }
-                _ => Expr::Int(0),
-            });
-        Some(MemRange {
-            buffer,
+        Some(Address {
+            buffer: self.arg_object(base, ArgKind::Ptr)?,
             offset,
             len,
             span: self.span(&expr.span),
         })
     }
 
+    /// The bytes an address names on its own (the rest of the buffer unless sliced).
+    pub(super) fn arg_range(&mut self, expr: &ast::Expr) -> Option<MemRange> {
+        Some(self.arg_address(expr)?.range(None, &self.program))
+    }
+
     /// `[a[0..16], b]`: a kernel's reads or writes.
     pub(super) fn arg_ranges(&mut self, expr: &ast::Expr) -> Vec<MemRange> {
         match &expr.kind {
-            ExprKind::List(items) => items.iter().filter_map(|item| self.arg_ptr(item, None)).collect(),
-            _ => self.arg_ptr(expr, None).into_iter().collect(),
+            ExprKind::List(items) => items.iter().filter_map(|item| self.arg_range(item)).collect(),
+            _ => self.arg_range(expr).into_iter().collect(),
         }
     }
 
@@ -420,7 +404,7 @@ impl Lowerer {
         {
             return Some(CoreMem::Local);
         }
-        self.arg_ptr(expr, None).map(CoreMem::Global)
+        self.arg_range(expr).map(CoreMem::Global)
     }
 }
 

@@ -81,7 +81,7 @@ impl Lowerer {
         });
         self.in_scope(Place::SuperKernel(id.index()), |this| this.lower_stmts(&body.stmts));
         out.push(Stmt::Op(Op {
-            api: "superkernel".into(),
+            api: "superkernel",
             kind: OpKind::LaunchSuperKernel(id),
             span: self.span(&stmt.span),
         }));

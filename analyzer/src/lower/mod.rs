@@ -310,7 +310,7 @@ impl Lowerer {
         let body = self.lower_block(body);
         self.program.threads[id.index()].body = body;
         out.push(Stmt::Op(crate::model::Op {
-            api: "thread".into(),
+            api: "thread",
             kind: crate::model::OpKind::Spawn(id),
             span: self.span(&stmt.span),
         }));

@@ -84,12 +84,14 @@ pub(crate) use declare_rule;
 /// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
 pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::syntax_error::SyntaxErrorRule;
+pub use frontend::trace_format_error::TraceFormatError;
 pub use frontend::unknown_name::UnknownName;
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
     // SG0xx: reading the input
     &SyntaxErrorRule::INFO,
+    &TraceFormatError::INFO,
     &UnknownName::INFO,
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,

@@ -134,8 +134,7 @@ mod tests {
                     OpKind::Create(_) => "aclrtCreateEventWithFlag",
                     OpKind::Destroy(_) => "aclrtDestroyEvent",
                     _ => "aclrtRecordEvent",
-                }
-                .into(),
+                },
                 kind,
                 span: span(at),
             })

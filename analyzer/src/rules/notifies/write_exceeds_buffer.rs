@@ -94,7 +94,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         if seen.insert(op.span.clone()) {
             let what = match &op.kind {
                 OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
-                _ => op.api.clone(),
+                _ => op.api.to_string(),
             };
             out.push(
                 Diagnostic::new(

@@ -1,0 +1,493 @@
+//! One API call to its model op, independent of the frontend that read it.
+//!
+//! Each frontend resolves a call's arguments from its own syntax (`.sync` expressions,
+//! trace JSON) to [`ArgValue`]s in the API's parameter order, reporting problems in its
+//! own terms; everything after that is shared, so a call means the same in every input.
+
+use crate::api::{Api, ArgKind, Creates, Effect};
+use crate::model::{
+    BinOp, BufferInfo, ChannelInfo, CopyDirection, EventInfo, Expr, GeTaskKind, MemRange, MemorySpace, ObjId,
+    ObjectKind, OpKind, Program, Timeout,
+};
+use crate::source::Span;
+
+/// One resolved argument.
+#[derive(Clone, Debug)]
+pub enum ArgValue {
+    Object(ObjId),
+    Int(Expr),
+    Address(Address),
+    Ranges(Vec<MemRange>),
+    Timeout(Timeout),
+    Flags(u32),
+    /// A constant of an [`crate::api::EnumFamily`].
+    Enum(&'static str),
+    Str(String, Span),
+    Strs(Vec<String>),
+    ChannelDescs(Vec<ChannelDesc>),
+    CoreMem(CoreMem),
+    /// A value the model does not use (`rootInfo`, the gen-task `context`).
+    Opaque,
+}
+
+/// A pointer argument: a place in a buffer, with a length only if the syntax gave one
+/// (`buf[a..b]`); the API's own length argument wins over it.
+#[derive(Clone, Debug)]
+pub struct Address {
+    pub buffer: ObjId,
+    pub offset: Expr,
+    pub len: Option<Expr>,
+    pub span: Span,
+}
+
+impl Address {
+    /// The bytes the call touches: `len` if the API has a length argument, else the
+    /// written length, else the rest of the buffer.
+    pub fn range(&self, len: Option<Expr>, program: &Program) -> MemRange {
+        let len = len
+            .or_else(|| self.len.clone())
+            .unwrap_or_else(|| match &program.object(self.buffer).kind {
+                ObjectKind::Buffer(info) => {
+                    Expr::Binary(BinOp::Sub, Box::new(info.size.clone()), Box::new(self.offset.clone()))
+                }
+                _ => Expr::Int(0),
+            });
+        MemRange {
+            buffer: self.buffer,
+            offset: self.offset.clone(),
+            len,
+            span: self.span.clone(),
+        }
+    }
+}
+
+/// One `HcclChannelDesc`.
+#[derive(Clone, Debug)]
+pub struct ChannelDesc {
+    pub remote_rank: Expr,
+    pub protocol: String,
+    pub notify_num: Expr,
+}
+
+/// Where a core's `DataCopy` moves data: a local buffer or a global-memory range.
+#[derive(Clone, Debug)]
+pub enum CoreMem {
+    Local,
+    Global(MemRange),
+}
+
+/// A call's arguments in parameter order (`None`: an optional parameter left out).
+#[derive(Clone, Debug, Default)]
+pub struct CallArgs {
+    pub values: Vec<Option<ArgValue>>,
+}
+
+impl CallArgs {
+    pub fn get(&self, index: usize) -> Option<&ArgValue> {
+        self.values.get(index)?.as_ref()
+    }
+
+    /// The argument of the parameter called `name`.
+    pub fn named(&self, api: &Api, name: &str) -> Option<&ArgValue> {
+        self.get(api.params.iter().position(|p| p.name == name)?)
+    }
+
+    pub fn object(&self, index: usize) -> Option<ObjId> {
+        match self.get(index)? {
+            ArgValue::Object(id) => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// A stream argument; a left-out optional stream is the default stream.
+    fn stream_or_default(&self, index: usize) -> Option<ObjId> {
+        match self.get(index) {
+            None => Some(Program::DEFAULT_STREAM),
+            Some(_) => self.object(index),
+        }
+    }
+
+    pub fn int(&self, index: usize) -> Option<Expr> {
+        match self.get(index)? {
+            ArgValue::Int(expr) => Some(expr.clone()),
+            _ => None,
+        }
+    }
+
+    fn address(&self, index: usize) -> Option<&Address> {
+        match self.get(index)? {
+            ArgValue::Address(address) => Some(address),
+            _ => None,
+        }
+    }
+
+    fn timeout(&self, index: usize) -> Option<Timeout> {
+        match self.get(index)? {
+            ArgValue::Timeout(timeout) => Some(timeout.clone()),
+            _ => None,
+        }
+    }
+
+    fn string(&self, api: &Api, name: &str) -> Option<(String, Span)> {
+        match self.named(api, name)? {
+            ArgValue::Str(text, span) => Some((text.clone(), span.clone())),
+            _ => None,
+        }
+    }
+
+    fn flags(&self, index: usize) -> Option<u32> {
+        match self.get(index)? {
+            ArgValue::Flags(flags) => Some(*flags),
+            _ => None,
+        }
+    }
+
+    fn core_mem(&self, index: usize) -> Option<&CoreMem> {
+        match self.get(index)? {
+            ArgValue::CoreMem(mem) => Some(mem),
+            _ => None,
+        }
+    }
+}
+
+/// The op of a host call that creates nothing; `None` for effects that are not host
+/// ops (creation, gen-task factories, the template-driven core calls).
+pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind> {
+    let obj = |i: usize| args.object(i);
+    let int = |i: usize| args.int(i);
+    Some(match api.effect {
+        Effect::Destroy => match args.get(0)? {
+            ArgValue::Address(address) => OpKind::Destroy(address.buffer),
+            _ => OpKind::Destroy(obj(0)?),
+        },
+        Effect::EventRecord => OpKind::EventRecord {
+            event: obj(0)?,
+            stream: args.stream_or_default(1)?,
+        },
+        Effect::EventWait => OpKind::EventWait {
+            stream: obj(0)?,
+            event: obj(1)?,
+            timeout: args.timeout(2),
+        },
+        Effect::EventReset => OpKind::EventReset {
+            event: obj(0)?,
+            stream: obj(1)?,
+        },
+        Effect::EventQuery { wait_status } => OpKind::EventQuery {
+            event: obj(0)?,
+            wait_status,
+        },
+        Effect::EventSynchronize => OpKind::EventSynchronize {
+            event: obj(0)?,
+            timeout: args.timeout(1),
+        },
+        Effect::StreamSynchronize => OpKind::StreamSynchronize {
+            stream: obj(0)?,
+            timeout: args.timeout(1),
+        },
+        Effect::DeviceSynchronize => OpKind::DeviceSynchronize,
+        Effect::NotifyRecord => OpKind::NotifyRecord {
+            notify: obj(0)?,
+            stream: obj(1)?,
+        },
+        Effect::NotifyWait => OpKind::NotifyWait {
+            notify: obj(0)?,
+            stream: obj(1)?,
+            timeout: args.timeout(2),
+        },
+        Effect::ChannelNotifyRecord => OpKind::ChannelNotifyRecord {
+            thread: obj(0)?,
+            channel: obj(1)?,
+            index: int(2)?,
+        },
+        Effect::ChannelNotifyWait => OpKind::ChannelNotifyWait {
+            thread: obj(0)?,
+            channel: obj(1)?,
+            index: int(2)?,
+            timeout: args.timeout(3),
+        },
+        Effect::ThreadNotifyRecord => OpKind::ThreadNotifyRecord {
+            thread: obj(0)?,
+            target: obj(1)?,
+            index: int(2)?,
+        },
+        Effect::ThreadNotifyWait => OpKind::ThreadNotifyWait {
+            thread: obj(0)?,
+            index: int(1)?,
+            timeout: args.timeout(2),
+        },
+        Effect::RemoteWrite { with_notify, reduce } => {
+            let len = transfer_len(api, args, reduce)?;
+            OpKind::RemoteWrite {
+                thread: obj(0)?,
+                channel: obj(1)?,
+                dst: args.address(2)?.range(Some(len.clone()), program),
+                src: args.address(3)?.range(Some(len), program),
+                notify: if with_notify {
+                    Some(args.int(api.params.len() - 1)?)
+                } else {
+                    None
+                },
+            }
+        }
+        Effect::RemoteRead { reduce } => {
+            let len = transfer_len(api, args, reduce)?;
+            OpKind::RemoteRead {
+                thread: obj(0)?,
+                channel: obj(1)?,
+                dst: args.address(2)?.range(Some(len.clone()), program),
+                src: args.address(3)?.range(Some(len), program),
+            }
+        }
+        Effect::LocalCopy { reduce } => {
+            let len = transfer_len(api, args, reduce)?;
+            OpKind::LocalCopy {
+                thread: obj(0)?,
+                dst: args.address(1)?.range(Some(len.clone()), program),
+                src: args.address(2)?.range(Some(len), program),
+            }
+        }
+        Effect::NotifyRecordOnThread => OpKind::NotifyRecord {
+            notify: obj(1)?,
+            stream: obj(0)?,
+        },
+        Effect::NotifyWaitOnThread => OpKind::NotifyWait {
+            notify: obj(1)?,
+            stream: obj(0)?,
+            timeout: args.timeout(2),
+        },
+        Effect::Fence { channel } => OpKind::Fence {
+            thread: obj(0)?,
+            channel: if channel { Some(obj(1)?) } else { None },
+        },
+        Effect::ThreadSynchronize => OpKind::ThreadSynchronize { thread: obj(0)? },
+        Effect::Kernel => OpKind::Kernel {
+            stream: obj(0)?,
+            name: args.string(api, "name")?.0,
+            reads: ranges(args.named(api, "reads")),
+            writes: ranges(args.named(api, "writes")),
+        },
+        Effect::Memcpy { with_stream } => memcpy(api, args, with_stream, program)?,
+        Effect::Memset { with_stream } => {
+            let index = |name: &str| api.params.iter().position(|p| p.name == name);
+            let range = args.address(0)?.range(Some(args.int(index("count")?)?), program);
+            match with_stream {
+                true => OpKind::Kernel {
+                    stream: args.stream_or_default(index("stream")?)?,
+                    name: "memset".into(),
+                    reads: Vec::new(),
+                    writes: vec![range],
+                },
+                false => OpKind::HostAccess { write: true, range },
+            }
+        }
+        Effect::HostAccess { write } => OpKind::HostAccess {
+            write,
+            range: args.address(0)?.range(None, program),
+        },
+        Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::DataCopy => match (args.core_mem(0)?, args.core_mem(1)?) {
+            (CoreMem::Local, CoreMem::Global(range)) => OpKind::DataCopy {
+                direction: CopyDirection::In,
+                range: range.clone(),
+            },
+            (CoreMem::Global(range), CoreMem::Local) => OpKind::DataCopy {
+                direction: CopyDirection::Out,
+                range: range.clone(),
+            },
+            _ => return None,
+        },
+        Effect::Create
+        | Effect::None
+        | Effect::NotifyId
+        | Effect::GeFusion
+        | Effect::GeSetStreamId
+        | Effect::GeHcomRecord
+        | Effect::GeHcomWait
+        | Effect::GeAicpuKfc
+        | Effect::GeAiCore
+        | Effect::GeCcu
+        | Effect::SetNextTaskStart
+        | Effect::WaitPreTaskEnd => return None,
+    })
+}
+
+/// The byte length of a transfer: `len`, or `count` elements of `dataType` for the
+/// reduce variants.
+fn transfer_len(api: &Api, args: &CallArgs, reduce: bool) -> Option<Expr> {
+    let index = |name: &str| api.params.iter().position(|p| p.name == name);
+    if !reduce {
+        return args.int(index("len")?);
+    }
+    let count = args.int(index("count")?)?;
+    let ArgValue::Enum(data_type) = args.get(index("dataType")?)? else {
+        return None;
+    };
+    let size = crate::api::data_type_size(data_type)?;
+    Some(Expr::Binary(BinOp::Mul, Box::new(count), Box::new(Expr::Int(size))))
+}
+
+fn ranges(value: Option<&ArgValue>) -> Vec<MemRange> {
+    match value {
+        Some(ArgValue::Ranges(ranges)) => ranges.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> Option<OpKind> {
+    let index = |name: &str| api.params.iter().position(|p| p.name == name);
+    let count = args.int(index("count")?)?;
+    let dst = args.address(index("dst")?)?.range(Some(count.clone()), program);
+    let src = args.address(index("src")?)?.range(Some(count), program);
+    let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
+    let stream = match with_stream {
+        true => Some(match index("stream") {
+            Some(i) => args.stream_or_default(i)?,
+            None => Program::DEFAULT_STREAM,
+        }),
+        false => None,
+    };
+    Some(OpKind::Memcpy {
+        stream,
+        dst,
+        src,
+        dest_max,
+    })
+}
+
+/// The objects a creating call makes, in handle order. `count` is the number of
+/// handles the call returns, which the frontend has checked against the call's own
+/// count argument (`threadNum`, `channelNum`).
+pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Program) -> Option<Vec<ObjectKind>> {
+    let engine = || match args.named(api, "engine") {
+        Some(ArgValue::Enum(name)) => name.to_string(),
+        _ => String::new(),
+    };
+    Some(match api.creates {
+        Creates::Nothing => Vec::new(),
+        Creates::Stream => vec![ObjectKind::Stream],
+        Creates::Notify => vec![ObjectKind::Notify],
+        Creates::Comm => vec![ObjectKind::Comm],
+        Creates::Event(semantics, creator) => vec![ObjectKind::Event(EventInfo {
+            semantics,
+            creator,
+            flags: args.flags(0).unwrap_or(0),
+        })],
+        Creates::DeviceBuffer | Creates::HostBuffer => {
+            let space = match api.creates {
+                Creates::DeviceBuffer => MemorySpace::Device,
+                _ => MemorySpace::Host,
+            };
+            vec![ObjectKind::Buffer(BufferInfo {
+                space,
+                size: args.int(0)?,
+            })]
+        }
+        Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => {
+            let space = match api.creates {
+                Creates::HcclPeerBuffer => MemorySpace::HcclPeer(args.object(1)?),
+                _ => MemorySpace::HcclLocal,
+            };
+            let size = Expr::Int(program.settings.hccl_buffer_size as i64);
+            vec![ObjectKind::Buffer(BufferInfo { space, size })]
+        }
+        Creates::HcclThreads => {
+            let notify_num = args.int(3)?;
+            vec![
+                ObjectKind::HcclThread {
+                    stream: None,
+                    notify_num
+                };
+                count
+            ]
+        }
+        Creates::HcclThreadOnStream => vec![ObjectKind::HcclThread {
+            stream: Some(args.object(2)?),
+            notify_num: args.int(3)?,
+        }],
+        Creates::Channels => {
+            let comm = args.object(0)?;
+            let Some(ArgValue::ChannelDescs(descs)) = args.get(2) else {
+                return None;
+            };
+            descs
+                .iter()
+                .map(|desc| {
+                    ObjectKind::Channel(ChannelInfo {
+                        comm,
+                        remote_rank: desc.remote_rank.clone(),
+                        protocol: desc.protocol.clone(),
+                        notify_num: desc.notify_num.clone(),
+                        engine: engine(),
+                    })
+                })
+                .collect()
+        }
+    })
+}
+
+/// How many handles a creating call returns, when its arguments say so.
+pub fn created_count(api: &Api, args: &CallArgs) -> Option<usize> {
+    match api.creates {
+        Creates::Nothing => Some(0),
+        Creates::HcclThreads => usize::try_from(args.int(2)?.as_const()?).ok(),
+        Creates::Channels => match args.get(2)? {
+            ArgValue::ChannelDescs(descs) => Some(descs.len()),
+            _ => None,
+        },
+        _ => Some(1),
+    }
+}
+
+/// A gen-task factory call as one task of the op's list; `call` spans the whole call
+/// (where the default group name is reported).
+pub fn ge_task_kind(api: &Api, args: &CallArgs, call: &Span) -> Option<GeTaskKind> {
+    let group = || {
+        args.string(api, "group_name")
+            .unwrap_or_else(|| ("group".to_string(), call.clone()))
+    };
+    Some(match api.effect {
+        Effect::GeHcomRecord => {
+            let (group, group_span) = group();
+            GeTaskKind::HcomRecord { group, group_span }
+        }
+        Effect::GeHcomWait => {
+            let (group, group_span) = group();
+            GeTaskKind::HcomWait { group, group_span }
+        }
+        Effect::GeAicpuKfc => GeTaskKind::AicpuKfc {
+            so_name: args.string(api, "so_name")?.0,
+            kernel_name: args.string(api, "kernel_name")?.0,
+        },
+        Effect::GeAiCore => GeTaskKind::AiCore {
+            name: args.string(api, "data")?.0,
+        },
+        Effect::GeFusion => GeTaskKind::AiCore {
+            name: "fusion task".into(),
+        },
+        Effect::GeCcu => GeTaskKind::Ccu {
+            groups: match args.named(api, "groups")? {
+                ArgValue::Strs(groups) => groups.clone(),
+                _ => return None,
+            },
+        },
+        _ => return None,
+    })
+}
+
+/// The `stream_id` of a gen-task call (0 when not set, as in GE).
+pub fn ge_stream_id(api: &Api, args: &CallArgs) -> Option<u32> {
+    match args.named(api, "stream_id") {
+        None => Some(0),
+        Some(ArgValue::Int(expr)) => u32::try_from(expr.as_const()?).ok(),
+        Some(_) => None,
+    }
+}
+
+/// Whether an argument kind names an object (rather than a value).
+pub fn is_object_kind(kind: ArgKind) -> bool {
+    matches!(
+        kind,
+        ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread
+    )
+}

@@ -1,0 +1,518 @@
+//! A trace line's `args` to model values: arguments by the C prototype's parameter
+//! names, handles to objects per rank, pointers to places in buffers.
+
+use std::borrow::Cow;
+
+use super::json::Json;
+use super::lower::{Target, TraceLowerer};
+use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
+use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc};
+use crate::diagnostic::Diagnostic;
+use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
+use crate::source::Span;
+
+/// Stream handles that mean the default stream.
+const DEFAULT_STREAM_NAMES: [&str; 7] = [
+    "0",
+    "0x0",
+    "NULL",
+    "null",
+    "nullptr",
+    "cudaStreamLegacy",
+    "cudaStreamPerThread",
+];
+/// Words a `.sync` name cannot be (see grammar/SYNC.md), so handles never become them.
+const RESERVED: [&str; 16] = [
+    "let",
+    "if",
+    "else",
+    "for",
+    "in",
+    "thread",
+    "op",
+    "attrs",
+    "superkernel",
+    "subkernel",
+    "return",
+    "true",
+    "false",
+    "NULL",
+    "nullptr",
+    "context",
+];
+/// The size given to memory that existed before the trace began: large enough for any
+/// offset a tracer prints.
+const UNKNOWN_SIZE: i64 = 1 << 62;
+
+/// Why an argument has no value.
+enum Problem {
+    /// SG002, with this message.
+    Format(String),
+    /// A handle no line has created yet: remembered, reported at the end.
+    NotYetCreated,
+}
+
+impl TraceLowerer {
+    /// Every argument of `api` from `args`; `None` (after reporting) if any is missing
+    /// or unusable.
+    pub(super) fn resolve_args(&mut self, rank: usize, api: &Api, args: &Json, span: &Span) -> Option<CallArgs> {
+        let missing: Vec<&str> = api
+            .params
+            .iter()
+            .filter(|p| !p.optional && p.kind != ArgKind::GenTaskContext && self.argument(api, p, args).is_none())
+            .map(|p| p.name)
+            .collect();
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+            let message = format!(
+                "`{}` needs argument{} {} ({})",
+                api.name,
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                api.signature()
+            );
+            self.format_error(span, message, "the call is skipped");
+            return None;
+        }
+        let mut values = Vec::with_capacity(api.params.len());
+        let mut ok = true;
+        for param in api.params {
+            let Some(value) = self.argument(api, param, args) else {
+                values.push(None);
+                continue;
+            };
+            match self.arg_value(rank, param, value, span) {
+                Ok(value) => values.push(Some(value)),
+                Err(Problem::Format(problem)) => {
+                    let message = format!("argument `{}` of `{}`: {problem}", param.name, api.name);
+                    self.format_error(span, message, "the call is skipped");
+                    ok = false;
+                }
+                Err(Problem::NotYetCreated) => ok = false,
+            }
+        }
+        ok.then_some(CallArgs { values })
+    }
+
+    /// The JSON of one parameter; host accesses carry their range as the args themselves.
+    fn argument<'j, 'a>(&self, api: &Api, param: &Param, args: &'j Json<'a>) -> Option<&'j Json<'a>> {
+        if matches!(api.effect, crate::api::Effect::HostAccess { .. }) {
+            return Some(args);
+        }
+        args.get(param.name)
+            .filter(|value| !matches!(value, Json::Null) || param.kind == ArgKind::Stream)
+    }
+
+    fn arg_value(&mut self, rank: usize, param: &Param, value: &Json, span: &Span) -> Result<ArgValue, Problem> {
+        Ok(match param.kind {
+            ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread => {
+                ArgValue::Object(self.object(rank, param.kind, value, span)?)
+            }
+            ArgKind::Ptr => ArgValue::Address(self.address(rank, value, span)?),
+            ArgKind::Ranges => ArgValue::Ranges(self.ranges(rank, value, span)?),
+            ArgKind::Int => ArgValue::Int(Expr::Int(int(value)?)),
+            ArgKind::Timeout(unit) => {
+                let seconds = match value {
+                    Json::Float(v) if v.is_finite() => v.round() as i64,
+                    other => int(other)?,
+                };
+                ArgValue::Timeout(Timeout {
+                    value: Expr::Int(seconds),
+                    unit,
+                    span: span.clone(),
+                })
+            }
+            ArgKind::Flags => ArgValue::Flags(flags(value)?),
+            ArgKind::Enum(family) => ArgValue::Enum(constant(value, family)?),
+            ArgKind::Str => match value {
+                Json::Str(text) => ArgValue::Str(text.to_string(), span.clone()),
+                other => return Err(expected("a string", other)),
+            },
+            ArgKind::Strs => ArgValue::Strs(strings(value)?),
+            ArgKind::ChannelDescs => ArgValue::ChannelDescs(channel_descs(value)?),
+            ArgKind::GenTaskContext | ArgKind::Opaque => ArgValue::Opaque,
+            ArgKind::CoreMem => return Err(Problem::Format("core-local memory has no place in a host trace".into())),
+        })
+    }
+
+    /// The object a handle names on this rank. Streams and buffers a line uses before
+    /// any creates them existed before the trace began; other handles must be created.
+    fn object(&mut self, rank: usize, kind: ArgKind, value: &Json, span: &Span) -> Result<ObjId, Problem> {
+        let key = handle_key(value).ok_or_else(|| expected("a handle (string or integer)", value))?;
+        if kind == ArgKind::Stream && DEFAULT_STREAM_NAMES.contains(&key.as_ref()) {
+            return Ok(crate::model::Program::DEFAULT_STREAM);
+        }
+        let noun = object_noun(kind);
+        if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
+            let object = self.program.object(id);
+            if object.kind.noun() == noun {
+                return Ok(id);
+            }
+            return Err(Problem::Format(format!(
+                "expected {}, but `{key}` is {} ({})",
+                with_article(noun),
+                with_article(object.kind.noun()),
+                created_where(object)
+            )));
+        }
+        if kind == ArgKind::Stream {
+            return Ok(self.implicit(rank, &key, ObjectKind::Stream, "aclrtCreateStream", span));
+        }
+        let uses = self.ranks[rank]
+            .pending
+            .entry(key.into_owned().into_boxed_str())
+            .or_default();
+        uses.push((span.clone(), noun));
+        Err(Problem::NotYetCreated)
+    }
+
+    /// A pointer: a buffer handle, an address inside a known buffer, or
+    /// `{"buf": handle-or-address, "off": n, "len": m}`.
+    fn address(&mut self, rank: usize, value: &Json, span: &Span) -> Result<Address, Problem> {
+        let (base, offset, len) = match value {
+            Json::Object(_) => {
+                let base = value
+                    .get("buf")
+                    .ok_or_else(|| Problem::Format("a memory range needs `buf`".into()))?;
+                let offset = value.get("off").map(int).transpose()?.unwrap_or(0);
+                let len = value.get("len").map(int).transpose()?;
+                (base, offset, len)
+            }
+            other => (other, 0, None),
+        };
+        let (buffer, base_offset) = self.buffer(rank, base, span)?;
+        Ok(Address {
+            buffer,
+            offset: Expr::Int(base_offset.saturating_add(offset)),
+            len: len.map(Expr::Int),
+            span: span.clone(),
+        })
+    }
+
+    /// The buffer a base pointer falls in, and its offset there.
+    fn buffer(&mut self, rank: usize, base: &Json, span: &Span) -> Result<(ObjId, i64), Problem> {
+        let key = handle_key(base).ok_or_else(|| expected("a buffer handle or address", base))?;
+        if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
+            let object = self.program.object(id);
+            if matches!(object.kind, ObjectKind::Buffer(_)) {
+                return Ok((id, 0));
+            }
+            return Err(Problem::Format(format!(
+                "expected a buffer, but `{key}` is {} ({})",
+                with_article(object.kind.noun()),
+                created_where(object)
+            )));
+        }
+        let Some(address) = super::json::parse_int(&key).and_then(|a| u64::try_from(a).ok()) else {
+            return Ok((self.implicit_buffer(rank, &key, span), 0));
+        };
+        let state = &self.ranks[rank];
+        let inside = state.buffers.range(..=address).next_back().filter(|&(&start, &id)| {
+            let size = match &self.program.object(id).kind {
+                ObjectKind::Buffer(info) => info.size.as_const().unwrap_or(0),
+                _ => 0,
+            };
+            address - start < size.max(1) as u64
+        });
+        if let Some((&start, &id)) = inside {
+            return Ok((id, (address - start) as i64));
+        }
+        // All memory from outside the trace is one space, so overlapping raw pointers
+        // still overlap in the model.
+        let unknown = self.implicit_buffer(rank, "unknown_memory", span);
+        Ok((unknown, address as i64))
+    }
+
+    fn implicit_buffer(&mut self, rank: usize, key: &str, span: &Span) -> ObjId {
+        if let Some(&id) = self.ranks[rank].handles.get(key) {
+            return id;
+        }
+        let kind = ObjectKind::Buffer(BufferInfo {
+            space: MemorySpace::Device,
+            size: Expr::Int(UNKNOWN_SIZE),
+        });
+        self.implicit(rank, key, kind, "aclrtMalloc", span)
+    }
+
+    /// An object that existed before the trace began, created at the start of the rank.
+    fn implicit(&mut self, rank: usize, key: &str, kind: ObjectKind, api: &'static str, span: &Span) -> ObjId {
+        let id = self.new_object(rank, key, kind, None, span);
+        self.ranks[rank].implicit.push(crate::model::Stmt::Op(crate::model::Op {
+            api,
+            kind: OpKind::Create(id),
+            span: span.clone(),
+        }));
+        id
+    }
+
+    fn new_object(&mut self, rank: usize, key: &str, kind: ObjectKind, api: Option<&str>, span: &Span) -> ObjId {
+        let id = ObjId(self.program.objects.len() as u32);
+        let name = object_name(key, kind.noun());
+        let is_buffer = matches!(kind, ObjectKind::Buffer(_));
+        self.program.objects.push(Object {
+            name,
+            kind,
+            span: span.clone(),
+            created_by: api.map(str::to_string),
+        });
+        let state = &mut self.ranks[rank];
+        state.handles.insert(key.into(), id);
+        if is_buffer && let Some(address) = super::json::parse_int(key).and_then(|a| u64::try_from(a).ok()) {
+            state.buffers.insert(address, id);
+        }
+        id
+    }
+
+    fn ranges(&mut self, rank: usize, value: &Json, span: &Span) -> Result<Vec<MemRange>, Problem> {
+        let items = match value {
+            Json::Array(items) => items.as_slice(),
+            single => std::slice::from_ref(single),
+        };
+        let mut ranges = Vec::with_capacity(items.len());
+        for item in items {
+            let address = self.address(rank, item, span)?;
+            ranges.push(address.range(None, &self.program));
+        }
+        Ok(ranges)
+    }
+
+    /// The objects a creating call makes, named by its output parameter.
+    pub(super) fn create(
+        &mut self,
+        rank: usize,
+        target: Target,
+        api: &'static Api,
+        args: &CallArgs,
+        json: &Json,
+        span: &Span,
+    ) -> Vec<ObjId> {
+        let keys = match json.get(api.output) {
+            Some(Json::Array(items)) => items.iter().map(handle_key).collect::<Option<Vec<_>>>(),
+            Some(value) => handle_key(value).map(|key| vec![key]),
+            None => None,
+        };
+        let Some(keys) = keys.filter(|keys| !keys.is_empty()) else {
+            let message = format!(
+                "`{}` must carry the created handle in `{}` (its output parameter)",
+                api.name, api.output
+            );
+            self.format_error(span, message, format!("missing or invalid \"{}\"", api.output));
+            return Vec::new();
+        };
+        if let Some(problem) = count_problem(api, args, keys.len()) {
+            self.format_error(span, problem, "the call is skipped");
+            return Vec::new();
+        }
+        let Some(mut kinds) = calls::created_objects(api, args, keys.len(), &self.program) else {
+            return Vec::new();
+        };
+        if matches!(api.creates, Creates::HcclLocalBuffer | Creates::HcclPeerBuffer)
+            && let Some(size) = json.get("size").and_then(Json::as_int)
+            && let Some(ObjectKind::Buffer(info)) = kinds.first_mut()
+        {
+            info.size = Expr::Int(size);
+        }
+        let mut created = Vec::with_capacity(keys.len());
+        for (key, kind) in keys.iter().zip(kinds) {
+            let id = self.new_object(rank, key, kind, Some(api.name), span);
+            self.push(target, api, OpKind::Create(id), span);
+            self.report_used_before(rank, key, id, api);
+            created.push(id);
+        }
+        created
+    }
+
+    /// Lines that used `key` before this creation: SG101 for events, SG003 otherwise.
+    fn report_used_before(&mut self, rank: usize, key: &str, id: ObjId, api: &Api) {
+        let Some(uses) = self.ranks[rank].pending.remove(key) else {
+            return;
+        };
+        let object = self.program.object(id);
+        let (name, create_span) = (object.name.clone(), object.span.clone());
+        for (span, noun) in uses {
+            let diagnostic = if noun == "event" {
+                crate::rules::event_use_before_create::before_let(span, &name, create_span.clone(), api.name).with_help(
+                    format!("the `{}` call must come before the first use of `{key}`", api.name),
+                )
+            } else {
+                Diagnostic::new(
+                    &crate::rules::UnknownName::INFO,
+                    span,
+                    format!("{noun} `{key}` is used before the line that creates it"),
+                )
+                .with_label("the call is left out of the analysis")
+                .with_related(create_span.clone(), format!("`{key}` is created only here, later"))
+            };
+            self.report(diagnostic);
+        }
+    }
+}
+
+/// `threads` and `channels` must list as many handles as the call creates.
+fn count_problem(api: &Api, args: &CallArgs, handles: usize) -> Option<String> {
+    let expected = calls::created_count(api, args)?;
+    match api.creates {
+        Creates::HcclThreads | Creates::Channels if expected != handles => Some(format!(
+            "`{}` lists {handles} handle(s) but the call creates {expected}",
+            api.output
+        )),
+        Creates::Channels if args.int(3).and_then(|n| n.as_const()) != Some(expected as i64) => Some(format!(
+            "`channelNum` must equal the number of channel descriptors ({expected})"
+        )),
+        Creates::HcclThreads | Creates::Channels => None,
+        _ if handles != 1 => Some(format!("`{}` is one handle, not a list", api.output)),
+        _ => None,
+    }
+}
+
+/// A handle as text: strings as written, integers in decimal.
+fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
+    match value {
+        Json::Str(text) => Some(Cow::Borrowed(text.trim())),
+        Json::Int(id) => Some(Cow::Owned(id.to_string())),
+        Json::Null => Some(Cow::Borrowed("NULL")),
+        _ => None,
+    }
+}
+
+/// A `.sync`-compatible name for a handle: the handle itself when it is a plain
+/// identifier, else `event_0x7f3a` and the like.
+pub(super) fn object_name(handle: &str, noun: &str) -> String {
+    let is_ident = handle
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && handle.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_ident && !RESERVED.contains(&handle) && !handle.starts_with("ACL_") && !handle.starts_with("COMM_") {
+        return handle.to_string();
+    }
+    let prefix = match noun {
+        "HCCL thread" => "thread",
+        "communicator" => "comm",
+        other => other,
+    };
+    let cleaned: String = handle
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("{prefix}_{cleaned}")
+}
+
+fn created_where(object: &Object) -> String {
+    match &object.created_by {
+        Some(api) => format!("created by `{api}`"),
+        None => "in use before the trace began".into(),
+    }
+}
+
+fn object_noun(kind: ArgKind) -> &'static str {
+    match kind {
+        ArgKind::Stream => "stream",
+        ArgKind::Event => "event",
+        ArgKind::Notify => "notify",
+        ArgKind::Comm => "communicator",
+        ArgKind::Channel => "channel",
+        ArgKind::Thread => "HCCL thread",
+        _ => "buffer",
+    }
+}
+
+fn with_article(noun: &str) -> String {
+    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']) || noun.starts_with("HCCL");
+    format!("{} {noun}", if vowel { "an" } else { "a" })
+}
+
+fn expected(what: &str, found: &Json) -> Problem {
+    Problem::Format(format!("expected {what}, found {}", found.kind()))
+}
+
+fn int(value: &Json) -> Result<i64, Problem> {
+    value.as_int().ok_or_else(|| expected("an integer", value))
+}
+
+/// `"ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE"` or an integer.
+fn flags(value: &Json) -> Result<u32, Problem> {
+    if let Some(bits) = value.as_int() {
+        return u32::try_from(bits).map_err(|_| Problem::Format("flags do not fit in 32 bits".into()));
+    }
+    let Json::Str(text) = value else {
+        return Err(expected("flag names or an integer", value));
+    };
+    let mut bits = 0;
+    for name in text.split('|').map(str::trim) {
+        match FLAG_CONSTANTS.iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => bits |= value,
+            None => {
+                let close = crate::suggest::closest(name, FLAG_CONSTANTS.iter().map(|(n, _)| *n));
+                let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
+                return Err(Problem::Format(format!("unknown flag `{name}`{hint}")));
+            }
+        }
+    }
+    Ok(bits)
+}
+
+/// A constant by name (`"ACL_MEMCPY_DEVICE_TO_DEVICE"`), or a memcpy kind by value.
+fn constant(value: &Json, family: EnumFamily) -> Result<&'static str, Problem> {
+    let constants = family.constants();
+    match value {
+        Json::Str(text) => {
+            let name = text.rsplit("::").next().unwrap_or(text);
+            constants.iter().find(|c| **c == name).copied().ok_or_else(|| {
+                let close = crate::suggest::closest(name, constants.iter().copied());
+                let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
+                Problem::Format(format!("unknown constant `{name}`{hint}"))
+            })
+        }
+        // ACL and CUDA number their memcpy kinds alike: host-to-host 0 ... default 4.
+        other if family == EnumFamily::MemcpyKind => other
+            .as_int()
+            .and_then(|v| usize::try_from(v).ok())
+            .and_then(|v| constants.get(v).copied())
+            .ok_or_else(|| expected("a memcpy kind (name or 0..=4)", other)),
+        other => Err(expected(&format!("a constant such as `{}`", constants[0]), other)),
+    }
+}
+
+fn strings(value: &Json) -> Result<Vec<String>, Problem> {
+    match value {
+        Json::Str(text) => Ok(vec![text.to_string()]),
+        Json::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Json::Str(text) => Ok(text.to_string()),
+                other => Err(expected("a string", other)),
+            })
+            .collect(),
+        other => Err(expected("an array of strings", other)),
+    }
+}
+
+/// `[{"remoteRank": 1, "channelProtocol": "COMM_PROTOCOL_HCCS", "notifyNum": 3}, ...]`
+fn channel_descs(value: &Json) -> Result<Vec<ChannelDesc>, Problem> {
+    let items = match value {
+        Json::Array(items) => items.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    items
+        .iter()
+        .map(|item| {
+            if !matches!(item, Json::Object(_)) {
+                return Err(expected("an HcclChannelDesc object", item));
+            }
+            let remote = item
+                .get("remoteRank")
+                .ok_or_else(|| Problem::Format("an HcclChannelDesc needs `remoteRank`".into()))?;
+            let protocol = match item.get("channelProtocol") {
+                None => "COMM_PROTOCOL_HCCS".to_string(),
+                Some(Json::Str(name)) => name.to_string(),
+                Some(other) => return Err(expected("a protocol name", other)),
+            };
+            Ok(ChannelDesc {
+                remote_rank: Expr::Int(int(remote)?),
+                protocol,
+                notify_num: Expr::Int(item.get("notifyNum").map(int).transpose()?.unwrap_or(0)),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,404 @@
+//! `syncguard convert`: a trace as the equivalent `.sync` program, printed by the
+//! `.sync` pretty-printer. The program is built from the same Program the checker
+//! analyzes (each call from its resolved arguments), so checking the converted file
+//! reports what checking the trace reports.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use syncguard_grammar::ast;
+
+use super::lower::RecordedCall;
+use crate::api::{self, Api, ArgKind, Creates, FLAG_CONSTANTS};
+use crate::calls::ArgValue;
+use crate::diagnostic::Diagnostic;
+use crate::frontend::Overrides;
+use crate::model::{self, BinOp, GeTaskKind, MemRange, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
+use crate::source::Sources;
+
+/// A converted trace, and what reading it reported (malformed lines are left out).
+pub struct Converted {
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Convert the trace read from `reader` (shown as `display`).
+pub fn convert_trace(
+    sources: &mut Sources,
+    display: impl Into<String>,
+    reader: impl Read,
+    reread: Option<PathBuf>,
+) -> Converted {
+    let (_, lowerer) = super::read_trace(sources, display, reader, reread, true);
+    let (program, mut diagnostics, calls) = lowerer.into_program(&Overrides::default());
+    Diagnostic::sort(&mut diagnostics);
+    let printer = Printer {
+        program: &program,
+        calls: calls.unwrap_or_default(),
+    };
+    let file = ast::File { stmts: printer.file() };
+    let parsed = syncguard_grammar::Parsed {
+        file,
+        errors: Vec::new(),
+        comments: Vec::new(),
+    };
+    Converted {
+        text: syncguard_grammar::format("", &parsed),
+        diagnostics,
+    }
+}
+
+struct Printer<'p> {
+    program: &'p Program,
+    calls: HashMap<usize, RecordedCall>,
+}
+
+impl Printer<'_> {
+    fn file(&self) -> Vec<ast::Stmt> {
+        let settings = &self.program.settings;
+        let mut stmts = vec![setting("target", name(settings.target.name()))];
+        if settings.cann == model::CannPolicy::Legacy {
+            stmts.push(setting("cann", name("legacy")));
+        }
+        if let RankCount::Fixed(ranks) = settings.ranks
+            && ranks > 1
+        {
+            stmts.push(stmt(ast::StmtKind::Ranks(ast::RankCount::Fixed(int(ranks as i64)))));
+        }
+        stmts.extend(self.block(&self.program.threads[Program::MAIN_THREAD.index()].body));
+        stmts.extend(self.program.ge_ops.iter().map(ge_op));
+        stmts
+    }
+
+    fn block(&self, block: &[Stmt]) -> Vec<ast::Stmt> {
+        let mut out = Vec::new();
+        let mut last_line = None;
+        for item in block {
+            match item {
+                Stmt::If { cond, then, .. } => out.push(stmt(ast::StmtKind::If {
+                    cond: expr(cond),
+                    then: ast::Block {
+                        stmts: self.block(then),
+                        span: 0..0,
+                    },
+                    otherwise: None,
+                })),
+                Stmt::Op(op) => {
+                    // One line can create several objects (channels, threads): print it once.
+                    let line = op.span.range.start;
+                    if let OpKind::Spawn(thread) = op.kind {
+                        out.push(self.thread(thread));
+                    } else if last_line != Some(line) || !self.calls.contains_key(&line) {
+                        out.extend(self.op(op));
+                    }
+                    last_line = Some(line);
+                }
+                Stmt::For { .. } | Stmt::Return(_) => {}
+            }
+        }
+        out
+    }
+
+    fn thread(&self, id: model::ThreadId) -> ast::Stmt {
+        let thread = &self.program.threads[id.index()];
+        let ident: String = thread
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        stmt(ast::StmtKind::Thread {
+            name: ident_of(&ident),
+            body: ast::Block {
+                stmts: self.block(&thread.body),
+                span: 0..0,
+            },
+        })
+    }
+
+    fn op(&self, op: &model::Op) -> Option<ast::Stmt> {
+        if let Some(call) = self.calls.get(&op.span.range.start) {
+            return Some(self.recorded(call));
+        }
+        // Objects in use before the trace began: created at the start of their rank.
+        let OpKind::Create(id) = op.kind else { return None };
+        let object = self.program.object(id);
+        let api = api::lookup(op.api)?;
+        let args = match &object.kind {
+            ObjectKind::Buffer(info) => vec![expr(&info.size)],
+            _ => Vec::new(),
+        };
+        Some(let_call(api, &[id], args, self.program))
+    }
+
+    fn recorded(&self, call: &RecordedCall) -> ast::Stmt {
+        let mut args = Vec::new();
+        let mut gap = false;
+        for (index, param) in call.api.params.iter().enumerate() {
+            let Some(value) = call.args.get(index) else {
+                gap = true;
+                continue;
+            };
+            let value = self.value(call.api, param.kind, value);
+            let named = param.named_only || gap;
+            args.push(ast::Arg {
+                name: named.then(|| ident_of(param.name)),
+                value,
+            });
+        }
+        if call.created.is_empty() {
+            return stmt(ast::StmtKind::Call(make_call(call.api.name, args)));
+        }
+        let names = call
+            .created
+            .iter()
+            .map(|id| ident_of(&self.program.object(*id).name))
+            .collect();
+        let pattern = match call.api.creates {
+            Creates::Channels | Creates::HcclThreads => ast::Pattern::List(names, 0..0),
+            _ => ast::Pattern::Name(names.into_iter().next().unwrap_or_else(|| ident_of("_"))),
+        };
+        stmt(ast::StmtKind::Let {
+            pattern,
+            value: call_expr(make_call(call.api.name, args)),
+        })
+    }
+
+    fn value(&self, api: &Api, kind: ArgKind, value: &ArgValue) -> ast::Expr {
+        match value {
+            ArgValue::Object(id) if *id == Program::DEFAULT_STREAM => plain(ast::ExprKind::Null),
+            ArgValue::Object(id) => name(&self.program.object(*id).name),
+            ArgValue::Int(value) => expr(value),
+            ArgValue::Address(address) => {
+                let base = name(&self.program.object(address.buffer).name);
+                let offset = expr(&address.offset);
+                match &address.len {
+                    Some(len) => slice(base, offset, expr(len)),
+                    None if address.offset == model::Expr::Int(0) => base,
+                    None => binary(ast::BinaryOp::Add, base, offset),
+                }
+            }
+            ArgValue::Ranges(ranges) => plain(ast::ExprKind::List(ranges.iter().map(|r| self.range(r)).collect())),
+            ArgValue::Timeout(timeout) => expr(&timeout.value),
+            ArgValue::Flags(bits) => flags(api, *bits),
+            ArgValue::Enum(constant) => name(constant),
+            ArgValue::Str(text, _) => plain(ast::ExprKind::Str(text.clone())),
+            ArgValue::Strs(items) => plain(ast::ExprKind::List(
+                items.iter().map(|s| plain(ast::ExprKind::Str(s.clone()))).collect(),
+            )),
+            ArgValue::ChannelDescs(descs) => plain(ast::ExprKind::List(
+                descs
+                    .iter()
+                    .map(|desc| {
+                        plain(ast::ExprKind::Struct(vec![
+                            field("remoteRank", expr(&desc.remote_rank)),
+                            field("channelProtocol", name(&desc.protocol)),
+                            field("notifyNum", expr(&desc.notify_num)),
+                        ]))
+                    })
+                    .collect(),
+            )),
+            ArgValue::CoreMem(_) | ArgValue::Opaque if kind == ArgKind::GenTaskContext => name("context"),
+            ArgValue::CoreMem(_) | ArgValue::Opaque => plain(ast::ExprKind::Str(String::new())),
+        }
+    }
+
+    fn range(&self, range: &MemRange) -> ast::Expr {
+        slice(
+            name(&self.program.object(range.buffer).name),
+            expr(&range.offset),
+            expr(&range.len),
+        )
+    }
+}
+
+/// `let name = api(args);` for an object that has no recorded call.
+fn let_call(api: &Api, created: &[ObjId], args: Vec<ast::Expr>, program: &Program) -> ast::Stmt {
+    let args = args.into_iter().map(|value| ast::Arg { name: None, value }).collect();
+    stmt(ast::StmtKind::Let {
+        pattern: ast::Pattern::Name(ident_of(&program.object(created[0]).name)),
+        value: call_expr(make_call(api.name, args)),
+    })
+}
+
+fn ge_op(op: &model::GeOp) -> ast::Stmt {
+    let tasks = op
+        .tasks
+        .iter()
+        .map(|task| {
+            let mut args = vec![ast::Arg {
+                name: None,
+                value: name("context"),
+            }];
+            let mut positional = |value: ast::Expr| args.push(ast::Arg { name: None, value });
+            match &task.kind {
+                GeTaskKind::HcomRecord { group, .. } | GeTaskKind::HcomWait { group, .. } => {
+                    positional(plain(ast::ExprKind::Str(group.clone())))
+                }
+                GeTaskKind::AicpuKfc { so_name, kernel_name } => {
+                    positional(plain(ast::ExprKind::Str(so_name.clone())));
+                    positional(plain(ast::ExprKind::Str(kernel_name.clone())));
+                }
+                GeTaskKind::AiCore { .. } if task.api.ends_with("CreateFusionTask") => {
+                    positional(plain(ast::ExprKind::List(Vec::new())))
+                }
+                GeTaskKind::AiCore { name } => positional(plain(ast::ExprKind::Str(name.clone()))),
+                GeTaskKind::Ccu { groups } => positional(plain(ast::ExprKind::List(
+                    groups.iter().map(|g| plain(ast::ExprKind::Str(g.clone()))).collect(),
+                ))),
+            }
+            args.push(ast::Arg {
+                name: Some(ident_of("stream_id")),
+                value: int(task.stream_id as i64),
+            });
+            stmt(ast::StmtKind::Call(make_call(task.api, args)))
+        })
+        .collect();
+    stmt(ast::StmtKind::GeOp {
+        name: ident_of(&op.name),
+        attrs: op.attrs.iter().map(|(attr, _)| ident_of(attr)).collect(),
+        body: ast::Block {
+            stmts: tasks,
+            span: 0..0,
+        },
+    })
+}
+
+/// Flag bits by name where the API's family of constants spells them exactly.
+fn flags(api: &Api, bits: u32) -> ast::Expr {
+    let prefix = match api.name {
+        n if n.starts_with("cuda") && n.contains("Event") => "cudaEvent",
+        n if n.starts_with("cuda") => "cudaStream",
+        n if n.contains("Notify") => "ACL_NOTIFY_",
+        n if n.contains("Stream") => "ACL_STREAM_",
+        _ => "ACL_EVENT_",
+    };
+    let family: Vec<(&str, u32)> = FLAG_CONSTANTS
+        .iter()
+        .filter(|(n, v)| n.starts_with(prefix) && *v != 0)
+        .copied()
+        .collect();
+    let names: Vec<&str> = family.iter().filter(|(_, v)| bits & v == *v).map(|(n, _)| *n).collect();
+    let covered = family
+        .iter()
+        .filter(|(_, v)| bits & v == *v)
+        .fold(0, |acc, (_, v)| acc | v);
+    if bits == 0 || covered != bits {
+        return int(bits as i64);
+    }
+    names
+        .into_iter()
+        .map(name)
+        .reduce(|a, b| binary(ast::BinaryOp::BitOr, a, b))
+        .unwrap_or_else(|| int(0))
+}
+
+fn expr(value: &model::Expr) -> ast::Expr {
+    match value {
+        model::Expr::Int(v) if *v < 0 => plain(ast::ExprKind::Unary(ast::UnaryOp::Neg, Box::new(int(-v)))),
+        model::Expr::Int(v) => int(*v),
+        model::Expr::Rank => name("rank"),
+        model::Expr::Binary(op, a, b) => binary(binary_op(*op), expr(a), expr(b)),
+        other => int(other.as_const().unwrap_or(0)),
+    }
+}
+
+fn binary_op(op: BinOp) -> ast::BinaryOp {
+    match op {
+        BinOp::Add => ast::BinaryOp::Add,
+        BinOp::Sub => ast::BinaryOp::Sub,
+        BinOp::Mul => ast::BinaryOp::Mul,
+        BinOp::Div => ast::BinaryOp::Div,
+        BinOp::Rem => ast::BinaryOp::Rem,
+        BinOp::BitAnd => ast::BinaryOp::BitAnd,
+        BinOp::BitOr => ast::BinaryOp::BitOr,
+        BinOp::Eq => ast::BinaryOp::Eq,
+        BinOp::Ne => ast::BinaryOp::Ne,
+        BinOp::Lt => ast::BinaryOp::Lt,
+        BinOp::Le => ast::BinaryOp::Le,
+        BinOp::Gt => ast::BinaryOp::Gt,
+        BinOp::Ge => ast::BinaryOp::Ge,
+        BinOp::And => ast::BinaryOp::And,
+        BinOp::Or => ast::BinaryOp::Or,
+    }
+}
+
+fn slice(base: ast::Expr, offset: ast::Expr, len: ast::Expr) -> ast::Expr {
+    let end = match (&offset.kind, &len.kind) {
+        (ast::ExprKind::Int(a), ast::ExprKind::Int(b)) => int(a.value.saturating_add(b.value) as i64),
+        _ => binary(ast::BinaryOp::Add, offset.clone(), len),
+    };
+    plain(ast::ExprKind::Slice {
+        base: Box::new(base),
+        range: ast::RangeExpr {
+            start: Box::new(offset),
+            end: Some(Box::new(end)),
+            inclusive: false,
+            span: 0..0,
+        },
+    })
+}
+
+fn setting(key: &str, value: ast::Expr) -> ast::Stmt {
+    stmt(ast::StmtKind::Setting {
+        key: ident_of(key),
+        value,
+    })
+}
+
+fn field(key: &str, value: ast::Expr) -> ast::Field {
+    ast::Field {
+        name: ident_of(key),
+        value,
+    }
+}
+
+fn make_call(callee: &str, args: Vec<ast::Arg>) -> ast::Call {
+    ast::Call {
+        callee: ast::Path {
+            text: callee.to_string(),
+            span: 0..0,
+        },
+        generics: None,
+        args,
+        span: 0..0,
+    }
+}
+
+fn call_expr(call: ast::Call) -> ast::Expr {
+    plain(ast::ExprKind::Call(Box::new(call)))
+}
+
+fn binary(op: ast::BinaryOp, a: ast::Expr, b: ast::Expr) -> ast::Expr {
+    plain(ast::ExprKind::Binary(op, Box::new(a), Box::new(b)))
+}
+
+fn int(value: i64) -> ast::Expr {
+    plain(ast::ExprKind::Int(ast::IntLit {
+        value: value.unsigned_abs(),
+        hex: false,
+        unit: None,
+    }))
+}
+
+fn name(text: &str) -> ast::Expr {
+    plain(ast::ExprKind::Name(ast::Path {
+        text: text.to_string(),
+        span: 0..0,
+    }))
+}
+
+fn ident_of(text: &str) -> ast::Ident {
+    ast::Ident {
+        name: text.to_string(),
+        span: 0..0,
+    }
+}
+
+fn plain(kind: ast::ExprKind) -> ast::Expr {
+    ast::Expr { kind, span: 0..0 }
+}
+
+fn stmt(kind: ast::StmtKind) -> ast::Stmt {
+    ast::Stmt { kind, span: 0..0 }
+}

@@ -1,0 +1,189 @@
+//! One trace line as borrowed JSON: strings point into the line unless they contain
+//! escapes, so reading a typical line allocates only its `args` list.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A JSON value that borrows from the line it was read from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+}
+
+impl<'a> Json<'a> {
+    /// The member `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        match self {
+            Json::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// "a string", "an array", ... for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "a boolean",
+            Json::Int(_) | Json::Float(_) => "a number",
+            Json::Str(_) => "a string",
+            Json::Array(_) => "an array",
+            Json::Object(_) => "an object",
+        }
+    }
+
+    /// An integer, also written as a decimal or `0x` string (`"4096"`, `"0x1000"`).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Json::Int(v) => Some(*v),
+            Json::Float(v) if v.fract() == 0.0 && v.abs() < 9e15 => Some(*v as i64),
+            Json::Str(text) => parse_int(text),
+            _ => None,
+        }
+    }
+}
+
+/// `4096`, `0x1000` or `0X1000` (the way tracers print sizes and pointers).
+pub fn parse_int(text: &str) -> Option<i64> {
+    let text = text.trim();
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok().and_then(|v| i64::try_from(v).ok()),
+        None => text.parse().ok(),
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor(std::marker::PhantomData))
+    }
+}
+
+struct JsonVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
+    type Value = Json<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Json::Int(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(i64::try_from(v).map_or(Json::Float(v as f64), Json::Int))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Json::Float(v))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Json::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Json::Str(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Json::Str(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            members.push((key.0, map.next_value()?));
+        }
+        Ok(Json::Object(members))
+    }
+}
+
+/// An object key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Json::deserialize(deserializer)? {
+            Json::Str(text) => Ok(Key(text)),
+            _ => Err(de::Error::custom("object keys are strings")),
+        }
+    }
+}
+
+/// The fields of one line syncguard reads; any other field is ignored.
+#[derive(Debug, Default, Deserialize)]
+pub struct Line<'a> {
+    #[serde(borrow)]
+    pub api: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub rank: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub thread: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub args: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub ret: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub ts: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub loc: Option<Json<'a>>,
+    /// Header fields.
+    #[serde(borrow)]
+    pub syncguard_trace: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub world_size: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub target: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub cann: Option<Json<'a>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_without_escapes_are_borrowed() {
+        let line: Line = serde_json::from_str(r#"{"api": "aclrtRecordEvent", "args": {"event": "a\"b"}}"#).unwrap();
+        assert!(matches!(line.api, Some(Json::Str(Cow::Borrowed("aclrtRecordEvent")))));
+        let args = line.args.unwrap();
+        assert_eq!(args.get("event"), Some(&Json::Str(Cow::Owned("a\"b".into()))));
+    }
+
+    #[test]
+    fn integers_may_be_written_as_strings() {
+        assert_eq!(parse_int("0x1000"), Some(4096));
+        assert_eq!(Json::Str("12".into()).as_int(), Some(12));
+        assert_eq!(Json::Float(3.5).as_int(), None);
+    }
+}

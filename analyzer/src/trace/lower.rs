@@ -1,0 +1,638 @@
+//! Trace lines to the Program. Each rank's calls become an `if rank == r { ... }` block
+//! of one SPMD program; the first thread seen on a rank is its main thread and every
+//! other thread is spawned where its first call falls in the main thread's calls (by
+//! `ts` when both carry it, else by file order). Handles become objects per rank.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
+
+use super::json::{Json, Line};
+use crate::api::{self, Api, Effect, Place};
+use crate::calls::{self, CallArgs};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::frontend::{CheckedFile, Overrides};
+use crate::model::{
+    BinOp, Block, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
+};
+use crate::rules::{TraceFormatError, UnknownName};
+use crate::source::{FileId, Span};
+
+/// More malformed lines than this are counted, not shown one by one.
+const MAX_SHOWN_FORMAT_ERRORS: usize = 100;
+/// Rank ids above this are taken for garbage rather than a real world size.
+const MAX_RANKS: i64 = 1 << 16;
+
+/// Streams trace lines into a Program.
+pub struct TraceLowerer {
+    pub(super) file: FileId,
+    pub(super) program: Program,
+    diagnostics: Vec<Diagnostic>,
+    pub(super) ranks: Vec<RankState>,
+    world_size: Option<u32>,
+    seen_call: bool,
+    unknown_apis: HashSet<String>,
+    format_errors: usize,
+    first_hidden: Option<Span>,
+    /// `loc` of the lines that have one, by line start.
+    locs: HashMap<usize, String>,
+    /// Each call's resolved arguments by line start, for `syncguard convert`.
+    pub(super) calls: Option<HashMap<usize, RecordedCall>>,
+}
+
+/// A host call as `syncguard convert` prints it.
+pub struct RecordedCall {
+    pub api: &'static Api,
+    pub args: CallArgs,
+    pub created: Vec<ObjId>,
+}
+
+/// What one rank did.
+#[derive(Default)]
+pub(super) struct RankState {
+    /// The main thread's calls, and their `ts` while every one has it.
+    pub(super) main: Block,
+    main_ts: Vec<u64>,
+    /// Objects used before any line created them: they existed before the trace began.
+    pub(super) implicit: Block,
+    threads: Vec<TraceThread>,
+    /// Live handle → object; a handle created again names a new object.
+    pub(super) handles: HashMap<Box<str>, ObjId>,
+    /// Buffers by base address, to resolve pointers into them.
+    pub(super) buffers: BTreeMap<u64, ObjId>,
+    /// Uses of handles no line had created yet: the op was left out.
+    pub(super) pending: HashMap<Box<str>, Vec<(Span, &'static str)>>,
+    ge_op: Option<usize>,
+}
+
+struct TraceThread {
+    key: Box<str>,
+    /// `None` for the rank's main thread.
+    id: Option<ThreadId>,
+    /// Where the spawn goes in the main thread: its length at the thread's first call.
+    spawn_at: usize,
+    first_ts: Option<u64>,
+}
+
+/// Which op list a call goes to.
+#[derive(Clone, Copy)]
+pub(super) enum Target {
+    Main(usize),
+    Thread(ThreadId),
+}
+
+fn api_table() -> &'static HashMap<&'static str, &'static Api> {
+    static TABLE: OnceLock<HashMap<&'static str, &'static Api>> = OnceLock::new();
+    TABLE.get_or_init(|| api::APIS.iter().map(|api| (api.name, api)).collect())
+}
+
+impl TraceLowerer {
+    pub fn new(file: FileId, keep_calls: bool) -> Self {
+        TraceLowerer {
+            file,
+            program: Program::new(Span::new(file, 0..0)),
+            diagnostics: Vec::new(),
+            ranks: Vec::new(),
+            world_size: None,
+            seen_call: false,
+            unknown_apis: HashSet::new(),
+            format_errors: 0,
+            first_hidden: None,
+            locs: HashMap::new(),
+            calls: keep_calls.then(HashMap::new),
+        }
+    }
+
+    /// Report a diagnostic; SG002 errors beyond the first hundred are only counted.
+    pub(super) fn report(&mut self, diagnostic: Diagnostic) {
+        if diagnostic.code == TraceFormatError::INFO.code && diagnostic.severity == Severity::Error {
+            self.format_errors += 1;
+            if self.format_errors > MAX_SHOWN_FORMAT_ERRORS {
+                self.first_hidden.get_or_insert(diagnostic.primary);
+                return;
+            }
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    pub(super) fn format_error(&mut self, span: &Span, message: impl Into<String>, label: impl Into<String>) {
+        let diagnostic = Diagnostic::new(&TraceFormatError::INFO, span.clone(), message).with_label(label);
+        self.report(diagnostic);
+    }
+
+    /// Read one line (without its newline).
+    pub fn line(&mut self, bytes: &[u8], span: Span) {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(err) => {
+                let at = span.range.start + err.valid_up_to();
+                let diagnostic = Diagnostic::new(
+                    &TraceFormatError::INFO,
+                    Span::new(span.file, at..at + 1),
+                    "invalid UTF-8 byte: the line is skipped",
+                )
+                .with_label("this byte is not part of any UTF-8 character")
+                .with_help("traces are UTF-8 JSON, one object per line");
+                self.report(diagnostic);
+                return;
+            }
+        };
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() {
+            return;
+        }
+        if !trimmed.starts_with('{') {
+            let found = if trimmed.starts_with('[') {
+                "an array"
+            } else {
+                "something else"
+            };
+            let message = format!(
+                "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
+            );
+            self.format_error(&span, message, "skipped");
+            return;
+        }
+        match serde_json::from_str::<Line>(text) {
+            Ok(line) => self.parsed_line(line, span),
+            Err(err) => {
+                let message = err.to_string();
+                let message = message.split(" at line ").next().unwrap_or(&message);
+                let column = err.column().saturating_sub(1).min(bytes.len().saturating_sub(1));
+                let at = span.range.start + column;
+                let diagnostic = Diagnostic::new(
+                    &TraceFormatError::INFO,
+                    Span::new(span.file, at..(at + 1).min(span.range.end.max(at + 1))),
+                    format!("not valid JSON: {message}"),
+                )
+                .with_label("the line is skipped from here");
+                self.report(diagnostic);
+            }
+        }
+    }
+
+    fn parsed_line(&mut self, line: Line, span: Span) {
+        if line.syncguard_trace.is_some() {
+            self.header(&line, &span);
+            return;
+        }
+        let Some(api_name) = line.api.as_ref() else {
+            self.format_error(&span, "the line has no `api`: which call is it?", "missing \"api\"");
+            return;
+        };
+        let Json::Str(api_name) = api_name else {
+            let message = format!("`api` must be a string, found {}", api_name.kind());
+            self.format_error(&span, message, "skipped");
+            return;
+        };
+        let Some(rank) = self.rank_of(line.rank.as_ref(), &span) else {
+            return;
+        };
+        let thread = match &line.thread {
+            None | Some(Json::Null) => "0".into(),
+            Some(Json::Int(id)) => id.to_string(),
+            Some(Json::Str(name)) => name.to_string(),
+            Some(other) => {
+                let message = format!("`thread` must be an integer or a string, found {}", other.kind());
+                self.format_error(&span, message, "skipped");
+                return;
+            }
+        };
+        self.seen_call = true;
+        if !succeeded(line.ret.as_ref()) {
+            return; // a failed call had no effect
+        }
+        if let Some(loc) = line.loc.as_ref().and_then(location) {
+            self.locs.insert(span.range.start, loc);
+        }
+        let ts = line
+            .ts
+            .as_ref()
+            .and_then(Json::as_int)
+            .and_then(|t| u64::try_from(t).ok());
+        let empty = Json::Object(Vec::new());
+        let args = line.args.as_ref().unwrap_or(&empty);
+        if !matches!(args, Json::Object(_)) {
+            let message = format!("`args` must be an object of named arguments, found {}", args.kind());
+            self.format_error(&span, message, "skipped");
+            return;
+        }
+        let target = self.thread_target(rank, &thread, ts, &span);
+        if api_name == "ge.op" {
+            self.ge_op(rank, args, &span);
+            return;
+        }
+        let Some(&api) = api_table().get(api_name.as_ref()) else {
+            self.unknown_api(api_name, &span);
+            return;
+        };
+        match api.place {
+            Place::Core => {
+                let message = format!("`{}` runs on AI cores; a host call trace cannot contain it", api.name);
+                self.format_error(&span, message, "skipped");
+            }
+            Place::GenTask => self.ge_task(rank, api, args, &span),
+            Place::Host => self.host_call(rank, target, api, args, &span),
+        }
+    }
+
+    fn header(&mut self, line: &Line, span: &Span) {
+        if self.seen_call {
+            self.format_error(
+                span,
+                "the header must be the first line of the trace; this one is ignored",
+                "header after calls",
+            );
+            return;
+        }
+        let version = line.syncguard_trace.as_ref().and_then(Json::as_int);
+        if version != Some(1) {
+            let message = "unsupported trace version: syncguard reads `\"syncguard_trace\": 1`";
+            self.format_error(span, message, "the rest is read as version 1");
+        }
+        if let Some(size) = &line.world_size {
+            match size.as_int().filter(|n| (1..=MAX_RANKS).contains(n)) {
+                Some(n) => self.world_size = Some(n as u32),
+                None => self.format_error(
+                    span,
+                    format!("`world_size` must be a rank count from 1 to {MAX_RANKS}"),
+                    "ignored",
+                ),
+            }
+        }
+        if let Some(target) = &line.target {
+            let name = match target {
+                Json::Str(name) => name.to_string(),
+                other => other.as_int().map(|n| n.to_string()).unwrap_or_default(),
+            };
+            match crate::model::Target::from_name(&name) {
+                Some(target) => self.program.settings.target = target,
+                None => self.format_error(span, format!("unknown target `{name}` (A2, A3, 950, 310P)"), "ignored"),
+            }
+        }
+        match line.cann.as_ref() {
+            None => {}
+            Some(Json::Str(policy)) if policy == "legacy" => {
+                self.program.settings.cann = crate::model::CannPolicy::Legacy
+            }
+            Some(Json::Str(policy)) if policy == "current" => {
+                self.program.settings.cann = crate::model::CannPolicy::Current
+            }
+            Some(_) => self.format_error(span, "`cann` is \"current\" or \"legacy\"", "ignored"),
+        }
+    }
+
+    fn rank_of(&mut self, rank: Option<&Json>, span: &Span) -> Option<usize> {
+        let rank = match rank {
+            None | Some(Json::Null) => 0,
+            Some(value) => match value.as_int().filter(|r| (0..MAX_RANKS).contains(r)) {
+                Some(rank) => rank,
+                None => {
+                    self.format_error(span, "`rank` must be an integer from 0 to 65535", "skipped");
+                    return None;
+                }
+            },
+        };
+        if let Some(size) = self.world_size
+            && rank >= size as i64
+        {
+            let message = format!("rank {rank} is outside the header's `world_size` of {size}");
+            self.format_error(span, message, "skipped");
+            return None;
+        }
+        let rank = rank as usize;
+        if self.ranks.len() <= rank {
+            self.ranks.resize_with(rank + 1, RankState::default);
+        }
+        Some(rank)
+    }
+
+    /// The op list of `(rank, thread)`, spawning the thread at its first call.
+    fn thread_target(&mut self, rank: usize, key: &str, ts: Option<u64>, span: &Span) -> Target {
+        let state = &mut self.ranks[rank];
+        if state.threads.is_empty() {
+            state.threads.push(TraceThread {
+                key: key.into(),
+                id: None,
+                spawn_at: 0,
+                first_ts: ts,
+            });
+        }
+        let target = match state.threads.iter().find(|t| &*t.key == key) {
+            Some(thread) => thread.id.map_or(Target::Main(rank), Target::Thread),
+            None => {
+                let id = ThreadId(self.program.threads.len() as u32);
+                self.program.threads.push(HostThread {
+                    name: format!("rank {rank} thread {key}"),
+                    body: Vec::new(),
+                    span: span.clone(),
+                });
+                let spawn_at = state.main.len();
+                state.threads.push(TraceThread {
+                    key: key.into(),
+                    id: Some(id),
+                    spawn_at,
+                    first_ts: ts,
+                });
+                Target::Thread(id)
+            }
+        };
+        if let Target::Main(_) = target {
+            match ts {
+                Some(ts) if state.main_ts.len() == state.main.len() => state.main_ts.push(ts),
+                _ => state.main_ts.clear(),
+            }
+        }
+        target
+    }
+
+    pub(super) fn push(&mut self, target: Target, api: &'static Api, kind: OpKind, span: &Span) {
+        let op = Stmt::Op(Op {
+            api: api.name,
+            kind,
+            span: span.clone(),
+        });
+        match target {
+            Target::Main(rank) => self.ranks[rank].main.push(op),
+            Target::Thread(id) => self.program.threads[id.index()].body.push(op),
+        }
+    }
+
+    fn unknown_api(&mut self, name: &str, span: &Span) {
+        if !self.unknown_apis.insert(name.to_string()) {
+            return;
+        }
+        let mut diagnostic = Diagnostic::new(
+            &TraceFormatError::INFO,
+            span.clone(),
+            format!("unknown API `{name}`: its calls are skipped"),
+        )
+        .with_severity(Severity::Warning)
+        .with_label("syncguard knows no API of this name")
+        .with_note("reported once; every line calling it is skipped");
+        if let Some(close) = crate::suggest::closest(name, api::APIS.iter().map(|a| a.name)) {
+            diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+        }
+        self.report(diagnostic);
+    }
+
+    fn host_call(&mut self, rank: usize, target: Target, api: &'static Api, args: &Json, span: &Span) {
+        let Some(resolved) = self.resolve_args(rank, api, args, span) else {
+            return;
+        };
+        let mut created = Vec::new();
+        if api.creates != api::Creates::Nothing {
+            created = self.create(rank, target, api, &resolved, args, span);
+            if created.is_empty() {
+                return;
+            }
+        } else if api.effect == Effect::NotifyId {
+            self.alias_notify(rank, api, &resolved, span);
+        } else if let Some(kind) = calls::effect_op(api, &resolved, &self.program) {
+            self.push(target, api, kind, span);
+        }
+        if let Some(calls) = &mut self.calls {
+            let call = RecordedCall {
+                api,
+                args: resolved,
+                created,
+            };
+            calls.insert(span.range.start, call);
+        }
+    }
+
+    /// `aclrtGetNotifyId(notify, notifyId)`: the id names the notify from now on.
+    fn alias_notify(&mut self, rank: usize, api: &Api, args: &CallArgs, span: &Span) {
+        let (Some(notify), Some(id)) = (args.object(0), args.int(1).and_then(|e| e.as_const())) else {
+            let message = format!("`{}` needs the returned `notifyId` to name the notify", api.name);
+            self.format_error(span, message, "missing \"notifyId\"");
+            return;
+        };
+        self.ranks[rank].handles.insert(id.to_string().into(), notify);
+    }
+
+    fn ge_op(&mut self, rank: usize, args: &Json, span: &Span) {
+        let Some(Json::Str(name)) = args.get("type") else {
+            self.format_error(span, "`ge.op` needs `type`, the op's type name", "missing \"type\"");
+            return;
+        };
+        let attrs = match args.get("attrs") {
+            None => Vec::new(),
+            Some(Json::Array(items)) if items.iter().all(|i| matches!(i, Json::Str(_))) => items
+                .iter()
+                .filter_map(|item| match item {
+                    Json::Str(attr) => Some((attr.to_string(), span.clone())),
+                    _ => None,
+                })
+                .collect(),
+            Some(_) => {
+                self.format_error(span, "`attrs` must be an array of attribute names", "skipped");
+                return;
+            }
+        };
+        self.ranks[rank].ge_op = Some(self.program.ge_ops.len());
+        self.program.ge_ops.push(GeOp {
+            name: name.to_string(),
+            attrs,
+            tasks: Vec::new(),
+            span: span.clone(),
+        });
+    }
+
+    fn ge_task(&mut self, rank: usize, api: &'static Api, args: &Json, span: &Span) {
+        let Some(index) = self.ranks[rank].ge_op else {
+            let message = format!(
+                "`{}` is not inside a GE op: a `ge.op` line must open its task list",
+                api.name
+            );
+            self.format_error(span, message, "skipped");
+            return;
+        };
+        let Some(resolved) = self.resolve_args(rank, api, args, span) else {
+            return;
+        };
+        let Some(stream_id) = calls::ge_stream_id(api, &resolved) else {
+            self.format_error(span, "`stream_id` must be a non-negative integer", "skipped");
+            return;
+        };
+        let tasks = &mut self.program.ge_ops[index].tasks;
+        if api.effect == Effect::GeSetStreamId {
+            match tasks.last_mut() {
+                Some(task) => task.stream_id = stream_id,
+                None => self.format_error(span, "`SetStreamId` needs a task created before it", "no task yet"),
+            }
+            return;
+        }
+        if let Some(kind) = calls::ge_task_kind(api, &resolved, span) {
+            tasks.push(GeTask {
+                api: api.name,
+                kind,
+                stream_id,
+                span: span.clone(),
+            });
+        }
+    }
+
+    /// The Program and the frontend's findings, without analysis.
+    pub(crate) fn into_program(
+        mut self,
+        overrides: &Overrides,
+    ) -> (Program, Vec<Diagnostic>, Option<HashMap<usize, RecordedCall>>) {
+        self.report_pending();
+        if let Some(span) = self.first_hidden.take() {
+            let hidden = self.format_errors - MAX_SHOWN_FORMAT_ERRORS;
+            let diagnostic = Diagnostic::new(
+                &TraceFormatError::INFO,
+                span,
+                format!("{hidden} more malformed lines are not shown"),
+            )
+            .with_label("the first of them")
+            .with_note("each was skipped; the rest of the trace was checked");
+            self.diagnostics.push(diagnostic);
+        }
+        if !self.seen_call && self.diagnostics.is_empty() {
+            let message = "the trace has no calls: nothing to verify";
+            self.format_error(
+                &Span::new(self.file, 0..0),
+                message,
+                "expected one JSON object per call",
+            );
+        }
+        let rank_count = self.world_size.unwrap_or(self.ranks.len().max(1) as u32);
+        self.program.settings.ranks = RankCount::Fixed(rank_count);
+        let ranks = std::mem::take(&mut self.ranks);
+        let multi_rank = rank_count > 1;
+        let mut main = Vec::new();
+        for (rank, state) in ranks.into_iter().enumerate() {
+            let body = state.into_body(&self.program.threads);
+            if body.is_empty() {
+                continue;
+            }
+            if !multi_rank {
+                main = body;
+                break;
+            }
+            main.push(Stmt::If {
+                cond: Expr::Binary(BinOp::Eq, Box::new(Expr::Rank), Box::new(Expr::Int(rank as i64))),
+                then: body,
+                otherwise: Vec::new(),
+                span: Span::new(self.file, 0..0),
+            });
+        }
+        self.program.threads[Program::MAIN_THREAD.index()].body = main;
+        if let Some(target) = overrides.target {
+            self.program.settings.target = target;
+        }
+        if let Some(cann) = overrides.cann {
+            self.program.settings.cann = cann;
+        }
+        (self.program, self.diagnostics, self.calls)
+    }
+
+    /// Lower, analyze and report. Analysis runs even when lines were malformed: the rest
+    /// of the trace is still checked.
+    pub fn finish(mut self, overrides: &Overrides) -> CheckedFile {
+        let locs = std::mem::take(&mut self.locs);
+        let (program, mut diagnostics, _) = self.into_program(overrides);
+        diagnostics.extend(crate::analysis::analyze(&program));
+        for diagnostic in &mut diagnostics {
+            add_locations(diagnostic, &locs);
+        }
+        Diagnostic::sort(&mut diagnostics);
+        CheckedFile { program, diagnostics }
+    }
+
+    /// Uses of handles that no line ever created, or created only later.
+    fn report_pending(&mut self) {
+        let mut pending: Vec<(Span, &'static str, String)> = Vec::new();
+        for state in &mut self.ranks {
+            for (handle, uses) in state.pending.drain() {
+                pending.extend(uses.into_iter().map(|(span, noun)| (span, noun, handle.to_string())));
+            }
+        }
+        pending.sort_by_key(|(span, ..)| span.range.start);
+        for (span, noun, handle) in pending {
+            let diagnostic = Diagnostic::new(
+                &UnknownName::INFO,
+                span,
+                format!("{noun} `{handle}` is used, but no line of the trace creates it"),
+            )
+            .with_label("the call is left out of the analysis")
+            .with_help("capture the trace from the start of the process, so that it includes the creating call");
+            self.diagnostics.push(diagnostic);
+        }
+    }
+}
+
+impl RankState {
+    /// The rank's main-thread ops: objects from before the trace, then its calls with
+    /// each other thread spawned where it started.
+    fn into_body(self, threads: &[HostThread]) -> Block {
+        let mut body = self.implicit;
+        let mut spawns: Vec<(usize, ThreadId, Span)> = Vec::new();
+        let timed = self.main_ts.len() == self.main.len();
+        for thread in &self.threads {
+            let Some(id) = thread.id else { continue };
+            let at = match (timed, thread.first_ts) {
+                (true, Some(ts)) => self.main_ts.partition_point(|&main_ts| main_ts <= ts),
+                _ => thread.spawn_at,
+            };
+            spawns.push((at, id, threads[id.index()].span.clone()));
+        }
+        spawns.sort_by_key(|(at, id, _)| (*at, *id));
+        let mut spawns = spawns.into_iter().peekable();
+        body.reserve(self.main.len() + spawns.len());
+        for (index, stmt) in self.main.into_iter().enumerate() {
+            while let Some((_, id, span)) = spawns.next_if(|(at, ..)| *at == index) {
+                body.push(spawn(id, span));
+            }
+            body.push(stmt);
+        }
+        body.extend(spawns.map(|(_, id, span)| spawn(id, span)));
+        body
+    }
+}
+
+fn spawn(thread: ThreadId, span: Span) -> Stmt {
+    Stmt::Op(Op {
+        api: "thread",
+        kind: OpKind::Spawn(thread),
+        span,
+    })
+}
+
+/// Whether `ret` says the call succeeded (absent, `null`, 0 or a `*SUCCESS` name).
+fn succeeded(ret: Option<&Json>) -> bool {
+    match ret {
+        None | Some(Json::Null) => true,
+        Some(Json::Str(name)) if name.ends_with("SUCCESS") || name.ends_with("Success") => true,
+        Some(value) => value.as_int() == Some(0),
+    }
+}
+
+/// `{"file": "a.cpp", "line": 42, "col": 7}` as `a.cpp:42:7`.
+fn location(loc: &Json) -> Option<String> {
+    let Json::Str(file) = loc.get("file")? else { return None };
+    let mut text = file.to_string();
+    for key in ["line", "col"] {
+        match loc.get(key).and_then(Json::as_int) {
+            Some(n) => text.push_str(&format!(":{n}")),
+            None => break,
+        }
+    }
+    Some(text)
+}
+
+/// Name the source location of every involved trace line that has a `loc`.
+fn add_locations(diagnostic: &mut Diagnostic, locs: &HashMap<usize, String>) {
+    if locs.is_empty() {
+        return;
+    }
+    if let Some(loc) = locs.get(&diagnostic.primary.range.start) {
+        diagnostic.notes.push(format!("this call is at {loc} in the source"));
+    }
+    for related in &mut diagnostic.related {
+        if let Some(loc) = locs.get(&related.span.range.start) {
+            related.message.push_str(&format!(" (source: {loc})"));
+        }
+    }
+}
