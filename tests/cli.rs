@@ -113,7 +113,72 @@ fn json_related_locations_point_at_other_calls() {
 fn directories_are_searched_for_sync_files_in_order() {
     let output = syncguard(&["check", "--format", "json", "tests/cli"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(json["summary"]["files"], 3);
+    assert_eq!(json["summary"]["files"], 4, "three .sync files and one .jsonl trace");
+}
+
+#[test]
+fn traces_report_the_line_and_the_source_location() {
+    let output = syncguard(&["check", "--format", "json", "tests/cli/missing-reset.jsonl"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let diagnostic = &json["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "SG102");
+    assert_eq!(diagnostic["file"], "tests/cli/missing-reset.jsonl");
+    assert_eq!(diagnostic["line"], 7);
+    assert_eq!(diagnostic["notes"][0], "this call is at train.cpp:88:5 in the source");
+    assert_eq!(diagnostic["related"][0]["line"], 5);
+}
+
+#[test]
+fn a_trace_on_standard_input_is_checked_and_shown() {
+    let trace = std::fs::read("tests/cli/missing-reset.jsonl").unwrap();
+    let output = pipe(&["check", "-"], &trace);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("─[ -:7:1 ]"), "{text}");
+    assert!(
+        text.contains(r#""api": "aclrtRecordEvent""#),
+        "the trace line is shown: {text}"
+    );
+}
+
+#[test]
+fn convert_prints_an_equivalent_program() {
+    let output = syncguard(&["convert", "tests/cli/missing-reset.jsonl"]);
+    assert_eq!(output.status.code(), Some(0));
+    let program = stdout(&output);
+    assert!(
+        program.contains("let event_0x7f10 = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);"),
+        "{program}"
+    );
+    let converted = scratch("converted.sync", &program);
+    let check = syncguard(&["check", converted.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("SG102"));
+}
+
+#[test]
+fn convert_reports_malformed_lines_and_keeps_the_rest() {
+    let output = pipe(
+        &["convert", "-"],
+        b"{\"api\": \"aclrtCreateStream\", \"args\": {\"stream\": \"s1\"}}\n{oops\n",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "target A3;\nlet s1 = aclrtCreateStream();\n");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("SG002"));
+}
+
+fn pipe(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 #[test]

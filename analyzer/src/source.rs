@@ -65,6 +65,20 @@ impl SourceFile {
         self.len = len;
     }
 
+    /// The 0-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The bytes of 0-based `line`, with its newline.
+    pub fn line_bytes(&self, line: usize) -> Range<usize> {
+        let start = self.line_starts.get(line).copied().unwrap_or(self.len);
+        let end = self.line_starts.get(line + 1).copied().unwrap_or(self.len);
+        start..end
+    }
+
     /// The length in bytes, whether or not the text is loaded.
     pub fn len(&self) -> usize {
         self.len

@@ -25,7 +25,9 @@ pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides
     let files = sources.iter().count();
     match format {
         Format::Text => {
-            sources.load_deferred();
+            if !diagnostics.is_empty() {
+                sources.load_deferred();
+            }
             output::print(&render_text(&diagnostics, &sources, TextOptions { color }));
             output::println(&summary_line(&diagnostics, files));
         }

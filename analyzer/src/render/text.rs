@@ -1,9 +1,19 @@
 //! Human-readable output through ariadne, with byte-indexed spans.
+//!
+//! ariadne is given excerpts, not whole files: the lines around each group of labels
+//! of one report. It walks every line between the labels it draws together, so two
+//! calls a million trace lines apart would cost a million lines per report.
+
+use std::collections::HashMap;
+use std::ops::Range;
 
 use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::{FileId, Sources};
+
+/// Labels of one file further apart than this many lines are drawn as separate excerpts.
+const MAX_EXCERPT_GAP: usize = 40;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TextOptions {
@@ -13,9 +23,10 @@ pub struct TextOptions {
 /// Render every diagnostic, in the given order, followed by nothing else.
 pub fn render_text(diagnostics: &[Diagnostic], sources: &Sources, options: TextOptions) -> String {
     let mut out = Vec::new();
-    let mut cache = SourceCache::new(sources);
+    let mut cache = SourceCache::default();
     for diagnostic in diagnostics {
-        report(diagnostic, sources, options)
+        let spans = cache.excerpt_spans(diagnostic, sources);
+        report(diagnostic, &spans, options)
             .write(&mut cache, &mut out)
             .expect("writing to a Vec cannot fail");
     }
@@ -26,18 +37,14 @@ pub fn render_text(diagnostics: &[Diagnostic], sources: &Sources, options: TextO
 
 type ReportSpan = (String, std::ops::Range<usize>);
 
-fn report(diagnostic: &Diagnostic, sources: &Sources, options: TextOptions) -> Report<'static, ReportSpan> {
+/// `spans`: the primary span, then each related span, in excerpt coordinates.
+fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -> Report<'static, ReportSpan> {
     let kind = match diagnostic.severity {
         Severity::Error => ReportKind::Error,
         Severity::Warning => ReportKind::Warning,
         Severity::Info => ReportKind::Advice,
     };
-    let span = |file: FileId, range: &std::ops::Range<usize>| {
-        let len = sources.get(file).text.len();
-        let start = range.start.min(len);
-        (sources.get(file).path.clone(), start..range.end.clamp(start, len))
-    };
-    let primary = span(diagnostic.primary.file, &diagnostic.primary.range);
+    let primary = spans[0].clone();
     let mut builder = Report::build(kind, primary.clone())
         .with_config(
             Config::default()
@@ -52,9 +59,9 @@ fn report(diagnostic: &Diagnostic, sources: &Sources, options: TextOptions) -> R
                 .with_color(Color::Red)
                 .with_order(0),
         );
-    for (order, related) in diagnostic.related.iter().enumerate() {
+    for (order, (related, span)) in diagnostic.related.iter().zip(&spans[1..]).enumerate() {
         builder = builder.with_label(
-            Label::new(span(related.span.file, &related.span.range))
+            Label::new(span.clone())
                 .with_message(&related.message)
                 .with_color(Color::Yellow)
                 .with_order(order as i32 + 1),
@@ -69,19 +76,49 @@ fn report(diagnostic: &Diagnostic, sources: &Sources, options: TextOptions) -> R
     builder.finish()
 }
 
-/// ariadne's source cache over the run's files, keyed by path.
+/// ariadne's sources: one per file, under one id per excerpt (`path NUL first-line`).
+#[derive(Default)]
 struct SourceCache {
-    files: Vec<(String, ariadne::Source<String>)>,
+    files: HashMap<String, ariadne::Source<String>>,
 }
 
 impl SourceCache {
-    fn new(sources: &Sources) -> Self {
-        SourceCache {
-            files: sources
-                .iter()
-                .map(|(_, f)| (f.path.clone(), ariadne::Source::from(f.text.clone())))
-                .collect(),
+    /// The spans of a diagnostic's labels (primary first), each under the id of the
+    /// excerpt that shows it; nearby labels of one file share an excerpt.
+    fn excerpt_spans(&mut self, diagnostic: &Diagnostic, sources: &Sources) -> Vec<ReportSpan> {
+        let labels: Vec<(FileId, Range<usize>)> = std::iter::once(&diagnostic.primary)
+            .chain(diagnostic.related.iter().map(|r| &r.span))
+            .map(|span| {
+                let len = sources.get(span.file).text.len();
+                let start = span.range.start.min(len);
+                (span.file, start..span.range.end.clamp(start, len))
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..labels.len()).collect();
+        order.sort_by_key(|&i| (labels[i].0, labels[i].1.start));
+        let mut spans = vec![(String::new(), 0..0); labels.len()];
+        let mut excerpt: Option<(FileId, usize, String)> = None;
+        for index in order {
+            let (file_id, range) = &labels[index];
+            let file = sources.get(*file_id);
+            let (first, last) = (file.line_of(range.start), file.line_of(range.end));
+            let id = match &mut excerpt {
+                Some((id_file, end_line, id)) if id_file == file_id && first <= *end_line + MAX_EXCERPT_GAP => {
+                    *end_line = (*end_line).max(last);
+                    id.clone()
+                }
+                _ => {
+                    let id = format!("{}\0{first}", file.path);
+                    excerpt = Some((*file_id, last, id.clone()));
+                    id
+                }
+            };
+            self.files
+                .entry(file.path.clone())
+                .or_insert_with(|| ariadne::Source::from(file.text.clone()));
+            spans[index] = (id, range.clone());
         }
+        spans
     }
 }
 
@@ -89,14 +126,11 @@ impl ariadne::Cache<String> for SourceCache {
     type Storage = String;
 
     fn fetch(&mut self, id: &String) -> Result<&ariadne::Source<String>, impl std::fmt::Debug> {
-        self.files
-            .iter()
-            .find(|(path, _)| path == id)
-            .map(|(_, source)| source)
-            .ok_or_else(|| format!("unknown file {id}"))
+        let path = id.split('\0').next().unwrap_or(id);
+        self.files.get(path).ok_or_else(|| format!("unknown file {path}"))
     }
 
     fn display<'a>(&self, id: &'a String) -> Option<impl std::fmt::Display + 'a> {
-        Some(id.clone())
+        Some(id.split('\0').next().unwrap_or(id).to_string())
     }
 }

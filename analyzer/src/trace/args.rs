@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::json::Json;
+use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
 use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
 use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc};
@@ -55,12 +55,14 @@ enum Problem {
 impl TraceLowerer {
     /// Every argument of `api` from `args`; `None` (after reporting) if any is missing
     /// or unusable.
-    pub(super) fn resolve_args(&mut self, rank: usize, api: &Api, args: &Json, span: &Span) -> Option<CallArgs> {
+    pub(super) fn resolve_args(&mut self, rank: usize, api: &Api, args: &Args, span: &Span) -> Option<CallArgs> {
+        let given: Vec<Option<Cow<Json>>> = api.params.iter().map(|p| argument(api, p, args)).collect();
         let missing: Vec<&str> = api
             .params
             .iter()
-            .filter(|p| !p.optional && p.kind != ArgKind::GenTaskContext && self.argument(api, p, args).is_none())
-            .map(|p| p.name)
+            .zip(&given)
+            .filter(|(p, value)| !p.optional && p.kind != ArgKind::GenTaskContext && value.is_none())
+            .map(|(p, _)| p.name)
             .collect();
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
@@ -76,8 +78,8 @@ impl TraceLowerer {
         }
         let mut values = Vec::with_capacity(api.params.len());
         let mut ok = true;
-        for param in api.params {
-            let Some(value) = self.argument(api, param, args) else {
+        for (param, value) in api.params.iter().zip(&given) {
+            let Some(value) = value else {
                 values.push(None);
                 continue;
             };
@@ -92,15 +94,6 @@ impl TraceLowerer {
             }
         }
         ok.then_some(CallArgs { values })
-    }
-
-    /// The JSON of one parameter; host accesses carry their range as the args themselves.
-    fn argument<'j, 'a>(&self, api: &Api, param: &Param, args: &'j Json<'a>) -> Option<&'j Json<'a>> {
-        if matches!(api.effect, crate::api::Effect::HostAccess { .. }) {
-            return Some(args);
-        }
-        args.get(param.name)
-            .filter(|value| !matches!(value, Json::Null) || param.kind == ArgKind::Stream)
     }
 
     fn arg_value(&mut self, rank: usize, param: &Param, value: &Json, span: &Span) -> Result<ArgValue, Problem> {
@@ -283,7 +276,7 @@ impl TraceLowerer {
         target: Target,
         api: &'static Api,
         args: &CallArgs,
-        json: &Json,
+        json: &Args,
         span: &Span,
     ) -> Vec<ObjId> {
         let keys = match json.get(api.output) {
@@ -346,6 +339,16 @@ impl TraceLowerer {
             self.report(diagnostic);
         }
     }
+}
+
+/// The JSON of one parameter; host accesses carry their range as the args themselves.
+fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<'j, Json<'a>>> {
+    if matches!(api.effect, crate::api::Effect::HostAccess { .. }) {
+        return Some(Cow::Owned(args.to_json()));
+    }
+    args.get(param.name)
+        .filter(|value| !matches!(value, Json::Null) || param.kind == ArgKind::Stream)
+        .map(Cow::Borrowed)
 }
 
 /// `threads` and `channels` must list as many handles as the call creates.

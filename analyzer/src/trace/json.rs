@@ -1,5 +1,5 @@
 //! One trace line as borrowed JSON: strings point into the line unless they contain
-//! escapes, so reading a typical line allocates only its `args` list.
+//! escapes, so reading a typical line allocates only its lists of arguments.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -140,6 +140,48 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
+/// A line's `args`: named values.
+#[derive(Clone, Debug, Default)]
+pub struct Args<'a> {
+    members: Vec<(Cow<'a, str>, Json<'a>)>,
+}
+
+impl<'a> Args<'a> {
+    /// The argument `key`.
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Every argument as one object: for calls whose arguments are a range (`host_read`).
+    pub fn to_json(&self) -> Json<'a> {
+        Json::Object(self.members.clone())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ArgsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ArgsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
+    type Value = Args<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("`args` as an object of named arguments")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(8);
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            members.push((key.0, map.next_value()?));
+        }
+        Ok(Args { members })
+    }
+}
+
 /// The fields of one line syncguard reads; any other field is ignored.
 #[derive(Debug, Default, Deserialize)]
 pub struct Line<'a> {
@@ -150,7 +192,7 @@ pub struct Line<'a> {
     #[serde(borrow)]
     pub thread: Option<Json<'a>>,
     #[serde(borrow)]
-    pub args: Option<Json<'a>>,
+    pub args: Option<Args<'a>>,
     #[serde(borrow)]
     pub ret: Option<Json<'a>>,
     #[serde(borrow)]

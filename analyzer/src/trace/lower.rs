@@ -4,9 +4,11 @@
 //! `ts` when both carry it, else by file order). Handles become objects per rank.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
-use super::json::{Json, Line};
+use super::json::{Args, Json, Line};
 use crate::api::{self, Api, Effect, Place};
 use crate::calls::{self, CallArgs};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -56,7 +58,7 @@ pub(super) struct RankState {
     pub(super) implicit: Block,
     threads: Vec<TraceThread>,
     /// Live handle → object; a handle created again names a new object.
-    pub(super) handles: HashMap<Box<str>, ObjId>,
+    pub(super) handles: FxHashMap<Box<str>, ObjId>,
     /// Buffers by base address, to resolve pointers into them.
     pub(super) buffers: BTreeMap<u64, ObjId>,
     /// Uses of handles no line had created yet: the op was left out.
@@ -66,11 +68,28 @@ pub(super) struct RankState {
 
 struct TraceThread {
     key: Box<str>,
+    id_key: Option<i64>,
     /// `None` for the rank's main thread.
     id: Option<ThreadId>,
     /// Where the spawn goes in the main thread: its length at the thread's first call.
     spawn_at: usize,
     first_ts: Option<u64>,
+}
+
+/// A line's `thread`: an id or a name.
+#[derive(Clone, Copy)]
+enum ThreadKey<'a> {
+    Id(i64),
+    Name(&'a str),
+}
+
+impl TraceThread {
+    fn is(&self, key: ThreadKey) -> bool {
+        match key {
+            ThreadKey::Id(id) => self.id_key == Some(id),
+            ThreadKey::Name(name) => self.id_key.is_none() && &*self.key == name,
+        }
+    }
 }
 
 /// Which op list a call goes to.
@@ -80,8 +99,8 @@ pub(super) enum Target {
     Thread(ThreadId),
 }
 
-fn api_table() -> &'static HashMap<&'static str, &'static Api> {
-    static TABLE: OnceLock<HashMap<&'static str, &'static Api>> = OnceLock::new();
+fn api_table() -> &'static FxHashMap<&'static str, &'static Api> {
+    static TABLE: OnceLock<FxHashMap<&'static str, &'static Api>> = OnceLock::new();
     TABLE.get_or_init(|| api::APIS.iter().map(|api| (api.name, api)).collect())
 }
 
@@ -119,60 +138,10 @@ impl TraceLowerer {
         self.report(diagnostic);
     }
 
-    /// Read one line (without its newline).
-    pub fn line(&mut self, bytes: &[u8], span: Span) {
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                let at = span.range.start + err.valid_up_to();
-                let diagnostic = Diagnostic::new(
-                    &TraceFormatError::INFO,
-                    Span::new(span.file, at..at + 1),
-                    "invalid UTF-8 byte: the line is skipped",
-                )
-                .with_label("this byte is not part of any UTF-8 character")
-                .with_help("traces are UTF-8 JSON, one object per line");
-                self.report(diagnostic);
-                return;
-            }
-        };
-        let trimmed = text.trim_start();
-        if trimmed.is_empty() {
-            return;
-        }
-        if !trimmed.starts_with('{') {
-            let found = if trimmed.starts_with('[') {
-                "an array"
-            } else {
-                "something else"
-            };
-            let message = format!(
-                "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
-            );
-            self.format_error(&span, message, "skipped");
-            return;
-        }
-        match serde_json::from_str::<Line>(text) {
-            Ok(line) => self.parsed_line(line, span),
-            Err(err) => {
-                let message = err.to_string();
-                let message = message.split(" at line ").next().unwrap_or(&message);
-                let column = err.column().saturating_sub(1).min(bytes.len().saturating_sub(1));
-                let at = span.range.start + column;
-                let diagnostic = Diagnostic::new(
-                    &TraceFormatError::INFO,
-                    Span::new(span.file, at..(at + 1).min(span.range.end.max(at + 1))),
-                    format!("not valid JSON: {message}"),
-                )
-                .with_label("the line is skipped from here");
-                self.report(diagnostic);
-            }
-        }
-    }
-
-    fn parsed_line(&mut self, line: Line, span: Span) {
+    /// Lower one parsed line.
+    pub(super) fn parsed_line(&mut self, line: &Line, span: Span) {
         if line.syncguard_trace.is_some() {
-            self.header(&line, &span);
+            self.header(line, &span);
             return;
         }
         let Some(api_name) = line.api.as_ref() else {
@@ -188,9 +157,9 @@ impl TraceLowerer {
             return;
         };
         let thread = match &line.thread {
-            None | Some(Json::Null) => "0".into(),
-            Some(Json::Int(id)) => id.to_string(),
-            Some(Json::Str(name)) => name.to_string(),
+            None | Some(Json::Null) => ThreadKey::Id(0),
+            Some(Json::Int(id)) => ThreadKey::Id(*id),
+            Some(Json::Str(name)) => ThreadKey::Name(name.as_ref()),
             Some(other) => {
                 let message = format!("`thread` must be an integer or a string, found {}", other.kind());
                 self.format_error(&span, message, "skipped");
@@ -209,14 +178,9 @@ impl TraceLowerer {
             .as_ref()
             .and_then(Json::as_int)
             .and_then(|t| u64::try_from(t).ok());
-        let empty = Json::Object(Vec::new());
+        let empty = Args::default();
         let args = line.args.as_ref().unwrap_or(&empty);
-        if !matches!(args, Json::Object(_)) {
-            let message = format!("`args` must be an object of named arguments, found {}", args.kind());
-            self.format_error(&span, message, "skipped");
-            return;
-        }
-        let target = self.thread_target(rank, &thread, ts, &span);
+        let target = self.thread_target(rank, thread, ts, &span);
         if api_name == "ge.op" {
             self.ge_op(rank, args, &span);
             return;
@@ -307,28 +271,34 @@ impl TraceLowerer {
     }
 
     /// The op list of `(rank, thread)`, spawning the thread at its first call.
-    fn thread_target(&mut self, rank: usize, key: &str, ts: Option<u64>, span: &Span) -> Target {
+    fn thread_target(&mut self, rank: usize, key: ThreadKey, ts: Option<u64>, span: &Span) -> Target {
+        let (text, id_key): (Box<str>, Option<i64>) = match key {
+            ThreadKey::Id(id) => (id.to_string().into(), Some(id)),
+            ThreadKey::Name(name) => (name.into(), None),
+        };
         let state = &mut self.ranks[rank];
         if state.threads.is_empty() {
             state.threads.push(TraceThread {
-                key: key.into(),
+                key: text.clone(),
+                id_key,
                 id: None,
                 spawn_at: 0,
                 first_ts: ts,
             });
         }
-        let target = match state.threads.iter().find(|t| &*t.key == key) {
+        let target = match state.threads.iter().find(|t| t.is(key)) {
             Some(thread) => thread.id.map_or(Target::Main(rank), Target::Thread),
             None => {
                 let id = ThreadId(self.program.threads.len() as u32);
                 self.program.threads.push(HostThread {
-                    name: format!("rank {rank} thread {key}"),
+                    name: format!("rank {rank} thread {text}"),
                     body: Vec::new(),
                     span: span.clone(),
                 });
                 let spawn_at = state.main.len();
                 state.threads.push(TraceThread {
-                    key: key.into(),
+                    key: text,
+                    id_key,
                     id: Some(id),
                     spawn_at,
                     first_ts: ts,
@@ -375,7 +345,7 @@ impl TraceLowerer {
         self.report(diagnostic);
     }
 
-    fn host_call(&mut self, rank: usize, target: Target, api: &'static Api, args: &Json, span: &Span) {
+    fn host_call(&mut self, rank: usize, target: Target, api: &'static Api, args: &Args, span: &Span) {
         let Some(resolved) = self.resolve_args(rank, api, args, span) else {
             return;
         };
@@ -410,7 +380,7 @@ impl TraceLowerer {
         self.ranks[rank].handles.insert(id.to_string().into(), notify);
     }
 
-    fn ge_op(&mut self, rank: usize, args: &Json, span: &Span) {
+    fn ge_op(&mut self, rank: usize, args: &Args, span: &Span) {
         let Some(Json::Str(name)) = args.get("type") else {
             self.format_error(span, "`ge.op` needs `type`, the op's type name", "missing \"type\"");
             return;
@@ -438,7 +408,7 @@ impl TraceLowerer {
         });
     }
 
-    fn ge_task(&mut self, rank: usize, api: &'static Api, args: &Json, span: &Span) {
+    fn ge_task(&mut self, rank: usize, api: &'static Api, args: &Args, span: &Span) {
         let Some(index) = self.ranks[rank].ge_op else {
             let message = format!(
                 "`{}` is not inside a GE op: a `ge.op` line must open its task list",
@@ -567,6 +537,9 @@ impl RankState {
     /// The rank's main-thread ops: objects from before the trace, then its calls with
     /// each other thread spawned where it started.
     fn into_body(self, threads: &[HostThread]) -> Block {
+        if self.implicit.is_empty() && self.threads.iter().all(|t| t.id.is_none()) {
+            return self.main;
+        }
         let mut body = self.implicit;
         let mut spawns: Vec<(usize, ThreadId, Span)> = Vec::new();
         let timed = self.main_ts.len() == self.main.len();

@@ -1,9 +1,10 @@
 //! Reading a JSONL call trace (DESIGN.md, "Call-trace format"): lines to Program plus
 //! diagnostics, streamed and never failing.
 //!
-//! The file is read line by line into one reused buffer; each line is parsed into
-//! borrowed JSON and lowered at once, so memory holds the Program, not the text. A
-//! malformed line is an SG002 finding and is skipped; the rest is still checked.
+//! The file is read line by line into one reused buffer; each line is parsed into JSON
+//! that borrows from the buffer and is lowered at once, so memory holds the Program,
+//! not the text. A malformed line is an SG002 finding and is skipped; the rest is
+//! still checked.
 
 mod args;
 pub mod convert;
@@ -13,8 +14,11 @@ mod lower;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use json::Line;
+
 use crate::diagnostic::Diagnostic;
 use crate::frontend::{CheckedFile, Overrides};
+use crate::rules::TraceFormatError;
 use crate::source::{FileId, SourceFile, Sources, Span};
 
 pub use lower::TraceLowerer;
@@ -48,7 +52,13 @@ pub fn check_trace_reader(
     lowerer.finish(overrides)
 }
 
-/// Stream every line of a trace through a [`TraceLowerer`].
+/// What one line is.
+enum Parsed<'b> {
+    Line(Box<Line<'b>>),
+    Problem(Box<Diagnostic>),
+}
+
+/// Stream every line of a trace through a [`TraceLowerer`], in file order.
 pub(crate) fn read_trace(
     sources: &mut Sources,
     display: impl Into<String>,
@@ -63,9 +73,14 @@ pub(crate) fn read_trace(
     while let Some(line) = lines.next_line() {
         line_starts.push(line.start);
         let span = Span::new(file, line.start..line.start + line.bytes.len());
-        match line.problem {
-            Some(problem) => lowerer.report(Diagnostic::new(&crate::rules::TraceFormatError::INFO, span, problem)),
-            None => lowerer.line(line.bytes, span),
+        if let Some(problem) = line.problem {
+            lowerer.report(Diagnostic::new(&TraceFormatError::INFO, span, problem));
+            continue;
+        }
+        match parse_line(line.bytes, &span) {
+            Some(Parsed::Line(line)) => lowerer.parsed_line(&line, span),
+            Some(Parsed::Problem(diagnostic)) => lowerer.report(*diagnostic),
+            None => {}
         }
     }
     if line_starts.is_empty() {
@@ -73,6 +88,54 @@ pub(crate) fn read_trace(
     }
     sources.get_mut(file).set_layout(line_starts, lines.offset);
     (file, lowerer)
+}
+
+/// One line as JSON, or why it is not a trace line; `None` for a blank line.
+fn parse_line<'b>(bytes: &'b [u8], span: &Span) -> Option<Parsed<'b>> {
+    let problem = |range: std::ops::Range<usize>, message: String, label: &str| {
+        let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
+        Some(Parsed::Problem(Box::new(diagnostic.with_label(label))))
+    };
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            let at = span.range.start + err.valid_up_to();
+            let message = "invalid UTF-8 byte: the line is skipped".to_string();
+            return problem(at..at + 1, message, "this byte is not part of any UTF-8 character");
+        }
+    };
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return None;
+    }
+    if !trimmed.starts_with('{') {
+        let found = if trimmed.starts_with('[') {
+            "an array"
+        } else {
+            "something else"
+        };
+        let message = format!(
+            "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
+        );
+        return problem(span.range.clone(), message, "skipped");
+    }
+    match serde_json::from_str::<Box<Line>>(text) {
+        Ok(line) => Some(Parsed::Line(line)),
+        Err(err) => {
+            let message = err.to_string();
+            let message = message.split(" at line ").next().unwrap_or(&message);
+            let what = match err.classify() {
+                serde_json::error::Category::Data => "malformed trace line",
+                _ => "not valid JSON",
+            };
+            let at = span.range.start + err.column().saturating_sub(1).min(bytes.len().saturating_sub(1));
+            problem(
+                at..at + 1,
+                format!("{what}: {message}"),
+                "the line is skipped from here",
+            )
+        }
+    }
 }
 
 /// One line, without its newline (and carriage return).
@@ -123,7 +186,7 @@ impl<R: Read> LineReader<R> {
                 self.done = true;
                 break;
             }
-            let (take, newline) = match chunk.iter().position(|&b| b == b'\n') {
+            let (take, newline) = match memchr::memchr(b'\n', chunk) {
                 Some(at) => (at + 1, true),
                 None => (chunk.len(), false),
             };

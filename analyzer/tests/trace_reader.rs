@@ -1,0 +1,282 @@
+//! The trace reader never crashes and never loses its place: arbitrary bytes and
+//! arbitrary JSON values per line always yield diagnostics that name a line of the
+//! file; and converting a trace to `.sync` keeps what checking it reports.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use syncguard_analyzer::{Overrides, Sources, check_sync_bytes, check_trace_reader, convert_trace};
+
+fn check(bytes: &[u8]) -> (Sources, Vec<syncguard_analyzer::Diagnostic>) {
+    let mut sources = Sources::default();
+    let checked = check_trace_reader(&mut sources, "t.jsonl", bytes, None, &Overrides::default());
+    (sources, checked.diagnostics)
+}
+
+/// Every diagnostic points at a line that exists.
+fn assert_located(bytes: &[u8]) {
+    let (sources, diagnostics) = check(bytes);
+    let lines = bytes.split(|&b| b == b'\n').count().max(1);
+    for diagnostic in &diagnostics {
+        let file = sources.get(diagnostic.primary.file);
+        let (line, column) = file.line_col(diagnostic.primary.range.start);
+        assert!(
+            line >= 1 && line <= lines,
+            "{diagnostic:?} is on line {line} of {lines}"
+        );
+        assert!(column >= 1);
+    }
+}
+
+/// Keys and values of real trace lines, so that generated lines reach the lowering.
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (0i64..8).prop_map(Value::from),
+        any::<f64>().prop_map(|f| json!(f)),
+        prop::sample::select(vec![
+            "s1",
+            "ev1",
+            "0x7f00",
+            "ACL_EVENT_SYNC",
+            "t0",
+            "ch0",
+            "c0",
+            "0",
+            "NULL",
+            "group",
+            "b0",
+        ])
+        .prop_map(Value::from),
+        ".{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::vec((key(), inner), 0..6)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "rank",
+        "thread",
+        "api",
+        "args",
+        "ret",
+        "ts",
+        "loc",
+        "event",
+        "stream",
+        "flag",
+        "buf",
+        "off",
+        "len",
+        "comm",
+        "threads",
+        "channels",
+        "channelDescs",
+        "remoteRank",
+        "notifyNum",
+        "thread",
+        "channel",
+        "dst",
+        "src",
+        "syncguard_trace",
+        "world_size",
+        "type",
+        "attrs",
+        "group_name",
+        "stream_id",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn api() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        "aclrtCreateStream",
+        "aclrtCreateEventWithFlag",
+        "aclrtRecordEvent",
+        "aclrtStreamWaitEvent",
+        "aclrtResetEvent",
+        "aclrtDestroyEvent",
+        "aclrtMalloc",
+        "kernel",
+        "host_read",
+        "HcclCommInitRootInfo",
+        "HcclThreadAcquire",
+        "HcclChannelAcquire",
+        "HcommChannelNotifyRecordOnThread",
+        "HcommWriteOnThread",
+        "ge.op",
+        "KernelLaunchInfo::CreateHcomWaitTask",
+        "cudaEventRecord",
+        "acl.rt.record_event",
+        "AscendC::DataCopy",
+        "no_such_api",
+    ])
+    .prop_map(Value::from)
+}
+
+/// A line that is an object with a real `api`, a small rank and arbitrary args.
+fn call_line() -> impl Strategy<Value = Value> {
+    (api(), 0i64..3, prop::collection::vec((key(), value()), 0..6)).prop_map(|(api, rank, args)| {
+        let args: Map<String, Value> = args.into_iter().collect();
+        json!({"rank": rank, "thread": 0, "api": api, "args": args})
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        assert_located(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_json_lines_never_panic(lines in prop::collection::vec(prop_oneof![value(), call_line()], 0..12)) {
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        assert_located(text.as_bytes());
+    }
+
+    #[test]
+    fn calls_with_arbitrary_arguments_never_panic(lines in prop::collection::vec(call_line(), 1..16)) {
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        assert_located(text.as_bytes());
+    }
+}
+
+#[test]
+fn a_broken_line_is_reported_and_the_rest_is_checked() {
+    let trace = concat!(
+        r#"{"api": "aclrtCreateStream", "args": {"stream": "s1"}}"#,
+        "\n{not json\n",
+        r#"{"api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}}"#,
+        "\n",
+        r#"{"api": "aclrtStreamWaitEvent", "args": {"stream": "s1", "event": "e"}}"#,
+        "\n",
+    );
+    let (sources, diagnostics) = check(trace.as_bytes());
+    let found: Vec<(&str, usize)> = diagnostics
+        .iter()
+        .map(|d| (d.code, sources.get(d.primary.file).line_col(d.primary.range.start).0))
+        .collect();
+    assert!(found.contains(&("SG002", 2)), "{found:?}");
+    assert!(
+        found.iter().any(|(code, line)| *code == "SG104" && *line == 4),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_reported_at_the_byte() {
+    let (sources, diagnostics) = check(b"{\"api\": \"aclrtCreateStream\", \"args\": {\"stream\": \"s\xff\"}}\n");
+    assert_eq!(diagnostics.len(), 1);
+    assert_eq!(diagnostics[0].code, "SG002");
+    assert_eq!(
+        sources
+            .get(diagnostics[0].primary.file)
+            .line_col(diagnostics[0].primary.range.start),
+        (1, 51)
+    );
+}
+
+#[test]
+fn an_unknown_api_is_one_warning_per_name() {
+    let line = r#"{"api": "aclrtFrobnicate", "args": {}}"#;
+    let (_, diagnostics) = check(format!("{line}\n{line}\n{line}\n").as_bytes());
+    assert_eq!(diagnostics.len(), 1);
+    assert_eq!(diagnostics[0].severity, syncguard_analyzer::Severity::Warning);
+}
+
+#[test]
+fn a_failed_call_has_no_effect() {
+    let trace = concat!(
+        r#"{"api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}}"#,
+        "\n",
+        r#"{"api": "aclrtRecordEvent", "args": {"event": "e", "stream": null}, "ret": 507011}"#,
+        "\n",
+        r#"{"api": "aclrtStreamWaitEvent", "args": {"stream": 0, "event": "e"}}"#,
+        "\n",
+        r#"{"api": "aclrtDestroyEvent", "args": {"event": "e"}}"#,
+        "\n",
+    );
+    let (_, diagnostics) = check(trace.as_bytes());
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["SG104"], "the failed record must not satisfy the wait");
+}
+
+#[test]
+fn pointers_inside_a_buffer_resolve_to_it() {
+    // Two kernels on unordered streams touch bytes 0x100.. of one allocation, one
+    // through its base handle and an offset, one through a raw address.
+    let trace = concat!(
+        r#"{"api": "aclrtMalloc", "args": {"devPtr": "0x1000", "size": 4096, "policy": "ACL_MEM_MALLOC_HUGE_FIRST"}}"#,
+        "\n",
+        r#"{"api": "kernel", "args": {"stream": "s1", "name": "a", "writes": [{"buf": "0x1000", "off": 256, "len": 16}]}}"#,
+        "\n",
+        r#"{"api": "kernel", "args": {"stream": "s2", "name": "b", "reads": [{"buf": "0x1108", "len": 4}]}}"#,
+        "\n",
+    );
+    let (_, diagnostics) = check(trace.as_bytes());
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["SG601"]);
+}
+
+/// Codes and messages, as a multiset: spans differ between a trace and its `.sync`.
+fn findings(diagnostics: &[syncguard_analyzer::Diagnostic]) -> BTreeMap<(String, String), usize> {
+    let mut out = BTreeMap::new();
+    for d in diagnostics {
+        *out.entry((d.code.to_string(), d.message.clone())).or_insert(0) += 1;
+    }
+    out
+}
+
+fn trace_files() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [root.join("tests/fixtures"), root.join("../examples")] {
+        let mut pending = vec![dir];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn converting_a_trace_keeps_its_findings() {
+    let files = trace_files();
+    assert!(!files.is_empty(), "no trace fixtures found");
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let (_, from_trace) = check(&bytes);
+        if from_trace.iter().any(|d| d.code == "SG002" || d.code == "SG003") {
+            continue; // malformed lines are left out of the conversion by design
+        }
+        let converted = convert_trace(&mut Sources::default(), "t.jsonl", &bytes[..], None);
+        let checked = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
+        assert_eq!(
+            findings(&from_trace),
+            findings(&checked.diagnostics),
+            "{}: converted program:\n{}",
+            path.display(),
+            converted.text
+        );
+    }
+}
