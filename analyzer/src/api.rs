@@ -44,6 +44,22 @@ pub enum ArgKind {
     Opaque,
 }
 
+impl ArgKind {
+    /// The noun of the object an argument of this kind names, as `ObjectKind::noun`
+    /// spells it; "buffer" for pointers.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ArgKind::Stream => "stream",
+            ArgKind::Event => "event",
+            ArgKind::Notify => "notify",
+            ArgKind::Comm => "communicator",
+            ArgKind::Channel => "channel",
+            ArgKind::Thread => "HCCL thread",
+            _ => "buffer",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EnumFamily {
     Engine,
@@ -115,6 +131,10 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("ACL_EVENT_TIME_LINE", 0x8),
     ("ACL_EVENT_DEVICE_USE_ONLY", 0x10),
     ("ACL_EVENT_EXTERNAL", 0x20),
+    ("ACL_EVENT_RECORD_DEFAULT", 0x0),
+    ("ACL_EVENT_RECORD_EXTERNAL", 0x1),
+    ("ACL_EVENT_WAIT_DEFAULT", 0x0),
+    ("ACL_EVENT_WAIT_EXTERNAL", 0x1),
     ("ACL_NOTIFY_DEFAULT", 0x0),
     ("ACL_NOTIFY_DEVICE_USE_ONLY", 0x1),
     ("ACL_STREAM_FAST_LAUNCH", 0x1),
@@ -127,6 +147,12 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("cudaEventBlockingSync", 0x1),
     ("cudaEventDisableTiming", 0x2),
     ("cudaEventInterprocess", 0x4),
+    ("cudaEventRecordDefault", 0x0),
+    ("cudaEventRecordExternal", 0x1),
+    ("cudaHostAllocDefault", 0x0),
+    ("cudaHostAllocPortable", 0x1),
+    ("cudaHostAllocMapped", 0x2),
+    ("cudaHostAllocWriteCombined", 0x4),
     ("cudaStreamDefault", 0x0),
     ("cudaStreamNonBlocking", 0x1),
 ];
@@ -798,7 +824,7 @@ pub static APIS: &[Api] = &[
     ),
     host(
         "HcclChannelDescInit",
-        &[opt("channelDescs", Opaque), opt("descNum", Int)],
+        &[opt("channelDesc", Opaque), opt("descNum", Int)],
         NONE,
         E::None,
     ),

@@ -4,7 +4,7 @@
 //! trace JSON) to [`ArgValue`]s in the API's parameter order, reporting problems in its
 //! own terms; everything after that is shared, so a call means the same in every input.
 
-use crate::api::{Api, ArgKind, Creates, Effect};
+use crate::api::{Api, Creates, Effect};
 use crate::model::{
     BinOp, BufferInfo, ChannelInfo, CopyDirection, EventInfo, Expr, GeTaskKind, MemRange, MemorySpace, ObjId,
     ObjectKind, OpKind, Program, Timeout,
@@ -482,12 +482,4 @@ pub fn ge_stream_id(api: &Api, args: &CallArgs) -> Option<u32> {
         Some(ArgValue::Int(expr)) => u32::try_from(expr.as_const()?).ok(),
         Some(_) => None,
     }
-}
-
-/// Whether an argument kind names an object (rather than a value).
-pub fn is_object_kind(kind: ArgKind) -> bool {
-    matches!(
-        kind,
-        ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread
-    )
 }

@@ -114,3 +114,9 @@ impl Diagnostic {
         });
     }
 }
+
+/// "an event", "a stream", "an HCCL thread": an object noun in a message.
+pub fn with_article(noun: &str) -> String {
+    let vowel_sound = noun.starts_with(['a', 'e', 'i', 'o', 'u']) || noun.starts_with("HCCL");
+    format!("{} {noun}", if vowel_sound { "an" } else { "a" })
+}

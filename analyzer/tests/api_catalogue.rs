@@ -805,3 +805,20 @@ fn channel_desc_init_leaves_notify_num_zero() {
     assert_codes(src, &["SG302"]);
     assert_codes("HcclChannelDescInit(descs, 2);", &[]);
 }
+
+#[test]
+fn record_and_wait_flags_are_known_by_name() {
+    let program = "let s1 = aclrtCreateStream();
+let s2 = aclrtCreateStream();
+let ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+aclrtRecordEventWithFlag(ev, s1, ACL_EVENT_RECORD_DEFAULT);
+aclrtStreamWaitEventWithFlag(s2, ev, 0, ACL_EVENT_WAIT_DEFAULT);
+aclrtResetEvent(ev, s2);
+aclrtSynchronizeDevice();
+aclrtDestroyEvent(ev);";
+    assert_codes(program, &[]);
+    assert_codes(
+        &program.replace("ACL_EVENT_RECORD_DEFAULT", "ACL_EVENT_RECORD_DEFALT"),
+        &["SG003"],
+    );
+}

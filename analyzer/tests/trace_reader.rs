@@ -280,3 +280,26 @@ fn converting_a_trace_keeps_its_findings() {
         );
     }
 }
+
+#[test]
+fn a_thread_sees_objects_created_after_it_started() {
+    // Thread 2 starts (ts 2) before thread 1 creates the event (ts 3), then waits on it.
+    let trace = concat!(
+        r#"{"thread": 1, "api": "aclrtCreateStream", "args": {"stream": "s1"}, "ts": 1}"#,
+        "\n",
+        r#"{"thread": 2, "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 2}"#,
+        "\n",
+        r#"{"thread": 1, "api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}, "ts": 3}"#,
+        "\n",
+        r#"{"thread": 1, "api": "aclrtRecordEvent", "args": {"event": "e", "stream": "s1"}, "ts": 4}"#,
+        "\n",
+        r#"{"thread": 2, "api": "aclrtSynchronizeEvent", "args": {"event": "e"}, "ts": 5}"#,
+        "\n",
+        r#"{"thread": 1, "api": "aclrtSynchronizeDevice", "args": {}, "ts": 6}"#,
+        "\n",
+        r#"{"thread": 1, "api": "aclrtDestroyEvent", "args": {"event": "e"}, "ts": 7}"#,
+        "\n",
+    );
+    let (_, diagnostics) = check(trace.as_bytes());
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}

@@ -86,6 +86,11 @@ impl Keyword {
         })
     }
 
+    /// Whether `word` is a keyword, so that generated names can avoid it.
+    pub fn is_keyword(word: &str) -> bool {
+        Keyword::from_word(word).is_some()
+    }
+
     pub fn as_str(self) -> &'static str {
         Keyword::ALL
             .iter()

@@ -84,9 +84,17 @@ impl<'p> Builder<'p> {
         self.rank.current.insert(Program::DEFAULT_STREAM, default_stream);
         let main = self.new_agent(rank, AgentKind::Host(Program::MAIN_THREAD));
         self.walk_thread(main, None, &self.program().threads[Program::MAIN_THREAD.index()].body);
-        while let Some((thread, agent, spawned_at, visible)) = self.rank.pending.pop() {
+        // A thread sees what existed when it was spawned and, for anything created only
+        // later (a trace's worker using a stream the main thread made after starting it),
+        // the instance the threads walked so far ended with.
+        let mut latest = self.rank.current.clone();
+        while let Some((thread, agent, spawned_at, mut visible)) = self.rank.pending.pop() {
+            for (obj, inst) in &latest {
+                visible.entry(*obj).or_insert(*inst);
+            }
             self.rank.current = visible;
             self.walk_thread(agent, Some(spawned_at), &self.program().threads[thread.index()].body);
+            latest.extend(self.rank.current.iter().map(|(obj, inst)| (*obj, *inst)));
         }
     }
 

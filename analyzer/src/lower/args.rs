@@ -6,6 +6,7 @@ use syncguard_grammar::ast::{self, ExprKind};
 use super::{Binding, Lowerer};
 use crate::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
 use crate::calls::{Address, ArgValue, CallArgs, ChannelDesc, CoreMem};
+use crate::diagnostic::with_article;
 use crate::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
 
 /// A call's arguments in parameter order (`None`: left out, optional).
@@ -145,7 +146,7 @@ impl Lowerer {
 
     /// An object of the kind `kind` names (`ArgKind::Stream` → a stream, ...).
     pub(super) fn arg_object(&mut self, expr: &ast::Expr, kind: ArgKind) -> Option<ObjId> {
-        let noun = object_noun(kind);
+        let noun = kind.noun();
         if kind == ArgKind::Stream && is_default_stream(expr) {
             return Some(Program::DEFAULT_STREAM);
         }
@@ -406,25 +407,6 @@ impl Lowerer {
         }
         self.arg_range(expr).map(CoreMem::Global)
     }
-}
-
-/// The noun of the object an argument kind expects; equal to `ObjectKind::noun`.
-fn object_noun(kind: ArgKind) -> &'static str {
-    match kind {
-        ArgKind::Stream => "stream",
-        ArgKind::Event => "event",
-        ArgKind::Notify => "notify",
-        ArgKind::Comm => "communicator",
-        ArgKind::Channel => "channel",
-        ArgKind::Thread => "HCCL thread",
-        _ => "buffer",
-    }
-}
-
-/// "an event", "a stream", "an HCCL thread".
-pub(super) fn with_article(noun: &str) -> String {
-    let vowel_sound = noun.starts_with(['a', 'e', 'i', 'o', 'u']) || noun.starts_with("HCCL");
-    format!("{} {noun}", if vowel_sound { "an" } else { "a" })
 }
 
 /// `NULL`, `nullptr` or `0` where a stream is expected: the default stream.

@@ -68,7 +68,7 @@ impl Lowerer {
                 let object = self.program.object(id);
                 let message = format!(
                     "`{name}` is {}, not a number",
-                    super::args::with_article(object.kind.noun())
+                    crate::diagnostic::with_article(object.kind.noun())
                 );
                 self.syntax_error(span, message, "expected an integer expression");
                 Expr::Int(0)

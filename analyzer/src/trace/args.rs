@@ -7,7 +7,7 @@ use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
 use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
 use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, with_article};
 use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
 use crate::source::Span;
 
@@ -21,25 +21,9 @@ const DEFAULT_STREAM_NAMES: [&str; 7] = [
     "cudaStreamLegacy",
     "cudaStreamPerThread",
 ];
-/// Words a `.sync` name cannot be (see grammar/SYNC.md), so handles never become them.
-const RESERVED: [&str; 16] = [
-    "let",
-    "if",
-    "else",
-    "for",
-    "in",
-    "thread",
-    "op",
-    "attrs",
-    "superkernel",
-    "subkernel",
-    "return",
-    "true",
-    "false",
-    "NULL",
-    "nullptr",
-    "context",
-];
+/// Names with a meaning of their own in `.sync` besides the keywords: handles never
+/// become them.
+const RESERVED: [&str; 2] = ["rank", "context"];
 /// The size given to memory that existed before the trace began: large enough for any
 /// offset a tracer prints.
 const UNKNOWN_SIZE: i64 = 1 << 62;
@@ -135,7 +119,7 @@ impl TraceLowerer {
         if kind == ArgKind::Stream && DEFAULT_STREAM_NAMES.contains(&key.as_ref()) {
             return Ok(crate::model::Program::DEFAULT_STREAM);
         }
-        let noun = object_noun(kind);
+        let noun = kind.noun();
         if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
             let object = self.program.object(id);
             if object.kind.noun() == noun {
@@ -386,7 +370,8 @@ pub(super) fn object_name(handle: &str, noun: &str) -> String {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && handle.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if is_ident && !RESERVED.contains(&handle) && !handle.starts_with("ACL_") && !handle.starts_with("COMM_") {
+    let reserved = RESERVED.contains(&handle) || syncguard_grammar::lexer::Keyword::is_keyword(handle);
+    if is_ident && !reserved && !handle.starts_with("ACL_") && !handle.starts_with("COMM_") {
         return handle.to_string();
     }
     let prefix = match noun {
@@ -406,23 +391,6 @@ fn created_where(object: &Object) -> String {
         Some(api) => format!("created by `{api}`"),
         None => "in use before the trace began".into(),
     }
-}
-
-fn object_noun(kind: ArgKind) -> &'static str {
-    match kind {
-        ArgKind::Stream => "stream",
-        ArgKind::Event => "event",
-        ArgKind::Notify => "notify",
-        ArgKind::Comm => "communicator",
-        ArgKind::Channel => "channel",
-        ArgKind::Thread => "HCCL thread",
-        _ => "buffer",
-    }
-}
-
-fn with_article(noun: &str) -> String {
-    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']) || noun.starts_with("HCCL");
-    format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
 fn expected(what: &str, found: &Json) -> Problem {
