@@ -266,16 +266,21 @@ fn ge_op(op: &model::GeOp) -> ast::Stmt {
 
 /// Flag bits by name where the API's family of constants spells them exactly.
 fn flags(api: &Api, bits: u32) -> ast::Expr {
-    let prefix = match api.name {
-        n if n.starts_with("cuda") && n.contains("Event") => "cudaEvent",
-        n if n.starts_with("cuda") => "cudaStream",
-        n if n.contains("Notify") => "ACL_NOTIFY_",
-        n if n.contains("Stream") => "ACL_STREAM_",
-        _ => "ACL_EVENT_",
+    // The constants of the family this API's flags come from (acl_rt.h, cuda_runtime_api.h).
+    let (prefix, excluded): (&str, &[&str]) = match api.name {
+        n if n.contains("HostAlloc") => ("cudaHostAlloc", &[]),
+        n if n.starts_with("cuda") && n.contains("EventRecord") => ("cudaEventRecord", &[]),
+        n if n.starts_with("cuda") && n.contains("Event") => ("cudaEvent", &["cudaEventRecord"]),
+        n if n.starts_with("cuda") => ("cudaStream", &[]),
+        n if n.contains("RecordEvent") => ("ACL_EVENT_RECORD_", &[]),
+        n if n.contains("WaitEvent") => ("ACL_EVENT_WAIT_", &[]),
+        n if n.contains("Notify") => ("ACL_NOTIFY_", &[]),
+        n if n.contains("Stream") => ("ACL_STREAM_", &[]),
+        _ => ("ACL_EVENT_", &["ACL_EVENT_RECORD_", "ACL_EVENT_WAIT_"]),
     };
     let family: Vec<(&str, u32)> = FLAG_CONSTANTS
         .iter()
-        .filter(|(n, v)| n.starts_with(prefix) && *v != 0)
+        .filter(|(n, v)| n.starts_with(prefix) && !excluded.iter().any(|x| n.starts_with(x)) && *v != 0)
         .copied()
         .collect();
     let names: Vec<&str> = family.iter().filter(|(_, v)| bits & v == *v).map(|(n, _)| *n).collect();
