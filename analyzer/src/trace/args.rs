@@ -394,7 +394,7 @@ fn created_where(object: &Object) -> String {
 }
 
 fn expected(what: &str, found: &Json) -> Problem {
-    Problem::Format(format!("expected {what}, found {}", found.kind()))
+    Problem::Format(format!("expected {what}, found {}", found.describe()))
 }
 
 fn int(value: &Json) -> Result<i64, Problem> {

@@ -40,6 +40,17 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// The value for a message: short scalars as written, anything else by its kind.
+    pub fn describe(&self) -> String {
+        match self {
+            Json::Str(text) if text.chars().count() <= 40 => format!("the string {text:?}"),
+            Json::Int(v) => format!("the number {v}"),
+            Json::Float(v) => format!("the number {v}"),
+            Json::Bool(b) => format!("`{b}`"),
+            other => other.kind().to_string(),
+        }
+    }
+
     /// An integer, also written as a decimal or `0x` string (`"4096"`, `"0x1000"`).
     pub fn as_int(&self) -> Option<i64> {
         match self {

@@ -149,7 +149,7 @@ impl TraceLowerer {
             return;
         };
         let Json::Str(api_name) = api_name else {
-            let message = format!("`api` must be a string, found {}", api_name.kind());
+            let message = format!("`api` must be a string, found {}", api_name.describe());
             self.format_error(&span, message, "skipped");
             return;
         };
@@ -161,7 +161,7 @@ impl TraceLowerer {
             Some(Json::Int(id)) => ThreadKey::Id(*id),
             Some(Json::Str(name)) => ThreadKey::Name(name.as_ref()),
             Some(other) => {
-                let message = format!("`thread` must be an integer or a string, found {}", other.kind());
+                let message = format!("`thread` must be an integer or a string, found {}", other.describe());
                 self.format_error(&span, message, "skipped");
                 return;
             }
@@ -251,7 +251,8 @@ impl TraceLowerer {
             Some(value) => match value.as_int().filter(|r| (0..MAX_RANKS).contains(r)) {
                 Some(rank) => rank,
                 None => {
-                    self.format_error(span, "`rank` must be an integer from 0 to 65535", "skipped");
+                    let message = format!("`rank` must be an integer from 0 to 65535, found {}", value.describe());
+                    self.format_error(span, message, "skipped");
                     return None;
                 }
             },
