@@ -125,8 +125,15 @@ fn traces_report_the_line_and_the_source_location() {
     assert_eq!(diagnostic["code"], "SG102");
     assert_eq!(diagnostic["file"], "tests/cli/missing-reset.jsonl");
     assert_eq!(diagnostic["line"], 7);
-    assert_eq!(diagnostic["notes"][0], "this call is at train.cpp:88:5 in the source");
     assert_eq!(diagnostic["related"][0]["line"], 5);
+    assert_eq!(
+        diagnostic["related"][0]["message"],
+        "the previous record of event_0x7f10 (source: train.cpp:4:5)"
+    );
+    let source = &diagnostic["related"][2];
+    assert_eq!(source["file"], "tests/cli/train.cpp");
+    assert_eq!((&source["line"], &source["column"]), (&4.into(), &5.into()));
+    assert_eq!(json["summary"]["files"], 1, "the source file is shown, not checked");
 }
 
 #[test]
@@ -136,6 +143,11 @@ fn a_trace_on_standard_input_is_checked_and_shown() {
     assert_eq!(output.status.code(), Some(1));
     let text = stdout(&output);
     assert!(text.contains("─[ -:7:1 ]"), "{text}");
+    // Relative to the working directory the source file is not found: it is named instead.
+    assert!(
+        text.contains("Note: this call is at train.cpp:4:5 in the source"),
+        "{text}"
+    );
     assert!(
         text.contains(r#""api": "aclrtRecordEvent""#),
         "the trace line is shown: {text}"

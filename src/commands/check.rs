@@ -15,14 +15,17 @@ pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut files = 0;
     for input in &inputs {
         match check_input(&mut sources, input, overrides) {
-            Ok(checked) => diagnostics.extend(checked.diagnostics),
+            Ok(checked) => {
+                diagnostics.extend(checked.diagnostics);
+                files += 1;
+            }
             Err(err) => failures += report(&input.file, &err),
         }
     }
     Diagnostic::sort(&mut diagnostics);
-    let files = sources.iter().count();
     match format {
         Format::Text => {
             if !diagnostics.is_empty() {

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 use super::json::{Args, Json, Line};
+use super::locations::{SourceFiles, SourceLocation};
 use crate::api::{self, Api, Effect, Place};
 use crate::calls::{self, CallArgs};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -17,7 +18,7 @@ use crate::model::{
     BinOp, Block, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
 };
 use crate::rules::{TraceFormatError, UnknownName};
-use crate::source::{FileId, Span};
+use crate::source::{FileId, Sources, Span};
 
 /// More malformed lines than this are counted, not shown one by one.
 const MAX_SHOWN_FORMAT_ERRORS: usize = 100;
@@ -36,7 +37,7 @@ pub struct TraceLowerer {
     format_errors: usize,
     first_hidden: Option<Span>,
     /// `loc` of the lines that have one, by line start.
-    locs: HashMap<usize, String>,
+    locs: HashMap<usize, SourceLocation>,
     /// Each call's resolved arguments by line start, for `syncguard convert`.
     pub(super) calls: Option<HashMap<usize, RecordedCall>>,
 }
@@ -170,7 +171,7 @@ impl TraceLowerer {
         if !succeeded(line.ret.as_ref()) {
             return; // a failed call had no effect
         }
-        if let Some(loc) = line.loc.as_ref().and_then(location) {
+        if let Some(loc) = line.loc.as_ref().and_then(SourceLocation::from_json) {
             self.locs.insert(span.range.start, loc);
         }
         let ts = line
@@ -501,12 +502,15 @@ impl TraceLowerer {
 
     /// Lower, analyze and report. Analysis runs even when lines were malformed: the rest
     /// of the trace is still checked.
-    pub fn finish(mut self, overrides: &Overrides) -> CheckedFile {
+    pub fn finish(mut self, sources: &mut Sources, overrides: &Overrides) -> CheckedFile {
         let locs = std::mem::take(&mut self.locs);
+        let mut files = SourceFiles::new(sources, self.file);
         let (program, mut diagnostics, _) = self.into_program(overrides);
         diagnostics.extend(crate::analysis::analyze(&program));
-        for diagnostic in &mut diagnostics {
-            add_locations(diagnostic, &locs);
+        if !locs.is_empty() {
+            for diagnostic in &mut diagnostics {
+                files.annotate(diagnostic, &locs);
+            }
         }
         Diagnostic::sort(&mut diagnostics);
         CheckedFile { program, diagnostics }
@@ -580,33 +584,5 @@ fn succeeded(ret: Option<&Json>) -> bool {
         None | Some(Json::Null) => true,
         Some(Json::Str(name)) if name.ends_with("SUCCESS") || name.ends_with("Success") => true,
         Some(value) => value.as_int() == Some(0),
-    }
-}
-
-/// `{"file": "a.cpp", "line": 42, "col": 7}` as `a.cpp:42:7`.
-fn location(loc: &Json) -> Option<String> {
-    let Json::Str(file) = loc.get("file")? else { return None };
-    let mut text = file.to_string();
-    for key in ["line", "col"] {
-        match loc.get(key).and_then(Json::as_int) {
-            Some(n) => text.push_str(&format!(":{n}")),
-            None => break,
-        }
-    }
-    Some(text)
-}
-
-/// Name the source location of every involved trace line that has a `loc`.
-fn add_locations(diagnostic: &mut Diagnostic, locs: &HashMap<usize, String>) {
-    if locs.is_empty() {
-        return;
-    }
-    if let Some(loc) = locs.get(&diagnostic.primary.range.start) {
-        diagnostic.notes.push(format!("this call is at {loc} in the source"));
-    }
-    for related in &mut diagnostic.related {
-        if let Some(loc) = locs.get(&related.span.range.start) {
-            related.message.push_str(&format!(" (source: {loc})"));
-        }
     }
 }

@@ -9,6 +9,7 @@
 mod args;
 pub mod convert;
 mod json;
+mod locations;
 mod lower;
 
 use std::io::{BufRead, BufReader, Read};
@@ -49,7 +50,7 @@ pub fn check_trace_reader(
     overrides: &Overrides,
 ) -> CheckedFile {
     let (_, lowerer) = read_trace(sources, display, reader, reread, false);
-    lowerer.finish(overrides)
+    lowerer.finish(sources, overrides)
 }
 
 /// What one line is.

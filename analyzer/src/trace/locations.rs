@@ -1,0 +1,122 @@
+//! A trace line's `loc`: where in the user's source the call was made. Findings point
+//! at that line too when the source file can be read; otherwise they name it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::json::Json;
+use crate::diagnostic::{Diagnostic, Related};
+use crate::source::{FileId, SourceFile, Sources, Span};
+
+/// `{"file": "train.cpp", "line": 88, "col": 5}`
+#[derive(Clone, Debug)]
+pub struct SourceLocation {
+    file: String,
+    line: usize,
+    col: Option<usize>,
+}
+
+impl SourceLocation {
+    pub fn from_json(loc: &Json) -> Option<SourceLocation> {
+        let Json::Str(file) = loc.get("file")? else { return None };
+        let positive = |key| {
+            loc.get(key)
+                .and_then(Json::as_int)
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|&n| n > 0)
+        };
+        Some(SourceLocation {
+            file: file.to_string(),
+            line: positive("line")?,
+            col: positive("col"),
+        })
+    }
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        match self.col {
+            Some(col) => write!(f, ":{col}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Source files opened for locations, by the path the trace names (`None`: unreadable).
+pub struct SourceFiles<'s> {
+    sources: &'s mut Sources,
+    /// The trace's folder, which relative paths are tried against first.
+    base: Option<PathBuf>,
+    opened: HashMap<String, Option<FileId>>,
+}
+
+impl<'s> SourceFiles<'s> {
+    pub fn new(sources: &'s mut Sources, trace: FileId) -> Self {
+        let base = Path::new(&sources.get(trace).path).parent().map(Path::to_path_buf);
+        SourceFiles {
+            sources,
+            base,
+            opened: HashMap::new(),
+        }
+    }
+
+    /// Point `diagnostic` at the source of every involved trace line that has a `loc`:
+    /// a label on the source line when the file can be read, else a note.
+    pub fn annotate(&mut self, diagnostic: &mut Diagnostic, locs: &HashMap<usize, SourceLocation>) {
+        if let Some(loc) = locs.get(&diagnostic.primary.range.start) {
+            match self.span(loc) {
+                Some(span) => diagnostic.related.push(Related {
+                    span,
+                    message: "the call, in the source".into(),
+                }),
+                None => diagnostic.notes.push(format!("this call is at {loc} in the source")),
+            }
+        }
+        for related in &mut diagnostic.related {
+            if let Some(loc) = locs.get(&related.span.range.start) {
+                related.message.push_str(&format!(" (source: {loc})"));
+            }
+        }
+    }
+
+    /// The span of the location's line, from its column, in the opened source file.
+    fn span(&mut self, loc: &SourceLocation) -> Option<Span> {
+        let id = match self.opened.get(&loc.file) {
+            Some(id) => *id,
+            None => {
+                let id = self.open(&loc.file);
+                self.opened.insert(loc.file.clone(), id);
+                id
+            }
+        }?;
+        let file = self.sources.get(id);
+        let line = file.line_bytes(loc.line.checked_sub(1)?);
+        let text = file.text.get(line.clone())?;
+        if loc.line > 1 && line.start == 0 {
+            return None; // the file is shorter than the trace claims
+        }
+        let content = text.trim_end_matches(['\n', '\r']).len();
+        let column = loc
+            .col
+            .map_or(0, |c| text.char_indices().nth(c - 1).map_or(content, |(i, _)| i));
+        let start = line.start + column.min(content);
+        Some(Span::new(id, start..(line.start + content).max(start)))
+    }
+
+    fn open(&mut self, path: &str) -> Option<FileId> {
+        let candidates = self
+            .base
+            .iter()
+            .map(|base| base.join(path))
+            .chain([PathBuf::from(path)]);
+        for candidate in candidates {
+            if let Ok(bytes) = std::fs::read(&candidate) {
+                let (text, _) = crate::source::decode_utf8_lossless_offsets(&bytes);
+                return Some(self.sources.add(SourceFile::new(candidate.display().to_string(), text)));
+            }
+        }
+        None
+    }
+}
