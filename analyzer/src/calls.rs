@@ -221,8 +221,8 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             OpKind::RemoteWrite {
                 thread: obj(0)?,
                 channel: obj(1)?,
-                dst: args.address(2)?.range(Some(len.clone()), program),
-                src: args.address(3)?.range(Some(len), program),
+                dst: Box::new(args.address(2)?.range(Some(len.clone()), program)),
+                src: Box::new(args.address(3)?.range(Some(len), program)),
                 notify: if with_notify {
                     Some(args.int(api.params.len() - 1)?)
                 } else {
@@ -235,16 +235,16 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             OpKind::RemoteRead {
                 thread: obj(0)?,
                 channel: obj(1)?,
-                dst: args.address(2)?.range(Some(len.clone()), program),
-                src: args.address(3)?.range(Some(len), program),
+                dst: Box::new(args.address(2)?.range(Some(len.clone()), program)),
+                src: Box::new(args.address(3)?.range(Some(len), program)),
             }
         }
         Effect::LocalCopy { reduce } => {
             let len = transfer_len(api, args, reduce)?;
             OpKind::LocalCopy {
                 thread: obj(0)?,
-                dst: args.address(1)?.range(Some(len.clone()), program),
-                src: args.address(2)?.range(Some(len), program),
+                dst: Box::new(args.address(1)?.range(Some(len.clone()), program)),
+                src: Box::new(args.address(2)?.range(Some(len), program)),
             }
         }
         Effect::NotifyRecordOnThread => OpKind::NotifyRecord {
@@ -337,8 +337,8 @@ fn ranges(value: Option<&ArgValue>) -> Vec<MemRange> {
 fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> Option<OpKind> {
     let index = |name: &str| api.params.iter().position(|p| p.name == name);
     let count = args.int(index("count")?)?;
-    let dst = args.address(index("dst")?)?.range(Some(count.clone()), program);
-    let src = args.address(index("src")?)?.range(Some(count), program);
+    let dst = Box::new(args.address(index("dst")?)?.range(Some(count.clone()), program));
+    let src = Box::new(args.address(index("src")?)?.range(Some(count), program));
     let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
     let stream = match with_stream {
         true => Some(match index("stream") {

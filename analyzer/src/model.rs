@@ -295,21 +295,21 @@ pub enum OpKind {
     RemoteWrite {
         thread: ObjId,
         channel: ObjId,
-        dst: MemRange,
-        src: MemRange,
+        dst: Box<MemRange>,
+        src: Box<MemRange>,
         notify: Option<Expr>,
     },
     /// One-sided read of the peer's memory into local memory.
     RemoteRead {
         thread: ObjId,
         channel: ObjId,
-        dst: MemRange,
-        src: MemRange,
+        dst: Box<MemRange>,
+        src: Box<MemRange>,
     },
     LocalCopy {
         thread: ObjId,
-        dst: MemRange,
-        src: MemRange,
+        dst: Box<MemRange>,
+        src: Box<MemRange>,
     },
     /// Orders this thread's earlier transfers (on `channel`, or all channels) before later ops.
     Fence {
@@ -329,8 +329,8 @@ pub enum OpKind {
     /// `stream: None` is a synchronous copy that blocks the host.
     Memcpy {
         stream: Option<ObjId>,
-        dst: MemRange,
-        src: MemRange,
+        dst: Box<MemRange>,
+        src: Box<MemRange>,
         /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
         /// `None` for APIs without it (CUDA).
         dest_max: Option<Expr>,

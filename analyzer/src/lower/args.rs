@@ -66,16 +66,25 @@ impl Lowerer {
             }
             values[index] = Some(&arg.value);
         }
-        let missing = api
+        let missing: Vec<&str> = api
             .params
             .iter()
             .zip(&values)
-            .any(|(param, value)| !param.optional && value.is_none());
-        if missing {
-            self.arity_error(api, call);
-            return None;
+            .filter(|(param, value)| !param.optional && value.is_none())
+            .map(|(param, _)| param.name)
+            .collect();
+        if missing.is_empty() {
+            return ok.then_some(BoundArgs { values });
         }
-        ok.then_some(BoundArgs { values })
+        if call.args.len() < api.required_params() || call.args.iter().all(|arg| arg.name.is_none()) {
+            self.arity_error(api, call);
+        } else {
+            // Enough arguments, but named ones took the place of a required one.
+            let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+            let message = format!("`{}` is missing {}", api.name, names.join(", "));
+            self.syntax_error(&call.span, message, format!("expected {}", api.signature()));
+        }
+        None
     }
 
     /// Resolve every argument to its model value, reporting all problems of a call

@@ -14,7 +14,7 @@ use crate::api::{self, Api, ArgKind, Creates, FLAG_CONSTANTS};
 use crate::calls::ArgValue;
 use crate::diagnostic::Diagnostic;
 use crate::frontend::Overrides;
-use crate::model::{self, BinOp, GeTaskKind, MemRange, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
+use crate::model::{self, BinOp, MemRange, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
 use crate::source::Sources;
 
 /// A converted trace, and what reading it reported (malformed lines are left out).
@@ -67,7 +67,7 @@ impl Printer<'_> {
             stmts.push(stmt(ast::StmtKind::Ranks(ast::RankCount::Fixed(int(ranks as i64)))));
         }
         stmts.extend(self.block(&self.program.threads[Program::MAIN_THREAD.index()].body));
-        stmts.extend(self.program.ge_ops.iter().map(ge_op));
+        stmts.extend(self.program.ge_ops.iter().map(|op| self.ge_op(op)));
         stmts
     }
 
@@ -132,20 +132,7 @@ impl Printer<'_> {
     }
 
     fn recorded(&self, call: &RecordedCall) -> ast::Stmt {
-        let mut args = Vec::new();
-        let mut gap = false;
-        for (index, param) in call.api.params.iter().enumerate() {
-            let Some(value) = call.args.get(index) else {
-                gap = true;
-                continue;
-            };
-            let value = self.value(call.api, param.kind, value);
-            let named = param.named_only || gap;
-            args.push(ast::Arg {
-                name: named.then(|| ident_of(param.name)),
-                value,
-            });
-        }
+        let args = self.arguments(call, |_| true);
         if call.created.is_empty() {
             return stmt(ast::StmtKind::Call(make_call(call.api.name, args)));
         }
@@ -161,6 +148,57 @@ impl Printer<'_> {
         stmt(ast::StmtKind::Let {
             pattern,
             value: call_expr(make_call(call.api.name, args)),
+        })
+    }
+
+    /// The call's arguments as written: positional until one is left out, named after.
+    fn arguments(&self, call: &RecordedCall, keep: impl Fn(&str) -> bool) -> Vec<ast::Arg> {
+        let mut args = Vec::new();
+        let mut gap = false;
+        for (index, param) in call.api.params.iter().enumerate().filter(|(_, p)| keep(p.name)) {
+            let value = match call.args.get(index) {
+                Some(value) => self.value(call.api, param.kind, value),
+                // A trace has no gen-task `context` to show; `.sync` spells it out.
+                None if param.kind == ArgKind::GenTaskContext => name("context"),
+                None => {
+                    gap = true;
+                    continue;
+                }
+            };
+            let named = param.named_only || gap;
+            args.push(ast::Arg {
+                name: named.then(|| ident_of(param.name)),
+                value,
+            });
+        }
+        args
+    }
+
+    /// One task of a gen-task list: its call as traced, with the stream it ended on
+    /// (a later `SetStreamId` may have changed it).
+    fn ge_task(&self, task: &model::GeTask) -> ast::Stmt {
+        let mut args = match self.calls.get(&task.span.range.start) {
+            Some(call) => self.arguments(call, |name| name != "stream_id"),
+            None => vec![ast::Arg {
+                name: None,
+                value: name("context"),
+            }],
+        };
+        args.push(ast::Arg {
+            name: Some(ident_of("stream_id")),
+            value: int(task.stream_id as i64),
+        });
+        stmt(ast::StmtKind::Call(make_call(task.api, args)))
+    }
+
+    fn ge_op(&self, op: &model::GeOp) -> ast::Stmt {
+        stmt(ast::StmtKind::GeOp {
+            name: ident_of(&op.name),
+            attrs: op.attrs.iter().map(|(attr, _)| ident_of(attr)).collect(),
+            body: ast::Block {
+                stmts: op.tasks.iter().map(|task| self.ge_task(task)).collect(),
+                span: 0..0,
+            },
         })
     }
 
@@ -218,49 +256,6 @@ fn let_call(api: &Api, created: &[ObjId], args: Vec<ast::Expr>, program: &Progra
     stmt(ast::StmtKind::Let {
         pattern: ast::Pattern::Name(ident_of(&program.object(created[0]).name)),
         value: call_expr(make_call(api.name, args)),
-    })
-}
-
-fn ge_op(op: &model::GeOp) -> ast::Stmt {
-    let tasks = op
-        .tasks
-        .iter()
-        .map(|task| {
-            let mut args = vec![ast::Arg {
-                name: None,
-                value: name("context"),
-            }];
-            let mut positional = |value: ast::Expr| args.push(ast::Arg { name: None, value });
-            match &task.kind {
-                GeTaskKind::HcomRecord { group, .. } | GeTaskKind::HcomWait { group, .. } => {
-                    positional(plain(ast::ExprKind::Str(group.clone())))
-                }
-                GeTaskKind::AicpuKfc { so_name, kernel_name } => {
-                    positional(plain(ast::ExprKind::Str(so_name.clone())));
-                    positional(plain(ast::ExprKind::Str(kernel_name.clone())));
-                }
-                GeTaskKind::AiCore { .. } if task.api.ends_with("CreateFusionTask") => {
-                    positional(plain(ast::ExprKind::List(Vec::new())))
-                }
-                GeTaskKind::AiCore { name } => positional(plain(ast::ExprKind::Str(name.clone()))),
-                GeTaskKind::Ccu { groups } => positional(plain(ast::ExprKind::List(
-                    groups.iter().map(|g| plain(ast::ExprKind::Str(g.clone()))).collect(),
-                ))),
-            }
-            args.push(ast::Arg {
-                name: Some(ident_of("stream_id")),
-                value: int(task.stream_id as i64),
-            });
-            stmt(ast::StmtKind::Call(make_call(task.api, args)))
-        })
-        .collect();
-    stmt(ast::StmtKind::GeOp {
-        name: ident_of(&op.name),
-        attrs: op.attrs.iter().map(|(attr, _)| ident_of(attr)).collect(),
-        body: ast::Block {
-            stmts: tasks,
-            span: 0..0,
-        },
     })
 }
 

@@ -441,6 +441,14 @@ impl TraceLowerer {
                 stream_id,
                 span: span.clone(),
             });
+            if let Some(calls) = &mut self.calls {
+                let call = RecordedCall {
+                    api,
+                    args: resolved,
+                    created: Vec::new(),
+                };
+                calls.insert(span.range.start, call);
+            }
         }
     }
 
