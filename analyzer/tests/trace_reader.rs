@@ -305,3 +305,25 @@ fn a_thread_sees_objects_created_after_it_started() {
     let (_, diagnostics) = check(trace.as_bytes());
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
 }
+
+#[test]
+fn the_hccl_buffer_size_a_trace_reports_bounds_transfers() {
+    // HCCL reports a 1 MiB buffer; writing 1 MiB at offset 512 KiB runs past its end.
+    let trace = concat!(
+        r#"{"api": "HcclCommInitRootInfo", "args": {"nRanks": 1, "rootInfo": "r", "rank": 0, "comm": "c"}}"#,
+        "\n",
+        r#"{"api": "HcclThreadAcquire", "args": {"comm": "c", "engine": "COMM_ENGINE_AICPU_TS", "threadNum": 1, "notifyNumPerThread": 1, "threads": ["t"]}}"#,
+        "\n",
+        r#"{"api": "HcclGetHcclBuffer", "args": {"comm": "c", "buffer": "0x1000000", "size": 1048576}}"#,
+        "\n",
+        r#"{"api": "HcclGetHcclBuffer", "args": {"comm": "c", "buffer": "0x2000000", "size": 1048576}}"#,
+        "\n",
+        r#"{"api": "HcommLocalCopyOnThread", "args": {"thread": "t", "dst": {"buf": "0x2000000", "off": 524288}, "src": "0x1000000", "len": 1048576}}"#,
+        "\n",
+        r#"{"api": "HcommThreadSynchronize", "args": {"thread": "t"}}"#,
+        "\n",
+    );
+    let (_, diagnostics) = check(trace.as_bytes());
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["SG306"]);
+}

@@ -283,11 +283,22 @@ impl TraceLowerer {
         let Some(mut kinds) = calls::created_objects(api, args, keys.len(), &self.program) else {
             return Vec::new();
         };
+        // The size HCCL reports is the HCCL_BUFFSIZE the run used: the smallest seen is
+        // what every rank can rely on.
         if matches!(api.creates, Creates::HcclLocalBuffer | Creates::HcclPeerBuffer)
-            && let Some(size) = json.get("size").and_then(Json::as_int)
+            && let Some(size) = json
+                .get("size")
+                .and_then(Json::as_int)
+                .and_then(|s| u64::try_from(s).ok())
             && let Some(ObjectKind::Buffer(info)) = kinds.first_mut()
         {
-            info.size = Expr::Int(size);
+            info.size = Expr::Int(size as i64);
+            let settings = &mut self.program.settings;
+            settings.hccl_buffer_size = match self.hccl_size_seen {
+                true => settings.hccl_buffer_size.min(size),
+                false => size,
+            };
+            self.hccl_size_seen = true;
         }
         let mut created = Vec::with_capacity(keys.len());
         for (key, kind) in keys.iter().zip(kinds) {

@@ -58,6 +58,9 @@ impl Printer<'_> {
     fn file(&self) -> Vec<ast::Stmt> {
         let settings = &self.program.settings;
         let mut stmts = vec![setting("target", name(settings.target.name()))];
+        if settings.hccl_buffer_size != model::Settings::default().hccl_buffer_size {
+            stmts.push(setting("hccl_buffer_size", int(settings.hccl_buffer_size as i64)));
+        }
         if settings.cann == model::CannPolicy::Legacy {
             stmts.push(setting("cann", name("legacy")));
         }

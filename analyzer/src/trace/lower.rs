@@ -36,6 +36,8 @@ pub struct TraceLowerer {
     unknown_apis: HashSet<String>,
     format_errors: usize,
     first_hidden: Option<Span>,
+    /// Whether a line has told the HCCL buffer size.
+    pub(super) hccl_size_seen: bool,
     /// `loc` of the lines that have one, by line start.
     locs: HashMap<usize, SourceLocation>,
     /// Each call's resolved arguments by line start, for `syncguard convert`.
@@ -117,6 +119,7 @@ impl TraceLowerer {
             unknown_apis: HashSet::new(),
             format_errors: 0,
             first_hidden: None,
+            hccl_size_seen: false,
             locs: HashMap::new(),
             calls: keep_calls.then(HashMap::new),
         }

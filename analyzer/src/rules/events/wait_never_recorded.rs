@@ -64,6 +64,17 @@ fn hang(analysis: &Analysis, wait: NodeId, event: crate::exec::InstId) -> Diagno
     ))
 }
 
+/// The record call of the API family the wait belongs to.
+fn record_api(wait_api: &str) -> &'static str {
+    if wait_api.starts_with("cuda") {
+        "cudaEventRecord"
+    } else if wait_api.starts_with("acl.rt.") {
+        "acl.rt.record_event"
+    } else {
+        "aclrtRecordEvent"
+    }
+}
+
 fn no_op(analysis: &Analysis, wait: NodeId, event: crate::exec::InstId) -> Diagnostic {
     let exec = analysis.exec;
     let stream = exec.agent_name(exec.node(wait).agent);
@@ -75,7 +86,10 @@ fn no_op(analysis: &Analysis, wait: NodeId, event: crate::exec::InstId) -> Diagn
     )
     .with_severity(Severity::Warning)
     .with_label("binds to no record (capture-kind events bind at issue time)")
-    .with_help(format!("issue aclrtRecordEvent({name}, ...) before this wait"));
+    .with_help(format!(
+        "issue {}({name}, ...) before this wait",
+        record_api(exec.node(wait).op.api)
+    ));
     let later = exec
         .nodes
         .iter()
