@@ -191,6 +191,9 @@ impl<'p> Execution<'p> {
         let agent = self.agent(id);
         let name = match agent.kind {
             AgentKind::Host(thread) => format!("host thread {}", self.program.threads[thread.index()].name),
+            AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::DEFAULT_STREAM => {
+                "the default stream".to_string()
+            }
             AgentKind::Stream(inst) | AgentKind::HcclThread(inst) => {
                 let object = self.program.object(self.instance(inst).obj);
                 format!("{} {}", object.kind.noun(), object.name)
