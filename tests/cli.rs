@@ -180,6 +180,27 @@ fn convert_reports_malformed_lines_and_keeps_the_rest() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("SG002"));
 }
 
+#[test]
+fn convert_warns_when_scoping_cannot_express_the_trace() {
+    // Thread `b` starts before thread `a` (the first seen, the main one) creates the
+    // event `b` destroys.
+    let trace = concat!(
+        r#"{"thread": "a", "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 1}"#,
+        "\n",
+        r#"{"thread": "b", "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 2}"#,
+        "\n",
+        r#"{"thread": "a", "api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}, "ts": 3}"#,
+        "\n",
+        r#"{"thread": "b", "api": "aclrtDestroyEvent", "args": {"event": "e"}, "ts": 4}"#,
+        "\n",
+    );
+    let output = pipe(&["convert", "-"], trace.as_bytes());
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot express that order"));
+    let clean = pipe(&["convert", "tests/cli/missing-reset.jsonl"], b"");
+    assert!(clean.stderr.is_empty(), "{}", String::from_utf8_lossy(&clean.stderr));
+}
+
 fn pipe(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_syncguard"))
         .args(args)

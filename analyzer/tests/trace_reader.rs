@@ -327,3 +327,24 @@ fn the_hccl_buffer_size_a_trace_reports_bounds_transfers() {
     let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["SG306"]);
 }
+
+#[test]
+fn the_main_thread_sees_objects_a_worker_created() {
+    // A worker thread (started first) creates the stream and event the main thread uses.
+    let trace = concat!(
+        r#"{"thread": "main", "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 1}"#,
+        "\n",
+        r#"{"thread": "worker", "api": "aclrtCreateStream", "args": {"stream": "s1"}, "ts": 2}"#,
+        "\n",
+        r#"{"thread": "worker", "api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}, "ts": 3}"#,
+        "\n",
+        r#"{"thread": "main", "api": "aclrtRecordEvent", "args": {"event": "e", "stream": "s1"}, "ts": 4}"#,
+        "\n",
+        r#"{"thread": "main", "api": "aclrtSynchronizeEvent", "args": {"event": "e"}, "ts": 5}"#,
+        "\n",
+        r#"{"thread": "worker", "api": "aclrtDestroyEvent", "args": {"event": "e"}, "ts": 6}"#,
+        "\n",
+    );
+    let (_, diagnostics) = check(trace.as_bytes());
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}

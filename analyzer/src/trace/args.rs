@@ -257,7 +257,6 @@ impl TraceLowerer {
     pub(super) fn create(
         &mut self,
         rank: usize,
-        target: Target,
         api: &'static Api,
         args: &CallArgs,
         json: &Args,
@@ -303,7 +302,10 @@ impl TraceLowerer {
         let mut created = Vec::with_capacity(keys.len());
         for (key, kind) in keys.iter().zip(kinds) {
             let id = self.new_object(rank, key, kind, Some(api.name), span);
-            self.push(target, api, OpKind::Create(id), span);
+            // Creations go on the main thread, in file order: host threads are walked one
+            // after another, and a handle one thread creates may be used by any other
+            // thread after it.
+            self.push(Target::Main(rank), api, OpKind::Create(id), span);
             self.report_used_before(rank, key, id, api);
             created.push(id);
         }

@@ -92,7 +92,9 @@ impl Printer<'_> {
                     let line = op.span.range.start;
                     if let OpKind::Spawn(thread) = op.kind {
                         out.push(self.thread(thread));
-                    } else if last_line != Some(line) || !self.calls.contains_key(&line) {
+                        continue;
+                    }
+                    if last_line != Some(line) || !self.calls.contains_key(&line) {
                         out.extend(self.op(op));
                     }
                     last_line = Some(line);

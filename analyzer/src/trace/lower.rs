@@ -356,7 +356,7 @@ impl TraceLowerer {
         };
         let mut created = Vec::new();
         if api.creates != api::Creates::Nothing {
-            created = self.create(rank, target, api, &resolved, args, span);
+            created = self.create(rank, api, &resolved, args, span);
             if created.is_empty() {
                 return;
             }
