@@ -26,7 +26,7 @@ const MAX_SHOWN_FORMAT_ERRORS: usize = 100;
 const MAX_RANKS: i64 = 1 << 16;
 
 /// Streams trace lines into a Program.
-pub struct TraceLowerer {
+pub(crate) struct TraceLowerer {
     pub(super) file: FileId,
     pub(super) program: Program,
     diagnostics: Vec<Diagnostic>,

@@ -16,13 +16,12 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use json::Line;
+use lower::TraceLowerer;
 
 use crate::diagnostic::Diagnostic;
 use crate::frontend::{CheckedFile, Overrides};
 use crate::rules::TraceFormatError;
 use crate::source::{FileId, SourceFile, Sources, Span};
-
-pub use lower::TraceLowerer;
 
 /// Lines longer than this are reported and skipped rather than buffered.
 const MAX_LINE: usize = 16 << 20;
