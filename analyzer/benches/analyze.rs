@@ -4,6 +4,8 @@
 //!
 //! Run: `cargo bench -p syncguard-analyzer --bench analyze`
 
+mod peak_memory;
+
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Instant;
@@ -48,15 +50,6 @@ fn generate(ops: usize) -> String {
         writeln!(src, "aclrtDestroyEvent(e{i});").unwrap();
     }
     src
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 /// The same workload built directly as a Program, so that the analysis is measured
@@ -153,7 +146,7 @@ fn measure(ops: usize, analysis: bool) {
             "| `.sync` parse + lower + analyze | {:>9} | {:>7.3} | {:>10.0} |",
             checked.program.op_count(),
             total.as_secs_f64(),
-            peak_rss_mib()
+            peak_memory::peak_rss_mib()
         );
         return;
     }
@@ -176,7 +169,7 @@ fn measure(ops: usize, analysis: bool) {
         instantiate.as_secs_f64(),
         happens_before.as_secs_f64(),
         analyze.as_secs_f64(),
-        peak_rss_mib()
+        peak_memory::peak_rss_mib()
     );
 }
 

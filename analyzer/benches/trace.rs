@@ -7,6 +7,7 @@
 //!
 //! Run: `cargo bench -p syncguard-analyzer --bench trace`
 
+mod peak_memory;
 mod trace_gen;
 
 use std::io::BufWriter;
@@ -20,15 +21,6 @@ const RANKS: usize = 8;
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 const HUGE: usize = 10_000_000;
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
 /// In the child: check the trace, then analyze its Program again to see the analysis's
 /// share; print `seconds analysis_seconds peak_mib diagnostics`, and the first
 /// diagnostic on stderr. The peak is taken before the second analysis (which holds no
@@ -38,7 +30,7 @@ fn measure(path: &Path) {
     let checked =
         check_trace_file(&mut Sources::default(), path, &Overrides::default()).expect("the trace is readable");
     let seconds = start.elapsed().as_secs_f64();
-    let peak = peak_rss_mib();
+    let peak = peak_memory::peak_rss_mib();
     let start = Instant::now();
     syncguard_analyzer::analyze(&checked.program);
     let analysis = start.elapsed().as_secs_f64();

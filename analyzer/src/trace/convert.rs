@@ -30,7 +30,7 @@ pub fn convert_trace(
     reader: impl Read,
     reread: Option<PathBuf>,
 ) -> Converted {
-    let (_, lowerer) = super::read_trace(sources, display, reader, reread, true);
+    let lowerer = super::read_trace(sources, display, reader, reread, true);
     let (program, mut diagnostics, calls) = lowerer.into_program(&Overrides::default());
     Diagnostic::sort(&mut diagnostics);
     let printer = Printer {

@@ -23,7 +23,7 @@ impl<'a> Json<'a> {
     /// The member `key` of an object.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {
-            Json::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Object(members) => member(members, key),
             _ => None,
         }
     }
@@ -131,7 +131,7 @@ impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4).min(64));
         while let Some(key) = map.next_key::<Key<'a>>()? {
             members.push((key.0, map.next_value()?));
         }
@@ -151,45 +151,37 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
+type Members<'a> = Vec<(Cow<'a, str>, Json<'a>)>;
+
+fn member<'m, 'a>(members: &'m Members<'a>, key: &str) -> Option<&'m Json<'a>> {
+    members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
 /// A line's `args`: named values.
 #[derive(Clone, Debug, Default)]
-pub struct Args<'a> {
-    members: Vec<(Cow<'a, str>, Json<'a>)>,
-}
+pub struct Args<'a>(Members<'a>);
 
 impl<'a> Args<'a> {
     /// The argument `key`.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
-        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        member(&self.0, key)
     }
 
     /// Every argument as one object: for calls whose arguments are a range (`host_read`).
     pub fn to_json(&self) -> Json<'a> {
-        Json::Object(self.members.clone())
+        Json::Object(self.0.clone())
     }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ArgsVisitor(std::marker::PhantomData))
-    }
-}
-
-struct ArgsVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
-    type Value = Args<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("`args` as an object of named arguments")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::with_capacity(8);
-        while let Some(key) = map.next_key::<Key<'a>>()? {
-            members.push((key.0, map.next_value()?));
+        match Json::deserialize(deserializer)? {
+            Json::Object(members) => Ok(Args(members)),
+            other => Err(de::Error::custom(format!(
+                "`args` must be an object of named arguments, not {}",
+                other.describe()
+            ))),
         }
-        Ok(Args { members })
     }
 }
 

@@ -21,19 +21,19 @@ use lower::TraceLowerer;
 use crate::diagnostic::Diagnostic;
 use crate::frontend::{CheckedFile, Overrides};
 use crate::rules::TraceFormatError;
-use crate::source::{FileId, SourceFile, Sources, Span};
+use crate::source::{SourceFile, Sources, Span};
 
 /// Lines longer than this are reported and skipped rather than buffered.
 const MAX_LINE: usize = 16 << 20;
 
 /// Check the trace at `path`, streaming it from disk.
 pub fn check_trace_file(sources: &mut Sources, path: &Path, overrides: &Overrides) -> std::io::Result<CheckedFile> {
-    let reader = BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
+    let file = std::fs::File::open(path)?;
     let display = path.display().to_string();
     Ok(check_trace_reader(
         sources,
         display,
-        reader,
+        file,
         Some(path.to_path_buf()),
         overrides,
     ))
@@ -48,14 +48,7 @@ pub fn check_trace_reader(
     reread: Option<PathBuf>,
     overrides: &Overrides,
 ) -> CheckedFile {
-    let (_, lowerer) = read_trace(sources, display, reader, reread, false);
-    lowerer.finish(sources, overrides)
-}
-
-/// What one line is.
-enum Parsed<'b> {
-    Line(Box<Line<'b>>),
-    Problem(Box<Diagnostic>),
+    read_trace(sources, display, reader, reread, false).finish(sources, overrides)
 }
 
 /// Stream every line of a trace through a [`TraceLowerer`], in file order.
@@ -65,7 +58,7 @@ pub(crate) fn read_trace(
     reader: impl Read,
     reread: Option<PathBuf>,
     keep_calls: bool,
-) -> (FileId, TraceLowerer) {
+) -> TraceLowerer {
     let file = sources.add(SourceFile::deferred(display, reread));
     let mut lowerer = TraceLowerer::new(file, keep_calls);
     let mut lines = LineReader::new(reader);
@@ -77,36 +70,38 @@ pub(crate) fn read_trace(
             lowerer.report(Diagnostic::new(&TraceFormatError::INFO, span, problem));
             continue;
         }
-        match parse_line(line.bytes, &span) {
-            Some(Parsed::Line(line)) => lowerer.parsed_line(&line, span),
-            Some(Parsed::Problem(diagnostic)) => lowerer.report(*diagnostic),
-            None => {}
-        }
+        lower_line(&mut lowerer, line.bytes, span);
     }
     if line_starts.is_empty() {
         line_starts.push(0);
     }
     sources.get_mut(file).set_layout(line_starts, lines.offset);
-    (file, lowerer)
+    lowerer
 }
 
-/// One line as JSON, or why it is not a trace line; `None` for a blank line.
-fn parse_line<'b>(bytes: &'b [u8], span: &Span) -> Option<Parsed<'b>> {
-    let problem = |range: std::ops::Range<usize>, message: String, label: &str| {
+/// Parse one line and lower it, or report why it is not a trace line; blank lines are
+/// skipped. The parsed line borrows from `bytes` and is lowered in place.
+fn lower_line(lowerer: &mut TraceLowerer, bytes: &[u8], span: Span) {
+    let problem = |lowerer: &mut TraceLowerer, range: std::ops::Range<usize>, message: String, label: &str| {
         let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
-        Some(Parsed::Problem(Box::new(diagnostic.with_label(label))))
+        lowerer.report(diagnostic.with_label(label));
     };
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
             let at = span.range.start + err.valid_up_to();
             let message = "invalid UTF-8 byte: the line is skipped".to_string();
-            return problem(at..at + 1, message, "this byte is not part of any UTF-8 character");
+            return problem(
+                lowerer,
+                at..at + 1,
+                message,
+                "this byte is not part of any UTF-8 character",
+            );
         }
     };
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
-        return None;
+        return;
     }
     if !trimmed.starts_with('{') {
         let found = if trimmed.starts_with('[') {
@@ -117,10 +112,10 @@ fn parse_line<'b>(bytes: &'b [u8], span: &Span) -> Option<Parsed<'b>> {
         let message = format!(
             "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
         );
-        return problem(span.range.clone(), message, "skipped");
+        return problem(lowerer, span.range.clone(), message, "skipped");
     }
-    match serde_json::from_str::<Box<Line>>(text) {
-        Ok(line) => Some(Parsed::Line(line)),
+    match serde_json::from_str::<Line>(text) {
+        Ok(line) => lowerer.parsed_line(&line, span.clone()),
         Err(err) => {
             let message = err.to_string();
             let message = message.split(" at line ").next().unwrap_or(&message);
@@ -130,6 +125,7 @@ fn parse_line<'b>(bytes: &'b [u8], span: &Span) -> Option<Parsed<'b>> {
             };
             let at = span.range.start + err.column().saturating_sub(1).min(bytes.len().saturating_sub(1));
             problem(
+                lowerer,
                 at..at + 1,
                 format!("{what}: {message}"),
                 "the line is skipped from here",
