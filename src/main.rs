@@ -3,10 +3,12 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use syncguard_analyzer::Overrides;
 use syncguard_analyzer::model::{CannPolicy, Target};
+use syncguard_analyzer::smt::SmtOptions;
 
 mod commands;
 
@@ -42,6 +44,13 @@ enum Command {
         /// Treat warnings as errors for the exit status (`--deny warnings`).
         #[arg(long, value_enum)]
         deny: Option<Deny>,
+        /// Time limit of each z3 query (`2s`, `500ms`); an unanswered query is reported
+        /// as SG004.
+        #[arg(long, value_name = "TIME", default_value = "2s", value_parser = parse_duration)]
+        smt_timeout: Duration,
+        /// With each proved property, list the calls and declarations the proof rests on.
+        #[arg(long)]
+        explain: bool,
     },
     /// List the rules, or print one rule's documentation (`syncguard rules SG003`).
     Rules {
@@ -81,6 +90,19 @@ pub enum Deny {
     Warnings,
 }
 
+/// `2s`, `500ms`, or a number of seconds (`1.5`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 1e-3)
+    } else {
+        (text.strip_suffix('s').unwrap_or(text), 1.0)
+    };
+    match number.trim().parse::<f64>() {
+        Ok(value) if value > 0.0 && value.is_finite() => Ok(Duration::from_secs_f64(value * scale)),
+        _ => Err("expected a positive time such as `2s` or `500ms`".into()),
+    }
+}
+
 fn parse_target(text: &str) -> Result<Target, String> {
     Target::from_name(text.strip_prefix("Ascend").unwrap_or(text))
         .ok_or_else(|| "expected one of A2, A3, 950, 310P".to_string())
@@ -118,6 +140,8 @@ fn main() -> ExitCode {
             target,
             cann,
             deny,
+            smt_timeout,
+            explain,
         } => {
             let color = match color {
                 ColorChoice::Always => true,
@@ -130,6 +154,10 @@ fn main() -> ExitCode {
                     Cann::Current => CannPolicy::Current,
                     Cann::Legacy => CannPolicy::Legacy,
                 }),
+                smt: SmtOptions {
+                    timeout: smt_timeout,
+                    explain,
+                },
             };
             commands::check::run(&paths, format, color, &overrides, deny.is_some())
         }

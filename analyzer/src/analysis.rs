@@ -8,6 +8,7 @@ use crate::exec::{Execution, NodeId, instantiate};
 use crate::hb::HappensBefore;
 use crate::model::{Param, Program};
 use crate::rules::{Check, RULES};
+use crate::smt::{Proof, SmtOptions, Unproved};
 use crate::source::Span;
 
 /// What a structural (per-Program) rule sees.
@@ -20,6 +21,7 @@ pub struct Analysis<'a, 'p> {
     pub program: &'p Program,
     pub exec: &'a Execution<'p>,
     pub hb: &'a HappensBefore<'a, 'p>,
+    pub smt: &'a SmtOptions,
 }
 
 impl Analysis<'_, '_> {
@@ -98,8 +100,24 @@ pub(crate) fn assignments(program: &Program, varies: impl Fn(usize) -> bool) -> 
     all
 }
 
+/// What the analysis of one Program found, and what it proved.
+#[derive(Debug, Default)]
+pub struct Analyzed {
+    /// Every finding, deduplicated and sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Properties z3 proved for every parameter value.
+    pub proofs: Vec<Proof>,
+    /// Properties the prover could not cover, each checked on the concrete runs instead.
+    pub unproved: Vec<Unproved>,
+}
+
 /// Every finding of every non-frontend rule on `program`, deduplicated and sorted.
 pub fn analyze(program: &Program) -> Vec<Diagnostic> {
+    analyze_with(program, &SmtOptions::default()).diagnostics
+}
+
+/// [`analyze`], with the prover's options, returning what was proved as well.
+pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     let mut diagnostics = Vec::new();
     let context = ProgramContext { program };
     for rule in RULES {
@@ -107,9 +125,18 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
             check(&context, &mut diagnostics);
         }
     }
+    let proved = crate::smt::properties::prove(program, options);
+    let mut runs = assignments(program, |_| true);
+    for counterexample in &proved.counterexamples {
+        if !runs.contains(&counterexample.params) {
+            runs.push(counterexample.params.clone());
+        }
+    }
     let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
-    for params in assignments(program, |_| true) {
+    let mut run_names = Vec::new();
+    for params in runs {
         let exec = instantiate(program, params);
+        run_names.extend(exec.assignment());
         let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
         if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
             diagnostics.push(too_large(program, &exec));
@@ -120,6 +147,7 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
             program,
             exec: &exec,
             hb: &hb,
+            smt: options,
         };
         let mut found = unevaluable_calls(&exec);
         for rule in RULES {
@@ -137,8 +165,42 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
             }
         }
     }
+    for counterexample in proved.counterexamples {
+        merge_counterexample(&mut diagnostics, counterexample.diagnostic);
+    }
+    diagnostics.extend(proved.unknown);
     Diagnostic::sort(&mut diagnostics);
-    diagnostics
+    let mut unproved = proved.unproved;
+    for entry in &mut unproved {
+        entry.checked = run_names.clone();
+    }
+    Analyzed {
+        diagnostics,
+        proofs: proved.proofs,
+        unproved,
+    }
+}
+
+/// A solver counterexample adds its note (the smallest values, the rank, the index) to
+/// the concrete finding of the same rule about the same calls; without one, it is
+/// reported itself.
+fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
+    let spans = |d: &Diagnostic| -> Vec<Span> {
+        std::iter::once(d.primary.clone()).chain(d.related.iter().map(|r| r.span.clone())).collect()
+    };
+    let theirs = spans(&found);
+    let same = diagnostics
+        .iter()
+        .position(|d| d.code == found.code && d.primary == found.primary)
+        .or_else(|| {
+            diagnostics
+                .iter()
+                .position(|d| d.code == found.code && spans(d).iter().any(|s| theirs.contains(s)))
+        });
+    match same {
+        Some(index) => diagnostics[index].notes.extend(found.notes),
+        None => diagnostics.push(found),
+    }
 }
 
 /// A run beyond the analysis budgets (calls, or vector-clock memory): said loudly,

@@ -6,6 +6,7 @@ use crate::diagnostic::Diagnostic;
 use crate::lower::lower;
 use crate::model::{CannPolicy, Program, Target};
 use crate::rules::SyntaxErrorRule;
+use crate::smt::{Proof, SmtOptions, Unproved};
 use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offsets};
 
 /// One checked file: its Program (possibly partial) and every problem found in it.
@@ -13,6 +14,22 @@ use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offs
 pub struct CheckedFile {
     pub program: Program,
     pub diagnostics: Vec<Diagnostic>,
+    /// Properties z3 proved for every parameter value.
+    pub proofs: Vec<Proof>,
+    /// Properties left to the concrete runs, with why.
+    pub unproved: Vec<Unproved>,
+}
+
+impl CheckedFile {
+    /// A file that was not analyzed (it does not parse, or is not a program).
+    pub fn unanalyzed(program: Program, diagnostics: Vec<Diagnostic>) -> Self {
+        CheckedFile {
+            program,
+            diagnostics,
+            proofs: Vec::new(),
+            unproved: Vec::new(),
+        }
+    }
 }
 
 /// Parse and lower a registered `.sync` file; `invalid_utf8` are the offsets of bytes
@@ -36,10 +53,7 @@ fn check_sync_file_with(
         )
         .with_label("NUL byte")
         .with_help("pass `.sync` sources (or, for call logs, `.jsonl` traces)");
-        return CheckedFile {
-            program: Program::new(Span::new(file, 0..0)),
-            diagnostics: vec![diagnostic],
-        };
+        return CheckedFile::unanalyzed(Program::new(Span::new(file, 0..0)), vec![diagnostic]);
     }
     let parsed = syncguard_grammar::parse(&source.text);
     let mut diagnostics: Vec<Diagnostic> = invalid_utf8
@@ -85,18 +99,26 @@ fn check_sync_file_with(
     }
     // Analysis of a partly lowered file would report the consequences of its syntax
     // and name errors (a misspelt record makes its wait hang): fix those first.
-    if diagnostics.is_empty() {
-        diagnostics.extend(crate::analysis::analyze(&program));
+    if !diagnostics.is_empty() {
+        Diagnostic::sort(&mut diagnostics);
+        return CheckedFile::unanalyzed(program, diagnostics);
     }
-    Diagnostic::sort(&mut diagnostics);
-    CheckedFile { program, diagnostics }
+    let analyzed = crate::analysis::analyze_with(&program, &overrides.smt);
+    CheckedFile {
+        program,
+        diagnostics: analyzed.diagnostics,
+        proofs: analyzed.proofs,
+        unproved: analyzed.unproved,
+    }
 }
 
-/// Policies given on the command line; they win over the file's own settings.
+/// Options given on the command line: policies that win over the file's own settings,
+/// and how the solver is used.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Overrides {
     pub target: Option<Target>,
     pub cann: Option<CannPolicy>,
+    pub smt: SmtOptions,
 }
 
 /// Register `bytes` under `path` in `sources` and check it as a `.sync` file.

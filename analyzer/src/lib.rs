@@ -12,11 +12,12 @@ mod lower;
 pub mod model;
 pub mod render;
 pub mod rules;
+pub mod smt;
 pub mod source;
 mod suggest;
 pub mod trace;
 
-pub use analysis::analyze;
+pub use analysis::{Analyzed, analyze, analyze_with};
 pub use diagnostic::{Diagnostic, Related, Severity};
 pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_with, check_sync_file};
 pub use model::Program;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use syncguard_analyzer::render::{TextOptions, render_json, render_text};
+use syncguard_analyzer::render::{TextOptions, render_json, render_proofs, render_text};
 use syncguard_analyzer::{
     CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
 };
@@ -15,11 +15,15 @@ pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut proofs = Vec::new();
+    let mut unproved = Vec::new();
     let mut files = 0;
     for input in &inputs {
         match check_input(&mut sources, input, overrides) {
             Ok(checked) => {
                 diagnostics.extend(checked.diagnostics);
+                proofs.extend(checked.proofs);
+                unproved.extend(checked.unproved);
                 files += 1;
             }
             Err(err) => failures += report(&input.file, &err),
@@ -32,10 +36,11 @@ pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides
                 sources.load_deferred();
             }
             output::print(&render_text(&diagnostics, &sources, TextOptions { color }));
+            output::print(&render_proofs(&proofs, &unproved, &sources, overrides.smt.explain));
             output::println(&summary_line(&diagnostics, files));
         }
         Format::Json => {
-            let json = render_json(&diagnostics, &sources, files);
+            let json = render_json(&diagnostics, &proofs, &unproved, &sources, files);
             let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
             output::println(&json);
         }

@@ -3,13 +3,22 @@
 use serde_json::{Value, json};
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::smt::{Proof, Unproved};
 use crate::source::{Sources, Span};
 
-/// `{"diagnostics": [...], "summary": {...}}`
-pub fn render_json(diagnostics: &[Diagnostic], sources: &Sources, files_checked: usize) -> Value {
+/// `{"diagnostics": [...], "proved": [...], "unproved": [...], "summary": {...}}`
+pub fn render_json(
+    diagnostics: &[Diagnostic],
+    proofs: &[Proof],
+    unproved: &[Unproved],
+    sources: &Sources,
+    files_checked: usize,
+) -> Value {
     let count = |severity: Severity| diagnostics.iter().filter(|d| d.severity == severity).count();
     json!({
         "diagnostics": diagnostics.iter().map(|d| diagnostic_json(d, sources)).collect::<Vec<_>>(),
+        "proved": super::proofs::proofs_json(proofs, sources),
+        "unproved": super::proofs::unproved_json(unproved, sources),
         "summary": {
             "files": files_checked,
             "errors": count(Severity::Error),

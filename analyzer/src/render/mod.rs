@@ -2,7 +2,9 @@
 //! so that spans become file names, lines and columns.
 
 mod json;
+mod proofs;
 mod text;
 
 pub use json::render_json;
+pub use proofs::render_proofs;
 pub use text::{TextOptions, render_text};

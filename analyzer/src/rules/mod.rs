@@ -33,6 +33,8 @@ pub enum Check {
     Program(fn(&crate::analysis::ProgramContext, &mut Vec<crate::Diagnostic>)),
     /// Once per concrete execution: properties of the happens-before graph.
     Execution(fn(&crate::analysis::Analysis, &mut Vec<crate::Diagnostic>)),
+    /// Reported by the z3 prover (`smt`).
+    Solver,
 }
 
 impl std::fmt::Debug for Check {
@@ -41,6 +43,7 @@ impl std::fmt::Debug for Check {
             Check::Frontend => "Frontend",
             Check::Program(_) => "Program",
             Check::Execution(_) => "Execution",
+            Check::Solver => "Solver",
         })
     }
 }
@@ -83,6 +86,7 @@ pub(crate) use declare_rule;
 
 /// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
 pub(crate) use events::use_before_create as event_use_before_create;
+pub use frontend::solver_unknown::SolverUnknown;
 pub use frontend::syntax_error::SyntaxErrorRule;
 pub use frontend::trace_format_error::TraceFormatError;
 pub use frontend::unknown_name::UnknownName;
@@ -93,6 +97,7 @@ pub static RULES: &[&RuleInfo] = &[
     &SyntaxErrorRule::INFO,
     &TraceFormatError::INFO,
     &UnknownName::INFO,
+    &SolverUnknown::INFO,
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,
     &events::missing_reset::MissingReset::INFO,

@@ -517,14 +517,18 @@ impl TraceLowerer {
         let locs = std::mem::take(&mut self.locs);
         let mut files = SourceFiles::new(sources, self.file);
         let (program, mut diagnostics, _) = self.into_program(overrides);
-        diagnostics.extend(crate::analysis::analyze(&program));
+        let analyzed = crate::analysis::analyze_with(&program, &overrides.smt);
+        diagnostics.extend(analyzed.diagnostics);
         if !locs.is_empty() {
             for diagnostic in &mut diagnostics {
                 files.annotate(diagnostic, &locs);
             }
         }
         Diagnostic::sort(&mut diagnostics);
-        CheckedFile { program, diagnostics }
+        CheckedFile {
+            diagnostics,
+            ..CheckedFile::unanalyzed(program, Vec::new())
+        }
     }
 
     /// Uses of handles that no line ever created, or created only later.

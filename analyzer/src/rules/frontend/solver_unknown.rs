@@ -1,0 +1,34 @@
+use crate::rules::declare_rule;
+
+declare_rule! {
+    /// ## What it detects
+    /// A property the z3 prover set out to prove for every parameter value (every rank
+    /// count `N` in its range, every TilingKey) or a schedule it set out to decide, for
+    /// which z3 gave no answer within the time limit (`--smt-timeout`, 2 s by default)
+    /// or in a theory it cannot decide (non-linear integer arithmetic).
+    ///
+    /// ## Why is this a bug
+    /// It is not a bug in the program: it is a hole in the verification. Nothing is
+    /// proven about that property, so a finding that only appears at a rank count the
+    /// concrete runs did not cover would go unnoticed. The warning names the property
+    /// so that a green CI run never silently means "not checked". The property is still
+    /// checked on the concrete runs (the smallest parameter values).
+    ///
+    /// ## Example
+    /// ```text
+    /// ranks N in 2..=1024;
+    /// for step in 0..N - 1 {
+    ///     // an index that only non-linear arithmetic can bound
+    ///     HcommChannelNotifyRecordOnThread(t, ch, (step * step * step + rank * rank) % 7919 % 4);
+    /// }
+    /// ```
+    ///
+    /// ## Fix
+    /// Raise the limit (`syncguard check --smt-timeout 10s`), or write the expression
+    /// more simply (a table of indices, a linear formula), or narrow the parameter range.
+    pub struct SolverUnknown;
+    code = "SG004",
+    name = "solver-unknown",
+    severity = Warning,
+    check = crate::rules::Check::Solver,
+}

@@ -1,0 +1,140 @@
+//! Model expressions as z3 terms, with the same semantics as `exec::Env::eval`:
+//! integers throughout (a comparison is 0 or 1), `/` truncating, `%` Euclidean.
+//! A division by zero has no value: the encoder collects "divisor is not zero" side
+//! conditions, since a call whose argument has no value is left out of a run.
+
+use std::collections::HashMap;
+
+use z3::ast::{Bool, Int};
+
+use super::paths::Guard;
+use crate::model::{BinOp, Expr, UnOp, VarId};
+
+/// Why an expression cannot be encoded where it is used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Unbound {
+    /// A loop variable outside its loop (an object created in a loop, used after it).
+    Var(VarId),
+    /// A builtin of the other kind of code (`rank` in kernel code, `GetBlockIdx()` on the host).
+    Builtin(&'static str),
+}
+
+/// The z3 terms every symbolic name stands for.
+#[derive(Clone, Default)]
+pub(crate) struct Scope {
+    pub params: Vec<Int>,
+    pub rank: Option<Int>,
+    pub vars: HashMap<VarId, Int>,
+    pub block_idx: Option<Int>,
+    pub tiling_key: Option<Int>,
+    pub is_aiv: Option<Bool>,
+}
+
+/// Encodes expressions in one scope, collecting definedness conditions.
+pub(crate) struct Encoder<'s> {
+    pub scope: &'s Scope,
+    pub defined: Vec<Bool>,
+}
+
+impl<'s> Encoder<'s> {
+    pub fn new(scope: &'s Scope) -> Self {
+        Encoder {
+            scope,
+            defined: Vec::new(),
+        }
+    }
+
+    /// Every division in what was encoded so far has a non-zero divisor.
+    pub fn definedness(&self) -> Bool {
+        Bool::and(&self.defined)
+    }
+
+    pub fn int(&mut self, expr: &Expr) -> Result<Int, Unbound> {
+        Ok(match expr {
+            Expr::Int(v) => Int::from_i64(*v),
+            Expr::Bool(b) => Int::from_i64(*b as i64),
+            Expr::Param(id) => self.scope.params[id.index()].clone(),
+            Expr::Var(id) => self.scope.vars.get(id).cloned().ok_or(Unbound::Var(*id))?,
+            Expr::Rank => self.scope.rank.clone().ok_or(Unbound::Builtin("rank"))?,
+            Expr::BlockIdx => self.scope.block_idx.clone().ok_or(Unbound::Builtin("GetBlockIdx()"))?,
+            Expr::TilingKey => self.scope.tiling_key.clone().ok_or(Unbound::Builtin("TILING_KEY_IS"))?,
+            Expr::CoreIsAiv | Expr::Unary(UnOp::Not, _) => self.bool(expr)?.ite(&Int::from_i64(1), &Int::from_i64(0)),
+            Expr::Unary(UnOp::Neg, operand) => self.int(operand)?.unary_minus(),
+            Expr::Binary(op, lhs, rhs) => match op {
+                BinOp::Add => Int::add(&[self.int(lhs)?, self.int(rhs)?]),
+                BinOp::Sub => Int::sub(&[self.int(lhs)?, self.int(rhs)?]),
+                BinOp::Mul => Int::mul(&[self.int(lhs)?, self.int(rhs)?]),
+                BinOp::Div => {
+                    let (a, b) = (self.int(lhs)?, self.int(rhs)?);
+                    self.defined.push(b.ne(0));
+                    truncating_div(&a, &b)
+                }
+                BinOp::Rem => {
+                    let (a, b) = (self.int(lhs)?, self.int(rhs)?);
+                    self.defined.push(b.ne(0));
+                    a.modulo(&b)
+                }
+                BinOp::BitAnd | BinOp::BitOr => {
+                    let (a, b) = (self.int(lhs)?.to_ast(64), self.int(rhs)?.to_ast(64));
+                    let bits = if *op == BinOp::BitAnd { a.bvand(&b) } else { a.bvor(&b) };
+                    Int::from_bv(&bits, true)
+                }
+                _ => self.bool(expr)?.ite(&Int::from_i64(1), &Int::from_i64(0)),
+            },
+        })
+    }
+
+    /// `expr` as a condition (non-zero is true).
+    pub fn bool(&mut self, expr: &Expr) -> Result<Bool, Unbound> {
+        Ok(match expr {
+            Expr::Bool(b) => Bool::from_bool(*b),
+            Expr::CoreIsAiv => self.scope.is_aiv.clone().ok_or(Unbound::Builtin("ASCEND_IS_AIV"))?,
+            Expr::Unary(UnOp::Not, operand) => self.bool(operand)?.not(),
+            Expr::Binary(op, lhs, rhs) => match op {
+                BinOp::Eq => self.int(lhs)?.eq(self.int(rhs)?),
+                BinOp::Ne => self.int(lhs)?.ne(self.int(rhs)?),
+                BinOp::Lt => self.int(lhs)?.lt(self.int(rhs)?),
+                BinOp::Le => self.int(lhs)?.le(self.int(rhs)?),
+                BinOp::Gt => self.int(lhs)?.gt(self.int(rhs)?),
+                BinOp::Ge => self.int(lhs)?.ge(self.int(rhs)?),
+                // Short-circuit: the right side's divisions only matter when it is evaluated.
+                BinOp::And | BinOp::Or => {
+                    let a = self.bool(lhs)?;
+                    let outer = std::mem::take(&mut self.defined);
+                    let b = self.bool(rhs)?;
+                    let inner = Bool::and(&std::mem::replace(&mut self.defined, outer));
+                    let evaluated = if *op == BinOp::And { a.clone() } else { a.not() };
+                    self.defined.push(evaluated.implies(&inner));
+                    if *op == BinOp::And {
+                        Bool::and(&[a, b])
+                    } else {
+                        Bool::or(&[a, b])
+                    }
+                }
+                _ => self.int(expr)?.ne(0),
+            },
+            _ => self.int(expr)?.ne(0),
+        })
+    }
+
+    /// A path condition.
+    pub fn guard(&mut self, guard: &Guard) -> Result<Bool, Unbound> {
+        Ok(match guard {
+            Guard::True => Bool::from_bool(true),
+            Guard::False => Bool::from_bool(false),
+            Guard::Cond(expr) => self.bool(expr)?,
+            Guard::Not(inner) => self.guard(inner)?.not(),
+            Guard::And(parts) => Bool::and(&parts.iter().map(|g| self.guard(g)).collect::<Result<Vec<_>, _>>()?),
+            Guard::Or(parts) => Bool::or(&parts.iter().map(|g| self.guard(g)).collect::<Result<Vec<_>, _>>()?),
+        })
+    }
+}
+
+/// Rust's `/` (rounds toward zero); z3's `div` rounds toward negative infinity for a
+/// positive divisor.
+fn truncating_div(a: &Int, b: &Int) -> Int {
+    let abs = |x: &Int| x.ge(0).ite(x, &x.unary_minus());
+    let quotient = abs(a).div(abs(b));
+    let same_sign = a.ge(0).iff(b.ge(0));
+    same_sign.ite(&quotient, &quotient.unary_minus())
+}

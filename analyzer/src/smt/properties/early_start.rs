@@ -1,0 +1,202 @@
+//! `next-task-start-once` and `wait-pre-task-end-once`: in every sub-kernel that calls
+//! `SetNextTaskStart` (or `WaitPreTaskEnd`) at all, every core calls it exactly once, for
+//! every TilingKey in the sub-kernel's domain, every core index and core type, and every
+//! parameter value and rank the kernel code mentions.
+
+use z3::ast::{Bool, Int};
+use z3::Model;
+
+use super::{Counterexample, Outcome, Space};
+use crate::diagnostic::Diagnostic;
+use crate::model::{OpKind, SubKernel, SuperKernel};
+use crate::smt::encode::Scope;
+use crate::smt::paths::{PathOp, core_ops, count};
+use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
+
+/// The two properties: name, which op, and the rules for "never" and "more than once".
+const PROPERTIES: [(&str, fn(&OpKind) -> bool, &str, &str, &str); 2] = [
+    (
+        "next-task-start-once",
+        |kind| matches!(kind, OpKind::SetNextTaskStart { .. }),
+        "SetNextTaskStart",
+        "SG401",
+        "SG402",
+    ),
+    (
+        "wait-pre-task-end-once",
+        |kind| matches!(kind, OpKind::WaitPreTaskEnd { .. }),
+        "WaitPreTaskEnd",
+        "SG406",
+        "SG406",
+    ),
+];
+
+pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) {
+    for superkernel in &space.program.superkernels {
+        for sub in &superkernel.subkernels {
+            let ops = match core_ops(space.program, &sub.body) {
+                Ok(ops) => ops,
+                Err(unsupported) => {
+                    for (property, ..) in PROPERTIES {
+                        outcome.unproved.push(Unproved {
+                            property,
+                            reason: unsupported.reason.clone(),
+                            span: unsupported.span.clone(),
+                            checked: Vec::new(),
+                        });
+                    }
+                    continue;
+                }
+            };
+            for property in &PROPERTIES {
+                let members: Vec<&PathOp> = ops.iter().filter(|p| (property.1)(&p.op.kind)).collect();
+                if !members.is_empty() {
+                    prove_once(space, superkernel, sub, &members, property, options, outcome);
+                }
+            }
+        }
+    }
+}
+
+/// One core of a sub-kernel: its TilingKey, type and index, as z3 terms.
+struct Core {
+    scope: Scope,
+    facts: Vec<Bool>,
+    tiling_key: Int,
+    is_aiv: Bool,
+    block_idx: Int,
+}
+
+impl Core {
+    /// "AIV core 0 with tiling key 3" in `model`.
+    fn describe(&self, model: &Model) -> String {
+        let aiv = model.eval(&self.is_aiv, true).and_then(|b| b.as_bool()).unwrap_or(true);
+        format!(
+            "{} core {} with tiling key {}",
+            if aiv { "AIV" } else { "AIC" },
+            value_of(model, &self.block_idx),
+            value_of(model, &self.tiling_key)
+        )
+    }
+}
+
+/// A core on `rank`; two cores of one launch share the parameters and the rank.
+fn core(space: &Space, sub: &SubKernel, rank: &Int) -> Core {
+    let tiling_key = Int::fresh_const("tiling_key");
+    let is_aiv = Bool::fresh_const("is_aiv");
+    let block_idx = Int::fresh_const("block_idx");
+    let keys: Vec<Bool> = sub.tiling_keys.iter().map(|&k| tiling_key.eq(k)).collect();
+    let cores = is_aiv.ite(&Int::from_i64(sub.aiv_cores as i64), &Int::from_i64(sub.aic_cores as i64));
+    let facts = vec![Bool::or(&keys), block_idx.ge(0), block_idx.lt(&cores)];
+    let mut scope = space.scope.clone();
+    scope.rank = Some(rank.clone());
+    scope.tiling_key = Some(tiling_key.clone());
+    scope.is_aiv = Some(is_aiv.clone());
+    scope.block_idx = Some(block_idx.clone());
+    Core {
+        scope,
+        facts,
+        tiling_key,
+        is_aiv,
+        block_idx,
+    }
+}
+
+fn prove_once(
+    space: &Space,
+    superkernel: &SuperKernel,
+    sub: &SubKernel,
+    members: &[&PathOp],
+    property: &(&'static str, fn(&OpKind) -> bool, &str, &str, &str),
+    options: &SmtOptions,
+    outcome: &mut Outcome,
+) {
+    let (name, _, api, never_code, repeated_code) = *property;
+    let (rank, rank_facts) = space.rank("rank");
+    let (this, other) = (core(space, sub, &rank), core(space, sub, &rank));
+    let mut calls = Vec::new();
+    for core in [&this, &other] {
+        let mut total = vec![Int::from_i64(0)];
+        for path in members {
+            match count(path, &core.scope, &[]) {
+                Ok(runs) => total.push(runs),
+                Err(error) => {
+                    let unsupported = super::unsupported(space.program, path, error);
+                    outcome.unproved.push(Unproved {
+                        property: name,
+                        reason: unsupported.reason,
+                        span: unsupported.span,
+                        checked: Vec::new(),
+                    });
+                    return;
+                }
+            }
+        }
+        calls.push(Int::add(&total));
+    }
+    // Broken: a core calls it twice, or never while another core of the same launch
+    // (same parameters; any tiling key) does. A launch where no core calls it is fine.
+    let query = space.query(options);
+    query.assert(&Bool::and(&rank_facts));
+    query.assert(&Bool::and(&this.facts));
+    query.assert(&Bool::and(&other.facts));
+    query.assert(&Bool::or(&[calls[0].ge(2), Bool::and(&[calls[0].eq(0), calls[1].ge(1)])]));
+    let mut objectives = vec![
+        (this.tiling_key.clone(), i64::MIN / 2),
+        (this.is_aiv.ite(&Int::from_i64(0), &Int::from_i64(1)), 0),
+        (this.block_idx.clone(), 0),
+    ];
+    objectives.extend(space.objectives());
+    objectives.push((rank.clone(), 0));
+    objectives.push((other.tiling_key.clone(), i64::MIN / 2));
+    objectives.push((other.block_idx.clone(), 0));
+    match query.solve(&objectives) {
+        Answer::Holds(_) => outcome.proofs.push(Proof {
+            property: name,
+            scope: scope(space, sub),
+            span: sub.span.clone(),
+            because: Vec::new(),
+        }),
+        Answer::Unknown(reason) => space.unknown(outcome, name, sub.span.clone(), &reason),
+        Answer::Fails(model) => {
+            let runs = value_of(&model, &calls[0]);
+            let (code, how_often) = if runs == 0 {
+                (never_code, format!("never calls {api}, while {} does", other.describe(&model)))
+            } else {
+                (repeated_code, format!("calls {api} {runs} times"))
+            };
+            let (params, assignment) = space.assignment(&model);
+            let with = if assignment.is_empty() { String::new() } else { format!(", {assignment}") };
+            let at = this.describe(&model);
+            let rule = crate::rules::find(code).expect("the early-start rules are in the catalogue");
+            let diagnostic = Diagnostic::new(
+                rule,
+                members[0].op.span.clone(),
+                format!(
+                    "SuperKernel {} hangs: in sub-kernel {}, {at} {how_often}; every core must call it exactly once on every tiling key",
+                    superkernel.name, sub.name
+                ),
+            )
+            .with_label(format!("not exactly once on {at}"))
+            .with_related(sub.span.clone(), format!("sub-kernel {} runs with tiling keys {:?}", sub.name, sub.tiling_keys))
+            .with_note(format!("smallest counterexample (z3): {at}{with}: {api} runs {runs} time(s)"))
+            .with_help(format!("call {api} once on every path: out of branches on GetBlockIdx(), TILING_KEY_IS() or the core type"));
+            outcome.counterexamples.push(Counterexample { params, diagnostic });
+        }
+    }
+}
+
+/// "TilingKey in [1, 2], every AIV core, N in 2..=8".
+fn scope(space: &Space, sub: &SubKernel) -> String {
+    let keys: Vec<String> = sub.tiling_keys.iter().map(|k| k.to_string()).collect();
+    let cores = match (sub.aiv_cores, sub.aic_cores) {
+        (0, aic) => format!("all {aic} AIC cores"),
+        (aiv, 0) => format!("all {aiv} AIV cores"),
+        (aiv, aic) => format!("all {aiv} AIV and {aic} AIC cores"),
+    };
+    let mut text = format!("TilingKey in [{}], {cores}", keys.join(", "));
+    if !space.program.params.is_empty() {
+        text = format!("{text}, {}", space.describe());
+    }
+    text
+}

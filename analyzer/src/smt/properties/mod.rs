@@ -1,0 +1,268 @@
+//! Properties proved for every value of a Program's parameters (every rank count `N` in
+//! its range, every other `param`), or refuted with the smallest counterexample:
+//! - `notify-index-in-range` (SG302): every notify index is below its `notifyNum`;
+//! - `notify-balance` (SG301, SG502): for every pair of ranks and every notify index, the
+//!   records into the flag equal the peer's waits on it, so no wait lacks its record;
+//! - `next-task-start-once`, `wait-pre-task-end-once` (SG401, SG402, SG406): on every
+//!   core, for every TilingKey in its domain, exactly once (or on no core at all).
+//!
+//! A counterexample is handed back as the parameter values to run concretely: the
+//! happens-before rules then report it with every involved call, and the solver's note
+//! (which rank, which index, which TilingKey) is added to their finding.
+
+mod early_start;
+mod notify_balance;
+mod notify_index;
+
+use z3::ast::{Bool, Int};
+use z3::Model;
+
+use super::encode::Scope;
+use super::paths::{CountError, PathOp, Unsupported, host_ops};
+use super::{Answer, Proof, Query, SmtOptions, Unproved, solver_unknown, value_of};
+use crate::diagnostic::Diagnostic;
+use crate::model::{Program, RankCount};
+use crate::source::Span;
+
+/// What the prover found for one Program.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    pub proofs: Vec<Proof>,
+    pub unproved: Vec<Unproved>,
+    /// SG004 warnings.
+    pub unknown: Vec<Diagnostic>,
+    pub counterexamples: Vec<Counterexample>,
+}
+
+/// A property that fails for some parameter values: the smallest ones.
+pub(crate) struct Counterexample {
+    /// The parameter values (by `ParamId`) to instantiate.
+    pub params: Vec<i64>,
+    /// The finding as the solver sees it; reported as is when no concrete rule does.
+    pub diagnostic: Diagnostic,
+}
+
+/// Prove every property that applies to `program`.
+pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
+    let mut outcome = Outcome::default();
+    let space = Space::new(program);
+    if !program.params.is_empty() {
+        match host_ops(program) {
+            Ok(ops) => {
+                notify_index::prove(&space, &ops, options, &mut outcome);
+                notify_balance::prove(&space, &ops, options, &mut outcome);
+            }
+            Err(unsupported) => {
+                for property in [notify_index::PROPERTY, notify_balance::PROPERTY] {
+                    outcome.unproved.push(Unproved {
+                        property,
+                        reason: unsupported.reason.clone(),
+                        span: unsupported.span.clone(),
+                        checked: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    early_start::prove(&space, options, &mut outcome);
+    outcome
+}
+
+/// The parameter space: a z3 constant per parameter, with its declared range.
+pub(crate) struct Space<'p> {
+    pub program: &'p Program,
+    pub scope: Scope,
+    pub domain: Vec<Bool>,
+    /// The number of ranks (the `ranks` parameter, or the fixed count).
+    pub ranks: Int,
+}
+
+impl<'p> Space<'p> {
+    fn new(program: &'p Program) -> Self {
+        let mut scope = Scope::default();
+        let mut domain = Vec::new();
+        for param in &program.params {
+            let value = Int::new_const(param.name.as_str());
+            domain.push(value.ge(param.min));
+            if let Some(max) = param.max {
+                domain.push(value.le(max));
+            }
+            scope.params.push(value);
+        }
+        let ranks = match program.settings.ranks {
+            RankCount::Fixed(n) => Int::from_i64(n as i64),
+            RankCount::Param(id) => scope.params[id.index()].clone(),
+        };
+        Space {
+            program,
+            scope,
+            domain,
+            ranks,
+        }
+    }
+
+    /// "N in 2..=1024, K in 1..=4": what a proof covers.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .program
+            .params
+            .iter()
+            .map(|p| match p.max {
+                Some(max) => format!("{} in {}..={max}", p.name, p.min),
+                None => format!("every {} >= {}", p.name, p.min),
+            })
+            .collect();
+        if parts.is_empty() { "every run".into() } else { parts.join(", ") }
+    }
+
+    /// Where proofs about the whole program point: the first parameter's declaration.
+    pub fn span(&self) -> Span {
+        self.program.params.first().map_or_else(
+            || self.program.threads[Program::MAIN_THREAD.index()].span.clone(),
+            |p| p.span.clone(),
+        )
+    }
+
+    /// A fresh rank in `0..ranks`, with the facts that bound it.
+    pub fn rank(&self, name: &str) -> (Int, [Bool; 2]) {
+        let rank = Int::fresh_const(name);
+        let facts = [rank.ge(0), rank.lt(&self.ranks)];
+        (rank, facts)
+    }
+
+    /// A query with the parameter domains asserted.
+    pub fn query(&self, options: &SmtOptions) -> Query {
+        let query = Query::new(options);
+        for fact in &self.domain {
+            query.assert(fact);
+        }
+        query
+    }
+
+    /// Objectives for the smallest counterexample: the parameters in declaration order.
+    pub fn objectives(&self) -> Vec<(Int, i64)> {
+        self.scope
+            .params
+            .iter()
+            .zip(&self.program.params)
+            .map(|(value, param)| (value.clone(), param.min))
+            .collect()
+    }
+
+    /// The parameter values of a counterexample, and "N = 3" for messages.
+    pub fn assignment(&self, model: &Model) -> (Vec<i64>, String) {
+        let values: Vec<i64> = self.scope.params.iter().map(|p| value_of(model, p)).collect();
+        let text: Vec<String> = self
+            .program
+            .params
+            .iter()
+            .zip(&values)
+            .map(|(p, v)| format!("{} = {v}", p.name))
+            .collect();
+        (values, text.join(", "))
+    }
+
+    /// Record the outcome of a property over the whole program.
+    fn settle(
+        &self,
+        outcome: &mut Outcome,
+        property: &'static str,
+        answer: Answer<()>,
+        because: Vec<(Span, String)>,
+    ) {
+        match answer {
+            Answer::Holds(_) => outcome.proofs.push(Proof {
+                property,
+                scope: self.describe(),
+                span: self.span(),
+                because,
+            }),
+            Answer::Fails(()) => {}
+            Answer::Unknown(reason) => self.unknown(outcome, property, self.span(), &reason),
+        }
+    }
+
+    fn unknown(&self, outcome: &mut Outcome, property: &'static str, span: Span, reason: &str) {
+        outcome.unknown.push(solver_unknown(
+            property,
+            span.clone(),
+            reason,
+            "the property is checked only on the concrete runs (the smallest parameter values)",
+        ));
+        outcome.unproved.push(Unproved {
+            property,
+            reason: reason.to_string(),
+            span,
+            checked: Vec::new(),
+        });
+    }
+}
+
+/// Why a property's encoding does not cover `path`, for the "not proved" line.
+fn unsupported(program: &Program, path: &PathOp, error: CountError) -> Unsupported {
+    let reason = match error {
+        CountError::LoopDependent(var) => format!(
+            "what {} targets depends on loop variable `{}`, whose loop bounds are not constants",
+            path.op.api,
+            program.vars[var.index()].name
+        ),
+        CountError::Unbound(super::encode::Unbound::Var(var)) => format!(
+            "{} uses an object whose attributes depend on loop variable `{}` of the loop that created it",
+            path.op.api,
+            program.vars[var.index()].name
+        ),
+        CountError::Unbound(super::encode::Unbound::Builtin(name)) => {
+            format!("{} uses `{name}` outside the code it belongs to", path.op.api)
+        }
+    };
+    Unsupported {
+        reason,
+        span: path.op.span.clone(),
+    }
+}
+
+/// Which side of a notify an op is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Record,
+    Wait,
+}
+
+/// The notifies an op's index selects from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// The peer's notifies behind a channel (record), or this end's (wait).
+    Channel(crate::model::ObjId),
+    /// An HCCL thread's notifies: the destination of a record, the waiting thread.
+    Thread(crate::model::ObjId),
+    /// An ACL notify (one flag).
+    Acl(crate::model::ObjId),
+}
+
+/// A record into or a wait on a notify flag.
+struct NotifyUse<'p> {
+    side: Side,
+    via: Via,
+    index: &'p crate::model::Expr,
+}
+
+static ZERO: crate::model::Expr = crate::model::Expr::Int(0);
+
+fn notify_use(op: &crate::model::Op) -> Option<NotifyUse<'_>> {
+    use crate::model::OpKind;
+    let (side, via, index) = match &op.kind {
+        OpKind::ChannelNotifyRecord { channel, index, .. } => (Side::Record, Via::Channel(*channel), index),
+        OpKind::RemoteWrite {
+            channel,
+            notify: Some(index),
+            ..
+        } => (Side::Record, Via::Channel(*channel), index),
+        OpKind::ChannelNotifyWait { channel, index, .. } => (Side::Wait, Via::Channel(*channel), index),
+        OpKind::ThreadNotifyRecord { target, index, .. } => (Side::Record, Via::Thread(*target), index),
+        OpKind::ThreadNotifyWait { thread, index, .. } => (Side::Wait, Via::Thread(*thread), index),
+        OpKind::NotifyRecord { notify, .. } => (Side::Record, Via::Acl(*notify), &ZERO),
+        OpKind::NotifyWait { notify, .. } => (Side::Wait, Via::Acl(*notify), &ZERO),
+        _ => return None,
+    };
+    Some(NotifyUse { side, via, index })
+}

@@ -1,0 +1,229 @@
+//! `notify-balance`: for every parameter value, every pair of ranks and every notify
+//! index, the records into a flag equal the waits on it. A flag is notify `i` of rank
+//! `dst`'s channel to rank `src` (HCCL channels), notify `i` of an HCCL thread, or an
+//! ACL notify. Each call's execution count is a z3 term: the product of its loops' trip
+//! counts under its path condition (a loop whose variable the flag depends on is
+//! expanded when its bounds are constant).
+
+use z3::ast::{Bool, Int};
+use z3::Model;
+
+use super::{Counterexample, Outcome, Side, Space, Via, notify_use, unsupported};
+use crate::diagnostic::Diagnostic;
+use crate::model::{Expr, ObjId, ObjectKind};
+use crate::smt::encode::Scope;
+use crate::smt::paths::{CountError, PathOp, Unsupported, count};
+use crate::smt::{Answer, SmtOptions, Unproved, value_of};
+use crate::source::Span;
+
+pub(super) const PROPERTY: &str = "notify-balance";
+
+/// One family of flags: every channel flag (they span ranks), or the flags of one HCCL
+/// thread or ACL notify (on one rank).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Channels,
+    Local(ObjId),
+}
+
+impl Family {
+    fn contains(self, via: Via) -> bool {
+        match (self, via) {
+            (Family::Channels, Via::Channel(_)) => true,
+            (Family::Local(obj), Via::Thread(other) | Via::Acl(other)) => obj == other,
+            _ => false,
+        }
+    }
+}
+
+pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome: &mut Outcome) {
+    let uses: Vec<(&PathOp, super::NotifyUse)> =
+        ops.iter().filter_map(|path| notify_use(path.op).map(|used| (path, used))).collect();
+    if uses.is_empty() {
+        return;
+    }
+    let mut families = vec![Family::Channels];
+    for (_, used) in &uses {
+        if let Via::Thread(obj) | Via::Acl(obj) = used.via
+            && !families.contains(&Family::Local(obj))
+        {
+            families.push(Family::Local(obj));
+        }
+    }
+    let mut because = Vec::new();
+    for &family in &families {
+        let members: Vec<_> = uses.iter().filter(|(_, used)| family.contains(used.via)).collect();
+        if members.is_empty() {
+            continue;
+        }
+        match check_family(space, family, &members, options) {
+            Ok(Answer::Holds(core)) => {
+                for id in core {
+                    if let Some((path, _)) = members.get(id) {
+                        because.push((path.op.span.clone(), format!("how often {} runs and what it targets", path.op.api)));
+                    }
+                }
+            }
+            Ok(Answer::Fails(found)) => {
+                outcome.counterexamples.push(found);
+                return;
+            }
+            Ok(Answer::Unknown(reason)) => {
+                space.unknown(outcome, PROPERTY, members[0].0.op.span.clone(), &reason);
+                return;
+            }
+            Err(unsupported) => {
+                outcome.unproved.push(Unproved {
+                    property: PROPERTY,
+                    reason: unsupported.reason,
+                    span: unsupported.span,
+                    checked: Vec::new(),
+                });
+                return;
+            }
+        }
+    }
+    because.sort_by_key(|(span, why)| (span.file.0, span.range.start, why.clone()));
+    because.dedup();
+    space.settle(outcome, PROPERTY, Answer::Holds(Vec::new()), because);
+}
+
+/// The flag's endpoints: the recording and the waiting rank, and the index.
+struct Flag {
+    src: Int,
+    dst: Int,
+    index: Int,
+}
+
+fn check_family(
+    space: &Space,
+    family: Family,
+    members: &[&(&PathOp, super::NotifyUse)],
+    options: &SmtOptions,
+) -> Result<Answer<Counterexample>, Unsupported> {
+    let (src, src_facts) = space.rank("src");
+    let (dst, dst_facts) = if family == Family::Channels { space.rank("dst") } else { (src.clone(), [Bool::from_bool(true), Bool::from_bool(true)]) };
+    let flag = Flag {
+        src,
+        dst,
+        index: Int::fresh_const("index"),
+    };
+    let mut query = space.query(options);
+    query.assert(&Bool::and(&src_facts));
+    query.assert(&Bool::and(&dst_facts));
+    let mut records = Vec::new();
+    let mut waits = Vec::new();
+    let mut counts = Vec::new();
+    for (id, (path, used)) in members.iter().map(|m| (m.0, &m.1)).enumerate() {
+        let runs = op_count(space, family, &flag, path, used).map_err(|e| unsupported(space.program, path, e))?;
+        let count = Int::fresh_const("count");
+        query.assert_tracked(&count.eq(&runs), id);
+        match used.side {
+            Side::Record => records.push(count.clone()),
+            Side::Wait => waits.push(count.clone()),
+        }
+        counts.push(count);
+    }
+    let sum = |terms: &[Int]| if terms.is_empty() { Int::from_i64(0) } else { Int::add(terms) };
+    query.assert(&sum(&records).ne(sum(&waits)));
+    let mut objectives = space.objectives();
+    objectives.push((flag.dst.clone(), 0));
+    objectives.push((flag.src.clone(), 0));
+    objectives.push((flag.index.clone(), i64::from(i32::MIN)));
+    Ok(match query.solve(&objectives) {
+        Answer::Holds(core) => Answer::Holds(core),
+        Answer::Unknown(reason) => Answer::Unknown(reason),
+        Answer::Fails(model) => Answer::Fails(counterexample(space, family, &flag, members, &counts, &model)),
+    })
+}
+
+/// How many times `path` runs into `flag`: as a record, on rank `src` towards `dst`; as a
+/// wait, on rank `dst` from `src`.
+fn op_count(space: &Space, family: Family, flag: &Flag, path: &PathOp, used: &super::NotifyUse) -> Result<Int, CountError> {
+    let (me, peer) = match used.side {
+        Side::Record => (&flag.src, &flag.dst),
+        Side::Wait => (&flag.dst, &flag.src),
+    };
+    let mut scope: Scope = space.scope.clone();
+    scope.rank = Some(me.clone());
+    let remote: Option<&Expr> = match used.via {
+        Via::Channel(channel) if family == Family::Channels => match &space.program.object(channel).kind {
+            ObjectKind::Channel(info) => Some(&info.remote_rank),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut pins = vec![(used.index, flag.index.clone())];
+    pins.extend(remote.map(|remote| (remote, peer.clone())));
+    count(path, &scope, &pins)
+}
+
+fn counterexample(
+    space: &Space,
+    family: Family,
+    flag: &Flag,
+    members: &[&(&PathOp, super::NotifyUse)],
+    counts: &[Int],
+    model: &Model,
+) -> Counterexample {
+    let (params, assignment) = space.assignment(model);
+    let (src, dst, index) = (value_of(model, &flag.src), value_of(model, &flag.dst), value_of(model, &flag.index));
+    let mut recorded = 0;
+    let mut waited = 0;
+    let mut involved: Vec<(Span, String, Side, i64)> = Vec::new();
+    for ((path, used), count) in members.iter().map(|m| (m.0, &m.1)).zip(counts) {
+        let n = value_of(model, count);
+        if n == 0 {
+            continue;
+        }
+        match used.side {
+            Side::Record => recorded += n,
+            Side::Wait => waited += n,
+        }
+        involved.push((path.op.span.clone(), path.op.api.to_string(), used.side, n));
+    }
+    let what = match family {
+        Family::Channels => format!("notify {index} of rank {dst}'s channel to rank {src}"),
+        Family::Local(obj) => {
+            let object = space.program.object(obj);
+            let on_rank = if space.program.params.is_empty() { String::new() } else { format!(" on rank {src}") };
+            match object.kind {
+                ObjectKind::Notify => format!("notify {}{on_rank}", object.name),
+                _ => format!("notify {index} of {} {}{on_rank}", object.kind.noun(), object.name),
+            }
+        }
+    };
+    let times = |n: i64| if n == 1 { "once".to_string() } else { format!("{n} times") };
+    let consequence = if waited > recorded {
+        "a wait without its record blocks until the notify-wait timeout"
+    } else {
+        "a record nobody waits for leaves the flag set, and a later wait passes before its real signal"
+    };
+    let message = format!(
+        "{what} is recorded {} but waited on {}: {consequence}",
+        times(recorded),
+        times(waited)
+    );
+    let primary = involved
+        .iter()
+        .find(|(.., side, _)| (*side == Side::Wait) == (waited > recorded))
+        .or(involved.first())
+        .map(|(span, ..)| span.clone())
+        .unwrap_or_else(|| space.span());
+    let rule = crate::rules::find("SG301").expect("SG301 is in the catalogue");
+    let mut diagnostic = Diagnostic::new(rule, primary, message)
+        .with_label(format!("unbalanced with {assignment}"))
+        .with_note(format!(
+            "smallest counterexample (z3): {assignment}, {what}: {} record(s), {} wait(s)",
+            recorded, waited
+        ))
+        .with_help("give every wait exactly one record on the other side, on every path and for every rank count");
+    for (span, api, side, n) in &involved {
+        if *span == diagnostic.primary {
+            continue;
+        }
+        let verb = if *side == Side::Record { "records it" } else { "waits on it" };
+        diagnostic = diagnostic.with_related(span.clone(), format!("{api} {verb} {} with {assignment}", times(*n)));
+    }
+    Counterexample { params, diagnostic }
+}
