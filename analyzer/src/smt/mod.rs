@@ -9,6 +9,7 @@
 mod encode;
 mod paths;
 pub(crate) mod properties;
+pub(crate) mod schedule;
 
 
 use std::sync::mpsc;

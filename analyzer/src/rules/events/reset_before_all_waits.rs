@@ -1,6 +1,7 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::rules::declare_rule;
+use crate::smt::schedule;
 
 declare_rule! {
     /// ## What it detects
@@ -28,7 +29,12 @@ declare_rule! {
     /// stream after a wait that follows the others, or give each waiting stream its own
     /// event.
     ///
-    /// Method: happens-before over the concrete execution (vector clocks).
+    /// Method: candidates from happens-before over each concrete execution (vector
+    /// clocks: the wait is not ordered before the reset); each is then decided by z3 over
+    /// integer op times (program, issue, synchronize and match order, plus record <
+    /// reset < wait with no other record of the cycle landing between the reset and the
+    /// wait). A candidate no schedule produces is dropped; a confirmed one carries the
+    /// witness order; an undecided one is kept, with SG004.
     pub struct ResetBeforeAllWaits;
     code = "SG103",
     name = "event-reset-before-all-waits",
@@ -38,6 +44,7 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let (exec, hb) = (analysis.exec, analysis.hb);
+    let mut budget = schedule::MAX_CONFIRMED;
     for cycle in &hb.matching.event_cycles {
         let (Some(reset), Some(event)) = (cycle.reset, cycle.event) else {
             continue;
@@ -52,8 +59,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             let waiter = exec.agent_name(exec.node(wait).agent);
             let resetter = exec.agent_name(exec.node(reset).agent);
             let name = exec.instance_name(event);
-            out.push(
-                Diagnostic::new(
+            let diagnostic = Diagnostic::new(
                     &ResetBeforeAllWaits::INFO,
                     analysis.span(reset),
                     format!("{waiter} can wait forever: this reset of {name} on {resetter} can run before its wait"),
@@ -63,8 +69,16 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 .with_related(analysis.span(cycle.records[0]), "the record both waits are for")
                 .with_help(format!(
                     "reset {name} only after every waiting stream has passed its wait (synchronize {waiter} first), or give each waiting stream its own event"
-                )),
-            );
+                ));
+            // The wait hangs when the reset clears the record first and no other record
+            // of the cycle sets the event again before the wait runs.
+            let order = [cycle.records[0], reset, wait];
+            let again: Vec<_> = cycle.records[1..].iter().map(|&r| (reset, r, wait)).collect();
+            let hazard = schedule::Hazard {
+                order: &order,
+                not_between: &again,
+            };
+            schedule::confirm(analysis, &hazard, diagnostic, &mut budget, out);
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::diagnostic::Diagnostic;
 use crate::exec::NodeId;
 use crate::hb::FlagKey;
 use crate::rules::declare_rule;
+use crate::smt::schedule;
 use crate::source::Span;
 
 declare_rule! {
@@ -40,8 +41,13 @@ declare_rule! {
     /// notify index (and `notifyNum` large enough), or send one signal after both
     /// transfers.
     ///
-    /// Method: happens-before over each concrete execution (vector clocks); the k-th
-    /// wait of a flag is matched to its k-th record.
+    /// Method: candidates from happens-before over each concrete execution (vector
+    /// clocks; the k-th wait of a flag is matched to its k-th record, and W(k) is not
+    /// ordered before R(k+1)); each is then decided by z3 over integer op times (program,
+    /// issue, synchronize and match order, plus R(k) < R(k+1) < W(k) with no other wait
+    /// of the flag consuming R(k) in between). A candidate no schedule produces is
+    /// dropped; a confirmed one carries the witness order; an undecided one is kept, with
+    /// SG004.
     pub struct NotifyLostSignal;
     code = "SG303",
     name = "notify-lost-signal",
@@ -51,7 +57,7 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let hb = analysis.hb;
-    let mut found: Vec<(NodeId, Diagnostic)> = Vec::new();
+    let mut found: Vec<(NodeId, Diagnostic, [NodeId; 3], Vec<NodeId>)> = Vec::new();
     for (key, queue) in &hb.matching.notify_queues {
         for (k, pair) in queue.records.windows(2).enumerate() {
             let (first, second) = (pair[0], pair[1]);
@@ -62,15 +68,34 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let starved = queue.waits.get(k + 1).copied();
-            found.push((second, diagnostic(analysis, *key, first, second, consumer, starved)));
+            let others: Vec<NodeId> = queue.waits.iter().copied().filter(|&w| w != consumer).collect();
+            found.push((
+                second,
+                diagnostic(analysis, *key, first, second, consumer, starved),
+                [first, second, consumer],
+                others,
+            ));
         }
     }
-    // One finding per record call, for its first node.
-    found.sort_by_key(|(node, _)| *node);
+    // One finding per record call, for its first node that z3 confirms: both records
+    // land with no wait of the flag consuming the first in between.
+    found.sort_by_key(|(node, ..)| *node);
     let mut seen: HashSet<Span> = HashSet::new();
-    for (_, diagnostic) in found {
-        if seen.insert(diagnostic.primary.clone()) {
-            out.push(diagnostic);
+    let mut budget = schedule::MAX_CONFIRMED;
+    for (_, diagnostic, order, others) in found {
+        if seen.contains(&diagnostic.primary) {
+            continue;
+        }
+        let consumed: Vec<_> = others.iter().map(|&w| (order[0], w, order[1])).collect();
+        let hazard = schedule::Hazard {
+            order: &order,
+            not_between: &consumed,
+        };
+        let before = out.len();
+        let span = diagnostic.primary.clone();
+        schedule::confirm(analysis, &hazard, diagnostic, &mut budget, out);
+        if out.len() > before {
+            seen.insert(span);
         }
     }
 }

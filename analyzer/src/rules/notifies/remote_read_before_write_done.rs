@@ -4,6 +4,7 @@ use super::{RankAgents, TransferPhase, TransferRace, byte_range, first_after, is
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::rules::declare_rule;
+use crate::smt::schedule;
 use crate::source::Span;
 
 declare_rule! {
@@ -43,8 +44,12 @@ declare_rule! {
     /// on the queue that uses them. For reads, have the reader record a notify after
     /// the read and the owner wait on it before reusing the buffer.
     ///
-    /// Method: happens-before over each concrete execution (vector clocks); races come
-    /// from the shared race detector.
+    /// Method: happens-before over each concrete execution (vector clocks;
+    /// candidates from the shared race detector); each is then decided by z3 over integer
+    /// op times (program, issue, synchronize and match order, plus the hazard's order),
+    /// which yields the witness order printed with the finding; a candidate no schedule
+    /// produces is dropped, an undecided one is kept, with SG004. Hazard: the access runs before
+    /// the transfer.
     pub struct RemoteReadBeforeWriteDone;
     code = "SG305",
     name = "remote-read-before-write-done",
@@ -59,6 +64,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     late.sort_by_key(|r| (r.other, r.transfer));
     // One diagnostic per early access (span), for its first node.
     let mut done: HashSet<Span> = HashSet::new();
+    let mut budget = schedule::MAX_CONFIRMED;
     for race in &late {
         let span = analysis.span(race.other);
         if !done.insert(span.clone()) {
@@ -69,7 +75,12 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             .copied()
             .filter(|r| analysis.span(r.other) == span)
             .collect();
-        out.push(diagnostic(analysis, &agents, &group));
+        let order = [race.other, race.transfer];
+        let hazard = schedule::Hazard {
+            order: &order,
+            not_between: &[],
+        };
+        schedule::confirm(analysis, &hazard, diagnostic(analysis, &agents, &group), &mut budget, out);
     }
 }
 

@@ -7,6 +7,7 @@ use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, NodeId};
 use crate::rules::declare_rule;
+use crate::smt::schedule;
 use crate::source::Span;
 
 declare_rule! {
@@ -51,8 +52,13 @@ declare_rule! {
     /// ACK (on the HCCL thread's stream, or behind an event the thread waits on). On
     /// the writer, order the producer of the source bytes before the transfer.
     ///
-    /// Method: happens-before over each concrete execution (vector clocks); races come
-    /// from the shared race detector.
+    /// Method: happens-before over each concrete execution (vector clocks;
+    /// candidates from the shared race detector); each is then decided by z3 over integer
+    /// op times (program, issue, synchronize and match order, plus the hazard's order),
+    /// which yields the witness order printed with the finding; a candidate no schedule
+    /// produces is dropped, an undecided one is kept, with SG004. Hazard: the transfer runs before
+    /// the peer's racing access. A transfer with no signal of the peer before it at all
+    /// is reported from happens-before alone.
     pub struct RemoteWriteBeforeReady;
     code = "SG304",
     name = "remote-write-before-ready",
@@ -88,13 +94,27 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     }
     let mut order: Vec<(NodeId, Span)> = firsts.into_iter().zip(spans).collect();
     order.sort_by_key(|(node, _)| *node);
+    let mut budget = schedule::MAX_CONFIRMED;
     for (transfer, span) in order {
         let mine: Vec<&TransferRace> = racing
             .iter()
             .copied()
             .filter(|r| analysis.span(r.transfer) == span)
             .collect();
-        out.extend(diagnostic(analysis, &agents, transfer, &mine));
+        let Some(found) = diagnostic(analysis, &agents, transfer, &mine) else {
+            continue;
+        };
+        match mine.first() {
+            Some(race) => {
+                let order = [race.transfer, race.other];
+                let hazard = schedule::Hazard {
+                    order: &order,
+                    not_between: &[],
+                };
+                schedule::confirm(analysis, &hazard, found, &mut budget, out);
+            }
+            None => out.push(found),
+        }
     }
 }
 
