@@ -323,3 +323,51 @@ fn a_closed_pipe_is_not_a_crash() {
     assert_eq!(output.status.code(), Some(1), "the findings still decide the status");
     assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn proved_properties_are_listed_in_text_and_json() {
+    let ring = "examples/parametric-ring/correct.sync";
+    let text = stdout(&syncguard(&["check", ring]));
+    assert_eq!(
+        text,
+        "proved notify-index-in-range for N in 2..=1024 (examples/parametric-ring/correct.sync:10:7)\n\
+         proved notify-balance for N in 2..=1024 (examples/parametric-ring/correct.sync:10:7)\n\
+         checked 1 file: 0 errors, 0 warnings\n"
+    );
+    let explained = stdout(&syncguard(&["check", "--explain", ring]));
+    assert!(explained.contains(
+        "    because examples/parametric-ring/correct.sync:38:5: how often HcommChannelNotifyWaitOnThread runs"
+    ));
+    let output = syncguard(&["check", "--format", "json", ring]);
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        json["proved"][1],
+        serde_json::json!({
+            "property": "notify-balance",
+            "for": "N in 2..=1024",
+            "location": "examples/parametric-ring/correct.sync:10:7",
+            "because": [],
+        })
+    );
+    assert_eq!(json["unproved"], serde_json::json!([]));
+}
+
+#[test]
+fn an_unanswered_query_is_a_warning_and_the_timeout_is_validated() {
+    let hard = "analyzer/tests/fixtures/SG004/fail_nonlinear_index.sync";
+    let output = syncguard(&["check", "--smt-timeout", "50ms", hard]);
+    assert_eq!(output.status.code(), Some(0), "SG004 is a warning");
+    let text = stdout(&output);
+    assert!(text.contains("[SG004 solver-unknown] Warning: `notify-index-in-range` is not proved"));
+    assert!(text.contains("not proved notify-index-in-range"));
+    let denied = syncguard(&["check", "--smt-timeout", "50ms", "--deny", "warnings", hard]);
+    assert_eq!(denied.status.code(), Some(1));
+    for bad in ["0", "-1s", "soon"] {
+        assert_eq!(
+            syncguard(&["check", "--smt-timeout", bad, hard]).status.code(),
+            Some(2),
+            "{bad}"
+        );
+    }
+}

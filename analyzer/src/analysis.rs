@@ -186,7 +186,9 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
 /// reported itself.
 fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
     let spans = |d: &Diagnostic| -> Vec<Span> {
-        std::iter::once(d.primary.clone()).chain(d.related.iter().map(|r| r.span.clone())).collect()
+        std::iter::once(d.primary.clone())
+            .chain(d.related.iter().map(|r| r.span.clone()))
+            .collect()
     };
     let theirs = spans(&found);
     let same = diagnostics

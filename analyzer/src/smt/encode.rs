@@ -138,3 +138,94 @@ fn truncating_div(a: &Int, b: &Int) -> Int {
     let same_sign = a.ge(0).iff(b.ge(0));
     same_sign.ite(&quotient, &quotient.unary_minus())
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use z3::{SatResult, Solver};
+
+    use super::*;
+    use crate::exec::Env;
+    use crate::model::ParamId;
+
+    fn expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            (-40i64..40).prop_map(Expr::Int),
+            Just(Expr::Param(ParamId(0))),
+            Just(Expr::Rank)
+        ];
+        leaf.prop_recursive(4, 24, 2, |inner| {
+            let ops = prop::sample::select(vec![
+                BinOp::Add,
+                BinOp::Sub,
+                BinOp::Mul,
+                BinOp::Div,
+                BinOp::Rem,
+                BinOp::BitAnd,
+                BinOp::BitOr,
+                BinOp::Eq,
+                BinOp::Ne,
+                BinOp::Lt,
+                BinOp::Le,
+                BinOp::Gt,
+                BinOp::Ge,
+                BinOp::And,
+                BinOp::Or,
+            ]);
+            prop_oneof![
+                (ops, inner.clone(), inner.clone()).prop_map(|(op, a, b)| Expr::Binary(op, Box::new(a), Box::new(b))),
+                (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner)
+                    .prop_map(|(op, e)| Expr::Unary(op, Box::new(e))),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The encoding means what the concrete evaluator computes: for fixed values of
+        /// `N` and `rank`, z3 cannot make the term differ from `Env::eval`, and where the
+        /// evaluator divides by zero, the definedness condition is false.
+        #[test]
+        fn encoding_agrees_with_concrete_evaluation(e in expr(), n in -6i64..6, rank in -6i64..6) {
+            let scope = Scope {
+                params: vec![Int::from_i64(n)],
+                rank: Some(Int::from_i64(rank)),
+                ..Scope::default()
+            };
+            let mut encoder = Encoder::new(&scope);
+            let term = encoder.int(&e).unwrap();
+            let solver = Solver::new();
+            let env = Env { params: vec![n], rank, ..Env::default() };
+            match env.eval(&e) {
+                Ok(value) => {
+                    solver.assert(encoder.definedness());
+                    solver.assert(term.ne(value));
+                    prop_assert_eq!(solver.check(), SatResult::Unsat, "{:?} = {}", e, value);
+                }
+                Err(crate::exec::EvalError::Arithmetic) if !overflows(&e, &env) => {
+                    solver.assert(encoder.definedness());
+                    prop_assert_eq!(solver.check(), SatResult::Unsat, "{:?} is undefined", e);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Whether evaluation fails by overflow rather than division by zero (z3's integers
+    /// do not overflow, so only the latter is encoded).
+    fn overflows(e: &Expr, env: &Env) -> bool {
+        match e {
+            Expr::Unary(_, inner) => overflows(inner, env) || env.eval(e).is_err() && env.eval(inner).is_ok(),
+            Expr::Binary(op, a, b) => {
+                if overflows(a, env) || overflows(b, env) {
+                    return true;
+                }
+                match (env.eval(a), env.eval(b)) {
+                    (Ok(x), Ok(y)) => !matches!(op, BinOp::Div | BinOp::Rem) && op.apply(x, y).is_none(),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}

@@ -11,7 +11,6 @@ mod paths;
 pub(crate) mod properties;
 pub(crate) mod schedule;
 
-
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -196,7 +195,11 @@ impl Query {
 
     fn reason(&self) -> String {
         match self.solver.get_reason_unknown() {
-            Some(reason) if ["timeout", "canceled", "interrupted"].iter().any(|r| reason.contains(r)) => {
+            Some(reason)
+                if ["timeout", "canceled", "interrupted"]
+                    .iter()
+                    .any(|r| reason.contains(r)) =>
+            {
                 format!("the query ran out of its {:?}", self.timeout)
             }
             Some(reason) => format!("z3 cannot decide it ({reason})"),

@@ -94,14 +94,20 @@ pub(crate) struct Unsupported {
 
 /// Every op a rank's host threads run (spawned threads under their spawn's condition).
 pub(crate) fn host_ops(program: &Program) -> Result<Vec<PathOp<'_>>, Unsupported> {
-    let mut walker = Walker { program, out: Vec::new() };
+    let mut walker = Walker {
+        program,
+        out: Vec::new(),
+    };
     walker.block(&program.threads[Program::MAIN_THREAD.index()].body, &Guard::True, &[])?;
     Ok(walker.out)
 }
 
 /// Every op of one sub-kernel's code.
 pub(crate) fn core_ops<'p>(program: &'p Program, body: &'p Block) -> Result<Vec<PathOp<'p>>, Unsupported> {
-    let mut walker = Walker { program, out: Vec::new() };
+    let mut walker = Walker {
+        program,
+        out: Vec::new(),
+    };
     walker.block(body, &Guard::True, &[])?;
     Ok(walker.out)
 }
@@ -204,7 +210,11 @@ fn count_from(path: &PathOp, level: usize, scope: &Scope, pins: &[(&Expr, Int)])
     };
     let inner_bounds = path.loops[level + 1..].iter().flat_map(|l| [l.start, l.end]);
     let depends = path.guard.mentions(lp.var)
-        || pins.iter().map(|(e, _)| *e).chain(inner_bounds).any(|e| mentions(e, lp.var));
+        || pins
+            .iter()
+            .map(|(e, _)| *e)
+            .chain(inner_bounds)
+            .any(|e| mentions(e, lp.var));
     let mut encoder = Encoder::new(scope);
     let (start, end) = (encoder.int(lp.start)?, encoder.int(lp.end)?);
     if !depends {

@@ -170,5 +170,8 @@ fn describe(analysis: &Analysis, order: &[NodeId], before: usize) -> String {
         1 => " (with 1 other call before)".to_string(),
         n => format!(" (with {n} other calls before)"),
     };
-    format!("an execution order where it happens (z3): {}{others}", steps.join(", then "))
+    format!(
+        "an execution order where it happens (z3): {}{others}",
+        steps.join(", then ")
+    )
 }

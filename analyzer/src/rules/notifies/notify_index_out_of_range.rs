@@ -42,7 +42,9 @@ declare_rule! {
     /// `notifyNum: 3` for ACK, DATA_SIGNAL and FIN_ACK; or use an index below the count.
     ///
     /// Method: each call's evaluated index against the count its channel or thread
-    /// instance was acquired with, per concrete execution.
+    /// instance was acquired with, per concrete execution. For a parametric program, z3
+    /// also proves `notify-index-in-range` for every parameter value, rank and loop
+    /// iteration, or finds the smallest counterexample (run concretely, named in a note).
     pub struct NotifyIndexOutOfRange;
     code = "SG302",
     name = "notify-index-out-of-range",

@@ -44,7 +44,10 @@ declare_rule! {
     /// of a handshake record and wait on every phase. Remove records nobody waits for.
     ///
     /// Method: counts over the notify queues of each concrete execution (records and
-    /// waits of one flag, matched in issue order).
+    /// waits of one flag, matched in issue order). For a parametric program, z3 also
+    /// proves the property `notify-balance` for every parameter value (each call's
+    /// execution count as a term over `N`, the ranks and the index), or finds the
+    /// smallest counterexample, which is then run concretely and named in a note.
     pub struct NotifyUnbalanced;
     code = "SG301",
     name = "notify-unbalanced",

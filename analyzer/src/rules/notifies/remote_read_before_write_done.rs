@@ -80,7 +80,13 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             order: &order,
             not_between: &[],
         };
-        schedule::confirm(analysis, &hazard, diagnostic(analysis, &agents, &group), &mut budget, out);
+        schedule::confirm(
+            analysis,
+            &hazard,
+            diagnostic(analysis, &agents, &group),
+            &mut budget,
+            out,
+        );
     }
 }
 

@@ -39,6 +39,12 @@ declare_rule! {
     /// ## Fix
     /// Call `SetNextTaskStart` once, after the last data move, on a path every core and
     /// every TilingKey reaches: after the branches, not inside them.
+    ///
+    /// Method: every core's path is walked for every TilingKey and core of the
+    /// sub-kernel (and the sampled parameter values, see the SG4xx module notes); z3
+    /// also proves the property `next-task-start-once` for every TilingKey, core and parameter value,
+    /// or finds the smallest counterexample (TilingKey, core type and index), which is
+    /// named in a note.
     pub struct NextTaskStartNotOnAllPaths;
     code = "SG401",
     name = "next-task-start-not-on-all-paths",

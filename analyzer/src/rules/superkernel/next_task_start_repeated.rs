@@ -29,6 +29,12 @@ declare_rule! {
     /// ## Fix
     /// Keep exactly one call per core, after the sub-kernel's last data move; move a call
     /// out of a loop to after it.
+    ///
+    /// Method: every core's path is walked for every TilingKey and core of the
+    /// sub-kernel (and the sampled parameter values, see the SG4xx module notes); z3
+    /// also proves the property `next-task-start-once` for every TilingKey, core and parameter value,
+    /// or finds the smallest counterexample (TilingKey, core type and index), which is
+    /// named in a note.
     pub struct NextTaskStartRepeated;
     code = "SG402",
     name = "next-task-start-repeated",

@@ -36,6 +36,12 @@ declare_rule! {
     /// ## Fix
     /// Call `WaitPreTaskEnd` once at the start of the sub-kernel, before its first data
     /// move and outside any per-core or per-TilingKey branch.
+    ///
+    /// Method: every core's path is walked for every TilingKey and core of the
+    /// sub-kernel (and the sampled parameter values, see the SG4xx module notes); z3
+    /// also proves the property `wait-pre-task-end-once` for every TilingKey, core and parameter value,
+    /// or finds the smallest counterexample (TilingKey, core type and index), which is
+    /// named in a note.
     pub struct WaitPreTaskEndMismatch;
     code = "SG406",
     name = "wait-pre-task-end-mismatch",

@@ -3,8 +3,8 @@
 //! every TilingKey in the sub-kernel's domain, every core index and core type, and every
 //! parameter value and rank the kernel code mentions.
 
-use z3::ast::{Bool, Int};
 use z3::Model;
+use z3::ast::{Bool, Int};
 
 use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
@@ -13,22 +13,32 @@ use crate::smt::encode::Scope;
 use crate::smt::paths::{PathOp, core_ops, count};
 use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
 
-/// The two properties: name, which op, and the rules for "never" and "more than once".
-const PROPERTIES: [(&str, fn(&OpKind) -> bool, &str, &str, &str); 2] = [
-    (
-        "next-task-start-once",
-        |kind| matches!(kind, OpKind::SetNextTaskStart { .. }),
-        "SetNextTaskStart",
-        "SG401",
-        "SG402",
-    ),
-    (
-        "wait-pre-task-end-once",
-        |kind| matches!(kind, OpKind::WaitPreTaskEnd { .. }),
-        "WaitPreTaskEnd",
-        "SG406",
-        "SG406",
-    ),
+/// A call every core makes exactly once.
+struct Once {
+    property: &'static str,
+    is_call: fn(&OpKind) -> bool,
+    api: &'static str,
+    /// The rule for a core that never calls it while another does.
+    never: &'static str,
+    /// The rule for a core that calls it more than once.
+    repeated: &'static str,
+}
+
+const PROPERTIES: [Once; 2] = [
+    Once {
+        property: "next-task-start-once",
+        is_call: |kind| matches!(kind, OpKind::SetNextTaskStart { .. }),
+        api: "SetNextTaskStart",
+        never: "SG401",
+        repeated: "SG402",
+    },
+    Once {
+        property: "wait-pre-task-end-once",
+        is_call: |kind| matches!(kind, OpKind::WaitPreTaskEnd { .. }),
+        api: "WaitPreTaskEnd",
+        never: "SG406",
+        repeated: "SG406",
+    },
 ];
 
 pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) {
@@ -37,9 +47,9 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
             let ops = match core_ops(space.program, &sub.body) {
                 Ok(ops) => ops,
                 Err(unsupported) => {
-                    for (property, ..) in PROPERTIES {
+                    for once in &PROPERTIES {
                         outcome.unproved.push(Unproved {
-                            property,
+                            property: once.property,
                             reason: unsupported.reason.clone(),
                             span: unsupported.span.clone(),
                             checked: Vec::new(),
@@ -48,10 +58,10 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
                     continue;
                 }
             };
-            for property in &PROPERTIES {
-                let members: Vec<&PathOp> = ops.iter().filter(|p| (property.1)(&p.op.kind)).collect();
+            for once in &PROPERTIES {
+                let members: Vec<&PathOp> = ops.iter().filter(|p| (once.is_call)(&p.op.kind)).collect();
                 if !members.is_empty() {
-                    prove_once(space, superkernel, sub, &members, property, options, outcome);
+                    prove_once(space, superkernel, sub, &members, once, options, outcome);
                 }
             }
         }
@@ -86,7 +96,10 @@ fn core(space: &Space, sub: &SubKernel, rank: &Int) -> Core {
     let is_aiv = Bool::fresh_const("is_aiv");
     let block_idx = Int::fresh_const("block_idx");
     let keys: Vec<Bool> = sub.tiling_keys.iter().map(|&k| tiling_key.eq(k)).collect();
-    let cores = is_aiv.ite(&Int::from_i64(sub.aiv_cores as i64), &Int::from_i64(sub.aic_cores as i64));
+    let cores = is_aiv.ite(
+        &Int::from_i64(sub.aiv_cores as i64),
+        &Int::from_i64(sub.aic_cores as i64),
+    );
     let facts = vec![Bool::or(&keys), block_idx.ge(0), block_idx.lt(&cores)];
     let mut scope = space.scope.clone();
     scope.rank = Some(rank.clone());
@@ -107,11 +120,11 @@ fn prove_once(
     superkernel: &SuperKernel,
     sub: &SubKernel,
     members: &[&PathOp],
-    property: &(&'static str, fn(&OpKind) -> bool, &str, &str, &str),
+    once: &Once,
     options: &SmtOptions,
     outcome: &mut Outcome,
 ) {
-    let (name, _, api, never_code, repeated_code) = *property;
+    let (name, api) = (once.property, once.api);
     let (rank, rank_facts) = space.rank("rank");
     let (this, other) = (core(space, sub, &rank), core(space, sub, &rank));
     let mut calls = Vec::new();
@@ -140,7 +153,10 @@ fn prove_once(
     query.assert(&Bool::and(&rank_facts));
     query.assert(&Bool::and(&this.facts));
     query.assert(&Bool::and(&other.facts));
-    query.assert(&Bool::or(&[calls[0].ge(2), Bool::and(&[calls[0].eq(0), calls[1].ge(1)])]));
+    query.assert(&Bool::or(&[
+        calls[0].ge(2),
+        Bool::and(&[calls[0].eq(0), calls[1].ge(1)]),
+    ]));
     let mut objectives = vec![
         (this.tiling_key.clone(), i64::MIN / 2),
         (this.is_aiv.ite(&Int::from_i64(0), &Int::from_i64(1)), 0),
@@ -161,12 +177,19 @@ fn prove_once(
         Answer::Fails(model) => {
             let runs = value_of(&model, &calls[0]);
             let (code, how_often) = if runs == 0 {
-                (never_code, format!("never calls {api}, while {} does", other.describe(&model)))
+                (
+                    once.never,
+                    format!("never calls {api}, while {} does", other.describe(&model)),
+                )
             } else {
-                (repeated_code, format!("calls {api} {runs} times"))
+                (once.repeated, format!("calls {api} {runs} times"))
             };
             let (params, assignment) = space.assignment(&model);
-            let with = if assignment.is_empty() { String::new() } else { format!(", {assignment}") };
+            let with = if assignment.is_empty() {
+                String::new()
+            } else {
+                format!(", {assignment}")
+            };
             let at = this.describe(&model);
             let rule = crate::rules::find(code).expect("the early-start rules are in the catalogue");
             let diagnostic = Diagnostic::new(

@@ -14,8 +14,8 @@ mod early_start;
 mod notify_balance;
 mod notify_index;
 
-use z3::ast::{Bool, Int};
 use z3::Model;
+use z3::ast::{Bool, Int};
 
 use super::encode::Scope;
 use super::paths::{CountError, PathOp, Unsupported, host_ops};
@@ -112,7 +112,11 @@ impl<'p> Space<'p> {
                 None => format!("every {} >= {}", p.name, p.min),
             })
             .collect();
-        if parts.is_empty() { "every run".into() } else { parts.join(", ") }
+        if parts.is_empty() {
+            "every run".into()
+        } else {
+            parts.join(", ")
+        }
     }
 
     /// Where proofs about the whole program point: the first parameter's declaration.
@@ -163,13 +167,7 @@ impl<'p> Space<'p> {
     }
 
     /// Record the outcome of a property over the whole program.
-    fn settle(
-        &self,
-        outcome: &mut Outcome,
-        property: &'static str,
-        answer: Answer<()>,
-        because: Vec<(Span, String)>,
-    ) {
+    fn settle(&self, outcome: &mut Outcome, property: &'static str, answer: Answer<()>, because: Vec<(Span, String)>) {
         match answer {
             Answer::Holds(_) => outcome.proofs.push(Proof {
                 property,

@@ -5,8 +5,8 @@
 //! counts under its path condition (a loop whose variable the flag depends on is
 //! expanded when its bounds are constant).
 
-use z3::ast::{Bool, Int};
 use z3::Model;
+use z3::ast::{Bool, Int};
 
 use super::{Counterexample, Outcome, Side, Space, Via, notify_use, unsupported};
 use crate::diagnostic::Diagnostic;
@@ -37,8 +37,10 @@ impl Family {
 }
 
 pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome: &mut Outcome) {
-    let uses: Vec<(&PathOp, super::NotifyUse)> =
-        ops.iter().filter_map(|path| notify_use(path.op).map(|used| (path, used))).collect();
+    let uses: Vec<(&PathOp, super::NotifyUse)> = ops
+        .iter()
+        .filter_map(|path| notify_use(path.op).map(|used| (path, used)))
+        .collect();
     if uses.is_empty() {
         return;
     }
@@ -60,7 +62,10 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
             Ok(Answer::Holds(core)) => {
                 for id in core {
                     if let Some((path, _)) = members.get(id) {
-                        because.push((path.op.span.clone(), format!("how often {} runs and what it targets", path.op.api)));
+                        because.push((
+                            path.op.span.clone(),
+                            format!("how often {} runs and what it targets", path.op.api),
+                        ));
                     }
                 }
             }
@@ -102,7 +107,11 @@ fn check_family(
     options: &SmtOptions,
 ) -> Result<Answer<Counterexample>, Unsupported> {
     let (src, src_facts) = space.rank("src");
-    let (dst, dst_facts) = if family == Family::Channels { space.rank("dst") } else { (src.clone(), [Bool::from_bool(true), Bool::from_bool(true)]) };
+    let (dst, dst_facts) = if family == Family::Channels {
+        space.rank("dst")
+    } else {
+        (src.clone(), [Bool::from_bool(true), Bool::from_bool(true)])
+    };
     let flag = Flag {
         src,
         dst,
@@ -124,7 +133,13 @@ fn check_family(
         }
         counts.push(count);
     }
-    let sum = |terms: &[Int]| if terms.is_empty() { Int::from_i64(0) } else { Int::add(terms) };
+    let sum = |terms: &[Int]| {
+        if terms.is_empty() {
+            Int::from_i64(0)
+        } else {
+            Int::add(terms)
+        }
+    };
     query.assert(&sum(&records).ne(sum(&waits)));
     let mut objectives = space.objectives();
     objectives.push((flag.dst.clone(), 0));
@@ -139,7 +154,13 @@ fn check_family(
 
 /// How many times `path` runs into `flag`: as a record, on rank `src` towards `dst`; as a
 /// wait, on rank `dst` from `src`.
-fn op_count(space: &Space, family: Family, flag: &Flag, path: &PathOp, used: &super::NotifyUse) -> Result<Int, CountError> {
+fn op_count(
+    space: &Space,
+    family: Family,
+    flag: &Flag,
+    path: &PathOp,
+    used: &super::NotifyUse,
+) -> Result<Int, CountError> {
     let (me, peer) = match used.side {
         Side::Record => (&flag.src, &flag.dst),
         Side::Wait => (&flag.dst, &flag.src),
@@ -167,7 +188,11 @@ fn counterexample(
     model: &Model,
 ) -> Counterexample {
     let (params, assignment) = space.assignment(model);
-    let (src, dst, index) = (value_of(model, &flag.src), value_of(model, &flag.dst), value_of(model, &flag.index));
+    let (src, dst, index) = (
+        value_of(model, &flag.src),
+        value_of(model, &flag.dst),
+        value_of(model, &flag.index),
+    );
     let mut recorded = 0;
     let mut waited = 0;
     let mut involved: Vec<(Span, String, Side, i64)> = Vec::new();
@@ -186,14 +211,24 @@ fn counterexample(
         Family::Channels => format!("notify {index} of rank {dst}'s channel to rank {src}"),
         Family::Local(obj) => {
             let object = space.program.object(obj);
-            let on_rank = if space.program.params.is_empty() { String::new() } else { format!(" on rank {src}") };
+            let on_rank = if space.program.params.is_empty() {
+                String::new()
+            } else {
+                format!(" on rank {src}")
+            };
             match object.kind {
                 ObjectKind::Notify => format!("notify {}{on_rank}", object.name),
                 _ => format!("notify {index} of {} {}{on_rank}", object.kind.noun(), object.name),
             }
         }
     };
-    let times = |n: i64| if n == 1 { "once".to_string() } else { format!("{n} times") };
+    let times = |n: i64| {
+        if n == 1 {
+            "once".to_string()
+        } else {
+            format!("{n} times")
+        }
+    };
     let consequence = if waited > recorded {
         "a wait without its record blocks until the notify-wait timeout"
     } else {
@@ -222,7 +257,11 @@ fn counterexample(
         if *span == diagnostic.primary {
             continue;
         }
-        let verb = if *side == Side::Record { "records it" } else { "waits on it" };
+        let verb = if *side == Side::Record {
+            "records it"
+        } else {
+            "waits on it"
+        };
         diagnostic = diagnostic.with_related(span.clone(), format!("{api} {verb} {} with {assignment}", times(*n)));
     }
     Counterexample { params, diagnostic }

@@ -26,7 +26,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
         let Some(used) = notify_use(path.op) else {
             continue;
         };
-        let Some((object_span, count)) = notify_count(space, used.via) else {
+        let Some((object_span, count, what)) = notify_count(space, used.via) else {
             continue;
         };
         checked += 1;
@@ -35,8 +35,11 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
                 for fact in core {
                     let why = match fact {
                         FACT_RANKS => (space.span(), "the declared parameter range".to_string()),
-                        FACT_PATH => (path.op.span.clone(), format!("when {} runs, and its index", path.op.api)),
-                        _ => (object_span.clone(), "the notify count it is acquired with".to_string()),
+                        FACT_PATH => (
+                            path.op.span.clone(),
+                            format!("where {} runs, and its index", path.op.api),
+                        ),
+                        _ => (object_span.clone(), what.clone()),
                     };
                     if !because.contains(&why) {
                         because.push(why);
@@ -69,17 +72,20 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
     }
 }
 
-/// The expression for how many notifies `via` has, and where it was acquired.
-fn notify_count<'p>(space: &Space<'p>, via: Via) -> Option<(Span, &'p Expr)> {
+/// The expression for how many notifies `via` has, where it was acquired, and what it is
+/// called ("notifyNum of channel to_next").
+fn notify_count<'p>(space: &Space<'p>, via: Via) -> Option<(Span, &'p Expr, String)> {
     let (Via::Channel(obj) | Via::Thread(obj)) = via else {
         return None;
     };
     let object = space.program.object(obj);
-    match &object.kind {
-        ObjectKind::Channel(info) => Some((object.span.clone(), &info.notify_num)),
-        ObjectKind::HcclThread { notify_num, .. } => Some((object.span.clone(), notify_num)),
-        _ => None,
-    }
+    let count = match &object.kind {
+        ObjectKind::Channel(info) => &info.notify_num,
+        ObjectKind::HcclThread { notify_num, .. } => notify_num,
+        _ => return None,
+    };
+    let what = format!("notifyNum of {} {}", object.kind.noun(), object.name);
+    Some((object.span.clone(), count, what))
 }
 
 fn check_op(
@@ -119,7 +125,13 @@ fn check_op(
                 .loops
                 .iter()
                 .zip(&loop_vars)
-                .map(|(lp, var)| format!("{} = {}", space.program.vars[lp.var.index()].name, value_of(&model, var)))
+                .map(|(lp, var)| {
+                    format!(
+                        "{} = {}",
+                        space.program.vars[lp.var.index()].name,
+                        value_of(&model, var)
+                    )
+                })
                 .collect();
             let at = if iteration.is_empty() {
                 String::new()
