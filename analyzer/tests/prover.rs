@@ -183,3 +183,42 @@ fn a_reset_racing_a_wait_comes_with_the_order_that_hangs() {
         "{witness:?}"
     );
 }
+
+#[test]
+fn explaining_changes_no_verdict() {
+    let explain = SmtOptions {
+        explain: true,
+        ..SmtOptions::default()
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut checked_files = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let file = file.unwrap().path();
+            if file.extension().is_none_or(|e| e != "sync") {
+                continue;
+            }
+            let relative = file
+                .strip_prefix(root.parent().unwrap())
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            let (plain, explained) = (
+                check_file(&relative, SmtOptions::default()),
+                check_file(&relative, explain),
+            );
+            let summary = |c: &CheckedFile| {
+                let codes: Vec<(&str, Vec<String>)> = c.diagnostics.iter().map(|d| (d.code, d.notes.clone())).collect();
+                (codes, proved(c))
+            };
+            assert_eq!(summary(&plain), summary(&explained), "{relative}");
+            checked_files += 1;
+        }
+    }
+    assert!(checked_files >= 30);
+}

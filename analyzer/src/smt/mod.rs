@@ -77,7 +77,8 @@ pub(crate) enum Answer<T> {
 pub(crate) struct Query {
     solver: Solver,
     explain: bool,
-    tracked: Vec<Bool>,
+    /// A label per tracked assertion (z3 needs one each), with the fact number it stands for.
+    tracked: Vec<(Bool, usize)>,
     timeout: Duration,
 }
 
@@ -121,16 +122,16 @@ impl Query {
         self.solver.assert(fact);
     }
 
-    /// Assert `fact`, remembered as fact number `id` for the unsat core.
+    /// Assert `fact`, remembered as fact number `id` for the unsat core (several
+    /// assertions may share a number).
     pub fn assert_tracked(&mut self, fact: &Bool, id: usize) {
         if !self.explain {
             self.solver.assert(fact);
             return;
         }
-        while self.tracked.len() <= id {
-            self.tracked.push(Bool::fresh_const("fact"));
-        }
-        self.solver.assert_and_track(fact.clone(), &self.tracked[id]);
+        let label = Bool::fresh_const("fact");
+        self.solver.assert_and_track(fact.clone(), &label);
+        self.tracked.push((label, id));
     }
 
     /// Is the conjunction satisfiable? On `sat`, the model minimizes `objectives` in
@@ -185,11 +186,11 @@ impl Query {
         let mut ids: Vec<usize> = self
             .tracked
             .iter()
-            .enumerate()
-            .filter(|(_, label)| core.iter().any(|c| c == *label))
-            .map(|(id, _)| id)
+            .filter(|(label, _)| core.contains(label))
+            .map(|(_, id)| *id)
             .collect();
         ids.sort_unstable();
+        ids.dedup();
         ids
     }
 

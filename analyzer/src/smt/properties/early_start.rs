@@ -127,12 +127,17 @@ fn prove_once(
     let (name, api) = (once.property, once.api);
     let (rank, rank_facts) = space.rank("rank");
     let (this, other) = (core(space, sub, &rank), core(space, sub, &rank));
+    let mut query = space.query(options);
     let mut calls = Vec::new();
     for core in [&this, &other] {
         let mut total = vec![Int::from_i64(0)];
-        for path in members {
+        for (id, path) in members.iter().enumerate() {
             match count(path, &core.scope, &[]) {
-                Ok(runs) => total.push(runs),
+                Ok(runs) => {
+                    let runs_here = Int::fresh_const("runs");
+                    query.assert_tracked(&runs_here.eq(&runs), id);
+                    total.push(runs_here);
+                }
                 Err(error) => {
                     let unsupported = super::unsupported(space.program, path, error);
                     outcome.unproved.push(Unproved {
@@ -149,7 +154,6 @@ fn prove_once(
     }
     // Broken: a core calls it twice, or never while another core of the same launch
     // (same parameters; any tiling key) does. A launch where no core calls it is fine.
-    let query = space.query(options);
     query.assert(&Bool::and(&rank_facts));
     query.assert(&Bool::and(&this.facts));
     query.assert(&Bool::and(&other.facts));
@@ -167,11 +171,19 @@ fn prove_once(
     objectives.push((other.tiling_key.clone(), i64::MIN / 2));
     objectives.push((other.block_idx.clone(), 0));
     match query.solve(&objectives) {
-        Answer::Holds(_) => outcome.proofs.push(Proof {
+        Answer::Holds(core) => outcome.proofs.push(Proof {
             property: name,
             scope: scope(space, sub),
             span: sub.span.clone(),
-            because: Vec::new(),
+            because: core
+                .into_iter()
+                .map(|id| {
+                    (
+                        members[id].op.span.clone(),
+                        format!("where {api} runs, on every path of every core"),
+                    )
+                })
+                .collect(),
         }),
         Answer::Unknown(reason) => space.unknown(outcome, name, sub.span.clone(), &reason),
         Answer::Fails(model) => {
