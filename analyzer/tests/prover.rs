@@ -222,3 +222,16 @@ fn explaining_changes_no_verdict() {
     }
     assert!(checked_files >= 30);
 }
+
+#[test]
+fn a_pairing_that_assumes_an_even_rank_count_fails_first_at_three() {
+    let checked = check_file("examples/parametric-ring/odd-rank-count.sync", SmtOptions::default());
+    assert!(
+        notes(&checked, "SG301").contains(
+            &"smallest counterexample (z3): N = 3, notify 1 of rank 0's channel to rank 2: 3 record(s), 2 wait(s)"
+                .to_string()
+        ),
+        "{:?}",
+        notes(&checked, "SG301")
+    );
+}

@@ -63,6 +63,18 @@ pub struct Unproved {
     pub checked: Vec<String>,
 }
 
+impl Unproved {
+    /// The concrete runs fill in `checked` once they are done.
+    pub(crate) fn new(property: &'static str, reason: String, span: Span) -> Self {
+        Unproved {
+            property,
+            reason,
+            span,
+            checked: Vec::new(),
+        }
+    }
+}
+
 /// The answer to "is there a value that breaks the property?".
 pub(crate) enum Answer<T> {
     /// No: the property holds. The tracked facts z3 needed, when explaining.

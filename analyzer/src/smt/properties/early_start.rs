@@ -48,12 +48,11 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
                 Ok(ops) => ops,
                 Err(unsupported) => {
                     for once in &PROPERTIES {
-                        outcome.unproved.push(Unproved {
-                            property: once.property,
-                            reason: unsupported.reason.clone(),
-                            span: unsupported.span.clone(),
-                            checked: Vec::new(),
-                        });
+                        outcome.unproved.push(Unproved::new(
+                            once.property,
+                            unsupported.reason.clone(),
+                            unsupported.span.clone(),
+                        ));
                     }
                     continue;
                 }
@@ -140,12 +139,9 @@ fn prove_once(
                 }
                 Err(error) => {
                     let unsupported = super::unsupported(space.program, path, error);
-                    outcome.unproved.push(Unproved {
-                        property: name,
-                        reason: unsupported.reason,
-                        span: unsupported.span,
-                        checked: Vec::new(),
-                    });
+                    outcome
+                        .unproved
+                        .push(Unproved::new(name, unsupported.reason, unsupported.span));
                     return;
                 }
             }

@@ -19,7 +19,7 @@ use z3::ast::{Bool, Int};
 
 use super::encode::Scope;
 use super::paths::{CountError, PathOp, Unsupported, host_ops};
-use super::{Answer, Proof, Query, SmtOptions, Unproved, solver_unknown, value_of};
+use super::{Proof, Query, SmtOptions, Unproved, solver_unknown, value_of};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Program, RankCount};
 use crate::source::Span;
@@ -54,12 +54,11 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
             }
             Err(unsupported) => {
                 for property in [notify_index::PROPERTY, notify_balance::PROPERTY] {
-                    outcome.unproved.push(Unproved {
+                    outcome.unproved.push(Unproved::new(
                         property,
-                        reason: unsupported.reason.clone(),
-                        span: unsupported.span.clone(),
-                        checked: Vec::new(),
-                    });
+                        unsupported.reason.clone(),
+                        unsupported.span.clone(),
+                    ));
                 }
             }
         }
@@ -166,18 +165,14 @@ impl<'p> Space<'p> {
         (values, text.join(", "))
     }
 
-    /// Record the outcome of a property over the whole program.
-    fn settle(&self, outcome: &mut Outcome, property: &'static str, answer: Answer<()>, because: Vec<(Span, String)>) {
-        match answer {
-            Answer::Holds(_) => outcome.proofs.push(Proof {
-                property,
-                scope: self.describe(),
-                span: self.span(),
-                because,
-            }),
-            Answer::Fails(()) => {}
-            Answer::Unknown(reason) => self.unknown(outcome, property, self.span(), &reason),
-        }
+    /// `property` holds for every parameter value.
+    fn proved(&self, outcome: &mut Outcome, property: &'static str, because: Vec<(Span, String)>) {
+        outcome.proofs.push(Proof {
+            property,
+            scope: self.describe(),
+            span: self.span(),
+            because,
+        });
     }
 
     fn unknown(&self, outcome: &mut Outcome, property: &'static str, span: Span, reason: &str) {
@@ -187,12 +182,7 @@ impl<'p> Space<'p> {
             reason,
             "the property is checked only on the concrete runs (the smallest parameter values)",
         ));
-        outcome.unproved.push(Unproved {
-            property,
-            reason: reason.to_string(),
-            span,
-            checked: Vec::new(),
-        });
+        outcome.unproved.push(Unproved::new(property, reason.to_string(), span));
     }
 }
 

@@ -78,19 +78,16 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
                 return;
             }
             Err(unsupported) => {
-                outcome.unproved.push(Unproved {
-                    property: PROPERTY,
-                    reason: unsupported.reason,
-                    span: unsupported.span,
-                    checked: Vec::new(),
-                });
+                outcome
+                    .unproved
+                    .push(Unproved::new(PROPERTY, unsupported.reason, unsupported.span));
                 return;
             }
         }
     }
     because.sort_by_key(|(span, why)| (span.file.0, span.range.start, why.clone()));
     because.dedup();
-    space.settle(outcome, PROPERTY, Answer::Holds(Vec::new()), because);
+    space.proved(outcome, PROPERTY, because);
 }
 
 /// The flag's endpoints: the recording and the waiting rank, and the index.

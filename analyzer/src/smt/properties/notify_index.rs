@@ -57,18 +57,15 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
             Err(error) => {
                 failed = true;
                 let unsupported = unsupported(space.program, path, CountError::Unbound(error));
-                outcome.unproved.push(Unproved {
-                    property: PROPERTY,
-                    reason: unsupported.reason,
-                    span: unsupported.span,
-                    checked: Vec::new(),
-                });
+                outcome
+                    .unproved
+                    .push(Unproved::new(PROPERTY, unsupported.reason, unsupported.span));
             }
         }
     }
     if checked > 0 && !failed {
         because.sort_by_key(|(span, why)| (span.file.0, span.range.start, why.clone()));
-        space.settle(outcome, PROPERTY, Answer::Holds(Vec::new()), because);
+        space.proved(outcome, PROPERTY, because);
     }
 }
 
