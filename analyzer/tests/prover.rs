@@ -61,6 +61,27 @@ fn mesh_all_to_all_is_proved_for_every_rank_count() {
 }
 
 #[test]
+fn pairwise_all_to_all_is_proved_through_the_modular_peer() {
+    // `(rank + k) % N` pins the step k that talks to a given peer.
+    let checked = check_file("examples/mesh-all-to-all/pairwise.sync", SmtOptions::default());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    assert!(checked.unproved.is_empty(), "{:?}", checked.unproved);
+    assert_eq!(checked.proofs.len(), 2);
+    let broken = check_file(
+        "analyzer/tests/fixtures/SG301/fail_pairwise_last_step_skips_its_wait.sync",
+        SmtOptions::default(),
+    );
+    assert!(
+        notes(&broken, "SG301").contains(
+            &"smallest counterexample (z3): N = 5, notify 1 of rank 0's channel to rank 1: 1 record(s), 0 wait(s)"
+                .to_string()
+        ),
+        "{:?}",
+        notes(&broken, "SG301")
+    );
+}
+
+#[test]
 fn off_by_one_peer_reports_the_smallest_rank_count_and_the_ranks() {
     let checked = check_file("examples/parametric-ring/off-by-one-peer.sync", SmtOptions::default());
     assert!(

@@ -16,7 +16,17 @@ let [next, prev] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: (
 ";
 
 fn index() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec!["0", "1", "2", "N % 2", "rank % 2", "i", "i + 1", "N - 2"])
+    prop::sample::select(vec![
+        "0",
+        "1",
+        "2",
+        "N % 2",
+        "rank % 2",
+        "i",
+        "i + 1",
+        "N - 2",
+        "(rank + i) % N % 3",
+    ])
 }
 
 fn call() -> impl Strategy<Value = String> {

@@ -223,7 +223,7 @@ fn count_from(path: &PathOp, level: usize, scope: &Scope, pins: &[(&Expr, Int)])
         return Ok(Int::mul(&[trip, body]));
     }
     for (expr, value) in pins {
-        let Some(solved) = solve_for(expr, lp.var, value.clone(), &mut encoder) else {
+        let Some(solved) = solve_for(expr, lp, value.clone(), &mut encoder) else {
             continue;
         };
         let below_end = if lp.inclusive { solved.le(&end) } else { solved.lt(&end) };
@@ -249,25 +249,50 @@ fn count_from(path: &PathOp, level: usize, scope: &Scope, pins: &[(&Expr, Int)])
     Ok(Int::add(&terms))
 }
 
-/// The value of `var` for which `expr == value`, when `expr` is `var` plus or minus terms
-/// that do not mention it (so that exactly one value solves it).
-fn solve_for(expr: &Expr, var: VarId, value: Int, encoder: &mut Encoder) -> Option<Int> {
+/// The value of `var` in loop `lp` for which `expr == value`, when exactly one value
+/// solves it: `expr` is `var` plus or minus terms that do not mention it, possibly taken
+/// `% m` where the loop has at most `m` iterations (`for step in 1..N`, `(rank + step) % N`).
+fn solve_for(expr: &Expr, lp: &Loop, value: Int, encoder: &mut Encoder) -> Option<Int> {
     use crate::model::{BinOp, UnOp};
+    let var = lp.var;
     match expr {
         Expr::Var(id) if *id == var => Some(value),
-        Expr::Unary(UnOp::Neg, operand) => solve_for(operand, var, value.unary_minus(), encoder),
+        Expr::Unary(UnOp::Neg, operand) => solve_for(operand, lp, value.unary_minus(), encoder),
         Expr::Binary(op @ (BinOp::Add | BinOp::Sub), lhs, rhs) => {
             let (lhs_has, rhs_has) = (mentions(lhs, var), mentions(rhs, var));
             match (op, lhs_has, rhs_has) {
-                (BinOp::Add, true, false) => solve_for(lhs, var, value - encoder.int(rhs).ok()?, encoder),
-                (BinOp::Add, false, true) => solve_for(rhs, var, value - encoder.int(lhs).ok()?, encoder),
-                (BinOp::Sub, true, false) => solve_for(lhs, var, value + encoder.int(rhs).ok()?, encoder),
-                (BinOp::Sub, false, true) => solve_for(rhs, var, encoder.int(lhs).ok()? - value, encoder),
+                (BinOp::Add, true, false) => solve_for(lhs, lp, value - encoder.int(rhs).ok()?, encoder),
+                (BinOp::Add, false, true) => solve_for(rhs, lp, value - encoder.int(lhs).ok()?, encoder),
+                (BinOp::Sub, true, false) => solve_for(lhs, lp, value + encoder.int(rhs).ok()?, encoder),
+                (BinOp::Sub, false, true) => solve_for(rhs, lp, encoder.int(lhs).ok()? - value, encoder),
                 _ => None,
             }
         }
+        Expr::Binary(BinOp::Rem, lhs, modulus) if !mentions(modulus, var) && fits_in_modulus(lp, modulus) => {
+            // Every solution of `lhs == value + k * m` is one of `lhs`'s, shifted by a
+            // multiple of m: the loop holds at most one, the first at or after its start.
+            let unwrapped = solve_for(lhs, lp, value, encoder)?;
+            let (start, m) = (encoder.int(lp.start).ok()?, encoder.int(modulus).ok()?);
+            let offset = Int::sub(&[unwrapped, start.clone()]).modulo(&m);
+            Some(start + offset)
+        }
         _ => None,
     }
+}
+
+/// Whether loop `lp` runs at most `modulus` times, by its shape: a constant start of at
+/// least 0 and an end of `modulus` or `modulus - k`.
+fn fits_in_modulus(lp: &Loop, modulus: &Expr) -> bool {
+    use crate::model::BinOp;
+    if lp.start.as_const().is_none_or(|s| s < 0) {
+        return false;
+    }
+    let below = match lp.end {
+        end if end == modulus => 0,
+        Expr::Binary(BinOp::Sub, base, k) if **base == *modulus => k.as_const().unwrap_or(-1),
+        _ => return false,
+    };
+    below >= i64::from(lp.inclusive)
 }
 
 /// Iterations of `start..end` (`..=` when inclusive); none when the range is empty.
