@@ -126,20 +126,27 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         }
     }
     let proved = crate::smt::properties::prove(program, options);
-    let mut runs = assignments(program, |_| true);
+    let sampled = assignments(program, |_| true);
+    let mut runs: Vec<(Vec<i64>, bool)> = sampled.into_iter().map(|params| (params, false)).collect();
     for counterexample in &proved.counterexamples {
-        if !runs.contains(&counterexample.params) {
-            runs.push(counterexample.params.clone());
+        if !runs.iter().any(|(params, _)| *params == counterexample.params) {
+            runs.push((counterexample.params.clone(), true));
         }
     }
     let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
     let mut run_names = Vec::new();
-    for params in runs {
-        let exec = instantiate(program, params);
+    let mut not_run: Vec<Vec<i64>> = Vec::new();
+    for (params, for_counterexample) in runs {
+        let exec = instantiate(program, params.clone());
         run_names.extend(exec.assignment());
         let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
         if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
-            diagnostics.push(too_large(program, &exec));
+            // A counterexample too large to run is still reported, by the solver alone.
+            if for_counterexample {
+                not_run.push(params);
+            } else {
+                diagnostics.push(too_large(program, &exec));
+            }
             continue;
         }
         let hb = HappensBefore::build(&exec);
@@ -166,7 +173,13 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         }
     }
     for counterexample in proved.counterexamples {
-        merge_counterexample(&mut diagnostics, counterexample.diagnostic);
+        let mut found = counterexample.diagnostic;
+        if not_run.contains(&counterexample.params) {
+            found = found.with_note(
+                "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",
+            );
+        }
+        merge_counterexample(&mut diagnostics, found);
     }
     diagnostics.extend(proved.unknown);
     Diagnostic::sort(&mut diagnostics);

@@ -256,3 +256,24 @@ fn a_pairing_that_assumes_an_even_rank_count_fails_first_at_three() {
         notes(&checked, "SG301")
     );
 }
+
+#[test]
+fn a_counterexample_too_large_to_run_is_reported_by_the_solver_alone() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/parametric-ring/notify-per-step.sync");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("notifyNum: 9 }", "notifyNum: 600 }");
+    let checked = check_text("big.sync", &text, SmtOptions::default());
+    let codes: Vec<&str> = checked.diagnostics.iter().map(|d| d.code).collect();
+    // No "too large to analyze" error for a run only the counterexample asked for.
+    assert_eq!(codes, vec!["SG302", "SG302"]);
+    for diagnostic in &checked.diagnostics {
+        assert_eq!(
+            diagnostic.notes,
+            vec![
+                "smallest counterexample (z3): N = 601, rank 0 at step = 599: index 600 of 600 notifies".to_string(),
+                "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this".to_string(),
+            ]
+        );
+    }
+}
