@@ -38,6 +38,12 @@ fn notes(checked: &CheckedFile, code: &str) -> Vec<String> {
         .collect()
 }
 
+/// `code` carries the solver's note `note`.
+fn assert_noted(checked: &CheckedFile, code: &str, note: &str) {
+    let found = notes(checked, code);
+    assert!(found.iter().any(|n| n == note), "{code} lacks {note:?}: {found:?}");
+}
+
 #[test]
 fn correct_ring_is_proved_for_every_rank_count_up_to_1024() {
     let checked = check_file("examples/parametric-ring/correct.sync", SmtOptions::default());
@@ -71,26 +77,20 @@ fn pairwise_all_to_all_is_proved_through_the_modular_peer() {
         "analyzer/tests/fixtures/SG301/fail_pairwise_last_step_skips_its_wait.sync",
         SmtOptions::default(),
     );
-    assert!(
-        notes(&broken, "SG301").contains(
-            &"smallest counterexample (z3): N = 5, notify 1 of rank 0's channel to rank 1: 1 record(s), 0 wait(s)"
-                .to_string()
-        ),
-        "{:?}",
-        notes(&broken, "SG301")
+    assert_noted(
+        &broken,
+        "SG301",
+        "smallest counterexample (z3): N = 5, notify 1 of rank 0's channel to rank 1: 1 record(s), 0 wait(s)",
     );
 }
 
 #[test]
 fn off_by_one_peer_reports_the_smallest_rank_count_and_the_ranks() {
     let checked = check_file("examples/parametric-ring/off-by-one-peer.sync", SmtOptions::default());
-    assert!(
-        notes(&checked, "SG301").contains(
-            &"smallest counterexample (z3): N = 3, notify 0 of rank 0's channel to rank 1: 0 record(s), 2 wait(s)"
-                .to_string()
-        ),
-        "{:?}",
-        notes(&checked, "SG301")
+    assert_noted(
+        &checked,
+        "SG301",
+        "smallest counterexample (z3): N = 3, notify 0 of rank 0's channel to rank 1: 0 record(s), 2 wait(s)",
     );
     assert!(!proved(&checked).iter().any(|(p, _)| p == "notify-balance"));
 }
@@ -99,11 +99,11 @@ fn off_by_one_peer_reports_the_smallest_rank_count_and_the_ranks() {
 fn an_index_overflow_beyond_the_sampled_rank_counts_is_found_at_its_smallest() {
     // The concrete runs alone sample N = 2, 3, 4, where every index fits.
     let checked = check_file("examples/parametric-ring/notify-per-step.sync", SmtOptions::default());
-    let found = notes(&checked, "SG302");
-    assert!(found.contains(&"found with N = 10".to_string()), "{found:?}");
-    assert!(
-        found.contains(&"smallest counterexample (z3): N = 10, rank 0 at step = 8: index 9 of 9 notifies".to_string()),
-        "{found:?}"
+    assert_noted(&checked, "SG302", "found with N = 10");
+    assert_noted(
+        &checked,
+        "SG302",
+        "smallest counterexample (z3): N = 10, rank 0 at step = 8: index 9 of 9 notifies",
     );
     assert!(proved(&checked).iter().any(|(p, _)| p == "notify-balance"));
 }
@@ -247,13 +247,10 @@ fn explaining_changes_no_verdict() {
 #[test]
 fn a_pairing_that_assumes_an_even_rank_count_fails_first_at_three() {
     let checked = check_file("examples/parametric-ring/odd-rank-count.sync", SmtOptions::default());
-    assert!(
-        notes(&checked, "SG301").contains(
-            &"smallest counterexample (z3): N = 3, notify 1 of rank 0's channel to rank 2: 3 record(s), 2 wait(s)"
-                .to_string()
-        ),
-        "{:?}",
-        notes(&checked, "SG301")
+    assert_noted(
+        &checked,
+        "SG301",
+        "smallest counterexample (z3): N = 3, notify 1 of rank 0's channel to rank 2: 3 record(s), 2 wait(s)",
     );
 }
 

@@ -55,7 +55,7 @@ fn diagnostic_json(diagnostic: &Diagnostic, sources: &Sources) -> Value {
     })
 }
 
-fn position(span: &Span, sources: &Sources, end: bool) -> (String, usize, usize) {
+pub(super) fn position(span: &Span, sources: &Sources, end: bool) -> (String, usize, usize) {
     let file = sources.get(span.file);
     let offset = if end { span.range.end } else { span.range.start };
     let (line, column) = file.line_col(offset);

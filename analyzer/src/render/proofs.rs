@@ -77,7 +77,6 @@ pub(super) fn unproved_json(unproved: &[Unproved], sources: &Sources) -> Value {
 
 /// "path:line:column".
 fn location(span: &Span, sources: &Sources) -> String {
-    let file = sources.get(span.file);
-    let (line, column) = file.line_col(span.range.start);
-    format!("{}:{line}:{column}", file.path)
+    let (file, line, column) = super::json::position(span, sources, false);
+    format!("{file}:{line}:{column}")
 }

@@ -58,7 +58,7 @@ impl Guard {
 }
 
 /// Whether `expr` refers to loop variable `var`.
-pub(crate) fn mentions(expr: &Expr, var: VarId) -> bool {
+fn mentions(expr: &Expr, var: VarId) -> bool {
     match expr {
         Expr::Var(id) => *id == var,
         Expr::Unary(_, operand) => mentions(operand, var),

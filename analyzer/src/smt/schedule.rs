@@ -8,7 +8,7 @@
 //! wait). `sat` gives the witness order; `unsat` means no schedule produces the hazard,
 //! so the happens-before candidate is not reported.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -31,7 +31,7 @@ pub(crate) struct Hazard<'h> {
 }
 
 /// What z3 says about a hazard.
-pub(crate) enum Schedule {
+enum Schedule {
     /// It can happen: the hazard's ops in the order of one such execution, and how many
     /// other ops that execution runs before the last of them.
     Possible { order: Vec<NodeId>, before: usize },
@@ -41,7 +41,7 @@ pub(crate) enum Schedule {
     Unknown(String),
 }
 
-pub(crate) fn find(analysis: &Analysis, hazard: &Hazard, options: &SmtOptions) -> Schedule {
+fn find(analysis: &Analysis, hazard: &Hazard, options: &SmtOptions) -> Schedule {
     let hb = analysis.hb;
     if !hazard.order.iter().all(|&n| hb.executes(n)) {
         return Schedule::Impossible;
@@ -101,11 +101,11 @@ pub(crate) fn find(analysis: &Analysis, hazard: &Hazard, options: &SmtOptions) -
 /// before all of them in any case. `None` past `MAX_OPS`.
 fn relevant_ops(analysis: &Analysis, keys: &[NodeId]) -> Option<Vec<NodeId>> {
     let hb = analysis.hb;
-    let mut seen: HashMap<NodeId, ()> = HashMap::new();
+    let mut seen: HashSet<NodeId> = HashSet::new();
     let mut stack: Vec<NodeId> = keys.to_vec();
     let mut ops = Vec::new();
     while let Some(node) = stack.pop() {
-        if seen.insert(node, ()).is_some() || !hb.executes(node) {
+        if !seen.insert(node) || !hb.executes(node) {
             continue;
         }
         let common = !keys.contains(&node) && keys.iter().all(|&k| hb.happens_before(node, k));

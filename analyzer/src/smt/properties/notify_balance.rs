@@ -54,7 +54,11 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
     }
     let mut because = Vec::new();
     for &family in &families {
-        let members: Vec<_> = uses.iter().filter(|(_, used)| family.contains(used.via)).collect();
+        let members: Vec<Member> = uses
+            .iter()
+            .filter(|(_, used)| family.contains(used.via))
+            .map(|(path, used)| (*path, used))
+            .collect();
         if members.is_empty() {
             continue;
         }
@@ -90,6 +94,9 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
     space.proved(outcome, PROPERTY, because);
 }
 
+/// A call into a flag family, and how it uses the flag.
+type Member<'a, 'p> = (&'a PathOp<'p>, &'a super::NotifyUse<'p>);
+
 /// The flag's endpoints: the recording and the waiting rank, and the index.
 struct Flag {
     src: Int,
@@ -100,7 +107,7 @@ struct Flag {
 fn check_family(
     space: &Space,
     family: Family,
-    members: &[&(&PathOp, super::NotifyUse)],
+    members: &[Member],
     options: &SmtOptions,
 ) -> Result<Answer<Counterexample>, Unsupported> {
     let (src, src_facts) = space.rank("src");
@@ -117,27 +124,25 @@ fn check_family(
     let mut query = space.query(options);
     query.assert(&Bool::and(&src_facts));
     query.assert(&Bool::and(&dst_facts));
-    let mut records = Vec::new();
-    let mut waits = Vec::new();
     let mut counts = Vec::new();
-    for (id, (path, used)) in members.iter().map(|m| (m.0, &m.1)).enumerate() {
+    for (id, &(path, used)) in members.iter().enumerate() {
         let runs = op_count(space, family, &flag, path, used).map_err(|e| unsupported(space.program, path, e))?;
         let count = Int::fresh_const("count");
         query.assert_tracked(&count.eq(&runs), id);
-        match used.side {
-            Side::Record => records.push(count.clone()),
-            Side::Wait => waits.push(count.clone()),
-        }
         counts.push(count);
     }
-    let sum = |terms: &[Int]| {
-        if terms.is_empty() {
-            Int::from_i64(0)
-        } else {
-            Int::add(terms)
-        }
+    let sum = |side: Side| {
+        let mut terms = vec![Int::from_i64(0)];
+        terms.extend(
+            members
+                .iter()
+                .zip(&counts)
+                .filter(|((_, used), _)| used.side == side)
+                .map(|(_, c)| c.clone()),
+        );
+        Int::add(&terms)
     };
-    query.assert(&sum(&records).ne(sum(&waits)));
+    query.assert(&sum(Side::Record).ne(sum(Side::Wait)));
     let mut objectives = space.objectives();
     objectives.push((flag.dst.clone(), 0));
     objectives.push((flag.src.clone(), 0));
@@ -180,7 +185,7 @@ fn counterexample(
     space: &Space,
     family: Family,
     flag: &Flag,
-    members: &[&(&PathOp, super::NotifyUse)],
+    members: &[Member],
     counts: &[Int],
     model: &Model,
 ) -> Counterexample {
@@ -193,7 +198,7 @@ fn counterexample(
     let mut recorded = 0;
     let mut waited = 0;
     let mut involved: Vec<(Span, String, Side, i64)> = Vec::new();
-    for ((path, used), count) in members.iter().map(|m| (m.0, &m.1)).zip(counts) {
+    for (&(path, used), count) in members.iter().zip(counts) {
         let n = value_of(model, count);
         if n == 0 {
             continue;
