@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use syncguard_analyzer::Overrides;
 use syncguard_analyzer::model::{CannPolicy, Target};
 use syncguard_analyzer::smt::SmtOptions;
@@ -27,30 +27,29 @@ enum Command {
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
         paths: Vec<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// When to colour text output.
-        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-        color: ColorChoice,
-        /// Target product (device limits, whether SetNextTaskStart has an effect);
-        /// overrides `target` in the files.
-        #[arg(long, value_parser = parse_target)]
-        target: Option<Target>,
-        /// Which CANN documentation decides what aclrtResetEvent accepts; overrides
-        /// `cann` in the files.
-        #[arg(long, value_enum)]
-        cann: Option<Cann>,
-        /// Treat warnings as errors for the exit status (`--deny warnings`).
-        #[arg(long, value_enum)]
-        deny: Option<Deny>,
-        /// Time limit of each z3 query (`2s`, `500ms`); an unanswered query is reported
-        /// as SG004.
-        #[arg(long, value_name = "TIME", default_value = "2s", value_parser = parse_duration)]
-        smt_timeout: Duration,
-        /// With each proved property, list the calls and declarations the proof rests on.
-        #[arg(long)]
-        explain: bool,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+    },
+    /// Verify a program and, only if it has no error, execute it: on the simulator
+    /// (default; real threads, memory and blocking, no device), the ACL/HCCL runtime or
+    /// CUDA. Exit 1 without a single device call when verification finds an error.
+    VerifyThenRun {
+        #[arg(value_name = "FILE")]
+        path: PathBuf,
+        /// Where the program runs.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Sim)]
+        backend: BackendChoice,
+        /// The simulator's timing seed: each seed exercises another interleaving.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write what was executed as a JSONL call trace (`syncguard check` reads it).
+        #[arg(long, value_name = "TRACE")]
+        trace_out: Option<PathBuf>,
+        /// A parameter's value for the run (`--param N=4`); others take their smallest.
+        #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+        params: Vec<(String, i64)>,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
     },
     /// List the rules, or print one rule's documentation (`syncguard rules SG003`).
     Rules {
@@ -71,6 +70,74 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+}
+
+/// How files are analyzed and findings shown (`check` and `verify-then-run`).
+#[derive(Args, Debug)]
+struct AnalysisArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// When to colour text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Target product (device limits, whether SetNextTaskStart has an effect);
+    /// overrides `target` in the files.
+    #[arg(long, value_parser = parse_target)]
+    target: Option<Target>,
+    /// Which CANN documentation decides what aclrtResetEvent accepts; overrides
+    /// `cann` in the files.
+    #[arg(long, value_enum)]
+    cann: Option<Cann>,
+    /// Treat warnings as errors for the exit status (`--deny warnings`).
+    #[arg(long, value_enum)]
+    deny: Option<Deny>,
+    /// Time limit of each z3 query (`2s`, `500ms`); an unanswered query is reported
+    /// as SG004.
+    #[arg(long, value_name = "TIME", default_value = "2s", value_parser = parse_duration)]
+    smt_timeout: Duration,
+    /// With each proved property, list the calls and declarations the proof rests on.
+    #[arg(long)]
+    explain: bool,
+}
+
+impl AnalysisArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            target: self.target,
+            cann: self.cann.map(|c| match c {
+                Cann::Current => CannPolicy::Current,
+                Cann::Legacy => CannPolicy::Legacy,
+            }),
+            smt: SmtOptions {
+                timeout: self.smt_timeout,
+                explain: self.explain,
+            },
+        }
+    }
+
+    fn report(&self) -> commands::check::Report {
+        commands::check::Report {
+            format: self.format,
+            color: match self.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            },
+            explain: self.explain,
+            deny_warnings: self.deny.is_some(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// The built-in simulator.
+    Sim,
+    /// The CANN runtime (libascendcl.so, libhccl.so), on an NPU host.
+    Acl,
+    /// The CUDA driver (libcuda.so); needs a build with the `cuda` feature.
+    Cuda,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -103,6 +170,16 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// `N=4`.
+fn parse_param(text: &str) -> Result<(String, i64), String> {
+    let (name, value) = text.split_once('=').ok_or("expected NAME=VALUE, such as N=4")?;
+    let value = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not an integer"))?;
+    Ok((name.trim().to_string(), value))
+}
+
 fn parse_target(text: &str) -> Result<Target, String> {
     Target::from_name(text.strip_prefix("Ascend").unwrap_or(text))
         .ok_or_else(|| "expected one of A2, A3, 950, 310P".to_string())
@@ -133,34 +210,23 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Check {
-            paths,
-            format,
-            color,
-            target,
-            cann,
-            deny,
-            smt_timeout,
-            explain,
-        } => {
-            let color = match color {
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-                ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-            };
-            let overrides = Overrides {
-                target,
-                cann: cann.map(|c| match c {
-                    Cann::Current => CannPolicy::Current,
-                    Cann::Legacy => CannPolicy::Legacy,
-                }),
-                smt: SmtOptions {
-                    timeout: smt_timeout,
-                    explain,
-                },
-            };
-            commands::check::run(&paths, format, color, &overrides, deny.is_some())
-        }
+        Command::Check { paths, analysis } => commands::check::run(&paths, &analysis.overrides(), &analysis.report()),
+        Command::VerifyThenRun {
+            path,
+            backend,
+            seed,
+            trace_out,
+            params,
+            analysis,
+        } => commands::verify_then_run::run(&commands::verify_then_run::Request {
+            path,
+            backend,
+            seed,
+            trace_out,
+            params,
+            overrides: analysis.overrides(),
+            report: analysis.report(),
+        }),
         Command::Rules { code } => commands::rules::run(code.as_deref()),
         Command::Fmt { paths, check } => commands::fmt::run(&paths, check),
         Command::Convert { path } => commands::convert::run(&path),

@@ -32,20 +32,12 @@ impl Analysis<'_, '_> {
 
     /// "aclrtStreamWaitEvent on stream s2", "kernel `matmul` on stream s1" for messages.
     pub fn describe(&self, node: NodeId) -> String {
-        let n = self.exec.node(node);
-        let what = match &n.op.kind {
-            crate::model::OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
-            _ => n.op.api.to_string(),
-        };
-        format!("{what} on {}", self.exec.agent_name(n.agent))
+        self.exec.describe(node)
     }
 
     /// "buffer x", "the HCCL buffer of rank 1".
     pub fn memory_name(&self, memory: crate::exec::Memory) -> String {
-        match memory {
-            crate::exec::Memory::Buffer(inst) => format!("buffer {}", self.exec.instance_name(inst)),
-            crate::exec::Memory::HcclBuffer { rank } => format!("the HCCL buffer of rank {rank}"),
-        }
+        self.exec.memory_name(memory)
     }
 
     /// The first node of `agent` that never executes: where that agent is stuck.

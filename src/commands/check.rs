@@ -3,61 +3,99 @@
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{TextOptions, render_json, render_proofs, render_text};
+use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::{
     CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
 };
 
-use super::inputs::{Input, InputKind, collect_inputs, report};
+use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
 use crate::{Format, Outcome};
 
-pub fn run(paths: &[PathBuf], format: Format, color: bool, overrides: &Overrides, deny_warnings: bool) -> Outcome {
+/// How findings are shown, and which of them fail the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Report {
+    pub format: Format,
+    pub color: bool,
+    pub explain: bool,
+    pub deny_warnings: bool,
+}
+
+impl Report {
+    /// Whether `diagnostics` hold a finding that fails the run.
+    pub fn fails(&self, diagnostics: &[Diagnostic]) -> bool {
+        diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error || (self.deny_warnings && d.severity == Severity::Warning))
+    }
+}
+
+/// What checking found, over every file.
+#[derive(Default)]
+pub struct Findings {
+    pub diagnostics: Vec<Diagnostic>,
+    pub proofs: Vec<Proof>,
+    pub unproved: Vec<Unproved>,
+    pub files: usize,
+}
+
+impl Findings {
+    pub fn add(&mut self, checked: CheckedFile) {
+        self.diagnostics.extend(checked.diagnostics);
+        self.proofs.extend(checked.proofs);
+        self.unproved.extend(checked.unproved);
+        self.files += 1;
+    }
+
+    /// Print in the chosen format; `extra` is added to the JSON object (a run's report).
+    pub fn print(&mut self, sources: &mut Sources, report: &Report, extra: Option<(&str, serde_json::Value)>) {
+        Diagnostic::sort(&mut self.diagnostics);
+        match report.format {
+            Format::Text => {
+                if !self.diagnostics.is_empty() {
+                    sources.load_deferred();
+                }
+                output::print(&render_text(
+                    &self.diagnostics,
+                    sources,
+                    TextOptions { color: report.color },
+                ));
+                output::print(&render_proofs(&self.proofs, &self.unproved, sources, report.explain));
+                output::println(&summary_line(&self.diagnostics, self.files));
+            }
+            Format::Json => {
+                let mut json = render_json(&self.diagnostics, &self.proofs, &self.unproved, sources, self.files);
+                if let Some((key, value)) = extra {
+                    json[key] = value;
+                }
+                let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
+                output::println(&json);
+            }
+        }
+    }
+}
+
+pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome {
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let mut proofs = Vec::new();
-    let mut unproved = Vec::new();
-    let mut files = 0;
+    let mut findings = Findings::default();
     for input in &inputs {
         match check_input(&mut sources, input, overrides) {
-            Ok(checked) => {
-                diagnostics.extend(checked.diagnostics);
-                proofs.extend(checked.proofs);
-                unproved.extend(checked.unproved);
-                files += 1;
-            }
-            Err(err) => failures += report(&input.file, &err),
+            Ok(checked) => findings.add(checked),
+            Err(err) => failures += report_io(&input.file, &err),
         }
     }
-    Diagnostic::sort(&mut diagnostics);
-    match format {
-        Format::Text => {
-            if !diagnostics.is_empty() {
-                sources.load_deferred();
-            }
-            output::print(&render_text(&diagnostics, &sources, TextOptions { color }));
-            output::print(&render_proofs(&proofs, &unproved, &sources, overrides.smt.explain));
-            output::println(&summary_line(&diagnostics, files));
-        }
-        Format::Json => {
-            let json = render_json(&diagnostics, &proofs, &unproved, &sources, files);
-            let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
-            output::println(&json);
-        }
-    }
+    findings.print(&mut sources, report, None);
     if failures > 0 {
         Outcome::Failure
-    } else if diagnostics
-        .iter()
-        .any(|d| d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning))
-    {
+    } else if report.fails(&findings.diagnostics) {
         Outcome::Findings
     } else {
         Outcome::Clean
     }
 }
 
-fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {
+pub fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     format!(

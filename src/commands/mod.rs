@@ -4,3 +4,4 @@ pub mod fmt;
 pub mod inputs;
 pub mod output;
 pub mod rules;
+pub mod verify_then_run;

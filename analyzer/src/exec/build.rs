@@ -468,6 +468,7 @@ impl<'p> Builder<'p> {
         };
         Some(Access {
             memory: self.memory_of(inst),
+            buffer: inst,
             start,
             end,
             write,
@@ -526,6 +527,7 @@ impl<'p> Builder<'p> {
         let end = start.checked_add(u64::try_from(env.eval(&range.len).ok()?).ok()?)?;
         Some(Access {
             memory: self.memory_of(inst),
+            buffer: inst,
             start,
             end,
             write,

@@ -134,6 +134,9 @@ pub enum Action {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Access {
     pub memory: Memory,
+    /// The buffer instance the call named: for an HCCL buffer, the local or the channel
+    /// handle it was reached through (a runtime needs that handle's address).
+    pub buffer: InstId,
     pub start: u64,
     pub end: u64,
     pub write: bool,
@@ -214,6 +217,24 @@ impl<'p> Execution<'p> {
             format!("{name} (rank {})", instance.rank)
         } else {
             name.clone()
+        }
+    }
+
+    /// "aclrtStreamWaitEvent on stream s2", "kernel `matmul` on stream s1" for messages.
+    pub fn describe(&self, node: NodeId) -> String {
+        let n = self.node(node);
+        let what = match &n.op.kind {
+            crate::model::OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
+            _ => n.op.api.to_string(),
+        };
+        format!("{what} on {}", self.agent_name(n.agent))
+    }
+
+    /// "buffer x", "the HCCL buffer of rank 1".
+    pub fn memory_name(&self, memory: Memory) -> String {
+        match memory {
+            Memory::Buffer(inst) => format!("buffer {}", self.instance_name(inst)),
+            Memory::HcclBuffer { rank } => format!("the HCCL buffer of rank {rank}"),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod convert;
 mod json;
 mod locations;
 mod lower;
+pub mod write;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,500 @@
+//! Writing a concrete run as a v1 call trace: one line per host call that was made,
+//! its arguments under the C prototype's parameter names, so that `syncguard check`
+//! reads the trace back into the same ops (and `loc` points at the `.sync` line).
+//!
+//! Handles are the objects' names (`s1`, `ev`); a second live instance of one object
+//! (a `let` in a loop) is `ev@1`, and so on. GE ops are written at the end, as the
+//! `ge.op` line followed by its task list.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
+
+use crate::api::{self, Api, ArgKind, Creates, EnumFamily};
+use crate::exec::{Access, Action, Execution, InstId, NodeId};
+use crate::model::{GeOp, GeTaskKind, MemorySpace, ObjId, ObjectKind, OpKind, Program};
+use crate::source::{Sources, Span};
+
+/// One call as it was made: its node and when (ns since the run started).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TracedCall {
+    pub node: NodeId,
+    pub ts_ns: u64,
+}
+
+/// Write `calls` (in the order they were made) of `exec` as a trace to `out`. With
+/// `sources`, each line's `loc` names the `.sync` line the call was written on.
+pub fn write_trace(
+    exec: &Execution,
+    calls: &[TracedCall],
+    sources: Option<&Sources>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let writer = TraceWriter::new(exec, sources);
+    let settings = &exec.program.settings;
+    let cann = match settings.cann {
+        crate::model::CannPolicy::Current => "current",
+        crate::model::CannPolicy::Legacy => "legacy",
+    };
+    let header =
+        json!({"syncguard_trace": 1, "world_size": exec.ranks, "target": settings.target.name(), "cann": cann});
+    writeln!(out, "{header}")?;
+    let mut index = 0;
+    while index < calls.len() {
+        // Calls that create several handles (`HcclChannelAcquire`) are one node per handle.
+        let first = calls[index];
+        let mut group = vec![first.node];
+        while let Some(next) = calls.get(index + group.len())
+            && writer.same_call(first.node, next.node)
+        {
+            group.push(next.node);
+        }
+        index += group.len();
+        if let Some(line) = writer.line(&group, first.ts_ns) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    for op in &exec.program.ge_ops {
+        for line in writer.ge_op(op) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+struct TraceWriter<'e, 'p> {
+    exec: &'e Execution<'p>,
+    sources: Option<&'e Sources>,
+    /// Every instance's handle.
+    handles: Vec<String>,
+}
+
+/// An argument value, by the kind of parameter it fills.
+struct Arg {
+    kind: ArgKind,
+    value: Value,
+}
+
+impl Arg {
+    fn new(kind: ArgKind, value: Value) -> Self {
+        Arg { kind, value }
+    }
+}
+
+impl<'e, 'p> TraceWriter<'e, 'p> {
+    fn new(exec: &'e Execution<'p>, sources: Option<&'e Sources>) -> Self {
+        let mut seen: HashMap<(u32, ObjId), usize> = HashMap::new();
+        let handles = exec
+            .instances
+            .iter()
+            .map(|instance| {
+                let name = &exec.program.object(instance.obj).name;
+                let count = seen.entry((instance.rank, instance.obj)).or_default();
+                *count += 1;
+                match *count {
+                    1 => name.clone(),
+                    n => format!("{name}@{}", n - 1),
+                }
+            })
+            .collect();
+        TraceWriter { exec, sources, handles }
+    }
+
+    /// Whether `next` is another handle created by the call of `first` (one op per
+    /// handle, all spanning the call).
+    fn same_call(&self, first: NodeId, next: NodeId) -> bool {
+        let (a, b) = (self.exec.node(first), self.exec.node(next));
+        a.host == b.host
+            && !std::ptr::eq(a.op, b.op)
+            && a.op.span == b.op.span
+            && matches!((&a.action, &b.action), (Action::Create(_), Action::Create(_)))
+    }
+
+    fn handle(&self, inst: InstId) -> Value {
+        let instance = self.exec.instance(inst);
+        if instance.obj == Program::DEFAULT_STREAM {
+            return Value::Null;
+        }
+        Value::String(self.handles[inst.index()].clone())
+    }
+
+    /// The live instance of `obj` that the node's action or the rank names.
+    fn object(&self, node: NodeId, obj: ObjId) -> Value {
+        let rank = self.exec.node(node).rank(self.exec);
+        if obj == Program::DEFAULT_STREAM {
+            return Value::Null;
+        }
+        // The latest instance created at or before this node (issue order is node order).
+        let found = self
+            .exec
+            .instances
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.rank == rank && i.obj == obj && i.created.is_none_or(|c| c <= node))
+            .next_back();
+        match found {
+            Some((index, _)) => self.handle(InstId(index as u32)),
+            None => Value::Null,
+        }
+    }
+
+    fn pointer(&self, access: &Access) -> Value {
+        json!({"buf": self.handle(access.buffer), "off": access.start, "len": access.end - access.start})
+    }
+
+    fn env_eval(&self, node: NodeId, expr: &crate::model::Expr) -> Option<i64> {
+        let env = crate::exec::Env {
+            params: self.exec.params.clone(),
+            rank: i64::from(self.exec.node(node).rank(self.exec)),
+            vars: vec![None; self.exec.program.vars.len()],
+            core: None,
+        };
+        env.eval(expr).ok()
+    }
+
+    fn line(&self, group: &[NodeId], ts_ns: u64) -> Option<Value> {
+        let node = self.exec.node(group[0]);
+        let api = api::lookup(node.op.api)?;
+        let fields = match (&node.op.kind, &node.action) {
+            // The pseudo-op's range is its arguments: `{"buf", "off", "len"}`.
+            (OpKind::HostAccess { .. }, Action::Access(accesses)) => self.pointer(accesses.first()?),
+            _ => {
+                let (args, created) = self.args(group, api)?;
+                Value::Object(self.fields(api, &args, &created))
+            }
+        };
+        let rank = node.rank(self.exec);
+        let thread = match self.exec.agent(node.host).kind {
+            crate::exec::AgentKind::Host(thread) => self.exec.program.threads[thread.index()].name.clone(),
+            _ => "main".to_string(),
+        };
+        let mut line = json!({"rank": rank, "thread": thread, "api": api.name, "args": fields, "ret": 0, "ts": ts_ns});
+        if let Some(loc) = self.loc(&node.op.span) {
+            line["loc"] = loc;
+        }
+        Some(line)
+    }
+
+    /// The arguments by parameter name: the k-th parameter of a kind gets the k-th value
+    /// of that kind; the output parameter gets the created handles.
+    fn fields(&self, api: &Api, args: &[Arg], created: &[InstId]) -> Map<String, Value> {
+        let mut fields = Map::new();
+        let mut used = vec![false; args.len()];
+        for param in api.params {
+            let slot = args.iter().enumerate().position(|(i, arg)| {
+                !used[i]
+                    && (arg.kind == param.kind
+                        || matches!((arg.kind, param.kind), (ArgKind::Timeout(_), ArgKind::Timeout(_))))
+            });
+            match slot {
+                Some(i) => {
+                    used[i] = true;
+                    fields.insert(param.name.to_string(), args[i].value.clone());
+                }
+                None if !param.optional => {
+                    fields.insert(param.name.to_string(), default_value(param.kind));
+                }
+                None => {}
+            }
+        }
+        if !api.output.is_empty() {
+            let handles: Vec<Value> = created.iter().map(|&inst| self.handle(inst)).collect();
+            let output = match api.creates {
+                Creates::Channels | Creates::HcclThreads => Value::Array(handles),
+                _ => handles.into_iter().next().unwrap_or(Value::Null),
+            };
+            fields.insert(api.output.to_string(), output);
+        }
+        fields
+    }
+
+    fn loc(&self, span: &Span) -> Option<Value> {
+        let file = self.sources?.get(span.file);
+        let (line, col) = file.line_col(span.range.start);
+        Some(json!({"file": file.path, "line": line, "col": col}))
+    }
+
+    /// The call's argument values (by kind, in parameter order) and what it created.
+    fn args(&self, group: &[NodeId], api: &Api) -> Option<(Vec<Arg>, Vec<InstId>)> {
+        let id = group[0];
+        let node = self.exec.node(id);
+        let object = |obj| self.object(id, obj);
+        let int = |value: i64| Arg::new(ArgKind::Int, json!(value));
+        let timeout = |t: &Option<crate::model::Timeout>| {
+            t.as_ref()
+                .and_then(|t| Some(Arg::new(ArgKind::Timeout(t.unit), json!(self.env_eval(id, &t.value)?))))
+        };
+        let accesses = || match &node.action {
+            Action::Access(accesses) => accesses.as_slice(),
+            _ => &[],
+        };
+        let mut args = Vec::new();
+        let mut created = Vec::new();
+        match (&node.op.kind, &node.action) {
+            (OpKind::Spawn(_), _) => return None,
+            (OpKind::Create(_), _) => {
+                created = group
+                    .iter()
+                    .filter_map(|&n| match self.exec.node(n).action {
+                        Action::Create(inst) => Some(inst),
+                        _ => None,
+                    })
+                    .collect();
+                args = self.creation_args(id, &created)?;
+            }
+            (OpKind::Destroy(_), Action::Destroy(inst)) => {
+                let kind = api.params.first().map_or(ArgKind::Opaque, |p| p.kind);
+                let value = match kind {
+                    ArgKind::Ptr => json!({"buf": self.handle(*inst)}),
+                    _ => self.handle(*inst),
+                };
+                args.push(Arg::new(kind, value));
+            }
+            (OpKind::EventRecord { stream, .. }, Action::EventRecord(event))
+            | (OpKind::EventReset { stream, .. }, Action::EventReset(event)) => {
+                args.push(Arg::new(ArgKind::Event, self.handle(*event)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+            }
+            (OpKind::EventWait { stream, timeout: t, .. }, Action::EventWait(event)) => {
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                args.push(Arg::new(ArgKind::Event, self.handle(*event)));
+                args.extend(timeout(t));
+            }
+            (OpKind::EventQuery { .. }, Action::EventQuery(event)) => {
+                args.push(Arg::new(ArgKind::Event, self.handle(*event)));
+            }
+            (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
+                args.push(Arg::new(ArgKind::Event, self.handle(*event)));
+                args.extend(timeout(t));
+            }
+            (OpKind::StreamSynchronize { stream, timeout: t }, _) => {
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                args.extend(timeout(t));
+            }
+            (OpKind::DeviceSynchronize, _) => {}
+            (OpKind::NotifyRecord { stream, .. }, Action::NotifyRecord(notify)) => {
+                args.push(Arg::new(ArgKind::Notify, self.handle(*notify)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+            }
+            (OpKind::NotifyWait { stream, timeout: t, .. }, Action::NotifyWait(notify)) => {
+                args.push(Arg::new(ArgKind::Notify, self.handle(*notify)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                args.extend(timeout(t));
+            }
+            (OpKind::ChannelNotifyRecord { thread, .. }, Action::ChannelNotifyRecord { channel, index }) => {
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                args.push(Arg::new(ArgKind::Channel, self.handle(*channel)));
+                args.push(int(*index));
+            }
+            (OpKind::ChannelNotifyWait { thread, timeout: t, .. }, Action::ChannelNotifyWait { channel, index }) => {
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                args.push(Arg::new(ArgKind::Channel, self.handle(*channel)));
+                args.push(int(*index));
+                args.extend(timeout(t));
+            }
+            (OpKind::ThreadNotifyRecord { thread, .. }, Action::ThreadNotifyRecord { target, index }) => {
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                args.push(Arg::new(ArgKind::Thread, self.handle(*target)));
+                args.push(int(*index));
+            }
+            (OpKind::ThreadNotifyWait { timeout: t, .. }, Action::ThreadNotifyWait { thread, index }) => {
+                args.push(Arg::new(ArgKind::Thread, self.handle(*thread)));
+                args.push(int(*index));
+                args.extend(timeout(t));
+            }
+            (OpKind::RemoteWrite { thread, channel, .. }, _) | (OpKind::RemoteRead { thread, channel, .. }, _) => {
+                let [src, dst] = accesses() else { return None };
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                args.push(Arg::new(ArgKind::Channel, object(*channel)));
+                args.extend(self.transfer(api, dst, src));
+                // `HcommWriteWithNotifyOnThread` is a write node and then its record node.
+                if let Some(next) = self.exec.nodes.get(id.index() + 1)
+                    && std::ptr::eq(next.op, node.op)
+                    && let Action::ChannelNotifyRecord { index, .. } = next.action
+                {
+                    args.push(int(index));
+                }
+            }
+            (OpKind::LocalCopy { thread, .. }, _) => {
+                let [src, dst] = accesses() else { return None };
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                args.extend(self.transfer(api, dst, src));
+            }
+            (OpKind::Fence { thread, channel }, _) => {
+                args.push(Arg::new(ArgKind::Thread, object(*thread)));
+                if let Some(channel) = channel {
+                    args.push(Arg::new(ArgKind::Channel, object(*channel)));
+                }
+            }
+            (OpKind::ThreadSynchronize { thread }, _) => args.push(Arg::new(ArgKind::Thread, object(*thread))),
+            (OpKind::Memcpy { stream, .. }, _) => {
+                let [src, dst] = accesses() else { return None };
+                let len = json!(dst.end - dst.start);
+                args.push(Arg::new(ArgKind::Ptr, self.pointer(dst)));
+                args.push(Arg::new(ArgKind::Int, len.clone()));
+                args.push(Arg::new(ArgKind::Ptr, self.pointer(src)));
+                args.push(Arg::new(ArgKind::Int, len));
+                if let Some(stream) = stream {
+                    args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                }
+            }
+            (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => {
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                args.push(Arg::new(ArgKind::Str, json!(name)));
+                args.extend(self.footprint(accesses));
+            }
+            (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
+            _ => return None,
+        }
+        Some((args, created))
+    }
+
+    /// A kernel's reads and writes.
+    fn footprint(&self, accesses: &[Access]) -> [Arg; 2] {
+        let list = |write: bool| {
+            Value::Array(
+                accesses
+                    .iter()
+                    .filter(|a| a.write == write)
+                    .map(|a| self.pointer(a))
+                    .collect(),
+            )
+        };
+        [
+            Arg::new(ArgKind::Ranges, list(false)),
+            Arg::new(ArgKind::Ranges, list(true)),
+        ]
+    }
+
+    /// `dst`, `src` and the length (in elements of the data type for reduce transfers).
+    fn transfer(&self, api: &Api, dst: &Access, src: &Access) -> Vec<Arg> {
+        let bytes = dst.end - dst.start;
+        let mut args = vec![
+            Arg::new(ArgKind::Ptr, self.pointer(dst)),
+            Arg::new(ArgKind::Ptr, self.pointer(src)),
+        ];
+        let data_type = EnumFamily::DataType.constants()[6];
+        if api.params.iter().any(|p| p.kind == ArgKind::Enum(EnumFamily::DataType)) {
+            let size = api::data_type_size(data_type).unwrap_or(1) as u64;
+            args.push(Arg::new(ArgKind::Int, json!(bytes / size)));
+            args.push(Arg::new(ArgKind::Enum(EnumFamily::DataType), json!(data_type)));
+        } else {
+            args.push(Arg::new(ArgKind::Int, json!(bytes)));
+        }
+        args
+    }
+
+    fn creation_args(&self, node: NodeId, created: &[InstId]) -> Option<Vec<Arg>> {
+        let first = self.exec.instance(*created.first()?);
+        let program = self.exec.program;
+        let object = |obj| self.object(node, obj);
+        let engine = |name: &str| {
+            let name = if name.is_empty() { "COMM_ENGINE_AICPU_TS" } else { name };
+            Arg::new(ArgKind::Enum(EnumFamily::Engine), json!(name))
+        };
+        let int = |value: i64| Arg::new(ArgKind::Int, json!(value));
+        Some(match &program.object(first.obj).kind {
+            ObjectKind::Stream | ObjectKind::Notify => Vec::new(),
+            ObjectKind::Event(info) => vec![Arg::new(ArgKind::Flags, json!(info.flags))],
+            ObjectKind::Comm => vec![
+                int(i64::from(self.exec.ranks)),
+                Arg::new(ArgKind::Opaque, json!("rootInfo")),
+                int(i64::from(first.rank)),
+            ],
+            ObjectKind::Channel(info) => {
+                let descs: Vec<Value> = created
+                    .iter()
+                    .map(|&inst| {
+                        let instance = self.exec.instance(inst);
+                        json!({
+                            "remoteRank": instance.remote_rank.unwrap_or(0),
+                            "channelProtocol": info.protocol,
+                            "notifyNum": instance.notify_num.unwrap_or(0),
+                        })
+                    })
+                    .collect();
+                vec![
+                    Arg::new(ArgKind::Comm, object(info.comm)),
+                    engine(&info.engine),
+                    Arg::new(ArgKind::ChannelDescs, Value::Array(descs)),
+                    int(created.len() as i64),
+                ]
+            }
+            ObjectKind::HcclThread { stream, .. } => {
+                let mut args = vec![Arg::new(ArgKind::Comm, self.comm(node)), engine("")];
+                match stream {
+                    Some(stream) => args.push(Arg::new(ArgKind::Stream, object(*stream))),
+                    None => args.push(int(created.len() as i64)),
+                }
+                args.push(int(first.notify_num.unwrap_or(0)));
+                args
+            }
+            ObjectKind::Buffer(info) => match &info.space {
+                MemorySpace::Device | MemorySpace::Host => {
+                    vec![int(first.size.unwrap_or(0) as i64)]
+                }
+                MemorySpace::HcclLocal | MemorySpace::HcclPeer(_) => {
+                    let mut args = vec![Arg::new(ArgKind::Comm, self.comm(node))];
+                    if let MemorySpace::HcclPeer(channel) = &info.space {
+                        args.push(Arg::new(ArgKind::Channel, object(*channel)));
+                    }
+                    args
+                }
+            },
+        })
+    }
+
+    /// The rank's communicator (HCCL threads and buffers keep no link to theirs; a rank
+    /// has one).
+    fn comm(&self, node: NodeId) -> Value {
+        let program = self.exec.program;
+        match program.objects.iter().position(|o| matches!(o.kind, ObjectKind::Comm)) {
+            Some(comm) => self.object(node, ObjId(comm as u32)),
+            None => Value::Null,
+        }
+    }
+
+    /// The `ge.op` line and one line per task (with its `SetStreamId`).
+    fn ge_op(&self, op: &GeOp) -> Vec<Value> {
+        let attrs: Vec<&str> = op.attrs.iter().map(|(name, _)| name.as_str()).collect();
+        let mut lines = vec![self.with_loc(
+            json!({"api": "ge.op", "args": {"type": op.name, "attrs": attrs}}),
+            &op.span,
+        )];
+        for task in &op.tasks {
+            let args = match &task.kind {
+                GeTaskKind::HcomRecord { group, .. } | GeTaskKind::HcomWait { group, .. } => {
+                    json!({"group_name": group})
+                }
+                GeTaskKind::AicpuKfc { so_name, kernel_name } => {
+                    json!({"so_name": so_name, "kernel_name": kernel_name})
+                }
+                GeTaskKind::AiCore { name } => json!({"data": name}),
+                GeTaskKind::Ccu { groups } => json!({"groups": groups}),
+            };
+            lines.push(self.with_loc(json!({"api": task.api, "args": args, "ret": 0}), &task.span));
+            lines.push(json!({"api": "KernelLaunchInfo::SetStreamId", "args": {"stream_id": task.stream_id}}));
+        }
+        lines
+    }
+
+    fn with_loc(&self, mut line: Value, span: &Span) -> Value {
+        if let Some(loc) = self.loc(span) {
+            line["loc"] = loc;
+        }
+        line
+    }
+}
+
+/// A value for a required parameter the model does not keep (a memcpy's `kind`).
+fn default_value(kind: ArgKind) -> Value {
+    match kind {
+        ArgKind::Enum(family) => json!(family.constants().last().copied().unwrap_or_default()),
+        ArgKind::Flags | ArgKind::Int => json!(0),
+        ArgKind::Str => json!(""),
+        ArgKind::Strs | ArgKind::Ranges | ArgKind::ChannelDescs => json!([]),
+        ArgKind::Opaque => json!("opaque"),
+        _ => Value::Null,
+    }
+}

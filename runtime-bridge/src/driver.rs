@@ -1,0 +1,110 @@
+//! Playing a plan: one OS thread per host thread, each making its calls in issue order.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use syncguard_analyzer::exec::{AgentId, NodeId};
+use syncguard_analyzer::trace::write::TracedCall;
+
+use crate::backend::{Backend, Fault, GroupTasks, Host};
+use crate::plan::{Call, Plan};
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct RunLog {
+    /// Every call made, in the order the host threads made them.
+    pub calls: Vec<TracedCall>,
+    /// Calls that failed (a host thread stops at its first failure); `None`: a GE task
+    /// list or the final drain.
+    pub faults: Vec<(Option<NodeId>, Fault)>,
+    pub elapsed: Duration,
+}
+
+/// Run `plan` on `backend`; returns once every host thread has finished and the
+/// backend has drained (or reported a hang).
+pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
+    let start = Instant::now();
+    let shared = Mutex::new(RunLog::default());
+    let player = Player {
+        plan,
+        backend,
+        start,
+        log: &shared,
+    };
+    std::thread::scope(|scope| {
+        for (index, op) in plan.exec.program.ge_ops.iter().enumerate() {
+            for rank in 0..plan.exec.ranks {
+                if let Err(fault) = backend.group_tasks(GroupTasks { rank, op, index }) {
+                    player.fault(None, fault);
+                }
+            }
+        }
+        for &main in &plan.mains {
+            backend.host_started(main, None);
+            let player = &player;
+            scope.spawn(move || player.play(scope, main));
+        }
+    });
+    if let Err(fault) = backend.finish() {
+        player.fault(None, fault);
+    }
+    let mut log = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    log.calls.sort_by_key(|call| (call.ts_ns, call.node));
+    log.elapsed = start.elapsed();
+    log
+}
+
+struct Player<'a, 'e, 'p> {
+    plan: &'a Plan<'e, 'p>,
+    backend: &'a dyn Backend,
+    start: Instant,
+    log: &'a Mutex<RunLog>,
+}
+
+impl<'a> Player<'a, '_, '_> {
+    fn play<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, agent: AgentId)
+    where
+        'a: 's,
+    {
+        let Some(Some(script)) = self.plan.scripts.get(agent.index()) else {
+            self.backend.host_finished(agent);
+            return;
+        };
+        let mut calls = Vec::with_capacity(script.steps.len());
+        for step in &script.steps {
+            let host = Host {
+                rank: script.rank,
+                agent,
+                node: step.node,
+            };
+            calls.push(TracedCall {
+                node: step.node,
+                ts_ns: self.start.elapsed().as_nanos() as u64,
+            });
+            let result = match &step.call {
+                Call::Create(inst, spec) => self.backend.create(host, *inst, spec),
+                Call::Destroy(inst) => self.backend.destroy(host, *inst),
+                Call::Enqueue { queue, work } => self.backend.enqueue(host, *queue, work, step.node),
+                Call::Host(call) => self.backend.host_call(host, call),
+                Call::Spawn(thread) => {
+                    let thread = *thread;
+                    self.backend.host_started(thread, Some(agent));
+                    scope.spawn(move || self.play(scope, thread));
+                    Ok(())
+                }
+            };
+            if let Err(fault) = result {
+                self.fault(Some(step.node), fault);
+                break;
+            }
+        }
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).calls.extend(calls);
+        self.backend.host_finished(agent);
+    }
+
+    fn fault(&self, node: Option<NodeId>, fault: Fault) {
+        if fault != Fault::Aborted {
+            self.log.lock().unwrap_or_else(|e| e.into_inner()).faults.push((node, fault));
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! From a concrete Execution to what each host thread calls, in its issue order.
+
+use std::collections::HashMap;
+
+use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Execution, InstId, NodeId};
+use syncguard_analyzer::model::{self, MemorySpace, ObjId, ObjectKind, OpKind, Program};
+
+use crate::backend::{BufferSpace, CopyVia, HostCall, ObjectSpec, Timeout, Work};
+
+/// One host call.
+#[derive(Clone, Debug)]
+pub enum Call {
+    Create(InstId, ObjectSpec),
+    Destroy(InstId),
+    /// Work for the stream or HCCL thread `queue`.
+    Enqueue { queue: InstId, work: Work },
+    Host(HostCall),
+    /// Starts the host thread `agent`.
+    Spawn(AgentId),
+}
+
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub node: NodeId,
+    pub call: Call,
+}
+
+/// One host thread's calls.
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub agent: AgentId,
+    pub rank: u32,
+    pub steps: Vec<Step>,
+}
+
+/// Everything a run executes.
+pub struct Plan<'e, 'p> {
+    pub exec: &'e Execution<'p>,
+    /// Every host thread's script, by agent; `None` for device agents.
+    pub scripts: Vec<Option<Script>>,
+    /// The main thread of each rank: the threads that start on their own.
+    pub mains: Vec<AgentId>,
+}
+
+impl<'e, 'p> Plan<'e, 'p> {
+    pub fn new(exec: &'e Execution<'p>) -> Self {
+        let mut scripts: Vec<Option<Script>> = exec
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(index, agent)| {
+                matches!(agent.kind, AgentKind::Host(_)).then(|| Script {
+                    agent: AgentId(index as u32),
+                    rank: agent.rank,
+                    steps: Vec::new(),
+                })
+            })
+            .collect();
+        let mut live = LiveObjects::default();
+        // Objects that exist without a creating call (the default stream).
+        for (index, instance) in exec.instances.iter().enumerate() {
+            if instance.created.is_none() {
+                live.current.insert((instance.rank, instance.obj), InstId(index as u32));
+            }
+        }
+        let mut previous_op: Option<*const model::Op> = None;
+        // Node order is each rank's issue order.
+        for (index, node) in exec.nodes.iter().enumerate() {
+            let id = NodeId(index as u32);
+            let rank = node.rank(exec);
+            if let Action::Create(inst) = node.action {
+                live.current.insert((rank, exec.instance(inst).obj), inst);
+            }
+            // `HcommWriteWithNotifyOnThread` is one call that became two nodes.
+            let same_call = previous_op == Some(node.op as *const _) && node.host == exec.node(NodeId(id.0 - 1)).host;
+            previous_op = Some(node.op as *const _);
+            if same_call {
+                continue;
+            }
+            let Some(call) = call_of(exec, &live, id) else { continue };
+            if let Some(Some(script)) = scripts.get_mut(node.host.index()) {
+                script.steps.push(Step { node: id, call });
+            }
+        }
+        let mains = exec
+            .agents
+            .iter()
+            .enumerate()
+            .filter(|(_, agent)| agent.kind == AgentKind::Host(Program::MAIN_THREAD))
+            .map(|(index, _)| AgentId(index as u32))
+            .collect();
+        Plan { exec, scripts, mains }
+    }
+
+    /// Host calls in the plan, over every thread.
+    pub fn call_count(&self) -> usize {
+        self.scripts.iter().flatten().map(|s| s.steps.len()).sum()
+    }
+}
+
+/// Which instance of each object is live on each rank, as the calls are replayed.
+#[derive(Default)]
+struct LiveObjects {
+    current: HashMap<(u32, ObjId), InstId>,
+}
+
+impl LiveObjects {
+    fn get(&self, rank: u32, obj: ObjId) -> Option<InstId> {
+        self.current.get(&(rank, obj)).copied()
+    }
+}
+
+fn call_of(exec: &Execution, live: &LiveObjects, id: NodeId) -> Option<Call> {
+    let node = exec.node(id);
+    let rank = node.rank(exec);
+    let env = syncguard_analyzer::exec::Env {
+        params: exec.params.clone(),
+        rank: rank as i64,
+        vars: vec![None; exec.program.vars.len()],
+        core: None,
+    };
+    let timeout = |t: &Option<model::Timeout>| {
+        t.as_ref().and_then(|t| {
+            Some(Timeout {
+                value: env.eval(&t.value).ok()?,
+                unit: t.unit,
+            })
+        })
+    };
+    // The instance an op names as its queue: the HCCL thread for Hcomm calls (even
+    // when it is bound to a stream), else the stream.
+    let queue = |obj: ObjId| live.get(rank, obj);
+    let enqueue = |queue: Option<InstId>, work: Work| Some(Call::Enqueue { queue: queue?, work });
+    let index = |i: i64| u32::try_from(i).ok();
+    Some(match (&node.op.kind, &node.action) {
+        (_, Action::Spawn(agent)) => Call::Spawn(*agent),
+        (_, Action::Create(inst)) => Call::Create(*inst, object_spec(exec, live, *inst)),
+        (_, Action::Destroy(inst)) => Call::Destroy(*inst),
+        (OpKind::EventRecord { stream, .. }, Action::EventRecord(event)) => {
+            enqueue(queue(*stream), Work::RecordEvent(*event))?
+        }
+        (OpKind::EventWait { stream, timeout: t, .. }, Action::EventWait(event)) => enqueue(
+            queue(*stream),
+            Work::WaitEvent {
+                event: *event,
+                timeout: timeout(t),
+            },
+        )?,
+        (OpKind::EventReset { stream, .. }, Action::EventReset(event)) => {
+            enqueue(queue(*stream), Work::ResetEvent(*event))?
+        }
+        (OpKind::NotifyRecord { stream, .. }, Action::NotifyRecord(notify)) => {
+            enqueue(queue(*stream), Work::RecordNotify(*notify))?
+        }
+        (OpKind::NotifyWait { stream, timeout: t, .. }, Action::NotifyWait(notify)) => enqueue(
+            queue(*stream),
+            Work::WaitNotify {
+                notify: *notify,
+                timeout: timeout(t),
+            },
+        )?,
+        (OpKind::ChannelNotifyRecord { thread, .. }, Action::ChannelNotifyRecord { channel, index: i }) => enqueue(
+            queue(*thread),
+            Work::ChannelRecord {
+                channel: *channel,
+                index: index(*i)?,
+            },
+        )?,
+        (OpKind::ChannelNotifyWait { thread, timeout: t, .. }, Action::ChannelNotifyWait { channel, index: i }) => {
+            enqueue(
+                queue(*thread),
+                Work::ChannelWait {
+                    channel: *channel,
+                    index: index(*i)?,
+                    timeout: timeout(t),
+                },
+            )?
+        }
+        (OpKind::ThreadNotifyRecord { thread, .. }, Action::ThreadNotifyRecord { target, index: i }) => enqueue(
+            queue(*thread),
+            Work::ThreadRecord {
+                target: *target,
+                index: index(*i)?,
+            },
+        )?,
+        (OpKind::ThreadNotifyWait { thread, timeout: t, .. }, Action::ThreadNotifyWait { index: i, .. }) => enqueue(
+            queue(*thread),
+            Work::ThreadWait {
+                index: index(*i)?,
+                timeout: timeout(t),
+            },
+        )?,
+        (OpKind::RemoteWrite { thread, channel, notify, .. }, Action::Access(accesses)) => {
+            let notify = match notify {
+                Some(expr) => Some(index(env.eval(expr).ok().or_else(|| notify_index_of_next(exec, id))?)?),
+                None => None,
+            };
+            let via = CopyVia::Write {
+                channel: live.get(rank, *channel)?,
+                notify,
+            };
+            enqueue(queue(*thread), copy(accesses, via)?)?
+        }
+        (OpKind::RemoteRead { thread, channel, .. }, Action::Access(accesses)) => {
+            let via = CopyVia::Read {
+                channel: live.get(rank, *channel)?,
+            };
+            enqueue(queue(*thread), copy(accesses, via)?)?
+        }
+        (OpKind::LocalCopy { thread, .. }, Action::Access(accesses)) => {
+            enqueue(queue(*thread), copy(accesses, CopyVia::Local)?)?
+        }
+        (OpKind::Memcpy { stream: Some(stream), .. }, Action::Access(accesses)) => {
+            enqueue(queue(*stream), copy(accesses, CopyVia::Memcpy)?)?
+        }
+        (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) => {
+            let [src, dst] = accesses.as_slice() else { return None };
+            Call::Host(HostCall::Copy {
+                dst: dst.clone(),
+                src: src.clone(),
+            })
+        }
+        (OpKind::Fence { thread, channel }, _) => enqueue(
+            queue(*thread),
+            Work::Fence {
+                channel: channel.and_then(|c| live.get(rank, c)),
+            },
+        )?,
+        (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => enqueue(
+            queue(*stream),
+            Work::Kernel {
+                name: name.clone(),
+                accesses: accesses.clone(),
+            },
+        )?,
+        (OpKind::LaunchSuperKernel(id), Action::Access(accesses)) => {
+            let superkernel = &exec.program.superkernels[id.index()];
+            enqueue(
+                queue(superkernel.stream),
+                Work::SuperKernel {
+                    name: superkernel.name.clone(),
+                    accesses: accesses.clone(),
+                },
+            )?
+        }
+        (OpKind::HostAccess { .. }, Action::Access(accesses)) => Call::Host(HostCall::Access(accesses.first()?.clone())),
+        (OpKind::SetWaitTimeout(t), _) => Call::Host(HostCall::SetWaitTimeout(timeout(&Some(t.clone()))?)),
+        (OpKind::StreamSynchronize { stream, timeout: t }, _) => Call::Host(HostCall::SynchronizeStream {
+            queue: queue(*stream)?,
+            timeout: timeout(t),
+        }),
+        (OpKind::ThreadSynchronize { thread }, _) => Call::Host(HostCall::SynchronizeThread {
+            thread: queue(*thread)?,
+        }),
+        (OpKind::DeviceSynchronize, _) => Call::Host(HostCall::SynchronizeDevice),
+        (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
+            Call::Host(HostCall::SynchronizeEvent {
+                event: *event,
+                timeout: timeout(t),
+            })
+        }
+        (OpKind::EventQuery { wait_status, .. }, Action::EventQuery(event)) => Call::Host(HostCall::QueryEvent {
+            event: *event,
+            wait_status: *wait_status,
+        }),
+        _ => return None,
+    })
+}
+
+/// The notify index of a `WithNotify` write whose index depends on a loop variable:
+/// the instantiated record node that follows it.
+fn notify_index_of_next(exec: &Execution, id: NodeId) -> Option<i64> {
+    match exec.nodes.get(id.index() + 1)?.action {
+        Action::ChannelNotifyRecord { index, .. } => Some(index),
+        _ => None,
+    }
+}
+
+/// A copy's accesses are `[src, dst]`.
+fn copy(accesses: &[syncguard_analyzer::exec::Access], via: CopyVia) -> Option<Work> {
+    let [src, dst] = accesses else { return None };
+    Some(Work::Copy {
+        dst: dst.clone(),
+        src: src.clone(),
+        via,
+    })
+}
+
+fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec {
+    let instance = exec.instance(inst);
+    let rank = instance.rank;
+    let lookup = |obj: ObjId| live.get(rank, obj);
+    let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+    match &exec.program.object(instance.obj).kind {
+        ObjectKind::Stream => ObjectSpec::Stream,
+        ObjectKind::Event(info) => ObjectSpec::Event {
+            semantics: info.semantics,
+            creator: info.creator,
+            flags: info.flags,
+        },
+        ObjectKind::Notify => ObjectSpec::Notify,
+        ObjectKind::Comm => ObjectSpec::Comm { ranks: exec.ranks },
+        ObjectKind::Channel(info) => ObjectSpec::Channel {
+            comm: lookup(info.comm),
+            remote_rank: instance.remote_rank.unwrap_or(rank),
+            notify_num: count(instance.notify_num),
+            protocol: info.protocol.clone(),
+            engine: info.engine.clone(),
+        },
+        ObjectKind::HcclThread { stream, .. } => ObjectSpec::HcclThread {
+            stream: stream.and_then(lookup),
+            notify_num: count(instance.notify_num),
+        },
+        ObjectKind::Buffer(info) => {
+            let space = match &info.space {
+                MemorySpace::Device => BufferSpace::Device,
+                MemorySpace::Host => BufferSpace::Host,
+                MemorySpace::HcclLocal => BufferSpace::HcclLocal,
+                MemorySpace::HcclPeer(channel) => match lookup(*channel) {
+                    Some(channel) => BufferSpace::HcclPeer { channel },
+                    None => BufferSpace::HcclLocal,
+                },
+            };
+            let size = match space {
+                BufferSpace::HcclLocal | BufferSpace::HcclPeer { .. } => {
+                    instance.size.unwrap_or(exec.program.settings.hccl_buffer_size)
+                }
+                _ => instance.size.unwrap_or(0),
+            };
+            ObjectSpec::Buffer { space, size }
+        }
+    }
+}

@@ -1,0 +1,701 @@
+//! The simulator backend: runs a program with no device.
+//!
+//! Every stream, HCCL thread and GE stream is an OS thread executing its queue in FIFO
+//! order; host threads are the driver's threads. Sync objects block for real: sync-kind
+//! events are flags that a record sets and a reset clears, capture-kind events bind a
+//! wait to the latest record issued before it, notifies are binary flags a wait
+//! consumes, GE group Waits take a group Record. Buffers are real memory: kernels write
+//! their declared ranges, transfers copy bytes.
+//!
+//! A seeded RNG perturbs every agent (yields, short sleeps, kernel durations), so that
+//! seeds exercise different interleavings. Vector clocks follow the synchronization
+//! actually performed, and shadow memory flags any access not ordered after a
+//! conflicting one. When every agent that could still run is blocked, the run is
+//! stopped and reported as a hang with who waits on what, instead of hanging.
+
+mod clock;
+mod shadow;
+mod state;
+mod worker;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Execution, InstId, Memory, NodeId};
+use syncguard_analyzer::hb::FlagKey;
+use syncguard_analyzer::model::{EventSemantics, GeTaskKind, ObjectKind};
+
+pub use shadow::ObservedRace;
+pub use state::{Blocked, Observed, WaitOn};
+
+use crate::backend::{Backend, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work};
+use clock::{Epoch, Signal, VClock};
+use shadow::Shadow;
+use state::{State, Status, Task, TaskWork};
+
+/// How the simulator perturbs timing.
+#[derive(Clone, Copy, Debug)]
+pub struct SimOptions {
+    pub seed: u64,
+    /// Longest random pause before an op (most ops only yield or run at once).
+    pub jitter: Duration,
+    /// Longest time a kernel or copy occupies its queue.
+    pub kernel_time: Duration,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            seed: 0,
+            jitter: Duration::from_micros(50),
+            kernel_time: Duration::from_micros(20),
+        }
+    }
+}
+
+/// Facts about the execution the simulator needs while running.
+struct Tables {
+    agents: usize,
+    agent_rank: Vec<u32>,
+    /// Streams, HCCL threads and GE streams: the agents with a queue.
+    is_device: Vec<bool>,
+    /// GE streams, after the Execution's agents: (rank, op index, stream id) → agent.
+    ge_agents: HashMap<(u32, usize, u32), usize>,
+    inst_agent: Vec<Option<usize>>,
+    inst_rank: Vec<u32>,
+    inst_remote: Vec<Option<u32>>,
+    event_semantics: Vec<Option<EventSemantics>>,
+}
+
+impl Tables {
+    fn new(exec: &Execution) -> Self {
+        let mut agent_rank: Vec<u32> = exec.agents.iter().map(|a| a.rank).collect();
+        let mut is_device: Vec<bool> = exec.agents.iter().map(|a| a.kind.is_device()).collect();
+        let mut ge_agents = HashMap::new();
+        for rank in 0..exec.ranks {
+            for (index, op) in exec.program.ge_ops.iter().enumerate() {
+                for task in &op.tasks {
+                    ge_agents.entry((rank, index, task.stream_id)).or_insert_with(|| {
+                        agent_rank.push(rank);
+                        is_device.push(true);
+                        agent_rank.len() - 1
+                    });
+                }
+            }
+        }
+        let event_semantics = exec
+            .instances
+            .iter()
+            .map(|i| match &exec.program.object(i.obj).kind {
+                ObjectKind::Event(info) => Some(info.semantics),
+                _ => None,
+            })
+            .collect();
+        Tables {
+            agents: agent_rank.len(),
+            agent_rank,
+            is_device,
+            ge_agents,
+            inst_agent: exec.instances.iter().map(|i| i.agent.map(|a| a.index())).collect(),
+            inst_rank: exec.instances.iter().map(|i| i.rank).collect(),
+            inst_remote: exec.instances.iter().map(|i| i.remote_rank).collect(),
+            event_semantics,
+        }
+    }
+
+    fn queue_agent(&self, queue: InstId) -> Result<usize, Fault> {
+        self.inst_agent.get(queue.index()).copied().flatten().ok_or_else(|| Fault::Unsupported {
+            what: "work on an object that is not a stream or HCCL thread".into(),
+        })
+    }
+
+    /// The flag a channel record sets on the peer, or a channel wait consumes here.
+    fn channel_flag(&self, channel: InstId, index: u32, record: bool) -> FlagKey {
+        let local = self.inst_rank[channel.index()];
+        let remote = self.inst_remote[channel.index()].unwrap_or(local);
+        let (dst, src) = if record { (remote, local) } else { (local, remote) };
+        FlagKey::Channel {
+            dst,
+            src,
+            index: index as i64,
+        }
+    }
+}
+
+struct Shared {
+    options: SimOptions,
+    tables: Tables,
+    state: Mutex<State>,
+    /// One per agent: an agent sleeps on its own, so a signal wakes only the waiters.
+    wakers: Vec<Condvar>,
+    /// Notified when a queue completes a task or the run stops.
+    progress: Condvar,
+    shadow: Mutex<Shadow>,
+    memory: HashMap<Memory, Mutex<Vec<u8>>>,
+    /// Host threads' clocks (indexed by agent; device entries unused), with the
+    /// snapshot shared by the work they issue until the clock changes.
+    hosts: Vec<Mutex<HostClock>>,
+}
+
+struct HostClock {
+    clock: VClock,
+    issued: Option<Arc<VClock>>,
+    rng: StdRng,
+}
+
+impl HostClock {
+    fn snapshot(&mut self) -> Arc<VClock> {
+        self.issued.get_or_insert_with(|| Arc::new(self.clock.clone())).clone()
+    }
+
+    fn changed(&mut self) {
+        self.issued = None;
+    }
+}
+
+/// The simulator. Create one per run.
+pub struct Sim {
+    shared: Arc<Shared>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    started: Instant,
+}
+
+impl Sim {
+    pub fn new(exec: &Execution, options: SimOptions) -> Self {
+        let tables = Tables::new(exec);
+        let agents = tables.agents;
+        let hosts = (0..agents)
+            .map(|agent| {
+                Mutex::new(HostClock {
+                    clock: VClock::new(agents),
+                    issued: None,
+                    rng: agent_rng(options.seed, agent),
+                })
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            options,
+            memory: allocate_memory(exec),
+            tables,
+            state: Mutex::new(State::new(agents)),
+            wakers: (0..agents).map(|_| Condvar::new()).collect(),
+            progress: Condvar::new(),
+            shadow: Mutex::new(Shadow::default()),
+            hosts,
+        });
+        let sim = Sim {
+            shared,
+            workers: Mutex::new(Vec::new()),
+            started: Instant::now(),
+        };
+        // Default streams exist without being created.
+        for (index, instance) in exec.instances.iter().enumerate() {
+            if instance.created.is_none()
+                && let Some(agent) = instance.agent
+                && matches!(exec.agent(agent).kind, AgentKind::Stream(inst) if inst.index() == index)
+            {
+                sim.start_worker(agent.index());
+            }
+        }
+        sim
+    }
+
+    /// What went wrong, in a deterministic order.
+    pub fn observed(&self) -> Vec<Observed> {
+        let mut observed = self.shared.lock().observed.clone();
+        observed.sort_by_key(|o| format!("{o:?}"));
+        observed.dedup_by_key(|o| format!("{o:?}"));
+        observed
+    }
+
+    /// Device ops executed.
+    pub fn executed(&self) -> u64 {
+        self.shared.lock().executed
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// "GE stream 1 (rank 0)" for GE agents, the Execution's names otherwise.
+    pub fn agent_name(&self, exec: &Execution, agent: usize) -> String {
+        match self.ge_agent(agent) {
+            None => exec.agent_name(AgentId(agent as u32)),
+            Some((rank, _, stream)) if exec.ranks > 1 => format!("GE stream {stream} (rank {rank})"),
+            Some((_, _, stream)) => format!("GE stream {stream}"),
+        }
+    }
+
+    /// For an agent that runs a GE op's tasks: its rank, the op's index in
+    /// `Program::ge_ops` and the task's `stream_id`.
+    pub fn ge_agent(&self, agent: usize) -> Option<(u32, usize, u32)> {
+        self.shared
+            .tables
+            .ge_agents
+            .iter()
+            .find(|(_, a)| **a == agent)
+            .map(|(key, _)| *key)
+    }
+
+    fn start_worker(&self, agent: usize) {
+        let mut state = self.shared.lock();
+        if state.status[agent] != Status::NotStarted {
+            return;
+        }
+        state.status[agent] = Status::Idle;
+        drop(state);
+        let shared = Arc::clone(&self.shared);
+        let handle = std::thread::Builder::new()
+            .name(format!("sim-agent-{agent}"))
+            .spawn(move || worker::run(&shared, agent));
+        match handle {
+            Ok(handle) => self.workers.lock().unwrap_or_else(|e| e.into_inner()).push(handle),
+            Err(_) => {
+                let mut state = self.shared.lock();
+                self.shared.abort(&mut state);
+            }
+        }
+    }
+
+    fn push(&self, agent: usize, task: Task) -> Result<(), Fault> {
+        let mut state = self.shared.lock();
+        if state.aborted {
+            return Err(Fault::Aborted);
+        }
+        let queue = &mut state.queues[agent];
+        queue.tasks.push_back(task);
+        queue.enqueued += 1;
+        if state.status[agent] == Status::Idle {
+            state.status[agent] = Status::Woken;
+            self.shared.wakers[agent].notify_one();
+        }
+        Ok(())
+    }
+
+    fn host(&self, agent: AgentId) -> MutexGuard<'_, HostClock> {
+        self.shared.hosts[agent.index()].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A random pause on the calling host thread.
+    fn perturb_host(&self, agent: AgentId) {
+        let pause = {
+            let mut host = self.host(agent);
+            pause(&mut host.rng, self.shared.options.jitter)
+        };
+        pause.apply();
+    }
+
+    /// Blocks the host thread until `queue` has executed everything issued to it so far;
+    /// returns the queue's clock at that point.
+    fn drain(&self, host: Host, queue: usize, timeout: Option<Timeout>) -> Result<Arc<VClock>, Fault> {
+        let target = {
+            let mut state = self.shared.lock();
+            let q = &mut state.queues[queue];
+            let target = q.enqueued;
+            if q.completed < target {
+                q.snapshots.entry(target).or_insert(None);
+            }
+            target
+        };
+        self.shared
+            .block(host.agent.index(), Some(host.node), WaitOn::Queue(queue), timeout, |state| {
+                let q = &mut state.queues[queue];
+                if q.completed < target {
+                    return None;
+                }
+                Some(match q.snapshots.get(&target) {
+                    Some(Some(clock)) => clock.clone(),
+                    _ => q.clock.clone(),
+                })
+            })
+    }
+
+    fn join_host(&self, agent: AgentId, clock: &VClock) {
+        let mut host = self.host(agent);
+        host.clock.join(clock);
+        host.changed();
+    }
+
+    fn host_access(&self, host: Host, access: &syncguard_analyzer::exec::Access) {
+        let (epoch, clock) = {
+            let mut h = self.host(host.agent);
+            let time = h.clock.tick(host.agent.index());
+            h.changed();
+            let epoch = Epoch {
+                agent: host.agent.index(),
+                time,
+                node: Some(host.node),
+            };
+            (epoch, h.clock.clone())
+        };
+        self.shared.access(access, epoch, &clock, 0);
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Blocks `agent` until `ready` yields a value, the run is stopped, or `timeout`
+    /// expires. Becoming blocked is when a hang is detected: if no other agent can run,
+    /// nothing will ever wake this one.
+    fn block<T>(
+        &self,
+        agent: usize,
+        node: Option<NodeId>,
+        on: WaitOn,
+        timeout: Option<Timeout>,
+        mut ready: impl FnMut(&mut State) -> Option<T>,
+    ) -> Result<T, Fault> {
+        let deadline = timeout.and_then(|t| t.duration()).map(|d| Instant::now() + d);
+        let mut state = self.lock();
+        loop {
+            if state.aborted {
+                return Err(Fault::Aborted);
+            }
+            if let Some(value) = ready(&mut state) {
+                state.status[agent] = Status::Running;
+                return Ok(value);
+            }
+            if !matches!(state.status[agent], Status::Blocked { .. }) {
+                state.set_blocked(agent, node, on.clone());
+                if state.stuck() {
+                    state.declare_hang();
+                    self.abort(&mut state);
+                    return Err(Fault::Aborted);
+                }
+            }
+            let waker = &self.wakers[agent];
+            state = match deadline {
+                None => waker.wait(state).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        let blocked = Blocked { agent, node, on };
+                        let timeout = timeout.expect("a deadline comes from a timeout");
+                        state.observed.push(Observed::Timeout { blocked, timeout });
+                        self.abort(&mut state);
+                        return Err(Fault::Timeout {
+                            what: format!("a wait with a {timeout} timeout"),
+                        });
+                    }
+                    waker
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
+    /// Sets a binary notify; a notify still set loses its earlier signal.
+    fn set_flag(&self, key: FlagKey, signal: Signal) {
+        let mut state = self.lock();
+        if let Some(previous) = state.flags.insert(key, signal.clone()) {
+            state.observed.push(Observed::LostSignal {
+                key,
+                first: previous.node,
+                second: signal.node,
+            });
+        }
+        self.changed(&mut state);
+    }
+
+    /// Something that waits may look for changed: wake the blocked agents.
+    fn changed(&self, state: &mut State) {
+        for agent in state.wake_blocked() {
+            self.wakers[agent].notify_one();
+        }
+    }
+
+    /// Stops the run: every agent and `finish` return.
+    fn abort(&self, state: &mut State) {
+        state.aborted = true;
+        for waker in &self.wakers {
+            waker.notify_all();
+        }
+        self.progress.notify_all();
+    }
+
+    /// Checks and records one access in shadow memory, then touches the real bytes.
+    fn access(&self, access: &syncguard_analyzer::exec::Access, epoch: Epoch, clock: &VClock, fill: u8) {
+        let races = self
+            .shadow
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .access(access, epoch, clock);
+        if !races.is_empty() {
+            let mut state = self.lock();
+            state.observed.extend(races.into_iter().map(Observed::Race));
+        }
+        if let Some(memory) = self.memory.get(&access.memory) {
+            let mut bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+            let end = (access.end as usize).min(bytes.len());
+            let start = (access.start as usize).min(end);
+            if access.write {
+                bytes[start..end].fill(fill);
+            } else {
+                std::hint::black_box(bytes[start..end].iter().fold(0u8, |a, b| a ^ b));
+            }
+        }
+    }
+
+    /// Copies the bytes of `src` into `dst` (shadow memory is updated by the caller).
+    fn copy_bytes(&self, dst: &syncguard_analyzer::exec::Access, src: &syncguard_analyzer::exec::Access) {
+        let data = match self.memory.get(&src.memory) {
+            Some(memory) => {
+                let bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+                let end = (src.end as usize).min(bytes.len());
+                bytes[(src.start as usize).min(end)..end].to_vec()
+            }
+            None => return,
+        };
+        if let Some(memory) = self.memory.get(&dst.memory) {
+            let mut bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+            let start = (dst.start as usize).min(bytes.len());
+            let len = data.len().min(bytes.len() - start).min((dst.end - dst.start) as usize);
+            bytes[start..start + len].copy_from_slice(&data[..len]);
+        }
+    }
+}
+
+impl Backend for Sim {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
+        self.perturb_host(host.agent);
+        match object {
+            ObjectSpec::Stream | ObjectSpec::HcclThread { stream: None, .. } => {
+                if let Some(agent) = self.shared.tables.inst_agent.get(inst.index()).copied().flatten() {
+                    self.start_worker(agent);
+                }
+            }
+            ObjectSpec::Event { .. } => {
+                self.shared.lock().events.insert(inst, Default::default());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn destroy(&self, host: Host, _inst: InstId) -> Result<(), Fault> {
+        // A destroyed queue finishes what was issued to it; its thread ends with the run.
+        self.perturb_host(host.agent);
+        Ok(())
+    }
+
+    fn enqueue(&self, host: Host, queue: InstId, work: &Work, node: NodeId) -> Result<(), Fault> {
+        self.perturb_host(host.agent);
+        let agent = self.shared.tables.queue_agent(queue)?;
+        let generation = match work {
+            Work::RecordEvent(event) | Work::WaitEvent { event, .. }
+                if self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture) =>
+            {
+                let mut state = self.shared.lock();
+                let entry = state.events.entry(*event).or_default();
+                if matches!(work, Work::RecordEvent(_)) {
+                    entry.issued += 1;
+                }
+                entry.issued
+            }
+            _ => 0,
+        };
+        let issued = self.host(host.agent).snapshot();
+        self.push(
+            agent,
+            Task {
+                node: Some(node),
+                queue,
+                work: TaskWork::Api(work.clone()),
+                issued,
+                generation,
+            },
+        )
+    }
+
+    fn host_call(&self, host: Host, call: &HostCall) -> Result<(), Fault> {
+        self.perturb_host(host.agent);
+        let tables = &self.shared.tables;
+        match call {
+            HostCall::SynchronizeStream { queue, timeout } => {
+                let clock = self.drain(host, tables.queue_agent(*queue)?, *timeout)?;
+                self.join_host(host.agent, &clock);
+            }
+            HostCall::SynchronizeThread { thread } => {
+                let clock = self.drain(host, tables.queue_agent(*thread)?, None)?;
+                self.join_host(host.agent, &clock);
+            }
+            HostCall::SynchronizeDevice => {
+                let queues: Vec<usize> = (0..tables.agents)
+                    .filter(|&a| tables.agent_rank[a] == host.rank && tables.is_device[a])
+                    .collect();
+                for queue in queues {
+                    let clock = self.drain(host, queue, None)?;
+                    self.join_host(host.agent, &clock);
+                }
+            }
+            HostCall::SynchronizeEvent { event, timeout } => {
+                let signal = self.wait_event_on_host(host, *event, *timeout)?;
+                if let Some(signal) = signal {
+                    self.join_host(host.agent, &signal.clock);
+                }
+            }
+            HostCall::QueryEvent { .. } => {}
+            HostCall::Copy { dst, src } => {
+                self.host_access(host, src);
+                self.host_access(host, dst);
+                self.shared.copy_bytes(dst, src);
+            }
+            HostCall::Access(access) => self.host_access(host, access),
+            HostCall::SetWaitTimeout(timeout) => {
+                let mut state = self.shared.lock();
+                if timeout.duration().is_some() {
+                    state.wait_timeout.insert(host.rank, *timeout);
+                } else {
+                    state.wait_timeout.remove(&host.rank);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn group_tasks(&self, tasks: GroupTasks<'_>) -> Result<(), Fault> {
+        let issued = Arc::new(VClock::new(self.shared.tables.agents));
+        for task in &tasks.op.tasks {
+            let key = (tasks.rank, tasks.index, task.stream_id);
+            let Some(&agent) = self.shared.tables.ge_agents.get(&key) else { continue };
+            self.start_worker(agent);
+            let work = match &task.kind {
+                GeTaskKind::HcomRecord { group, .. } => TaskWork::GroupRecord(group.clone()),
+                GeTaskKind::HcomWait { group, .. } => TaskWork::GroupWait(group.clone()),
+                _ => TaskWork::GroupKernel,
+            };
+            self.push(
+                agent,
+                Task {
+                    node: None,
+                    queue: InstId(u32::MAX),
+                    work,
+                    issued: issued.clone(),
+                    generation: 0,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn host_started(&self, agent: AgentId, parent: Option<AgentId>) {
+        if let Some(parent) = parent {
+            let clock = self.host(parent).clock.clone();
+            self.join_host(agent, &clock);
+        }
+        let mut state = self.shared.lock();
+        state.status[agent.index()] = Status::Running;
+    }
+
+    fn host_finished(&self, agent: AgentId) {
+        let mut state = self.shared.lock();
+        state.status[agent.index()] = Status::Finished;
+        if state.stuck() && !state.aborted {
+            state.declare_hang();
+            self.shared.abort(&mut state);
+        }
+    }
+
+    fn finish(&self) -> Result<(), Fault> {
+        {
+            let mut state = self.shared.lock();
+            while !state.aborted && !state.queues.iter().all(|q| q.completed == q.enqueued) {
+                state = self.shared.progress.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+            // Every host has finished and nothing is queued: the idle workers can exit.
+            self.shared.abort(&mut state);
+        }
+        for worker in self.workers.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            let _ = worker.join();
+        }
+        Ok(())
+    }
+}
+
+impl Sim {
+    /// `aclrtSynchronizeEvent`: the record of the current cycle (sync kind) or the latest
+    /// record issued (capture kind); `None` when a capture-kind event was never recorded.
+    fn wait_event_on_host(&self, host: Host, event: InstId, timeout: Option<Timeout>) -> Result<Option<Signal>, Fault> {
+        let capture = self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture);
+        let generation = capture.then(|| self.shared.lock().events.entry(event).or_default().issued);
+        if generation == Some(0) {
+            return Ok(None);
+        }
+        self.shared
+            .block(
+                host.agent.index(),
+                Some(host.node),
+                WaitOn::Event { event, generation },
+                timeout,
+                |state| {
+                    let entry = state.events.entry(event).or_default();
+                    match generation {
+                        Some(g) => entry.completed.get(&g).cloned(),
+                        None => entry.flag.clone(),
+                    }
+                },
+            )
+            .map(Some)
+    }
+}
+
+fn agent_rng(seed: u64, agent: usize) -> StdRng {
+    StdRng::seed_from_u64(seed ^ (agent as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// A random pause: most ops run at once, some yield, a few sleep up to `jitter`.
+enum Pause {
+    None,
+    Yield,
+    Sleep(Duration),
+}
+
+impl Pause {
+    fn apply(self) {
+        match self {
+            Pause::None => {}
+            Pause::Yield => std::thread::yield_now(),
+            Pause::Sleep(d) => std::thread::sleep(d),
+        }
+    }
+}
+
+fn pause(rng: &mut StdRng, jitter: Duration) -> Pause {
+    match rng.random_range(0..8u32) {
+        0..=3 => Pause::None,
+        4..=6 => Pause::Yield,
+        _ if jitter.is_zero() => Pause::Yield,
+        _ => Pause::Sleep(Duration::from_nanos(rng.random_range(0..=jitter.as_nanos() as u64))),
+    }
+}
+
+/// Real memory for every region the run touches, sized to the furthest byte touched
+/// (an HCCL buffer is hundreds of MiB; a run touches a few KiB of it).
+fn allocate_memory(exec: &Execution) -> HashMap<Memory, Mutex<Vec<u8>>> {
+    let mut extent: HashMap<Memory, u64> = HashMap::new();
+    for node in &exec.nodes {
+        if let Action::Access(accesses) = &node.action {
+            for access in accesses {
+                let end = extent.entry(access.memory).or_default();
+                *end = (*end).max(access.end);
+            }
+        }
+    }
+    extent
+        .into_iter()
+        .map(|(memory, end)| (memory, Mutex::new(vec![0u8; end.min(1 << 32) as usize])))
+        .collect()
+}
