@@ -18,6 +18,9 @@ declare_rule! {
     /// - reset, but the reset (an asynchronous op on the waiting stream) is not ordered
     ///   before the next record, while a wait for that next record can run after the
     ///   reset: in execution order there is no reset between the two records;
+    /// - reset, but the reset is not ordered before a wait for the next record: that
+    ///   wait can run while the flag is still set by the previous record and pass at
+    ///   once (seen by running such programs on the simulator);
     /// - left set at exit: the last record is waited on (both run) and never reset,
     ///   and the event is never destroyed, so it outlives this code (a persistent
     ///   event that the next call records and waits on again). This form is a
@@ -51,7 +54,7 @@ declare_rule! {
     /// give each step its own event.
     ///
     /// Method: reset cycles from the signal matching (issue order) for the first and
-    /// third forms; happens-before over the concrete execution for the second.
+    /// last forms; happens-before over the concrete execution for the second and third.
     pub struct MissingReset;
     code = "SG102",
     name = "event-missing-reset",
@@ -73,10 +76,9 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 rerecorded = true;
             }
         }
-        if let Some(previous) = last_cycle.insert(event, index)
-            && let Some(diagnostic) = reset_after_next_record(analysis, event, &cycles[previous], cycle)
-        {
-            out.push(diagnostic);
+        if let Some(previous) = last_cycle.insert(event, index) {
+            out.extend(reset_after_next_record(analysis, event, &cycles[previous], cycle));
+            out.extend(wait_before_previous_reset(analysis, event, &cycles[previous], cycle));
         }
         if !rerecorded && let Some(diagnostic) = left_set(analysis, event, cycle) {
             out.push(diagnostic);
@@ -180,6 +182,69 @@ fn reset_after_next_record(
             "make the reset run before {name} is recorded again: {sync}({reset_stream}) before the record, or use a separate event for each step"
         )),
     )
+}
+
+/// A wait of `cycle` is not ordered after the reset that closed `previous`: it can run
+/// while the flag is still set by the previous record, and pass at once.
+fn wait_before_previous_reset(
+    analysis: &Analysis,
+    event: InstId,
+    previous: &EventCycle,
+    cycle: &EventCycle,
+) -> Option<Diagnostic> {
+    let (exec, hb) = (analysis.exec, analysis.hb);
+    let reset = previous.reset?;
+    let old_record = previous.records.iter().copied().find(|&r| hb.executes(r))?;
+    if !hb.executes(reset) {
+        return None;
+    }
+    let wait = cycle.waits.iter().copied().find(|&wait| {
+        matches!(exec.node(wait).action, Action::EventWait(_))
+            && hb.executes(wait)
+            && !ordered_before_wait(analysis, reset, wait)
+            && !hb.happens_before(wait, old_record)
+    })?;
+    let obj = exec.instance(event).obj;
+    let name = exec.instance_name(event);
+    let resetter = exec.agent_name(exec.node(reset).agent);
+    let waiter = exec.agent_name(exec.node(wait).agent);
+    let reset_stream = stream_arg(exec, exec.node(reset).agent, obj);
+    let sync = spelled(exec.program, obj, "aclrtSynchronizeStream");
+    let new_record = cycle.records.first().map(|&r| analysis.describe(r));
+    Some(
+        Diagnostic::new(
+            &MissingReset::INFO,
+            analysis.span(wait),
+            format!(
+                "this wait on {waiter} can pass at once: it can run before the reset on {resetter}, while {name} is still set by its previous record"
+            ),
+        )
+        .with_label(format!("nothing orders this wait after the reset on {resetter}"))
+        .with_related(analysis.span(old_record), format!("the previous record of {name}, which this wait can see"))
+        .with_related(analysis.span(reset), "the reset that ends that cycle; it can run after the wait")
+        .with_help(format!(
+            "order the wait after the reset: {sync}({reset_stream}) before issuing it, or use a separate event for each hand-off{}",
+            new_record.map_or(String::new(), |r| format!(" (the wait is meant for {r})"))
+        )),
+    )
+}
+
+/// Whether `op` is ordered before `wait` by something other than the record the wait is
+/// matched to (that match is what is in question): its stream's earlier ops, or the
+/// host calls made before it was issued.
+fn ordered_before_wait(analysis: &Analysis, op: NodeId, wait: NodeId) -> bool {
+    let (exec, hb) = (analysis.exec, analysis.hb);
+    let node = exec.node(wait);
+    let queue = &exec.agent(node.agent).nodes;
+    let earlier_on_queue = queue
+        .iter()
+        .position(|&n| n == wait)
+        .and_then(|i| i.checked_sub(1))
+        .map(|i| queue[i]);
+    [earlier_on_queue, node.issued_after]
+        .into_iter()
+        .flatten()
+        .any(|before| before == op || hb.happens_before(op, before))
 }
 
 /// The cycle still open at exit was waited on, and the event is never reset or destroyed.

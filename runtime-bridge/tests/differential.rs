@@ -1,0 +1,340 @@
+//! The verifier and the simulator check each other on random programs.
+//!
+//! Each program has two ranks with 2–4 agents each (streams, one HCCL thread), events of
+//! both kinds, channel notifies between the ranks, kernels on overlapping buffer ranges
+//! and host accesses. It is built from handshakes that are correct as generated and then
+//! randomly broken (a record dropped, a reset dropped, an index changed, a wait moved).
+//!
+//! - every program the verifier accepts completes on the simulator, with no hang, race or
+//!   lost signal, under every seed;
+//! - every program it reports as a deadlock (SG501, SG502, SG503) hangs under at least
+//!   one seed;
+//! - every program it reports a race in (SG601) shows a race under at least one seed.
+//!
+//! Programs that once disagreed are kept in `tests/differential/` and run first.
+//! `SYNCGUARD_DIFF_CASES` sets how many random programs run (default 1,500).
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use syncguard_analyzer::exec::instantiate;
+use syncguard_analyzer::{Severity, Sources, check_sync_bytes};
+use syncguard_runtime_bridge::sim::{Observed, Sim, SimOptions};
+use syncguard_runtime_bridge::{Plan, run};
+
+/// Seeds every accepted program runs under.
+const ACCEPTED_SEEDS: u64 = 3;
+/// Seeds a program reported as hanging or racing may take to show it.
+const REJECTED_SEEDS: u64 = 8;
+
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Accepted,
+    Deadlock,
+    Race,
+    /// Rejected for another reason (a lost record, a leak): not compared.
+    Other,
+}
+
+fn verdict(text: &str) -> Verdict {
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "random.sync", text.as_bytes());
+    let errors: Vec<&str> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.code)
+        .collect();
+    assert!(
+        !errors.iter().any(|code| code.starts_with("SG00")),
+        "the generator wrote an invalid program ({errors:?}):\n{text}"
+    );
+    if errors.is_empty() {
+        Verdict::Accepted
+    } else if errors.iter().any(|c| matches!(*c, "SG501" | "SG502" | "SG503")) {
+        Verdict::Deadlock
+    } else if errors.contains(&"SG601") {
+        Verdict::Race
+    } else {
+        Verdict::Other
+    }
+}
+
+/// What one simulated run showed.
+#[derive(Debug, Default)]
+struct Outcome {
+    hang: bool,
+    race: bool,
+    other: Vec<String>,
+}
+
+fn simulate(text: &str, seed: u64) -> Outcome {
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "random.sync", text.as_bytes());
+    let exec = instantiate(&checked.program, Vec::new());
+    let plan = Plan::new(&exec);
+    let options = SimOptions {
+        seed,
+        jitter: Duration::from_micros(20),
+        kernel_time: Duration::from_micros(10),
+    };
+    let sim = Sim::new(&exec, options);
+    let log = run(&plan, &sim);
+    let mut outcome = Outcome::default();
+    for (_, fault) in &log.faults {
+        outcome.other.push(fault.to_string());
+    }
+    for observed in sim.observed() {
+        match observed {
+            Observed::Hang(_) => outcome.hang = true,
+            Observed::Race(_) => outcome.race = true,
+            other => outcome.other.push(format!("{other:?}")),
+        }
+    }
+    outcome
+}
+
+/// Checks one program; `Err` describes the disagreement.
+fn compare(text: &str) -> Result<Verdict, String> {
+    let verdict = verdict(text);
+    match verdict {
+        Verdict::Accepted => {
+            for seed in 0..ACCEPTED_SEEDS {
+                let outcome = simulate(text, seed);
+                if outcome.hang || outcome.race || !outcome.other.is_empty() {
+                    return Err(format!("accepted, but seed {seed} showed {outcome:?}"));
+                }
+            }
+        }
+        Verdict::Deadlock => {
+            if !(0..REJECTED_SEEDS).any(|seed| simulate(text, seed).hang) {
+                return Err(format!("reported as a deadlock, but no seed of {REJECTED_SEEDS} hung"));
+            }
+        }
+        Verdict::Race => {
+            if !(0..REJECTED_SEEDS).any(|seed| simulate(text, seed).race) {
+                return Err(format!("reported as a race, but no seed of {REJECTED_SEEDS} raced"));
+            }
+        }
+        Verdict::Other => {}
+    }
+    Ok(verdict)
+}
+
+#[test]
+fn regression_fixtures_agree() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/differential");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the regression folder exists")
+        .map(|entry| entry.expect("readable folder").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "sync"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable fixture");
+        if let Err(why) = compare(&text) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
+#[test]
+fn verifier_and_simulator_agree_on_random_programs() {
+    let cases: u64 = std::env::var("SYNCGUARD_DIFF_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_500);
+    let mut counts = [0usize; 4];
+    let mut disagreements = Vec::new();
+    for case in 0..cases {
+        let text = Generator::new(case).program();
+        match compare(&text) {
+            Ok(verdict) => {
+                counts[match verdict {
+                    Verdict::Accepted => 0,
+                    Verdict::Deadlock => 1,
+                    Verdict::Race => 2,
+                    Verdict::Other => 3,
+                }] += 1
+            }
+            Err(why) => disagreements.push(format!("case {case}: {why}\n{text}")),
+        }
+    }
+    eprintln!(
+        "{cases} programs: {} accepted, {} deadlocks, {} races, {} other findings",
+        counts[0], counts[1], counts[2], counts[3]
+    );
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n\n"));
+    // The generator must exercise every verdict, or the comparison proves little.
+    assert!(counts.iter().all(|&n| n > 0), "verdicts: {counts:?}");
+}
+
+/// Random programs from handshakes, some broken on purpose.
+struct Generator {
+    rng: StdRng,
+    /// Streams per rank (the first carries the HCCL thread).
+    streams: usize,
+    bodies: [String; 2],
+    kernels: usize,
+}
+
+const BUFFER_SIZE: u32 = 256;
+
+impl Generator {
+    fn new(case: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(case);
+        let streams = rng.random_range(1..=3);
+        Generator {
+            rng,
+            streams,
+            bodies: [String::new(), String::new()],
+            kernels: 0,
+        }
+    }
+
+    fn program(mut self) -> String {
+        let steps = self.rng.random_range(2..=6);
+        for _ in 0..steps {
+            match self.rng.random_range(0..10) {
+                0..=2 => self.event_handoff(),
+                3..=5 => self.notify_handoff(),
+                6..=7 => self.kernel_on_random_rank(),
+                8 => self.host_sync_and_access(),
+                _ => self.notify_ping_pong(),
+            }
+        }
+        let mut text = String::from("target A3;\nranks 2;\n\n");
+        text.push_str("let comm = HcclCommInitRootInfo(2, \"root\", rank);\n");
+        for s in 0..self.streams {
+            let _ = writeln!(text, "let s{s} = aclrtCreateStream();");
+        }
+        text.push_str("let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_AICPU_TS, s0, 0);\n");
+        text.push_str(
+            "let ch = HcclChannelAcquire(comm, COMM_ENGINE_AICPU_TS, { remoteRank: 1 - rank, channelProtocol: COMM_PROTOCOL_HCCS, notifyNum: 2 }, 1);\n",
+        );
+        text.push_str("let sync_ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);\n");
+        text.push_str("let capture_ev = aclrtCreateEventExWithFlag(ACL_EVENT_SYNC);\n");
+        let _ = writeln!(text, "let a = aclrtMalloc({BUFFER_SIZE}, ACL_MEM_MALLOC_HUGE_FIRST);");
+        let _ = writeln!(text, "let b = aclrtMalloc({BUFFER_SIZE}, ACL_MEM_MALLOC_HUGE_FIRST);");
+        let _ = write!(text, "\nif rank == 0 {{\n{}}} else {{\n{}}}\n\n", self.bodies[0], self.bodies[1]);
+        for s in 0..self.streams {
+            let _ = writeln!(text, "aclrtSynchronizeStream(s{s});");
+        }
+        text.push_str("aclrtDestroyEvent(sync_ev);\naclrtDestroyEvent(capture_ev);\n");
+        text.push_str("aclrtFree(a);\naclrtFree(b);\nHcclCommDestroy(comm);\n");
+        for s in 0..self.streams {
+            let _ = writeln!(text, "aclrtDestroyStream(s{s});");
+        }
+        text
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.rng.random_range(0..100) < percent
+    }
+
+    fn stream(&mut self) -> String {
+        format!("s{}", self.rng.random_range(0..self.streams))
+    }
+
+    fn emit(&mut self, rank: usize, line: &str) {
+        self.bodies[rank].push_str("    ");
+        self.bodies[rank].push_str(line);
+        self.bodies[rank].push('\n');
+    }
+
+    /// A kernel on `stream` touching random, often overlapping, ranges of `a` and `b`.
+    fn kernel(&mut self, rank: usize, stream: &str) {
+        let range = |rng: &mut StdRng| {
+            let buffer = if rng.random_range(0..2) == 0 { "a" } else { "b" };
+            let start = rng.random_range(0..4) * 64;
+            let end = rng.random_range(start / 64 + 1..=4) * 64;
+            format!("{buffer}[{start}..{end}]")
+        };
+        let reads = range(&mut self.rng);
+        let writes = range(&mut self.rng);
+        self.kernels += 1;
+        let line = format!(
+            "kernel({stream}, \"k{}\", reads: [{reads}], writes: [{writes}]);",
+            self.kernels
+        );
+        self.emit(rank, &line);
+    }
+
+    fn kernel_on_random_rank(&mut self) {
+        let rank = self.rng.random_range(0..2);
+        let stream = self.stream();
+        self.kernel(rank, &stream);
+    }
+
+    /// Producer kernel, record, wait on another stream, (reset), consumer kernel.
+    fn event_handoff(&mut self) {
+        let rank = self.rng.random_range(0..2);
+        let (from, to) = (self.stream(), self.stream());
+        let sync = self.chance(60);
+        let event = if sync { "sync_ev" } else { "capture_ev" };
+        self.kernel(rank, &from);
+        let record = format!("aclrtRecordEvent({event}, {from});");
+        let wait = format!("aclrtStreamWaitEvent({to}, {event});");
+        let drop_record = self.chance(10);
+        let wait_first = self.chance(15);
+        if wait_first {
+            self.emit(rank, &wait);
+        }
+        if !drop_record {
+            self.emit(rank, &record);
+        }
+        if !wait_first {
+            self.emit(rank, &wait);
+        }
+        if sync && !self.chance(10) {
+            self.emit(rank, &format!("aclrtResetEvent({event}, {to});"));
+        }
+        self.kernel(rank, &to);
+    }
+
+    /// Rank `from` writes, records notify `index`; the peer waits on it and reads.
+    fn notify_handoff(&mut self) {
+        let from = self.rng.random_range(0..2);
+        let index = self.rng.random_range(0..2);
+        self.kernel(from, "s0");
+        if !self.chance(10) {
+            self.emit(from, &format!("HcommChannelNotifyRecordOnThread(t, ch, {index});"));
+        }
+        let wait_index = if self.chance(8) { 1 - index } else { index };
+        if !self.chance(8) {
+            self.emit(1 - from, &format!("HcommChannelNotifyWaitOnThread(t, ch, {wait_index}, 0);"));
+        }
+        self.kernel(1 - from, "s0");
+    }
+
+    /// Both ranks record, then both wait: the classic pre-sync (cross-rank deadlock when
+    /// a rank waits first).
+    fn notify_ping_pong(&mut self) {
+        for rank in 0..2 {
+            let record = "HcommChannelNotifyRecordOnThread(t, ch, 0);";
+            let wait = "HcommChannelNotifyWaitOnThread(t, ch, 0, 0);";
+            if self.chance(15) {
+                self.emit(rank, wait);
+                self.emit(rank, record);
+            } else {
+                self.emit(rank, record);
+                self.emit(rank, wait);
+            }
+        }
+    }
+
+    /// A host synchronize and a host read or write of a buffer a kernel may touch.
+    fn host_sync_and_access(&mut self) {
+        let rank = self.rng.random_range(0..2);
+        let stream = self.stream();
+        if !self.chance(15) {
+            self.emit(rank, &format!("aclrtSynchronizeStream({stream});"));
+        }
+        let access = if self.chance(50) { "host_read" } else { "host_write" };
+        let buffer = if self.chance(50) { "a" } else { "b" };
+        self.emit(rank, &format!("{access}({buffer}[0..64]);"));
+    }
+}
