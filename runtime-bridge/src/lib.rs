@@ -7,7 +7,7 @@
 //! CUDA driver. What was executed is logged, so it can be written as a call trace and
 //! checked again.
 
-// pub mod acl;
+pub mod acl;
 pub mod backend;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -6,13 +6,14 @@
 //! randomly broken (a record dropped, a reset dropped, an index changed, a wait moved).
 //!
 //! - every program the verifier accepts completes on the simulator, with no hang, race or
-//!   lost signal, under every seed;
+//!   lost signal, under every seed,
+//!   and the call trace it wrote reads back with no finding;
 //! - every program it reports as a deadlock (SG501, SG502, SG503) hangs under at least
 //!   one seed;
 //! - every program it reports a race in (SG601) shows a race under at least one seed.
 //!
 //! Programs that once disagreed are kept in `tests/differential/` and run first.
-//! `SYNCGUARD_DIFF_CASES` sets how many random programs run (default 1,500).
+//! `SYNCGUARD_DIFF_CASES` sets how many random programs run (default 2,000).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -20,7 +21,8 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use syncguard_analyzer::exec::instantiate;
-use syncguard_analyzer::{Severity, Sources, check_sync_bytes};
+use syncguard_analyzer::trace::write::write_trace;
+use syncguard_analyzer::{Overrides, Severity, Sources, check_sync_bytes, check_trace_reader};
 use syncguard_runtime_bridge::sim::{Observed, Sim, SimOptions};
 use syncguard_runtime_bridge::{Plan, run};
 
@@ -38,9 +40,23 @@ enum Verdict {
     Other,
 }
 
+fn checked_program(text: &str) -> syncguard_analyzer::CheckedFile {
+    check_sync_bytes(&mut Sources::default(), "random.sync", text.as_bytes())
+}
+
+/// The codes of the findings that are not informational, sorted.
+fn codes(diagnostics: &[syncguard_analyzer::Diagnostic]) -> Vec<&'static str> {
+    let mut codes: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Info)
+        .map(|d| d.code)
+        .collect();
+    codes.sort();
+    codes
+}
+
 fn verdict(text: &str) -> Verdict {
-    let mut sources = Sources::default();
-    let checked = check_sync_bytes(&mut sources, "random.sync", text.as_bytes());
+    let checked = checked_program(text);
     let errors: Vec<&str> = checked
         .diagnostics
         .iter()
@@ -68,11 +84,12 @@ struct Outcome {
     hang: bool,
     race: bool,
     other: Vec<String>,
+    /// What ran, as a call trace.
+    trace: String,
 }
 
 fn simulate(text: &str, seed: u64) -> Outcome {
-    let mut sources = Sources::default();
-    let checked = check_sync_bytes(&mut sources, "random.sync", text.as_bytes());
+    let checked = checked_program(text);
     let exec = instantiate(&checked.program, Vec::new());
     let plan = Plan::new(&exec);
     let options = SimOptions {
@@ -83,6 +100,9 @@ fn simulate(text: &str, seed: u64) -> Outcome {
     let sim = Sim::new(&exec, options);
     let log = run(&plan, &sim);
     let mut outcome = Outcome::default();
+    let mut trace = Vec::new();
+    write_trace(&exec, &log.calls, None, &mut trace).expect("writing to memory");
+    outcome.trace = String::from_utf8(trace).expect("traces are UTF-8");
     for (_, fault) in &log.faults {
         outcome.other.push(fault.to_string());
     }
@@ -105,6 +125,21 @@ fn compare(text: &str) -> Result<Verdict, String> {
                 let outcome = simulate(text, seed);
                 if outcome.hang || outcome.race || !outcome.other.is_empty() {
                     return Err(format!("accepted, but seed {seed} showed {outcome:?}"));
+                }
+                let mut sources = Sources::default();
+                let reread = check_trace_reader(
+                    &mut sources,
+                    "run.jsonl",
+                    outcome.trace.as_bytes(),
+                    None,
+                    &Overrides::default(),
+                );
+                let read_back = codes(&reread.diagnostics);
+                if read_back != codes(&checked_program(text).diagnostics) {
+                    return Err(format!(
+                        "accepted, but the trace of seed {seed} reads back with {read_back:?}\n{}",
+                        outcome.trace
+                    ));
                 }
             }
         }
@@ -146,7 +181,7 @@ fn verifier_and_simulator_agree_on_random_programs() {
     let cases: u64 = std::env::var("SYNCGUARD_DIFF_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(1_500);
+        .unwrap_or(2_000);
     let mut counts = [0usize; 4];
     let mut disagreements = Vec::new();
     for case in 0..cases {

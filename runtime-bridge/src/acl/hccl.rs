@@ -211,29 +211,27 @@ impl Functions {
         // SAFETY: every type below is the documented C prototype of its symbol
         // (HcclComm and aclrtStream are void*, the handles uint64_t, enums int).
         unsafe {
-            let f = |symbol| loader::function(libraries, symbol, HINT);
-            let optional = |symbol| loader::optional_function(libraries, symbol);
             Ok(Functions {
-                comm_init_all: f("HcclCommInitAll")?,
-                comm_destroy: f("HcclCommDestroy")?,
-                channel_acquire: f("HcclChannelAcquire")?,
-                thread_acquire: f("HcclThreadAcquire")?,
-                thread_acquire_with_stream: f("HcclThreadAcquireWithStream")?,
-                get_hccl_buffer: f("HcclGetHcclBuffer")?,
-                channel_get_hccl_buffer: f("HcclChannelGetHcclBuffer")?,
-                channel_notify_record: f("HcommChannelNotifyRecordOnThread")?,
-                channel_notify_wait: f("HcommChannelNotifyWaitOnThread")?,
-                thread_notify_record: f("HcommThreadNotifyRecordOnThread")?,
-                thread_notify_wait: f("HcommThreadNotifyWaitOnThread")?,
-                write: f("HcommWriteOnThread")?,
-                read: f("HcommReadOnThread")?,
-                local_copy: f("HcommLocalCopyOnThread")?,
-                channel_fence: f("HcommChannelFenceOnThread")?,
-                fence: f("HcommFenceOnThread")?,
-                write_with_notify: optional("HcommWriteWithNotifyOnThread"),
-                thread_synchronize: optional("HcommThreadSynchronize"),
-                set_notify_wait_timeout: optional("HcommSetNotifyWaitTimeOut"),
-                error_string: optional("HcclGetErrorString"),
+                comm_init_all: loader::function(libraries, "HcclCommInitAll", HINT)?,
+                comm_destroy: loader::function(libraries, "HcclCommDestroy", HINT)?,
+                channel_acquire: loader::function(libraries, "HcclChannelAcquire", HINT)?,
+                thread_acquire: loader::function(libraries, "HcclThreadAcquire", HINT)?,
+                thread_acquire_with_stream: loader::function(libraries, "HcclThreadAcquireWithStream", HINT)?,
+                get_hccl_buffer: loader::function(libraries, "HcclGetHcclBuffer", HINT)?,
+                channel_get_hccl_buffer: loader::function(libraries, "HcclChannelGetHcclBuffer", HINT)?,
+                channel_notify_record: loader::function(libraries, "HcommChannelNotifyRecordOnThread", HINT)?,
+                channel_notify_wait: loader::function(libraries, "HcommChannelNotifyWaitOnThread", HINT)?,
+                thread_notify_record: loader::function(libraries, "HcommThreadNotifyRecordOnThread", HINT)?,
+                thread_notify_wait: loader::function(libraries, "HcommThreadNotifyWaitOnThread", HINT)?,
+                write: loader::function(libraries, "HcommWriteOnThread", HINT)?,
+                read: loader::function(libraries, "HcommReadOnThread", HINT)?,
+                local_copy: loader::function(libraries, "HcommLocalCopyOnThread", HINT)?,
+                channel_fence: loader::function(libraries, "HcommChannelFenceOnThread", HINT)?,
+                fence: loader::function(libraries, "HcommFenceOnThread", HINT)?,
+                write_with_notify: loader::optional_function(libraries, "HcommWriteWithNotifyOnThread"),
+                thread_synchronize: loader::optional_function(libraries, "HcommThreadSynchronize"),
+                set_notify_wait_timeout: loader::optional_function(libraries, "HcommSetNotifyWaitTimeOut"),
+                error_string: loader::optional_function(libraries, "HcclGetErrorString"),
             })
         }
     }
@@ -296,7 +294,7 @@ impl Hccl {
 
     pub fn comm_destroy(&self, comm: Comm) -> Result<(), Fault> {
         // SAFETY: `comm` came from HcclCommInitAll and is destroyed once.
-        self.check("HcclCommDestroy", unsafe { (self.functions.comm_destroy)(comm.raw()) })
+        self.check("HcclCommDestroy", unsafe { (self.functions.comm_destroy)(comm.0) })
     }
 
     /// `HcclChannelAcquire` of one channel to `remote_rank`.
@@ -310,7 +308,7 @@ impl Hccl {
         let mut channel = 0u64;
         // SAFETY: `desc` is one fully initialised HcclChannelDesc (the layout is checked
         // at compile time) and `channel` room for one handle, both alive for the call.
-        let code = unsafe { (self.functions.channel_acquire)(comm.raw(), engine, &desc, 1, &mut channel) };
+        let code = unsafe { (self.functions.channel_acquire)(comm.0, engine, &desc, 1, &mut channel) };
         self.check("HcclChannelAcquire", code)?;
         Ok(ChannelHandle(channel))
     }
@@ -319,7 +317,7 @@ impl Hccl {
     pub fn thread_acquire(&self, comm: Comm, engine: i32, notify_num: u32) -> Result<ThreadHandle, Fault> {
         let mut thread = 0u64;
         // SAFETY: `thread` is room for the one handle requested.
-        let code = unsafe { (self.functions.thread_acquire)(comm.raw(), engine, 1, notify_num, &mut thread) };
+        let code = unsafe { (self.functions.thread_acquire)(comm.0, engine, 1, notify_num, &mut thread) };
         self.check("HcclThreadAcquire", code)?;
         Ok(ThreadHandle(thread))
     }
@@ -335,7 +333,7 @@ impl Hccl {
         let mut thread = 0u64;
         // SAFETY: `stream` is live; `thread` is a valid out-pointer.
         let code = unsafe {
-            (self.functions.thread_acquire_with_stream)(comm.raw(), engine, stream.raw(), notify_num, &mut thread)
+            (self.functions.thread_acquire_with_stream)(comm.0, engine, stream.raw(), notify_num, &mut thread)
         };
         self.check("HcclThreadAcquireWithStream", code)?;
         Ok(ThreadHandle(thread))
@@ -345,7 +343,7 @@ impl Hccl {
     pub fn hccl_buffer(&self, comm: Comm) -> Result<Allocation, Fault> {
         let (mut buffer, mut size) = (ptr::null_mut(), 0u64);
         // SAFETY: both out-pointers are valid for the call.
-        let code = unsafe { (self.functions.get_hccl_buffer)(comm.raw(), &mut buffer, &mut size) };
+        let code = unsafe { (self.functions.get_hccl_buffer)(comm.0, &mut buffer, &mut size) };
         self.check("HcclGetHcclBuffer", code)?;
         Ok(Allocation::new(device_ptr(buffer), size, Place::Device))
     }
@@ -354,7 +352,7 @@ impl Hccl {
     pub fn channel_hccl_buffer(&self, comm: Comm, channel: ChannelHandle) -> Result<Allocation, Fault> {
         let (mut buffer, mut size) = (ptr::null_mut(), 0u64);
         // SAFETY: both out-pointers are valid for the call.
-        let code = unsafe { (self.functions.channel_get_hccl_buffer)(comm.raw(), channel.0, &mut buffer, &mut size) };
+        let code = unsafe { (self.functions.channel_get_hccl_buffer)(comm.0, channel.0, &mut buffer, &mut size) };
         self.check("HcclChannelGetHcclBuffer", code)?;
         Ok(Allocation::new(device_ptr(buffer), size, Place::Device))
     }

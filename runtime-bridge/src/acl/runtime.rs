@@ -33,11 +33,6 @@ macro_rules! handles {
         unsafe impl Send for $name {}
         // SAFETY: as above; the token itself is never dereferenced on the Rust side.
         unsafe impl Sync for $name {}
-        impl $name {
-            pub fn raw(self) -> RawHandle {
-                self.0
-            }
-        }
     )*};
 }
 pub(super) use handles;
@@ -53,7 +48,19 @@ handles!(
     DevicePtr
 );
 
+impl Stream {
+    /// For the HCCL calls that take an `aclrtStream`.
+    pub(super) fn raw(self) -> RawHandle {
+        self.0
+    }
+}
+
 impl DevicePtr {
+    /// For the HCCL calls that take a buffer address.
+    pub(super) fn raw(self) -> RawHandle {
+        self.0
+    }
+
     /// An address a runtime call returned.
     pub(super) fn from_raw(raw: RawHandle) -> Self {
         DevicePtr(raw)
@@ -92,7 +99,6 @@ const ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: AclError = 507047;
 /// The `acl_rt.h` functions the backend calls, resolved once when the library loads.
 struct Functions {
     init: unsafe extern "C" fn(*const c_char) -> AclError,
-    finalize: unsafe extern "C" fn() -> AclError,
     set_device: unsafe extern "C" fn(i32) -> AclError,
     reset_device: unsafe extern "C" fn(i32) -> AclError,
     synchronize_device: unsafe extern "C" fn() -> AclError,
@@ -134,41 +140,39 @@ impl Functions {
         // SAFETY: every type below is the documented C prototype of its symbol
         // (acl_rt.h: aclError is int, every handle is void*, enums are int).
         unsafe {
-            let f = |symbol| loader::function(&libraries, symbol, HINT);
             Ok(Functions {
-                init: f("aclInit")?,
-                finalize: f("aclFinalize")?,
-                set_device: f("aclrtSetDevice")?,
-                reset_device: f("aclrtResetDevice")?,
-                synchronize_device: f("aclrtSynchronizeDevice")?,
-                create_stream: f("aclrtCreateStream")?,
-                destroy_stream: f("aclrtDestroyStream")?,
-                synchronize_stream: f("aclrtSynchronizeStream")?,
-                synchronize_stream_with_timeout: f("aclrtSynchronizeStreamWithTimeout")?,
-                create_event: f("aclrtCreateEvent")?,
-                create_event_with_flag: f("aclrtCreateEventWithFlag")?,
-                create_event_ex_with_flag: f("aclrtCreateEventExWithFlag")?,
-                destroy_event: f("aclrtDestroyEvent")?,
-                record_event: f("aclrtRecordEvent")?,
-                stream_wait_event: f("aclrtStreamWaitEvent")?,
-                stream_wait_event_with_timeout: f("aclrtStreamWaitEventWithTimeout")?,
-                reset_event: f("aclrtResetEvent")?,
-                synchronize_event: f("aclrtSynchronizeEvent")?,
-                synchronize_event_with_timeout: f("aclrtSynchronizeEventWithTimeout")?,
-                query_event_status: f("aclrtQueryEventStatus")?,
-                query_event_wait_status: f("aclrtQueryEventWaitStatus")?,
-                set_op_wait_timeout: f("aclrtSetOpWaitTimeout")?,
-                create_notify: f("aclrtCreateNotify")?,
-                destroy_notify: f("aclrtDestroyNotify")?,
-                record_notify: f("aclrtRecordNotify")?,
-                wait_and_reset_notify: f("aclrtWaitAndResetNotify")?,
-                malloc: f("aclrtMalloc")?,
-                malloc_host: f("aclrtMallocHost")?,
-                free: f("aclrtFree")?,
-                free_host: f("aclrtFreeHost")?,
-                memcpy: f("aclrtMemcpy")?,
-                memcpy_async: f("aclrtMemcpyAsync")?,
-                memset_async: f("aclrtMemsetAsync")?,
+                init: loader::function(&libraries, "aclInit", HINT)?,
+                set_device: loader::function(&libraries, "aclrtSetDevice", HINT)?,
+                reset_device: loader::function(&libraries, "aclrtResetDevice", HINT)?,
+                synchronize_device: loader::function(&libraries, "aclrtSynchronizeDevice", HINT)?,
+                create_stream: loader::function(&libraries, "aclrtCreateStream", HINT)?,
+                destroy_stream: loader::function(&libraries, "aclrtDestroyStream", HINT)?,
+                synchronize_stream: loader::function(&libraries, "aclrtSynchronizeStream", HINT)?,
+                synchronize_stream_with_timeout: loader::function(&libraries, "aclrtSynchronizeStreamWithTimeout", HINT)?,
+                create_event: loader::function(&libraries, "aclrtCreateEvent", HINT)?,
+                create_event_with_flag: loader::function(&libraries, "aclrtCreateEventWithFlag", HINT)?,
+                create_event_ex_with_flag: loader::function(&libraries, "aclrtCreateEventExWithFlag", HINT)?,
+                destroy_event: loader::function(&libraries, "aclrtDestroyEvent", HINT)?,
+                record_event: loader::function(&libraries, "aclrtRecordEvent", HINT)?,
+                stream_wait_event: loader::function(&libraries, "aclrtStreamWaitEvent", HINT)?,
+                stream_wait_event_with_timeout: loader::function(&libraries, "aclrtStreamWaitEventWithTimeout", HINT)?,
+                reset_event: loader::function(&libraries, "aclrtResetEvent", HINT)?,
+                synchronize_event: loader::function(&libraries, "aclrtSynchronizeEvent", HINT)?,
+                synchronize_event_with_timeout: loader::function(&libraries, "aclrtSynchronizeEventWithTimeout", HINT)?,
+                query_event_status: loader::function(&libraries, "aclrtQueryEventStatus", HINT)?,
+                query_event_wait_status: loader::function(&libraries, "aclrtQueryEventWaitStatus", HINT)?,
+                set_op_wait_timeout: loader::function(&libraries, "aclrtSetOpWaitTimeout", HINT)?,
+                create_notify: loader::function(&libraries, "aclrtCreateNotify", HINT)?,
+                destroy_notify: loader::function(&libraries, "aclrtDestroyNotify", HINT)?,
+                record_notify: loader::function(&libraries, "aclrtRecordNotify", HINT)?,
+                wait_and_reset_notify: loader::function(&libraries, "aclrtWaitAndResetNotify", HINT)?,
+                malloc: loader::function(&libraries, "aclrtMalloc", HINT)?,
+                malloc_host: loader::function(&libraries, "aclrtMallocHost", HINT)?,
+                free: loader::function(&libraries, "aclrtFree", HINT)?,
+                free_host: loader::function(&libraries, "aclrtFreeHost", HINT)?,
+                memcpy: loader::function(&libraries, "aclrtMemcpy", HINT)?,
+                memcpy_async: loader::function(&libraries, "aclrtMemcpyAsync", HINT)?,
+                memset_async: loader::function(&libraries, "aclrtMemsetAsync", HINT)?,
                 recent_error: loader::optional_function(&libraries, "aclGetRecentErrMsg"),
             })
         }
@@ -234,11 +238,6 @@ impl Runtime {
             return Ok(());
         }
         self.check("aclInit", code)
-    }
-
-    pub fn finalize(&self) -> Result<(), Fault> {
-        // SAFETY: no arguments; called once, after every other call of this backend.
-        self.check("aclFinalize", unsafe { (self.functions.finalize)() })
     }
 
     pub fn set_device(&self, device: i32) -> Result<(), Fault> {
