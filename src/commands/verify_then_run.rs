@@ -158,7 +158,12 @@ fn execute(request: &Request, exec: &Execution, plan: &Plan) -> Result<(RunLog, 
             let findings = report::sim_findings(exec, &sim, request.seed);
             Ok((log, findings))
         }
-        BackendChoice::Acl => Err::<(RunLog, Vec<Diagnostic>), String>("TEMP".into()),
+        BackendChoice::Acl => {
+            let acl = syncguard_runtime_bridge::acl::load().map_err(|err| err.to_string())?;
+            let backend = syncguard_runtime_bridge::acl::AclBackend::new(acl)
+                .map_err(|fault| format!("cannot start the ACL runtime: {fault}"))?;
+            Ok((run_plan(plan, &backend), Vec::new()))
+        }
         BackendChoice::Cuda => run_cuda(plan),
     }
 }

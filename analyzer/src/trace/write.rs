@@ -68,6 +68,10 @@ struct TraceWriter<'e, 'p> {
     sources: Option<&'e Sources>,
     /// Every instance's handle.
     handles: Vec<String>,
+    /// Each object's instances on each rank, in creation order.
+    instances: HashMap<(u32, ObjId), Vec<InstId>>,
+    /// Each rank's communicators, in creation order.
+    comms: HashMap<u32, Vec<InstId>>,
 }
 
 /// An argument value, by the kind of parameter it fills.
@@ -84,21 +88,29 @@ impl Arg {
 
 impl<'e, 'p> TraceWriter<'e, 'p> {
     fn new(exec: &'e Execution<'p>, sources: Option<&'e Sources>) -> Self {
-        let mut seen: HashMap<(u32, ObjId), usize> = HashMap::new();
-        let handles = exec
-            .instances
-            .iter()
-            .map(|instance| {
-                let name = &exec.program.object(instance.obj).name;
-                let count = seen.entry((instance.rank, instance.obj)).or_default();
-                *count += 1;
-                match *count {
-                    1 => name.clone(),
-                    n => format!("{name}@{}", n - 1),
-                }
-            })
-            .collect();
-        TraceWriter { exec, sources, handles }
+        let mut instances: HashMap<(u32, ObjId), Vec<InstId>> = HashMap::new();
+        let mut comms: HashMap<u32, Vec<InstId>> = HashMap::new();
+        let mut handles = Vec::with_capacity(exec.instances.len());
+        for (index, instance) in exec.instances.iter().enumerate() {
+            let id = InstId(index as u32);
+            let object = exec.program.object(instance.obj);
+            let same = instances.entry((instance.rank, instance.obj)).or_default();
+            handles.push(match same.len() {
+                0 => object.name.clone(),
+                n => format!("{}@{n}", object.name),
+            });
+            same.push(id);
+            if matches!(object.kind, ObjectKind::Comm) {
+                comms.entry(instance.rank).or_default().push(id);
+            }
+        }
+        TraceWriter {
+            exec,
+            sources,
+            handles,
+            instances,
+            comms,
+        }
     }
 
     /// Whether `next` is another handle created by the call of `first` (one op per
@@ -119,24 +131,21 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         Value::String(self.handles[inst.index()].clone())
     }
 
-    /// The live instance of `obj` that the node's action or the rank names.
+    /// The instance of `obj` that a call at `node` names: the latest one created before it.
     fn object(&self, node: NodeId, obj: ObjId) -> Value {
-        let rank = self.exec.node(node).rank(self.exec);
         if obj == Program::DEFAULT_STREAM {
             return Value::Null;
         }
-        // The latest instance created at or before this node (issue order is node order).
-        let found = self
-            .exec
-            .instances
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i.rank == rank && i.obj == obj && i.created.is_none_or(|c| c <= node))
-            .next_back();
-        match found {
-            Some((index, _)) => self.handle(InstId(index as u32)),
-            None => Value::Null,
-        }
+        let rank = self.exec.node(node).rank(self.exec);
+        let created = self.instances.get(&(rank, obj)).map_or(&[][..], Vec::as_slice);
+        self.latest_before(created, node)
+    }
+
+    /// The last of `instances` (in creation order) created at or before `node`.
+    fn latest_before(&self, instances: &[InstId], node: NodeId) -> Value {
+        let live = instances.partition_point(|&i| self.exec.instance(i).created.is_none_or(|c| c <= node));
+        live.checked_sub(1)
+            .map_or(Value::Null, |last| self.handle(instances[last]))
     }
 
     fn pointer(&self, access: &Access) -> Value {
@@ -445,14 +454,11 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         })
     }
 
-    /// The rank's communicator (HCCL threads and buffers keep no link to theirs; a rank
-    /// has one).
+    /// The rank's communicator when the call was made (HCCL threads and buffers keep
+    /// no link to theirs; a rank has one).
     fn comm(&self, node: NodeId) -> Value {
-        let program = self.exec.program;
-        match program.objects.iter().position(|o| matches!(o.kind, ObjectKind::Comm)) {
-            Some(comm) => self.object(node, ObjId(comm as u32)),
-            None => Value::Null,
-        }
+        let rank = self.exec.node(node).rank(self.exec);
+        self.latest_before(self.comms.get(&rank).map_or(&[][..], Vec::as_slice), node)
     }
 
     /// The `ge.op` line and one line per task (with its `SetStreamId`).

@@ -18,7 +18,7 @@ use libloading::Library;
 pub struct Candidate {
     /// A full path, or a bare soname the dynamic loader resolves.
     pub path: OsString,
-    /// Where the path came from, for the error message.
+    /// Where the path came from, for the error message ("from $ASCEND_HOME_PATH/lib64").
     pub origin: String,
 }
 
@@ -27,7 +27,7 @@ impl Candidate {
     pub fn soname(name: &str) -> Self {
         Candidate {
             path: name.into(),
-            origin: "the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig)".into(),
+            origin: "on the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig)".into(),
         }
     }
 }
@@ -77,10 +77,12 @@ impl fmt::Display for LoadError {
                 attempts,
                 hint,
             } => {
-                writeln!(f, "cannot load {library} ({what}); tried:")?;
+                writeln!(f, "cannot load {library} ({what}). Tried:")?;
                 for attempt in attempts {
                     let path = attempt.candidate.path.to_string_lossy();
-                    writeln!(f, "  {path} (from {}): {}", attempt.candidate.origin, attempt.error)?;
+                    // dlerror() repeats the path; say it once.
+                    let reason = attempt.error.strip_prefix(&format!("{path}: ")).unwrap_or(&attempt.error);
+                    writeln!(f, "  {path}, {}: {reason}", attempt.candidate.origin)?;
                 }
                 write!(f, "hint: {hint}")
             }

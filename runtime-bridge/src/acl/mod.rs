@@ -70,7 +70,7 @@ fn candidates(env: &dyn Fn(&str) -> Option<OsString>, library: &str) -> Vec<Cand
             let root = env(variable).filter(|root| !root.is_empty())?;
             Some(Candidate {
                 path: Path::new(&root).join(directory).join(library).into_os_string(),
-                origin: format!("${variable}/{directory}"),
+                origin: format!("from ${variable}/{directory}"),
             })
         })
         .collect();
@@ -718,10 +718,10 @@ mod tests {
         };
         let message = error.to_string();
         let root = root.path().display().to_string();
-        assert!(message.starts_with("cannot load libascendcl.so (the Ascend CANN runtime, ACL); tried:"));
-        assert!(message.contains(&format!("{root}/lib64/libascendcl.so (from $ASCEND_HOME_PATH/lib64): ")));
-        assert!(message.contains(&format!("{root}/runtime/lib64/libascendcl.so (from $ASCEND_HOME_PATH/runtime/lib64)")));
-        assert!(message.contains("  libascendcl.so (from the dynamic loader's search path"));
+        assert!(message.starts_with("cannot load libascendcl.so (the Ascend CANN runtime, ACL). Tried:\n"));
+        assert!(message.contains(&format!("\n  {root}/lib64/libascendcl.so, from $ASCEND_HOME_PATH/lib64: ")));
+        assert!(message.contains(&format!("\n  {root}/runtime/lib64/libascendcl.so, from $ASCEND_HOME_PATH/runtime/lib64: ")));
+        assert!(message.contains("\n  libascendcl.so, on the dynamic loader's search path"));
         assert!(message.contains("set ASCEND_HOME_PATH to the CANN install"));
         assert!(message.contains("LD_LIBRARY_PATH"));
         assert!(message.lines().count() >= 5, "one line per path tried:\n{message}");

@@ -1,0 +1,175 @@
+//! `syncguard verify-then-run`: only verified programs run, what runs is traced, and a
+//! missing runtime is a clear usage error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn syncguard(args: &[&str]) -> Output {
+    syncguard_with_env(args, &[])
+}
+
+fn syncguard_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(args)
+        .args(["--color", "never"])
+        .envs(env.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-then-run").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every `.sync` and `.jsonl` file under `examples/`, sorted.
+fn examples() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "sync" || e == "jsonl") {
+                out.push(path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"), &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn verified_examples_run_and_their_traces_verify_again_while_the_others_never_run() {
+    let dir = scratch_dir("examples");
+    let (mut ran, mut refused) = (0, 0);
+    for example in examples() {
+        let path = example.to_str().unwrap();
+        let trace = dir.join(format!("{}.jsonl", path.replace(['/', '.'], "_")));
+        let verdict = syncguard(&["check", path]).status.code();
+        let output = syncguard(&["verify-then-run", path, "--trace-out", trace.to_str().unwrap()]);
+        let stdout = text(&output.stdout);
+        match verdict {
+            Some(0) => {
+                assert_eq!(output.status.code(), Some(0), "{path} should run:\n{stdout}{}", text(&output.stderr));
+                assert!(stdout.contains("completed: no hang, no race, no lost signal"), "{path}:\n{stdout}");
+                let recheck = syncguard(&["check", trace.to_str().unwrap()]);
+                assert_eq!(
+                    recheck.status.code(),
+                    Some(0),
+                    "the trace of {path} does not verify:\n{}",
+                    text(&recheck.stdout)
+                );
+                ran += 1;
+            }
+            Some(1) => {
+                assert_eq!(output.status.code(), Some(1), "{path} must be refused:\n{stdout}");
+                assert!(text(&output.stderr).contains("did not verify: nothing was executed"));
+                assert!(!stdout.contains("ran on"), "{path} ran:\n{stdout}");
+                assert!(!trace.exists(), "{path} wrote a trace although it did not run");
+                refused += 1;
+            }
+            other => panic!("{path}: check exited {other:?}"),
+        }
+    }
+    assert!(ran >= 8 && refused >= 25, "ran {ran}, refused {refused}");
+}
+
+#[test]
+fn parameters_choose_the_instance_that_runs() {
+    let output = syncguard(&[
+        "verify-then-run",
+        "examples/mesh-all-to-all/correct.sync",
+        "--param",
+        "N=4",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("ran on sim (seed 7), N = 4: 152 calls"));
+
+    let unknown = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "M=4"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("has no parameter `M` (it has: N)"));
+
+    let outside = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "N=1"]);
+    assert_eq!(outside.status.code(), Some(2));
+    assert!(text(&outside.stderr).contains("N = 1 is outside its declared range 2..=1024"));
+
+    let malformed = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "N"]);
+    assert_eq!(malformed.status.code(), Some(2));
+}
+
+#[test]
+fn json_output_carries_the_run() {
+    let output = syncguard(&[
+        "verify-then-run",
+        "examples/hccl-three-phase-write/correct.sync",
+        "--format",
+        "json",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_eq!(json["diagnostics"], serde_json::json!([]));
+    assert_eq!(json["run"]["backend"], "sim (seed 3)");
+    assert_eq!(json["run"]["calls"], 33);
+    assert_eq!(json["run"]["findings"], 0);
+    assert_eq!(json["run"]["faults"], serde_json::json!([]));
+
+    let refused = syncguard(&[
+        "verify-then-run",
+        "examples/acl-event-sync/missing-reset.sync",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&refused.stdout).expect("one JSON document");
+    assert_eq!(json["run"], serde_json::Value::Null);
+    assert!(!json["diagnostics"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn the_acl_backend_without_cann_is_a_usage_error_naming_the_library() {
+    let empty = scratch_dir("no-cann");
+    let output = syncguard_with_env(
+        &["verify-then-run", "examples/acl-event-sync/correct.sync", "--backend", "acl"],
+        &[
+            ("ASCEND_HOME_PATH", empty.to_str().unwrap()),
+            ("ASCEND_TOOLKIT_HOME", empty.to_str().unwrap()),
+            ("LD_LIBRARY_PATH", empty.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("cannot load libascendcl.so"), "{stderr}");
+    assert!(stderr.contains(&format!("{}/lib64/libascendcl.so", empty.display())), "{stderr}");
+    assert!(stderr.contains("ASCEND_HOME_PATH") && stderr.contains("LD_LIBRARY_PATH"), "{stderr}");
+    assert!(!text(&output.stdout).contains("ran on"));
+}
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn the_cuda_backend_needs_the_cuda_feature() {
+    let output = syncguard(&["verify-then-run", "examples/acl-event-sync/correct.sync", "--backend", "cuda"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--features cuda"));
+}
+
+#[test]
+fn one_file_at_a_time() {
+    let output = syncguard(&["verify-then-run", "examples"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("takes one file"));
+    let missing = syncguard(&["verify-then-run", "examples/no-such.sync"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
