@@ -14,8 +14,8 @@ use crate::backend::Fault;
 use crate::sim::{Blocked, Observed, ObservedRace, Sim, WaitOn};
 
 /// Diagnostics for everything the simulator observed, in a deterministic order.
-pub fn sim_findings(exec: &Execution, sim: &Sim, seed: u64) -> Vec<Diagnostic> {
-    let reporter = Reporter { exec, sim, seed };
+pub fn sim_findings(exec: &Execution, sim: &Sim) -> Vec<Diagnostic> {
+    let reporter = Reporter { exec, sim };
     let mut diagnostics: Vec<Diagnostic> = sim
         .observed()
         .iter()
@@ -42,7 +42,6 @@ pub fn fault_line(exec: &Execution, sources: &syncguard_analyzer::Sources, node:
 struct Reporter<'a, 'p> {
     exec: &'a Execution<'p>,
     sim: &'a Sim,
-    seed: u64,
 }
 
 fn rule(code: &str) -> &'static RuleInfo {
@@ -72,7 +71,10 @@ impl Reporter<'_, '_> {
                 Diagnostic::new(
                     rule("SG303"),
                     self.span(second),
-                    format!("{} was set again before a wait consumed it: one signal is lost", self.flag(key)),
+                    format!(
+                        "{} was set again before a wait consumed it: one signal is lost, and a later wait for it blocks",
+                        self.flag(key)
+                    ),
                 )
                 .with_label(format!("{} sets it again", self.exec.describe(second)))
                 .with_related(self.span(first), format!("{} set it first", self.exec.describe(first)))
@@ -83,15 +85,13 @@ impl Reporter<'_, '_> {
     }
 
     fn observed_at_run_time(&self, diagnostic: Diagnostic) -> Diagnostic {
-        diagnostic
-            .with_severity(Severity::Error)
-            .with_note(format!(
-                "observed at run time by the simulator (seed {}); the verifier accepted this program, so this is a disagreement between them: please report it",
-                self.seed
-            ))
+        diagnostic.with_severity(Severity::Error).with_note("observed at run time by the simulator")
     }
 
     fn hang(&self, blocked: &[Blocked]) -> Option<Diagnostic> {
+        // A stuck device wait is the cause; a host synchronize on its queue only shows it.
+        let mut blocked: Vec<&Blocked> = blocked.iter().collect();
+        blocked.sort_by_key(|b| matches!(b.on, WaitOn::Queue(_)));
         let (first, rest) = blocked.split_first()?;
         let mut diagnostic = Diagnostic::new(
             rule("SG501"),
@@ -115,7 +115,10 @@ impl Reporter<'_, '_> {
     }
 
     fn race(&self, race: &ObservedRace) -> Option<Diagnostic> {
-        let (first, second) = (race.first.node?, race.second.node?);
+        // Shown in program order, whichever ran first, so that reports are reproducible.
+        let mut accesses = [(race.first.node?, race.first_write), (race.second.node?, race.second_write)];
+        accesses.sort();
+        let [(first, first_write), (second, second_write)] = accesses;
         let kind = |write: bool| if write { "writes" } else { "reads" };
         Some(
             Diagnostic::new(
@@ -128,10 +131,10 @@ impl Reporter<'_, '_> {
                     self.exec.memory_name(race.memory)
                 ),
             )
-            .with_label(format!("{} {} them", self.exec.describe(second), kind(race.second_write)))
+            .with_label(format!("{} {} them", self.exec.describe(second), kind(second_write)))
             .with_related(
                 self.span(first),
-                format!("{} {} them, unordered", self.exec.describe(first), kind(race.first_write)),
+                format!("{} {} them, unordered", self.exec.describe(first), kind(first_write)),
             )
             .with_help("order the two accesses with an event, a notify or a host synchronize"),
         )
@@ -172,7 +175,7 @@ impl Reporter<'_, '_> {
         match key {
             FlagKey::Acl(notify) => format!("notify {}", self.exec.instance_name(*notify)),
             FlagKey::Channel { dst, src, index } => {
-                format!("notify {index} of rank {dst}, recorded by rank {src}")
+                format!("notify {index} of rank {dst} (set by rank {src})")
             }
             FlagKey::Thread { thread, index } => {
                 format!("notify {index} of HCCL thread {}", self.exec.instance_name(*thread))

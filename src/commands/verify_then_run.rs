@@ -155,7 +155,14 @@ fn execute(request: &Request, exec: &Execution, plan: &Plan) -> Result<(RunLog, 
                 },
             );
             let log = run_plan(plan, &sim);
-            let findings = report::sim_findings(exec, &sim, request.seed);
+            let note = format!(
+                "seed {}; the verifier accepted this program, so the verifier and the simulator disagree: please report it with the program",
+                request.seed
+            );
+            let findings = report::sim_findings(exec, &sim)
+                .into_iter()
+                .map(|finding| finding.with_note(note.clone()))
+                .collect();
             Ok((log, findings))
         }
         BackendChoice::Acl => {

@@ -145,6 +145,7 @@ struct HostClock {
     clock: VClock,
     issued: Option<Arc<VClock>>,
     rng: StdRng,
+    slow: bool,
 }
 
 impl HostClock {
@@ -174,6 +175,7 @@ impl Sim {
                     clock: VClock::new(agents),
                     issued: None,
                     rng: agent_rng(options.seed, agent),
+                    slow: is_slow(options.seed, agent),
                 })
             })
             .collect();
@@ -284,7 +286,8 @@ impl Sim {
     fn perturb_host(&self, agent: AgentId) {
         let pause = {
             let mut host = self.host(agent);
-            pause(&mut host.rng, self.shared.options.jitter)
+            let slow = host.slow;
+            pause(&mut host.rng, self.shared.options.jitter, slow)
         };
         pause.apply();
     }
@@ -433,15 +436,15 @@ impl Shared {
             let mut state = self.lock();
             state.observed.extend(races.into_iter().map(Observed::Race));
         }
-        if let Some(memory) = self.memory.get(&access.memory) {
+        // Writes change the bytes (so that copies visibly move data); a read changes
+        // nothing, and shadow memory has already checked it.
+        if access.write
+            && let Some(memory) = self.memory.get(&access.memory)
+        {
             let mut bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
             let end = (access.end as usize).min(bytes.len());
             let start = (access.start as usize).min(end);
-            if access.write {
-                bytes[start..end].fill(fill);
-            } else {
-                std::hint::black_box(bytes[start..end].iter().fold(0u8, |a, b| a ^ b));
-            }
+            bytes[start..end].fill(fill);
         }
     }
 
@@ -673,7 +676,18 @@ impl Pause {
     }
 }
 
-fn pause(rng: &mut StdRng, jitter: Duration) -> Pause {
+/// Whether `agent` is one of the run's slow agents: about one in four, chosen by the
+/// seed, pauses before every op. Races between agents mostly resolve one way when all
+/// run at the same pace; a slow one lets the others overtake it.
+fn is_slow(seed: u64, agent: usize) -> bool {
+    agent_rng(seed.rotate_left(31) ^ 0x5157, agent).random_range(0..4u32) == 0
+}
+
+fn pause(rng: &mut StdRng, jitter: Duration, slow: bool) -> Pause {
+    if slow && !jitter.is_zero() {
+        let nanos = jitter.as_nanos() as u64;
+        return Pause::Sleep(Duration::from_nanos(rng.random_range(2 * nanos..=10 * nanos)));
+    }
     match rng.random_range(0..8u32) {
         0..=3 => Pause::None,
         4..=6 => Pause::Yield,

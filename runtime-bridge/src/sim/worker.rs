@@ -9,7 +9,7 @@ use syncguard_analyzer::hb::FlagKey;
 
 use super::clock::{Epoch, Signal, VClock};
 use super::state::{Status, Task, TaskWork, WaitOn};
-use super::{Shared, agent_rng, pause};
+use super::{Shared, agent_rng, is_slow, pause};
 use crate::backend::{CopyVia, Fault, Timeout, Work};
 use syncguard_analyzer::model::EventSemantics;
 
@@ -18,8 +18,9 @@ pub(super) fn run(shared: &Shared, agent: usize) {
     let mut clock = VClock::new(shared.tables.agents);
     // Device agents draw from a stream of their own, apart from any host's.
     let mut rng = agent_rng(shared.options.seed.rotate_left(17), agent);
+    let slow = is_slow(shared.options.seed, agent);
     while let Some(task) = next_task(shared, agent) {
-        pause(&mut rng, shared.options.jitter).apply();
+        pause(&mut rng, shared.options.jitter, slow).apply();
         clock.join(&task.issued);
         let time = clock.tick(agent);
         let epoch = Epoch {
