@@ -23,7 +23,9 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-then-run").join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("verify-then-run")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -59,8 +61,16 @@ fn verified_examples_run_and_their_traces_verify_again_while_the_others_never_ru
         let stdout = text(&output.stdout);
         match verdict {
             Some(0) => {
-                assert_eq!(output.status.code(), Some(0), "{path} should run:\n{stdout}{}", text(&output.stderr));
-                assert!(stdout.contains("completed: no hang, no race, no lost signal"), "{path}:\n{stdout}");
+                assert_eq!(
+                    output.status.code(),
+                    Some(0),
+                    "{path} should run:\n{stdout}{}",
+                    text(&output.stderr)
+                );
+                assert!(
+                    stdout.contains("completed: no hang, no race, no lost signal"),
+                    "{path}:\n{stdout}"
+                );
                 let recheck = syncguard(&["check", trace.to_str().unwrap()]);
                 assert_eq!(
                     recheck.status.code(),
@@ -96,15 +106,30 @@ fn parameters_choose_the_instance_that_runs() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("ran on sim (seed 7), N = 4: 152 calls"));
 
-    let unknown = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "M=4"]);
+    let unknown = syncguard(&[
+        "verify-then-run",
+        "examples/mesh-all-to-all/correct.sync",
+        "--param",
+        "M=4",
+    ]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("has no parameter `M` (it has: N)"));
 
-    let outside = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "N=1"]);
+    let outside = syncguard(&[
+        "verify-then-run",
+        "examples/mesh-all-to-all/correct.sync",
+        "--param",
+        "N=1",
+    ]);
     assert_eq!(outside.status.code(), Some(2));
     assert!(text(&outside.stderr).contains("N = 1 is outside its declared range 2..=1024"));
 
-    let malformed = syncguard(&["verify-then-run", "examples/mesh-all-to-all/correct.sync", "--param", "N"]);
+    let malformed = syncguard(&[
+        "verify-then-run",
+        "examples/mesh-all-to-all/correct.sync",
+        "--param",
+        "N",
+    ]);
     assert_eq!(malformed.status.code(), Some(2));
 }
 
@@ -142,7 +167,12 @@ fn json_output_carries_the_run() {
 fn the_acl_backend_without_cann_is_a_usage_error_naming_the_library() {
     let empty = scratch_dir("no-cann");
     let output = syncguard_with_env(
-        &["verify-then-run", "examples/acl-event-sync/correct.sync", "--backend", "acl"],
+        &[
+            "verify-then-run",
+            "examples/acl-event-sync/correct.sync",
+            "--backend",
+            "acl",
+        ],
         &[
             ("ASCEND_HOME_PATH", empty.to_str().unwrap()),
             ("ASCEND_TOOLKIT_HOME", empty.to_str().unwrap()),
@@ -152,15 +182,26 @@ fn the_acl_backend_without_cann_is_a_usage_error_naming_the_library() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("cannot load libascendcl.so"), "{stderr}");
-    assert!(stderr.contains(&format!("{}/lib64/libascendcl.so", empty.display())), "{stderr}");
-    assert!(stderr.contains("ASCEND_HOME_PATH") && stderr.contains("LD_LIBRARY_PATH"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/lib64/libascendcl.so", empty.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ASCEND_HOME_PATH") && stderr.contains("LD_LIBRARY_PATH"),
+        "{stderr}"
+    );
     assert!(!text(&output.stdout).contains("ran on"));
 }
 
 #[cfg(not(feature = "cuda"))]
 #[test]
 fn the_cuda_backend_needs_the_cuda_feature() {
-    let output = syncguard(&["verify-then-run", "examples/acl-event-sync/correct.sync", "--backend", "cuda"]);
+    let output = syncguard(&[
+        "verify-then-run",
+        "examples/acl-event-sync/correct.sync",
+        "--backend",
+        "cuda",
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("--features cuda"));
 }

@@ -28,6 +28,9 @@ pub struct Host {
 #[derive(Clone, Debug)]
 pub enum ObjectSpec {
     Stream,
+    /// The rank's default stream (`NULL`), which exists without a creating call: the
+    /// driver announces it before the rank's first call.
+    DefaultStream,
     Event {
         semantics: EventSemantics,
         creator: EventCreator,
@@ -37,7 +40,9 @@ pub enum ObjectSpec {
     /// An ACL notify (`aclrtCreateNotify`).
     Notify,
     /// A communicator over `ranks` ranks.
-    Comm { ranks: u32 },
+    Comm {
+        ranks: u32,
+    },
     Channel {
         comm: Option<InstId>,
         remote_rank: u32,
@@ -99,27 +104,58 @@ impl fmt::Display for Timeout {
 #[derive(Clone, Debug)]
 pub enum Work {
     RecordEvent(InstId),
-    WaitEvent { event: InstId, timeout: Option<Timeout> },
+    WaitEvent {
+        event: InstId,
+        timeout: Option<Timeout>,
+    },
     /// Clears the event; enqueued on the waiting stream.
     ResetEvent(InstId),
     RecordNotify(InstId),
     /// Waits for the notify, then consumes it (`aclrtWaitAndResetNotify`).
-    WaitNotify { notify: InstId, timeout: Option<Timeout> },
+    WaitNotify {
+        notify: InstId,
+        timeout: Option<Timeout>,
+    },
     /// Sets notify `index` of the peer at the far end of `channel`.
-    ChannelRecord { channel: InstId, index: u32 },
-    ChannelWait { channel: InstId, index: u32, timeout: Option<Timeout> },
+    ChannelRecord {
+        channel: InstId,
+        index: u32,
+    },
+    ChannelWait {
+        channel: InstId,
+        index: u32,
+        timeout: Option<Timeout>,
+    },
     /// Sets notify `index` of HCCL thread `target`.
-    ThreadRecord { target: InstId, index: u32 },
+    ThreadRecord {
+        target: InstId,
+        index: u32,
+    },
     /// Waits on notify `index` of the queue's own HCCL thread.
-    ThreadWait { index: u32, timeout: Option<Timeout> },
+    ThreadWait {
+        index: u32,
+        timeout: Option<Timeout>,
+    },
     /// A kernel: timed work that reads and writes its declared byte ranges.
-    Kernel { name: String, accesses: Vec<Access> },
+    Kernel {
+        name: String,
+        accesses: Vec<Access>,
+    },
     /// Copies `src` into `dst` (same length).
-    Copy { dst: Access, src: Access, via: CopyVia },
+    Copy {
+        dst: Access,
+        src: Access,
+        via: CopyVia,
+    },
     /// Orders earlier transfers of the thread before later ops.
-    Fence { channel: Option<InstId> },
+    Fence {
+        channel: Option<InstId>,
+    },
     /// A SuperKernel launch, run as one kernel over its cores' footprint.
-    SuperKernel { name: String, accesses: Vec<Access> },
+    SuperKernel {
+        name: String,
+        accesses: Vec<Access>,
+    },
 }
 
 /// Which API moves the bytes of a [`Work::Copy`].
@@ -139,18 +175,36 @@ pub enum CopyVia {
 /// A call that blocks or acts on the host thread itself.
 #[derive(Clone, Debug)]
 pub enum HostCall {
-    SynchronizeStream { queue: InstId, timeout: Option<Timeout> },
+    SynchronizeStream {
+        queue: InstId,
+        timeout: Option<Timeout>,
+    },
     /// `HcommThreadSynchronize`.
-    SynchronizeThread { thread: InstId },
-    SynchronizeEvent { event: InstId, timeout: Option<Timeout> },
+    SynchronizeThread {
+        thread: InstId,
+    },
+    SynchronizeEvent {
+        event: InstId,
+        timeout: Option<Timeout>,
+    },
     SynchronizeDevice,
-    QueryEvent { event: InstId, wait_status: bool },
+    QueryEvent {
+        event: InstId,
+        wait_status: bool,
+    },
     /// A synchronous copy (`aclrtMemcpy`).
-    Copy { dst: Access, src: Access },
+    Copy {
+        dst: Access,
+        src: Access,
+    },
     /// The host reads or writes memory directly.
     Access(Access),
     /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
-    SetWaitTimeout(Timeout),
+    SetWaitTimeout {
+        /// `aclrtSetOpWaitTimeout` or `HcommSetNotifyWaitTimeOut`.
+        api: &'static str,
+        timeout: Timeout,
+    },
 }
 
 /// Why a call did not complete.

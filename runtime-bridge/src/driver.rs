@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use syncguard_analyzer::exec::{AgentId, NodeId};
 use syncguard_analyzer::trace::write::TracedCall;
 
-use crate::backend::{Backend, Fault, GroupTasks, Host};
-use crate::plan::{Call, Plan};
+use crate::backend::{Backend, Fault, GroupTasks, Host, ObjectSpec};
+use crate::plan::{Call, Plan, Script};
 
 /// What a run did.
 #[derive(Debug, Default)]
@@ -71,6 +71,11 @@ impl<'a> Player<'a, '_, '_> {
             return;
         };
         let mut calls = Vec::with_capacity(script.steps.len());
+        if let Err(fault) = self.announce_default_stream(agent, script) {
+            self.fault(script.steps.first().map(|s| s.node), fault);
+            self.backend.host_finished(agent);
+            return;
+        }
         for step in &script.steps {
             let host = Host {
                 rank: script.rank,
@@ -102,9 +107,34 @@ impl<'a> Player<'a, '_, '_> {
         self.backend.host_finished(agent);
     }
 
+    /// A rank's main thread tells the backend about the rank's default stream first.
+    fn announce_default_stream(&self, agent: AgentId, script: &Script) -> Result<(), Fault> {
+        if !self.plan.mains.contains(&agent) {
+            return Ok(());
+        }
+        let Some(first) = script.steps.first() else {
+            return Ok(());
+        };
+        for &(rank, inst) in &self.plan.default_streams {
+            if rank == script.rank {
+                let host = Host {
+                    rank,
+                    agent,
+                    node: first.node,
+                };
+                self.backend.create(host, inst, &ObjectSpec::DefaultStream)?;
+            }
+        }
+        Ok(())
+    }
+
     fn fault(&self, node: Option<NodeId>, fault: Fault) {
         if fault != Fault::Aborted {
-            self.log.lock().unwrap_or_else(|e| e.into_inner()).faults.push((node, fault));
+            self.log
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .faults
+                .push((node, fault));
         }
     }
 }

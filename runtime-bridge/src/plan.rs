@@ -13,7 +13,10 @@ pub enum Call {
     Create(InstId, ObjectSpec),
     Destroy(InstId),
     /// Work for the stream or HCCL thread `queue`.
-    Enqueue { queue: InstId, work: Work },
+    Enqueue {
+        queue: InstId,
+        work: Work,
+    },
     Host(HostCall),
     /// Starts the host thread `agent`.
     Spawn(AgentId),
@@ -40,6 +43,8 @@ pub struct Plan<'e, 'p> {
     pub scripts: Vec<Option<Script>>,
     /// The main thread of each rank: the threads that start on their own.
     pub mains: Vec<AgentId>,
+    /// Each rank's default stream instance, if the program uses it.
+    pub default_streams: Vec<(u32, InstId)>,
 }
 
 impl<'e, 'p> Plan<'e, 'p> {
@@ -89,7 +94,19 @@ impl<'e, 'p> Plan<'e, 'p> {
             .filter(|(_, agent)| agent.kind == AgentKind::Host(Program::MAIN_THREAD))
             .map(|(index, _)| AgentId(index as u32))
             .collect();
-        Plan { exec, scripts, mains }
+        let default_streams = exec
+            .instances
+            .iter()
+            .enumerate()
+            .filter(|(_, instance)| instance.created.is_none() && instance.obj == Program::DEFAULT_STREAM)
+            .map(|(index, instance)| (instance.rank, InstId(index as u32)))
+            .collect();
+        Plan {
+            exec,
+            scripts,
+            mains,
+            default_streams,
+        }
     }
 
     /// Host calls in the plan, over every thread.
@@ -190,7 +207,15 @@ fn call_of(exec: &Execution, live: &LiveObjects, id: NodeId) -> Option<Call> {
                 timeout: timeout(t),
             },
         )?,
-        (OpKind::RemoteWrite { thread, channel, notify, .. }, Action::Access(accesses)) => {
+        (
+            OpKind::RemoteWrite {
+                thread,
+                channel,
+                notify,
+                ..
+            },
+            Action::Access(accesses),
+        ) => {
             let notify = match notify {
                 Some(expr) => Some(index(env.eval(expr).ok().or_else(|| notify_index_of_next(exec, id))?)?),
                 None => None,
@@ -210,9 +235,12 @@ fn call_of(exec: &Execution, live: &LiveObjects, id: NodeId) -> Option<Call> {
         (OpKind::LocalCopy { thread, .. }, Action::Access(accesses)) => {
             enqueue(queue(*thread), copy(accesses, CopyVia::Local)?)?
         }
-        (OpKind::Memcpy { stream: Some(stream), .. }, Action::Access(accesses)) => {
-            enqueue(queue(*stream), copy(accesses, CopyVia::Memcpy)?)?
-        }
+        (
+            OpKind::Memcpy {
+                stream: Some(stream), ..
+            },
+            Action::Access(accesses),
+        ) => enqueue(queue(*stream), copy(accesses, CopyVia::Memcpy)?)?,
         (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) => {
             let [src, dst] = accesses.as_slice() else { return None };
             Call::Host(HostCall::Copy {
@@ -243,8 +271,13 @@ fn call_of(exec: &Execution, live: &LiveObjects, id: NodeId) -> Option<Call> {
                 },
             )?
         }
-        (OpKind::HostAccess { .. }, Action::Access(accesses)) => Call::Host(HostCall::Access(accesses.first()?.clone())),
-        (OpKind::SetWaitTimeout(t), _) => Call::Host(HostCall::SetWaitTimeout(timeout(&Some(t.clone()))?)),
+        (OpKind::HostAccess { .. }, Action::Access(accesses)) => {
+            Call::Host(HostCall::Access(accesses.first()?.clone()))
+        }
+        (OpKind::SetWaitTimeout(t), _) => Call::Host(HostCall::SetWaitTimeout {
+            api: node.op.api,
+            timeout: timeout(&Some(t.clone()))?,
+        }),
         (OpKind::StreamSynchronize { stream, timeout: t }, _) => Call::Host(HostCall::SynchronizeStream {
             queue: queue(*stream)?,
             timeout: timeout(t),

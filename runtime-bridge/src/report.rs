@@ -27,7 +27,12 @@ pub fn sim_findings(exec: &Execution, sim: &Sim) -> Vec<Diagnostic> {
 }
 
 /// `file:line:col: aclrtCreateStream returned 107000: …` for a backend's failure.
-pub fn fault_line(exec: &Execution, sources: &syncguard_analyzer::Sources, node: Option<NodeId>, fault: &Fault) -> String {
+pub fn fault_line(
+    exec: &Execution,
+    sources: &syncguard_analyzer::Sources,
+    node: Option<NodeId>,
+    fault: &Fault,
+) -> String {
     match node {
         Some(node) => {
             let span = &exec.node(node).op.span;
@@ -85,7 +90,9 @@ impl Reporter<'_, '_> {
     }
 
     fn observed_at_run_time(&self, diagnostic: Diagnostic) -> Diagnostic {
-        diagnostic.with_severity(Severity::Error).with_note("observed at run time by the simulator")
+        diagnostic
+            .with_severity(Severity::Error)
+            .with_note("observed at run time by the simulator")
     }
 
     fn hang(&self, blocked: &[Blocked]) -> Option<Diagnostic> {
@@ -111,12 +118,18 @@ impl Reporter<'_, '_> {
                 );
             }
         }
-        Some(diagnostic.with_help("every agent that could still run was blocked; the calls above are where each one waited"))
+        Some(
+            diagnostic
+                .with_help("every agent that could still run was blocked; the calls above are where each one waited"),
+        )
     }
 
     fn race(&self, race: &ObservedRace) -> Option<Diagnostic> {
         // Shown in program order, whichever ran first, so that reports are reproducible.
-        let mut accesses = [(race.first.node?, race.first_write), (race.second.node?, race.second_write)];
+        let mut accesses = [
+            (race.first.node?, race.first_write),
+            (race.second.node?, race.second_write),
+        ];
         accesses.sort();
         let [(first, first_write), (second, second_write)] = accesses;
         let kind = |write: bool| if write { "writes" } else { "reads" };

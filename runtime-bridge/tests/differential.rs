@@ -254,7 +254,11 @@ impl Generator {
         text.push_str("let capture_ev = aclrtCreateEventExWithFlag(ACL_EVENT_SYNC);\n");
         let _ = writeln!(text, "let a = aclrtMalloc({BUFFER_SIZE}, ACL_MEM_MALLOC_HUGE_FIRST);");
         let _ = writeln!(text, "let b = aclrtMalloc({BUFFER_SIZE}, ACL_MEM_MALLOC_HUGE_FIRST);");
-        let _ = write!(text, "\nif rank == 0 {{\n{}}} else {{\n{}}}\n\n", self.bodies[0], self.bodies[1]);
+        let _ = write!(
+            text,
+            "\nif rank == 0 {{\n{}}} else {{\n{}}}\n\n",
+            self.bodies[0], self.bodies[1]
+        );
         for s in 0..self.streams {
             let _ = writeln!(text, "aclrtSynchronizeStream(s{s});");
         }
@@ -340,7 +344,10 @@ impl Generator {
         }
         let wait_index = if self.chance(8) { 1 - index } else { index };
         if !self.chance(8) {
-            self.emit(1 - from, &format!("HcommChannelNotifyWaitOnThread(t, ch, {wait_index}, 0);"));
+            self.emit(
+                1 - from,
+                &format!("HcommChannelNotifyWaitOnThread(t, ch, {wait_index}, 0);"),
+            );
         }
         self.kernel(1 - from, "s0");
     }

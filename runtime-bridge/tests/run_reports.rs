@@ -39,7 +39,9 @@ fn example(path: &str) -> String {
 fn a_cross_wait_deadlock_is_reported_with_every_blocked_agent() {
     let text = example("acl-event-sync/cross-wait-deadlock.sync");
     for seed in 0..5 {
-        let (rendered, hung) = run_unverified("cross-wait-deadlock.sync", &text, seed, |o| matches!(o, Observed::Hang(_)));
+        let (rendered, hung) = run_unverified("cross-wait-deadlock.sync", &text, seed, |o| {
+            matches!(o, Observed::Hang(_))
+        });
         assert!(hung, "seed {seed} did not hang");
         if seed == 0 {
             insta::assert_snapshot!("cross_wait_deadlock", rendered);
@@ -62,10 +64,16 @@ aclrtDestroyStream(s);
     let mut reports = Vec::new();
     for seed in 0..4 {
         let (rendered, raced) = run_unverified("host-read.sync", text, seed, |o| matches!(o, Observed::Race(_)));
-        assert!(raced, "vector clocks see the race whichever access runs first (seed {seed})");
+        assert!(
+            raced,
+            "vector clocks see the race whichever access runs first (seed {seed})"
+        );
         reports.push(rendered);
     }
-    assert!(reports.windows(2).all(|w| w[0] == w[1]), "the report does not depend on the order");
+    assert!(
+        reports.windows(2).all(|w| w[0] == w[1]),
+        "the report does not depend on the order"
+    );
     insta::assert_snapshot!("host_read_race", reports[0]);
 }
 
@@ -73,7 +81,9 @@ aclrtDestroyStream(s);
 fn a_lost_signal_and_the_hang_it_causes_are_reported() {
     let text = example("hccl-three-phase-write/lost-signal.sync");
     let lost = (0..64).find_map(|seed| {
-        let (rendered, lost) = run_unverified("lost-signal.sync", &text, seed, |o| matches!(o, Observed::LostSignal { .. }));
+        let (rendered, lost) = run_unverified("lost-signal.sync", &text, seed, |o| {
+            matches!(o, Observed::LostSignal { .. })
+        });
         lost.then_some(rendered)
     });
     let rendered = lost.expect("some seed lets both records land before the first wait");

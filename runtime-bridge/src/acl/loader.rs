@@ -81,7 +81,10 @@ impl fmt::Display for LoadError {
                 for attempt in attempts {
                     let path = attempt.candidate.path.to_string_lossy();
                     // dlerror() repeats the path; say it once.
-                    let reason = attempt.error.strip_prefix(&format!("{path}: ")).unwrap_or(&attempt.error);
+                    let reason = attempt
+                        .error
+                        .strip_prefix(&format!("{path}: "))
+                        .unwrap_or(&attempt.error);
                     writeln!(f, "  {path}, {}: {reason}", attempt.candidate.origin)?;
                 }
                 write!(f, "hint: {hint}")
@@ -141,7 +144,11 @@ pub fn open_first(
 /// # Safety
 /// `T` must be the exact C type of `symbol` (an `unsafe extern "C" fn` matching the
 /// documented prototype); calling through a mistyped pointer is undefined behaviour.
-pub unsafe fn function<T: Copy>(libraries: &[&Opened], symbol: &'static str, hint: &'static str) -> Result<T, LoadError> {
+pub unsafe fn function<T: Copy>(
+    libraries: &[&Opened],
+    symbol: &'static str,
+    hint: &'static str,
+) -> Result<T, LoadError> {
     let mut error = String::from("no library to search");
     for opened in libraries {
         // SAFETY: the caller guarantees `T` is the symbol's C type (see above).

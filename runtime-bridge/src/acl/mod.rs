@@ -47,8 +47,8 @@ fn load_with(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Acl, LoadError> {
     let open = |library, what| loader::open_first(library, what, candidates(env, library), runtime::HINT);
     let acl = open("libascendcl.so", "the Ascend CANN runtime, ACL")?;
     let hccl = open("libhccl.so", "the Ascend collective communication library, HCCL")?;
-    // CANN 8.5 and later moved the channel and thread APIs into libhcomm.so; older
-    // installs export them from libhccl.so. Symbols are looked up in that order.
+    // Recent CANN releases ship the channel and thread APIs in libhcomm.so; older ones
+    // export them from libhccl.so. Symbols are looked up in that order.
     let hcomm = open("libhcomm.so", "the HCCL communication primitives, HCOMM").ok();
     Ok(Acl {
         runtime: Runtime::load(acl)?,
@@ -101,8 +101,9 @@ pub struct AclBackend {
 }
 
 impl AclBackend {
-    /// Initialises ACL (`aclInit`). `aclFinalize` is left to process exit: ACL allows one
-    /// initialisation per process, and a process may run more than one program.
+    /// Initialises ACL (`aclInit`; an earlier initialisation in this process is accepted).
+    /// `aclFinalize` is left to process exit, so that one process can run several
+    /// programs on one initialisation.
     pub fn new(acl: Acl) -> Result<Self, Fault> {
         acl.runtime.init()?;
         Ok(AclBackend {
@@ -157,6 +158,7 @@ impl AclBackend {
         let runtime = &self.acl.runtime;
         Ok(match spec {
             ObjectSpec::Stream => Object::Stream(runtime.create_stream()?),
+            ObjectSpec::DefaultStream => Object::Stream(Stream::DEFAULT),
             ObjectSpec::Event {
                 semantics,
                 creator,
@@ -179,7 +181,9 @@ impl AclBackend {
                 let handle = {
                     // HcclChannelAcquire must not run concurrently on one communicator.
                     let _serialized = lock(&comm.acquiring);
-                    self.acl.hccl.channel_acquire(comm.handle, engine, (*remote_rank, protocol, *notify_num))?
+                    self.acl
+                        .hccl
+                        .channel_acquire(comm.handle, engine, (*remote_rank, protocol, *notify_num))?
                 };
                 Object::Channel { handle, comm }
             }
@@ -226,9 +230,13 @@ impl AclBackend {
     fn comm_for(&self, rank: u32, comm: Option<InstId>) -> Result<Arc<CommSlot>, Fault> {
         match comm {
             Some(inst) => self.objects().comm(inst),
-            None => lock(&self.comms).latest.get(&rank).cloned().ok_or_else(|| Fault::Unsupported {
-                what: format!("an HCCL call on rank {rank} before it created a communicator"),
-            }),
+            None => lock(&self.comms)
+                .latest
+                .get(&rank)
+                .cloned()
+                .ok_or_else(|| Fault::Unsupported {
+                    what: format!("an HCCL call on rank {rank} before it created a communicator"),
+                }),
         }
     }
 
@@ -238,7 +246,10 @@ impl AclBackend {
         let engine = engine_code(HOST_THREAD_ENGINE)?;
         let stream = stream.map(|inst| self.objects().stream(inst)).transpose()?;
         let handle = match stream {
-            Some(stream) => self.acl.hccl.thread_acquire_with_stream(comm.handle, engine, stream, notify_num)?,
+            Some(stream) => self
+                .acl
+                .hccl
+                .thread_acquire_with_stream(comm.handle, engine, stream, notify_num)?,
             None => self.acl.hccl.thread_acquire(comm.handle, engine, notify_num)?,
         };
         Ok(Object::Thread { handle, stream })
@@ -262,7 +273,7 @@ impl AclBackend {
     fn release(&self, rank: u32, object: Object) -> Result<(), Fault> {
         let runtime = &self.acl.runtime;
         match object {
-            Object::Stream(stream) => runtime.destroy_stream(stream),
+            Object::Stream(stream) if stream != Stream::DEFAULT => runtime.destroy_stream(stream),
             Object::Event(event) => runtime.destroy_event(event),
             Object::Notify(notify) => runtime.destroy_notify(notify),
             Object::Comm(slot) => {
@@ -273,7 +284,11 @@ impl AclBackend {
                 lock(&self.retired).push((rank, memory));
                 Ok(())
             }
-            Object::Channel { .. } | Object::Thread { .. } | Object::Buffer { owned: false, .. } => Ok(()),
+            // The default stream.
+            Object::Stream(_)
+            | Object::Channel { .. }
+            | Object::Thread { .. }
+            | Object::Buffer { owned: false, .. } => Ok(()),
         }
     }
 
@@ -298,7 +313,9 @@ impl AclBackend {
     fn kernel(&self, queue: Queue, accesses: &[Access], node: NodeId) -> Result<(), Fault> {
         let stream = queue.stream("aclrtMemsetAsync")?;
         for access in accesses.iter().filter(|access| access.write) {
-            self.acl.runtime.memset_async(self.span(access)?, fill_byte(node), stream)?;
+            self.acl
+                .runtime
+                .memset_async(self.span(access)?, fill_byte(node), stream)?;
         }
         Ok(())
     }
@@ -307,12 +324,20 @@ impl AclBackend {
         let (dst, src) = (self.span(dst)?, self.span(src)?);
         let hccl = &self.acl.hccl;
         match via {
-            CopyVia::Memcpy => self.acl.runtime.memcpy_async(dst, src, queue.stream("aclrtMemcpyAsync")?),
+            CopyVia::Memcpy => self
+                .acl
+                .runtime
+                .memcpy_async(dst, src, queue.stream("aclrtMemcpyAsync")?),
             CopyVia::Local => hccl.local_copy(queue.thread("HcommLocalCopyOnThread")?, dst, src),
-            CopyVia::Write { channel, notify } => {
-                hccl.write(queue.thread("HcommWriteOnThread")?, self.channel(channel)?, (dst, src), notify)
+            CopyVia::Write { channel, notify } => hccl.write(
+                queue.thread("HcommWriteOnThread")?,
+                self.channel(channel)?,
+                (dst, src),
+                notify,
+            ),
+            CopyVia::Read { channel } => {
+                hccl.read(queue.thread("HcommReadOnThread")?, self.channel(channel)?, dst, src)
             }
-            CopyVia::Read { channel } => hccl.read(queue.thread("HcommReadOnThread")?, self.channel(channel)?, dst, src),
         }
     }
 
@@ -325,7 +350,9 @@ impl AclBackend {
             });
         };
         match stream {
-            Some(stream) if !self.acl.hccl.has_thread_synchronize() => self.acl.runtime.synchronize_stream(stream, None),
+            Some(stream) if !self.acl.hccl.has_thread_synchronize() => {
+                self.acl.runtime.synchronize_stream(stream, None)
+            }
             _ => self.acl.hccl.thread_synchronize(handle),
         }
     }
@@ -345,13 +372,17 @@ impl AclBackend {
         let mut faults = Vec::new();
         let devices: Vec<i32> = lock(&self.device_refs).keys().copied().collect();
         for &device in &devices {
-            let synchronized = self.set_device(device).and_then(|()| self.acl.runtime.synchronize_device());
+            let synchronized = self
+                .set_device(device)
+                .and_then(|()| self.acl.runtime.synchronize_device());
             faults.extend(synchronized.err());
         }
         let mut leftovers: Vec<(InstId, Entry)> = self.objects().entries.drain().collect();
         leftovers.sort_by_key(|(inst, entry)| (entry.object.release_order(), *inst));
         for (_, entry) in leftovers {
-            let released = self.bind(entry.rank).and_then(|()| self.release(entry.rank, entry.object));
+            let released = self
+                .bind(entry.rank)
+                .and_then(|()| self.release(entry.rank, entry.object));
             faults.extend(released.err());
         }
         for (rank, memory) in std::mem::take(&mut *lock(&self.retired)) {
@@ -364,8 +395,12 @@ impl AclBackend {
     fn reset_devices(&self) -> Vec<Fault> {
         let refs = std::mem::take(&mut *lock(&self.device_refs));
         BOUND_DEVICE.set(None);
-        let resets = refs.into_iter().flat_map(|(device, count)| (0..count).map(move |_| device));
-        resets.filter_map(|device| self.acl.runtime.reset_device(device).err()).collect()
+        let resets = refs
+            .into_iter()
+            .flat_map(|(device, count)| (0..count).map(move |_| device));
+        resets
+            .filter_map(|device| self.acl.runtime.reset_device(device).err())
+            .collect()
     }
 }
 
@@ -377,13 +412,23 @@ impl Backend for AclBackend {
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.bind(host.rank)?;
         let object = self.create_object(host.rank, object)?;
-        self.objects().entries.insert(inst, Entry { rank: host.rank, object });
+        self.objects().entries.insert(
+            inst,
+            Entry {
+                rank: host.rank,
+                object,
+            },
+        );
         Ok(())
     }
 
     fn destroy(&self, host: Host, inst: InstId) -> Result<(), Fault> {
         self.bind(host.rank)?;
-        let entry = self.objects().entries.remove(&inst).ok_or_else(|| never_created("object", inst))?;
+        let entry = self
+            .objects()
+            .entries
+            .remove(&inst)
+            .ok_or_else(|| never_created("object", inst))?;
         self.release(entry.rank, entry.object)
     }
 
@@ -456,13 +501,12 @@ impl Backend for AclBackend {
             HostCall::QueryEvent { event, wait_status } => runtime.query_event(self.event(*event)?, *wait_status),
             HostCall::Copy { dst, src } => runtime.memcpy(self.span(dst)?, self.span(src)?),
             HostCall::Access(access) => self.host_access(access, host.node),
-            // The call does not say which API it was; both set a process-wide wait
-            // timeout in seconds, and the HCOMM one only affects `*WithDefaultTimeout`
-            // waits, which this backend never issues.
-            HostCall::SetWaitTimeout(timeout) => {
+            HostCall::SetWaitTimeout { api, timeout } => {
                 let seconds = seconds(Some(*timeout));
-                runtime.set_op_wait_timeout(seconds)?;
-                self.acl.hccl.set_notify_wait_timeout(seconds)
+                match *api {
+                    "HcommSetNotifyWaitTimeOut" => self.acl.hccl.set_notify_wait_timeout(seconds),
+                    _ => runtime.set_op_wait_timeout(seconds),
+                }
             }
         }
     }
@@ -493,6 +537,7 @@ struct Entry {
 }
 
 enum Object {
+    /// A stream, or the device's default stream (`Stream::DEFAULT`, never destroyed).
     Stream(Stream),
     Event(Event),
     Notify(Notify),
@@ -549,14 +594,20 @@ struct Communicators {
 #[derive(Clone, Copy)]
 enum Queue {
     Stream(Stream),
-    Thread { handle: ThreadHandle, stream: Option<Stream> },
+    Thread {
+        handle: ThreadHandle,
+        stream: Option<Stream>,
+    },
 }
 
 impl Queue {
     /// The runtime stream an `aclrt*` call `api` is issued on.
     fn stream(self, api: &str) -> Result<Stream, Fault> {
         match self {
-            Queue::Stream(stream) | Queue::Thread { stream: Some(stream), .. } => Ok(stream),
+            Queue::Stream(stream)
+            | Queue::Thread {
+                stream: Some(stream), ..
+            } => Ok(stream),
             Queue::Thread { stream: None, .. } => Err(Fault::Unsupported {
                 what: format!("{api} on an HCCL thread that has no runtime stream (acquired without one)"),
             }),
@@ -653,7 +704,7 @@ impl Objects {
 /// failed, or the plan names something no call created).
 fn never_created(kind: &str, inst: InstId) -> Fault {
     Fault::Unsupported {
-        what: format!("a call on {kind} #{}, which this backend never created as one,", inst.0),
+        what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),
     }
 }
 
@@ -719,8 +770,12 @@ mod tests {
         let message = error.to_string();
         let root = root.path().display().to_string();
         assert!(message.starts_with("cannot load libascendcl.so (the Ascend CANN runtime, ACL). Tried:\n"));
-        assert!(message.contains(&format!("\n  {root}/lib64/libascendcl.so, from $ASCEND_HOME_PATH/lib64: ")));
-        assert!(message.contains(&format!("\n  {root}/runtime/lib64/libascendcl.so, from $ASCEND_HOME_PATH/runtime/lib64: ")));
+        assert!(message.contains(&format!(
+            "\n  {root}/lib64/libascendcl.so, from $ASCEND_HOME_PATH/lib64: "
+        )));
+        assert!(message.contains(&format!(
+            "\n  {root}/runtime/lib64/libascendcl.so, from $ASCEND_HOME_PATH/runtime/lib64: "
+        )));
         assert!(message.contains("\n  libascendcl.so, on the dynamic loader's search path"));
         assert!(message.contains("set ASCEND_HOME_PATH to the CANN install"));
         assert!(message.contains("LD_LIBRARY_PATH"));
@@ -747,16 +802,21 @@ mod tests {
     #[test]
     fn unset_or_empty_variables_leave_only_the_soname() {
         let empty = |_: &str| Some(OsString::new());
-        let paths: Vec<OsString> = candidates(&empty, "libascendcl.so").into_iter().map(|c| c.path).collect();
+        let paths: Vec<OsString> = candidates(&empty, "libascendcl.so")
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
         assert_eq!(paths, [OsString::from("libascendcl.so")]);
     }
 
     #[test]
     fn timeouts_convert_to_the_api_argument() {
-        let secs = |value| Some(Timeout {
-            value,
-            unit: syncguard_analyzer::model::TimeUnit::Seconds,
-        });
+        let secs = |value| {
+            Some(Timeout {
+                value,
+                unit: syncguard_analyzer::model::TimeUnit::Seconds,
+            })
+        };
         assert_eq!(seconds(None), 0);
         assert_eq!(seconds(secs(1836)), 1836);
         assert_eq!(seconds(secs(-5)), 0);

@@ -37,6 +37,11 @@ macro_rules! handles {
 }
 pub(super) use handles;
 
+impl Stream {
+    /// The default stream: `NULL` as an `aclrtStream` argument.
+    pub const DEFAULT: Stream = Stream(ptr::null_mut());
+}
+
 handles!(
     /// `aclrtStream`
     Stream,
@@ -148,7 +153,11 @@ impl Functions {
                 create_stream: loader::function(&libraries, "aclrtCreateStream", HINT)?,
                 destroy_stream: loader::function(&libraries, "aclrtDestroyStream", HINT)?,
                 synchronize_stream: loader::function(&libraries, "aclrtSynchronizeStream", HINT)?,
-                synchronize_stream_with_timeout: loader::function(&libraries, "aclrtSynchronizeStreamWithTimeout", HINT)?,
+                synchronize_stream_with_timeout: loader::function(
+                    &libraries,
+                    "aclrtSynchronizeStreamWithTimeout",
+                    HINT,
+                )?,
                 create_event: loader::function(&libraries, "aclrtCreateEvent", HINT)?,
                 create_event_with_flag: loader::function(&libraries, "aclrtCreateEventWithFlag", HINT)?,
                 create_event_ex_with_flag: loader::function(&libraries, "aclrtCreateEventExWithFlag", HINT)?,
@@ -252,19 +261,25 @@ impl Runtime {
 
     pub fn synchronize_device(&self) -> Result<(), Fault> {
         // SAFETY: no arguments; acts on the calling thread's current device.
-        self.check("aclrtSynchronizeDevice", unsafe { (self.functions.synchronize_device)() })
+        self.check("aclrtSynchronizeDevice", unsafe {
+            (self.functions.synchronize_device)()
+        })
     }
 
     pub fn create_stream(&self) -> Result<Stream, Fault> {
         let mut stream = ptr::null_mut();
         // SAFETY: `stream` is a valid out-pointer for the duration of the call.
-        self.check("aclrtCreateStream", unsafe { (self.functions.create_stream)(&mut stream) })?;
+        self.check("aclrtCreateStream", unsafe {
+            (self.functions.create_stream)(&mut stream)
+        })?;
         Ok(Stream(stream))
     }
 
     pub fn destroy_stream(&self, stream: Stream) -> Result<(), Fault> {
         // SAFETY: `stream` came from aclrtCreateStream and is destroyed once.
-        self.check("aclrtDestroyStream", unsafe { (self.functions.destroy_stream)(stream.0) })
+        self.check("aclrtDestroyStream", unsafe {
+            (self.functions.destroy_stream)(stream.0)
+        })
     }
 
     /// `aclrtSynchronizeStream`, or `…WithTimeout` (milliseconds, -1 = forever).
@@ -310,7 +325,9 @@ impl Runtime {
 
     pub fn record_event(&self, event: Event, stream: Stream) -> Result<(), Fault> {
         // SAFETY: both handles are live.
-        self.check("aclrtRecordEvent", unsafe { (self.functions.record_event)(event.0, stream.0) })
+        self.check("aclrtRecordEvent", unsafe {
+            (self.functions.record_event)(event.0, stream.0)
+        })
     }
 
     /// `aclrtStreamWaitEvent`, or `…WithTimeout` (seconds per the current docs, 0 = never).
@@ -329,7 +346,9 @@ impl Runtime {
 
     pub fn reset_event(&self, event: Event, stream: Stream) -> Result<(), Fault> {
         // SAFETY: both handles are live.
-        self.check("aclrtResetEvent", unsafe { (self.functions.reset_event)(event.0, stream.0) })
+        self.check("aclrtResetEvent", unsafe {
+            (self.functions.reset_event)(event.0, stream.0)
+        })
     }
 
     /// `aclrtSynchronizeEvent`, or `…WithTimeout` (milliseconds, -1 = forever).
@@ -354,9 +373,15 @@ impl Runtime {
         // SAFETY: `event` is live; `status` is a valid out-pointer to an enum (int).
         let (api, code) = unsafe {
             if wait_status {
-                ("aclrtQueryEventWaitStatus", (self.functions.query_event_wait_status)(event.0, &mut status))
+                (
+                    "aclrtQueryEventWaitStatus",
+                    (self.functions.query_event_wait_status)(event.0, &mut status),
+                )
             } else {
-                ("aclrtQueryEventStatus", (self.functions.query_event_status)(event.0, &mut status))
+                (
+                    "aclrtQueryEventStatus",
+                    (self.functions.query_event_status)(event.0, &mut status),
+                )
             }
         };
         self.check(api, code)
@@ -365,7 +390,9 @@ impl Runtime {
     /// `aclrtSetOpWaitTimeout` (seconds, 0 = no timeout).
     pub fn set_op_wait_timeout(&self, seconds: u32) -> Result<(), Fault> {
         // SAFETY: plain integer argument.
-        self.check("aclrtSetOpWaitTimeout", unsafe { (self.functions.set_op_wait_timeout)(seconds) })
+        self.check("aclrtSetOpWaitTimeout", unsafe {
+            (self.functions.set_op_wait_timeout)(seconds)
+        })
     }
 
     pub fn create_notify(&self) -> Result<Notify, Fault> {
@@ -378,12 +405,16 @@ impl Runtime {
 
     pub fn destroy_notify(&self, notify: Notify) -> Result<(), Fault> {
         // SAFETY: `notify` came from aclrtCreateNotify and is destroyed once.
-        self.check("aclrtDestroyNotify", unsafe { (self.functions.destroy_notify)(notify.0) })
+        self.check("aclrtDestroyNotify", unsafe {
+            (self.functions.destroy_notify)(notify.0)
+        })
     }
 
     pub fn record_notify(&self, notify: Notify, stream: Stream) -> Result<(), Fault> {
         // SAFETY: both handles are live.
-        self.check("aclrtRecordNotify", unsafe { (self.functions.record_notify)(notify.0, stream.0) })
+        self.check("aclrtRecordNotify", unsafe {
+            (self.functions.record_notify)(notify.0, stream.0)
+        })
     }
 
     /// `aclrtWaitAndResetNotify`; `timeout` 0 waits forever.
@@ -418,7 +449,9 @@ impl Runtime {
         // idled, so no queued work still uses it.
         match allocation.place {
             Place::Device => self.check("aclrtFree", unsafe { (self.functions.free)(allocation.base.0) }),
-            Place::Host => self.check("aclrtFreeHost", unsafe { (self.functions.free_host)(allocation.base.0) }),
+            Place::Host => self.check("aclrtFreeHost", unsafe {
+                (self.functions.free_host)(allocation.base.0)
+            }),
         }
     }
 
@@ -428,7 +461,13 @@ impl Runtime {
         // SAFETY: both spans were bounds-checked against live allocations; the runtime
         // checks `count <= destMax` itself.
         let code = unsafe {
-            (self.functions.memcpy)(dst.ptr.0, byte_count(dst.room), src.ptr.0, byte_count(src.len), kind as i32)
+            (self.functions.memcpy)(
+                dst.ptr.0,
+                byte_count(dst.room),
+                src.ptr.0,
+                byte_count(src.len),
+                kind as i32,
+            )
         };
         self.check("aclrtMemcpy", code)
     }
@@ -456,7 +495,13 @@ impl Runtime {
         // SAFETY: the span was bounds-checked against a live allocation, which outlives
         // the queued work.
         let code = unsafe {
-            (self.functions.memset_async)(dst.ptr.0, byte_count(dst.room), value.into(), byte_count(dst.len), stream.0)
+            (self.functions.memset_async)(
+                dst.ptr.0,
+                byte_count(dst.room),
+                value.into(),
+                byte_count(dst.len),
+                stream.0,
+            )
         };
         self.check("aclrtMemsetAsync", code)
     }
@@ -472,7 +517,13 @@ impl Runtime {
         // SAFETY: `bytes` is `src.len` writable bytes of host memory for the whole
         // (synchronous) call; `src` was bounds-checked against a live allocation.
         let code = unsafe {
-            (self.functions.memcpy)(bytes.as_mut_ptr().cast(), bytes.len(), src.ptr.0, bytes.len(), kind as i32)
+            (self.functions.memcpy)(
+                bytes.as_mut_ptr().cast(),
+                bytes.len(),
+                src.ptr.0,
+                bytes.len(),
+                kind as i32,
+            )
         };
         self.check("aclrtMemcpy", code)?;
         Ok(bytes)
@@ -489,7 +540,13 @@ impl Runtime {
         // SAFETY: `bytes` is readable for the whole (synchronous) call; `dst` was
         // bounds-checked against a live allocation and has `room` bytes of space.
         let code = unsafe {
-            (self.functions.memcpy)(dst.ptr.0, byte_count(dst.room), bytes.as_ptr().cast(), bytes.len(), kind as i32)
+            (self.functions.memcpy)(
+                dst.ptr.0,
+                byte_count(dst.room),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                kind as i32,
+            )
         };
         self.check("aclrtMemcpy", code)
     }

@@ -214,7 +214,9 @@ impl Driver {
 
     pub fn set_current(&self, context: Context) -> Result<(), Fault> {
         // SAFETY: `context` is a retained primary context.
-        self.check("cuCtxSetCurrent", unsafe { (self.functions.ctx_set_current)(context.0) })
+        self.check("cuCtxSetCurrent", unsafe {
+            (self.functions.ctx_set_current)(context.0)
+        })
     }
 
     pub fn synchronize_context(&self) -> Result<(), Fault> {
@@ -237,7 +239,9 @@ impl Driver {
 
     pub fn synchronize_stream(&self, stream: Stream) -> Result<(), Fault> {
         // SAFETY: `stream` is live.
-        self.check("cuStreamSynchronize", unsafe { (self.functions.stream_synchronize)(stream.0) })
+        self.check("cuStreamSynchronize", unsafe {
+            (self.functions.stream_synchronize)(stream.0)
+        })
     }
 
     /// `cuStreamQuery`: whether everything issued to `stream` has run.
@@ -284,12 +288,16 @@ impl Driver {
 
     pub fn record_event(&self, event: Event, stream: Stream) -> Result<(), Fault> {
         // SAFETY: both handles are live.
-        self.check("cuEventRecord", unsafe { (self.functions.event_record)(event.0, stream.0) })
+        self.check("cuEventRecord", unsafe {
+            (self.functions.event_record)(event.0, stream.0)
+        })
     }
 
     pub fn synchronize_event(&self, event: Event) -> Result<(), Fault> {
         // SAFETY: `event` is live.
-        self.check("cuEventSynchronize", unsafe { (self.functions.event_synchronize)(event.0) })
+        self.check("cuEventSynchronize", unsafe {
+            (self.functions.event_synchronize)(event.0)
+        })
     }
 
     /// `cuEventQuery`: whether the event's captured work has run.
@@ -367,7 +375,9 @@ impl Driver {
     pub fn copy(&self, dst: Span, src: Span) -> Result<(), Fault> {
         let count = byte_count(src.len.min(dst.len));
         // SAFETY: both spans were bounds-checked against live allocations.
-        self.check("cuMemcpy", unsafe { (self.functions.memcpy)(dst.device, src.device, count) })
+        self.check("cuMemcpy", unsafe {
+            (self.functions.memcpy)(dst.device, src.device, count)
+        })
     }
 
     /// `cuMemsetD8Async`: every byte of `dst` set to `value`, on `stream`.
@@ -452,7 +462,9 @@ impl Allocation {
     pub fn span(&self, start: u64, end: u64) -> Option<Span> {
         (start <= end && end <= self.size).then(|| Span {
             device: self.device + start,
-            host: self.host.map(|host| HostPtr(host.0.wrapping_byte_add(byte_count(start)))),
+            host: self
+                .host
+                .map(|host| HostPtr(host.0.wrapping_byte_add(byte_count(start)))),
             len: end - start,
         })
     }

@@ -180,7 +180,9 @@ impl CudaBackend {
 
     fn create_object(&self, rank: u32, spec: &ObjectSpec) -> Result<Object, Fault> {
         Ok(match spec {
-            ObjectSpec::Stream => Object::Stream(self.driver.create_stream()?),
+            // The model gives the default stream no implicit synchronization with other
+            // streams, so it is an ordinary (non-blocking) stream here.
+            ObjectSpec::Stream | ObjectSpec::DefaultStream => Object::Stream(self.driver.create_stream()?),
             ObjectSpec::Event {
                 semantics: EventSemantics::Capture,
                 ..
@@ -230,9 +232,13 @@ impl CudaBackend {
                 Object::Comm { ordinal } => Ok(ordinal),
                 _ => Err(never_created("communicator", inst)),
             },
-            None => lock(&self.comms).latest.get(&rank).copied().ok_or_else(|| Fault::Unsupported {
-                what: format!("an HCCL call on rank {rank} before it created a communicator"),
-            }),
+            None => lock(&self.comms)
+                .latest
+                .get(&rank)
+                .copied()
+                .ok_or_else(|| Fault::Unsupported {
+                    what: format!("an HCCL call on rank {rank} before it created a communicator"),
+                }),
         }
     }
 
@@ -367,7 +373,9 @@ impl CudaBackend {
                 _ => None,
             })
             .collect();
-        streams.into_iter().try_for_each(|stream| self.driver.synchronize_stream(stream))
+        streams
+            .into_iter()
+            .try_for_each(|stream| self.driver.synchronize_stream(stream))
     }
 
     fn query_event(&self, event: InstId) -> Result<(), Fault> {
@@ -391,7 +399,10 @@ impl CudaBackend {
     /// HCCL objects (library-owned); owned memory is retired until the device is idle.
     fn release(&self, object: Object) -> Result<(), Fault> {
         match object {
-            Object::Stream(stream) | Object::Thread { stream, owned: true, .. } => self.driver.destroy_stream(stream),
+            Object::Stream(stream)
+            | Object::Thread {
+                stream, owned: true, ..
+            } => self.driver.destroy_stream(stream),
             Object::CaptureEvent(event) => self.driver.destroy_event(event),
             Object::Comm { ordinal } => {
                 lock(&self.comms).latest.retain(|_, latest| *latest != ordinal);
@@ -446,13 +457,22 @@ impl Backend for CudaBackend {
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.bind()?;
         let object = self.create_object(host.rank, object)?;
-        self.objects().insert(inst, Entry { rank: host.rank, object });
+        self.objects().insert(
+            inst,
+            Entry {
+                rank: host.rank,
+                object,
+            },
+        );
         Ok(())
     }
 
     fn destroy(&self, _host: Host, inst: InstId) -> Result<(), Fault> {
         self.bind()?;
-        let entry = self.objects().remove(&inst).ok_or_else(|| never_created("object", inst))?;
+        let entry = self
+            .objects()
+            .remove(&inst)
+            .ok_or_else(|| never_created("object", inst))?;
         self.release(entry.object)
     }
 
@@ -498,7 +518,7 @@ impl Backend for CudaBackend {
             HostCall::Access(access) => self.host_access(access, host.node),
             // The waits this backend issues (flag waits, event waits) take no timeout in
             // CUDA, so a process-wide wait timeout has nothing to set.
-            HostCall::SetWaitTimeout(_) => Ok(()),
+            HostCall::SetWaitTimeout { .. } => Ok(()),
         }
     }
 
@@ -515,7 +535,11 @@ impl Backend for CudaBackend {
         self.bind()?;
         let mut faults: Vec<Fault> = self.driver.synchronize_context().err().into_iter().collect();
         let leftovers: Vec<Entry> = self.objects().drain().map(|(_, entry)| entry).collect();
-        faults.extend(leftovers.into_iter().filter_map(|entry| self.release(entry.object).err()));
+        faults.extend(
+            leftovers
+                .into_iter()
+                .filter_map(|entry| self.release(entry.object).err()),
+        );
         faults.extend(self.free_memory());
         faults.into_iter().next().map_or(Ok(()), Err)
     }
@@ -609,7 +633,9 @@ impl Communicators {
 }
 
 fn deadline(timeout: Option<Timeout>) -> Option<Instant> {
-    timeout.and_then(Timeout::duration).map(|duration| Instant::now() + duration)
+    timeout
+        .and_then(Timeout::duration)
+        .map(|duration| Instant::now() + duration)
 }
 
 /// Checks `done` until it holds, or fails with a timeout past `deadline`.
@@ -628,7 +654,7 @@ fn poll(what: &str, deadline: Option<Instant>, mut done: impl FnMut() -> Result<
 /// A call naming an instance this backend holds no such object for.
 fn never_created(kind: &str, inst: InstId) -> Fault {
     Fault::Unsupported {
-        what: format!("a call on {kind} #{}, which this backend never created as one,", inst.0),
+        what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),
     }
 }
 
@@ -695,9 +721,10 @@ mod tests {
     /// the host then finds the kernel's bytes in `b`.
     #[test]
     fn runs_a_small_program_on_a_gpu() {
-        let backend = match load().map_err(|e| e.to_string()).and_then(|cuda| {
-            CudaBackend::new(cuda).map_err(|fault| fault.to_string())
-        }) {
+        let backend = match load()
+            .map_err(|e| e.to_string())
+            .and_then(|cuda| CudaBackend::new(cuda).map_err(|fault| fault.to_string()))
+        {
             Ok(backend) => backend,
             Err(why) => return eprintln!("skipped: no usable CUDA device: {why}"),
         };
@@ -721,30 +748,44 @@ mod tests {
         }
         let kernel_node = 42;
         let work = [
-            (first, Work::Kernel {
-                name: "pack".into(),
-                accesses: vec![whole(a, len, true)],
-            }),
+            (
+                first,
+                Work::Kernel {
+                    name: "pack".into(),
+                    accesses: vec![whole(a, len, true)],
+                },
+            ),
             (first, Work::RecordEvent(InstId(ready))),
-            (second, Work::WaitEvent {
-                event: InstId(ready),
-                timeout: None,
-            }),
-            (second, Work::Copy {
-                dst: whole(b, len, true),
-                src: whole(a, len, false),
-                via: CopyVia::Memcpy,
-            }),
+            (
+                second,
+                Work::WaitEvent {
+                    event: InstId(ready),
+                    timeout: None,
+                },
+            ),
+            (
+                second,
+                Work::Copy {
+                    dst: whole(b, len, true),
+                    src: whole(a, len, false),
+                    via: CopyVia::Memcpy,
+                },
+            ),
             (second, Work::ResetEvent(InstId(ready))),
             (second, Work::RecordNotify(InstId(done))),
-            (first, Work::WaitNotify {
-                notify: InstId(done),
-                timeout: None,
-            }),
+            (
+                first,
+                Work::WaitNotify {
+                    notify: InstId(done),
+                    timeout: None,
+                },
+            ),
             (first, Work::RecordEvent(InstId(finished))),
         ];
         for (queue, work) in &work {
-            backend.enqueue(host(1), InstId(*queue), work, NodeId(kernel_node)).expect("enqueue");
+            backend
+                .enqueue(host(1), InstId(*queue), work, NodeId(kernel_node))
+                .expect("enqueue");
         }
         let sync = HostCall::SynchronizeEvent {
             event: InstId(finished),
@@ -753,7 +794,9 @@ mod tests {
         backend.host_call(host(2), &sync).expect("synchronize");
         let copied = backend.read(&whole(b, len, false)).expect("read back");
         assert!(copied.iter().all(|&byte| byte == kernel_node as u8), "{copied:?}");
-        backend.host_call(host(3), &HostCall::SynchronizeDevice).expect("synchronize device");
+        backend
+            .host_call(host(3), &HostCall::SynchronizeDevice)
+            .expect("synchronize device");
         backend.finish().expect("finish");
     }
 }

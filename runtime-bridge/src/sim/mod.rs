@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Execution, InstId, Memory, NodeId};
+use syncguard_analyzer::exec::{Action, AgentId, Execution, InstId, Memory, NodeId};
 use syncguard_analyzer::hb::FlagKey;
 use syncguard_analyzer::model::{EventSemantics, GeTaskKind, ObjectKind};
 
@@ -108,9 +108,13 @@ impl Tables {
     }
 
     fn queue_agent(&self, queue: InstId) -> Result<usize, Fault> {
-        self.inst_agent.get(queue.index()).copied().flatten().ok_or_else(|| Fault::Unsupported {
-            what: "work on an object that is not a stream or HCCL thread".into(),
-        })
+        self.inst_agent
+            .get(queue.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| Fault::Unsupported {
+                what: "work on an object that is not a stream or HCCL thread".into(),
+            })
     }
 
     /// The flag a channel record sets on the peer, or a channel wait consumes here.
@@ -189,21 +193,11 @@ impl Sim {
             shadow: Mutex::new(Shadow::default()),
             hosts,
         });
-        let sim = Sim {
+        Sim {
             shared,
             workers: Mutex::new(Vec::new()),
             started: Instant::now(),
-        };
-        // Default streams exist without being created.
-        for (index, instance) in exec.instances.iter().enumerate() {
-            if instance.created.is_none()
-                && let Some(agent) = instance.agent
-                && matches!(exec.agent(agent).kind, AgentKind::Stream(inst) if inst.index() == index)
-            {
-                sim.start_worker(agent.index());
-            }
         }
-        sim
     }
 
     /// What went wrong, in a deterministic order.
@@ -279,7 +273,9 @@ impl Sim {
     }
 
     fn host(&self, agent: AgentId) -> MutexGuard<'_, HostClock> {
-        self.shared.hosts[agent.index()].lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.hosts[agent.index()]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// A random pause on the calling host thread.
@@ -304,8 +300,12 @@ impl Sim {
             }
             target
         };
-        self.shared
-            .block(host.agent.index(), Some(host.node), WaitOn::Queue(queue), timeout, |state| {
+        self.shared.block(
+            host.agent.index(),
+            Some(host.node),
+            WaitOn::Queue(queue),
+            timeout,
+            |state| {
                 let q = &mut state.queues[queue];
                 if q.completed < target {
                     return None;
@@ -314,7 +314,8 @@ impl Sim {
                     Some(Some(clock)) => clock.clone(),
                     _ => q.clock.clone(),
                 })
-            })
+            },
+        )
     }
 
     fn join_host(&self, agent: AgentId, clock: &VClock) {
@@ -475,7 +476,7 @@ impl Backend for Sim {
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.perturb_host(host.agent);
         match object {
-            ObjectSpec::Stream | ObjectSpec::HcclThread { stream: None, .. } => {
+            ObjectSpec::Stream | ObjectSpec::DefaultStream | ObjectSpec::HcclThread { stream: None, .. } => {
                 if let Some(agent) = self.shared.tables.inst_agent.get(inst.index()).copied().flatten() {
                     self.start_worker(agent);
                 }
@@ -557,7 +558,7 @@ impl Backend for Sim {
                 self.shared.copy_bytes(dst, src);
             }
             HostCall::Access(access) => self.host_access(host, access),
-            HostCall::SetWaitTimeout(timeout) => {
+            HostCall::SetWaitTimeout { timeout, .. } => {
                 let mut state = self.shared.lock();
                 if timeout.duration().is_some() {
                     state.wait_timeout.insert(host.rank, *timeout);
@@ -573,7 +574,9 @@ impl Backend for Sim {
         let issued = Arc::new(VClock::new(self.shared.tables.agents));
         for task in &tasks.op.tasks {
             let key = (tasks.rank, tasks.index, task.stream_id);
-            let Some(&agent) = self.shared.tables.ge_agents.get(&key) else { continue };
+            let Some(&agent) = self.shared.tables.ge_agents.get(&key) else {
+                continue;
+            };
             self.start_worker(agent);
             let work = match &task.kind {
                 GeTaskKind::HcomRecord { group, .. } => TaskWork::GroupRecord(group.clone()),

@@ -36,7 +36,9 @@ struct Region {
 impl Region {
     /// Splits the cell containing `at` so that a cell starts exactly there.
     fn split_at(&mut self, at: u64) {
-        let Some((&start, cell)) = self.cells.range_mut(..at).next_back() else { return };
+        let Some((&start, cell)) = self.cells.range_mut(..at).next_back() else {
+            return;
+        };
         if cell.end <= at {
             return;
         }

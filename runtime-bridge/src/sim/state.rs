@@ -32,10 +32,16 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WaitOn {
     /// A sync-kind event's record (or the capture-kind record `generation`).
-    Event { event: InstId, generation: Option<u64> },
+    Event {
+        event: InstId,
+        generation: Option<u64>,
+    },
     Flag(FlagKey),
     /// A GE group Record task.
-    Group { rank: u32, group: String },
+    Group {
+        rank: u32,
+        group: String,
+    },
     /// A stream or HCCL thread finishing what was issued to it (host synchronize).
     Queue(usize),
 }
@@ -86,7 +92,10 @@ pub enum Observed {
     /// Every agent that could still run is blocked: the run would hang.
     Hang(Vec<Blocked>),
     /// A wait's own timeout expired.
-    Timeout { blocked: Blocked, timeout: Timeout },
+    Timeout {
+        blocked: Blocked,
+        timeout: Timeout,
+    },
     Race(ObservedRace),
     /// A notify was recorded while still set: the first signal is lost.
     LostSignal {

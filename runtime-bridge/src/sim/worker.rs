@@ -111,9 +111,14 @@ impl Worker<'_> {
                 Work::RecordNotify(notify) => self.shared.set_flag(FlagKey::Acl(*notify), self.signal()),
                 Work::WaitNotify { notify, timeout } => self.take_flag(FlagKey::Acl(*notify), *timeout)?,
                 Work::ChannelRecord { channel, index } => {
-                    self.shared.set_flag(tables.channel_flag(*channel, *index, true), self.signal());
+                    self.shared
+                        .set_flag(tables.channel_flag(*channel, *index, true), self.signal());
                 }
-                Work::ChannelWait { channel, index, timeout } => {
+                Work::ChannelWait {
+                    channel,
+                    index,
+                    timeout,
+                } => {
                     self.take_flag(tables.channel_flag(*channel, *index, false), *timeout)?;
                 }
                 Work::ThreadRecord { target, index } => {
@@ -146,7 +151,8 @@ impl Worker<'_> {
                         notify: Some(index),
                     } = via
                     {
-                        self.shared.set_flag(tables.channel_flag(*channel, *index, true), self.signal());
+                        self.shared
+                            .set_flag(tables.channel_flag(*channel, *index, true), self.signal());
                     }
                 }
                 Work::Fence { .. } => {}
@@ -220,7 +226,9 @@ impl Worker<'_> {
         let timeout = timeout.or_else(|| self.default_timeout());
         let signal = self
             .shared
-            .block(self.agent, self.epoch.node, WaitOn::Flag(key), timeout, |state| state.flags.remove(&key))?;
+            .block(self.agent, self.epoch.node, WaitOn::Flag(key), timeout, |state| {
+                state.flags.remove(&key)
+            })?;
         self.clock.join(&signal.clock);
         Ok(())
     }
