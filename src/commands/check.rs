@@ -52,14 +52,7 @@ impl Findings {
         Diagnostic::sort(&mut self.diagnostics);
         match report.format {
             Format::Text => {
-                if !self.diagnostics.is_empty() {
-                    sources.load_deferred();
-                }
-                output::print(&render_text(
-                    &self.diagnostics,
-                    sources,
-                    TextOptions { color: report.color },
-                ));
+                print_diagnostics(&self.diagnostics, sources, report);
                 output::print(&render_proofs(&self.proofs, &self.unproved, sources, report.explain));
                 output::println(&summary_line(&self.diagnostics, self.files));
             }
@@ -73,6 +66,14 @@ impl Findings {
             }
         }
     }
+}
+
+/// Render `diagnostics` as text on standard output.
+pub fn print_diagnostics(diagnostics: &[Diagnostic], sources: &mut Sources, report: &Report) {
+    if !diagnostics.is_empty() {
+        sources.load_deferred();
+    }
+    output::print(&render_text(diagnostics, sources, TextOptions { color: report.color }));
 }
 
 pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome {

@@ -9,9 +9,10 @@ use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Program, Sources};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
 use syncguard_runtime_bridge::{Plan, RunLog, report, run as run_plan};
 
-use super::check::{Findings, Report, check_input};
+use super::check::{Findings, Report, check_input, print_diagnostics};
 use super::inputs::{collect_inputs, report as report_io};
-use crate::{BackendChoice, Outcome};
+use super::output;
+use crate::{BackendChoice, Format, Outcome};
 
 pub struct Request {
     pub path: PathBuf,
@@ -51,25 +52,32 @@ pub fn run(request: &Request) -> Outcome {
         unproved,
         files: 1,
     };
-    if request.report.fails(&findings.diagnostics) {
-        findings.print(&mut sources, &request.report, Some(("run", json!(null))));
-        eprintln!("syncguard: {} did not verify: nothing was executed", input.display);
-        return Outcome::Findings;
+    let text = request.report.format == Format::Text;
+    // Text shows the verification at once; JSON is one document, written at the end.
+    if text {
+        findings.print(&mut sources, &request.report, None);
     }
-    let params = match parameter_values(&program, &request.params) {
-        Ok(params) => params,
-        Err(message) => {
-            eprintln!("syncguard: {message}");
-            return Outcome::Failure;
+    let refuse = |findings: &mut Findings, sources: &mut Sources, run: serde_json::Value, outcome| {
+        if !text {
+            findings.print(sources, &request.report, Some(("run", run)));
         }
+        outcome
     };
-    let exec = instantiate(&program, params);
-    let plan = Plan::new(&exec);
-    let (log, run_findings) = match execute(request, &exec, &plan) {
+    if request.report.fails(&findings.diagnostics) {
+        eprintln!("syncguard: {} did not verify: nothing was executed", input.display);
+        return refuse(&mut findings, &mut sources, json!(null), Outcome::Findings);
+    }
+    let ran = parameter_values(&program, &request.params).and_then(|params| {
+        let exec = instantiate(&program, params);
+        let plan = Plan::new(&exec);
+        let (log, run_findings) = execute(request, &exec, &plan)?;
+        Ok((log, run_findings, plan.call_count(), exec))
+    });
+    let (log, run_findings, calls, exec) = match ran {
         Ok(ran) => ran,
         Err(message) => {
             eprintln!("syncguard: {message}");
-            return Outcome::Failure;
+            return refuse(&mut findings, &mut sources, json!({"error": message}), Outcome::Failure);
         }
     };
     let faults: Vec<String> = log
@@ -81,16 +89,19 @@ pub fn run(request: &Request) -> Outcome {
         request,
         exec: &exec,
         log: &log,
-        calls: plan.call_count(),
+        calls,
         findings: run_findings.len(),
     };
-    findings.diagnostics.extend(run_findings);
-    findings.print(&mut sources, &request.report, Some(("run", summary.json(&faults))));
-    for fault in &faults {
-        eprintln!("syncguard: {fault}");
-    }
-    if request.report.format == crate::Format::Text {
-        super::output::println(&summary.line());
+    let failed = request.report.fails(&run_findings);
+    if text {
+        print_diagnostics(&run_findings, &mut sources, &request.report);
+        for fault in &faults {
+            eprintln!("syncguard: {fault}");
+        }
+        output::println(&summary.line());
+    } else {
+        findings.diagnostics.extend(run_findings);
+        findings.print(&mut sources, &request.report, Some(("run", summary.json(&faults))));
     }
     if let Some(path) = &request.trace_out
         && let Err(err) = save_trace(path, &exec, &log, &sources)
@@ -100,7 +111,7 @@ pub fn run(request: &Request) -> Outcome {
     }
     if !faults.is_empty() {
         Outcome::Failure
-    } else if request.report.fails(&findings.diagnostics) {
+    } else if failed {
         Outcome::Findings
     } else {
         Outcome::Clean
@@ -177,7 +188,9 @@ fn execute(request: &Request, exec: &Execution, plan: &Plan) -> Result<(RunLog, 
 
 #[cfg(feature = "cuda")]
 fn run_cuda(plan: &Plan) -> Result<(RunLog, Vec<Diagnostic>), String> {
-    let backend = syncguard_runtime_bridge::cuda::load().map_err(|err| err.to_string())?;
+    let cuda = syncguard_runtime_bridge::cuda::load().map_err(|err| err.to_string())?;
+    let backend = syncguard_runtime_bridge::cuda::CudaBackend::new(cuda)
+        .map_err(|fault| format!("cannot start the CUDA driver: {fault}"))?;
     Ok((run_plan(plan, &backend), Vec::new()))
 }
 
