@@ -63,7 +63,7 @@ fn main() {
         .position(|a| a == "--steps")
         .and_then(|i| args.get(i + 1))
         .and_then(|n| n.parse().ok())
-        .unwrap_or(20_000);
+        .unwrap_or(5_000);
     let text = program(steps);
 
     let started = Instant::now();
