@@ -99,3 +99,30 @@ fn a_wait_after_a_synchronized_reset_needs_a_new_record() {
                aclrtStreamWaitEvent(s2, ev);";
     assert!(codes(src).contains("SG104"));
 }
+
+/// s1 waits before anything records the event, then records it itself: that record is
+/// queued behind the wait and can never set the flag first.
+fn wait_then_own_record(other_record: &str) -> String {
+    format!(
+        "let s1 = aclrtCreateStream();
+         let s2 = aclrtCreateStream();
+         let ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+         aclrtStreamWaitEvent(s1, ev);
+         aclrtRecordEvent(ev, s1);
+         {other_record}
+         aclrtSynchronizeDevice();
+         aclrtDestroyEvent(ev);"
+    )
+}
+
+#[test]
+fn a_record_queued_behind_the_wait_cannot_satisfy_it_but_a_record_elsewhere_can() {
+    // Found by the simulator (differential test): the wait passes on s2's record.
+    let satisfied = codes(&wait_then_own_record("aclrtRecordEvent(ev, s2);"));
+    assert!(
+        !satisfied.contains("SG501") && !satisfied.contains("SG502"),
+        "{satisfied:?}"
+    );
+    let alone = codes(&wait_then_own_record(""));
+    assert!(alone.contains("SG501"), "waiting for its own later record: {alone:?}");
+}

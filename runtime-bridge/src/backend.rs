@@ -10,6 +10,7 @@
 //! a loop is a new instance in every iteration, as it is a new handle at run time.
 
 use std::fmt;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use syncguard_analyzer::exec::{Access, AgentId, InstId, NodeId};
@@ -264,4 +265,22 @@ pub trait Backend: Sync {
     /// Called after every host thread has finished: waits until the devices are idle
     /// (or the run is known to hang) and releases what the run left behind.
     fn finish(&self) -> Result<(), Fault>;
+}
+
+/// A backend asked about an object it never created (a plan and backend out of step).
+pub(crate) fn never_created(kind: &str, inst: InstId) -> Fault {
+    Fault::Unsupported {
+        what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),
+    }
+}
+
+/// The byte a kernel writes: the low byte of its call's node id, so that copies
+/// visibly move what each kernel wrote.
+pub(crate) fn fill_byte(node: NodeId) -> u8 {
+    node.0 as u8
+}
+
+/// Locks `mutex`; a panic on another thread leaves the data as usable as it was.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

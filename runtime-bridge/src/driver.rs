@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use syncguard_analyzer::exec::{AgentId, NodeId};
 use syncguard_analyzer::trace::write::TracedCall;
 
-use crate::backend::{Backend, Fault, GroupTasks, Host, ObjectSpec};
+use crate::backend::{Backend, Fault, GroupTasks, Host, ObjectSpec, lock};
 use crate::plan::{Call, Plan, Script};
 
 /// What a run did.
@@ -103,7 +103,7 @@ impl<'a> Player<'a, '_, '_> {
                 break;
             }
         }
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).calls.extend(calls);
+        lock(self.log).calls.extend(calls);
         self.backend.host_finished(agent);
     }
 
@@ -130,11 +130,7 @@ impl<'a> Player<'a, '_, '_> {
 
     fn fault(&self, node: Option<NodeId>, fault: Fault) {
         if fault != Fault::Aborted {
-            self.log
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .faults
-                .push((node, fault));
+            lock(self.log).faults.push((node, fault));
         }
     }
 }

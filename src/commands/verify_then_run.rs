@@ -7,7 +7,7 @@ use syncguard_analyzer::exec::{Execution, instantiate};
 use syncguard_analyzer::trace::write::write_trace;
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Program, Sources};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
-use syncguard_runtime_bridge::{Plan, RunLog, report, run as run_plan};
+use syncguard_runtime_bridge::{Fault, Plan, RunLog, report, run as run_plan};
 
 use super::check::{Findings, Report, check_input, print_diagnostics};
 use super::inputs::{collect_inputs, report as report_io};
@@ -109,9 +109,12 @@ pub fn run(request: &Request) -> Outcome {
         eprintln!("syncguard: cannot write {}: {err}", path.display());
         return Outcome::Failure;
     }
-    if !faults.is_empty() {
+    // A wait that timed out is the program's fault (exit 1); any other failed call is
+    // the runtime's or the environment's (exit 2).
+    let timed_out = |(_, fault): &(_, Fault)| matches!(fault, Fault::Timeout { .. });
+    if !log.faults.iter().all(timed_out) {
         Outcome::Failure
-    } else if failed {
+    } else if failed || !log.faults.is_empty() {
         Outcome::Findings
     } else {
         Outcome::Clean

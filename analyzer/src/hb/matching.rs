@@ -101,7 +101,7 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             EventSemantics::Sync => {
                 let state = sync_events.entry(event).or_insert_with(|| SyncEventState::new(event));
                 match kind {
-                    EventOp::Record => state.record(id, matching),
+                    EventOp::Record => state.record(id, exec, matching),
                     EventOp::Wait => state.wait(id, exec, &host_view, matching),
                     EventOp::Reset => state.reset(id, matching),
                     EventOp::HostSync => {
@@ -134,13 +134,18 @@ enum EventOp {
 /// - a wait with no record yet is satisfied by the next record, even one issued later
 ///   and even past a reset that cannot run before the wait (the wait's own stream);
 /// - a wait issued after a reset that need not have executed yet can still see the
-///   previous record: it binds to that record, and SG103 reports the hazard.
+///   previous record: it binds to that record, and SG103 reports the hazard;
+/// - a record queued behind a wait on the wait's own stream cannot set the flag before
+///   that wait runs: the wait binds to the next record issued elsewhere, and only if
+///   there is none, to that record (a self-deadlock).
 struct SyncEventState {
     current: EventCycle,
     /// Index in `Matching::event_cycles` of the last closed cycle.
     previous: Option<usize>,
     /// Waits not yet satisfied by any record.
     pending: Vec<NodeId>,
+    /// For a pending wait, the first record issued behind it on its own stream.
+    behind: HashMap<NodeId, NodeId>,
 }
 
 impl SyncEventState {
@@ -152,14 +157,20 @@ impl SyncEventState {
             },
             previous: None,
             pending: Vec::new(),
+            behind: HashMap::new(),
         }
     }
 
-    fn record(&mut self, id: NodeId, matching: &mut Matching) {
-        if self.current.records.is_empty() {
-            matching.edges.extend(self.pending.iter().map(|&wait| (id, wait)));
-            self.current.waits.append(&mut self.pending);
+    fn record(&mut self, id: NodeId, exec: &Execution, matching: &mut Matching) {
+        let agent = exec.node(id).agent;
+        let (queued_behind, satisfied): (Vec<NodeId>, Vec<NodeId>) =
+            self.pending.drain(..).partition(|&wait| exec.node(wait).agent == agent);
+        for &wait in &queued_behind {
+            self.behind.entry(wait).or_insert(id);
         }
+        self.pending = queued_behind;
+        matching.edges.extend(satisfied.iter().map(|&wait| (id, wait)));
+        self.current.waits.extend(satisfied);
         self.current.records.push(id);
     }
 
@@ -199,7 +210,12 @@ impl SyncEventState {
     }
 
     fn finish(mut self, matching: &mut Matching) {
-        matching.unsatisfied.append(&mut self.pending);
+        for wait in self.pending.drain(..) {
+            match self.behind.get(&wait) {
+                Some(&record) => matching.edges.push((record, wait)),
+                None => matching.unsatisfied.push(wait),
+            }
+        }
         if !self.current.records.is_empty() || !self.current.waits.is_empty() {
             matching.event_cycles.push(self.current);
         }

@@ -24,7 +24,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use syncguard_analyzer::exec::{Access, InstId, NodeId};
 use syncguard_analyzer::model::{EventCreator, EventSemantics};
 
-use crate::backend::{Backend, BufferSpace, CopyVia, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work};
+use crate::backend::{
+    Backend, BufferSpace, CopyVia, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work, fill_byte, lock,
+    never_created,
+};
 use hccl::{ChannelHandle, Comm, Hccl, ThreadHandle};
 use loader::Candidate;
 pub use loader::LoadError;
@@ -702,11 +705,6 @@ impl Objects {
 
 /// A call naming an instance this backend holds no such object for (its creation
 /// failed, or the plan names something no call created).
-fn never_created(kind: &str, inst: InstId) -> Fault {
-    Fault::Unsupported {
-        what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),
-    }
-}
 
 /// The ACL creator for an event: the program's own creator and flags, and for a CUDA
 /// event (whose flags are CUDA's) the ACL event with the same semantics. A capture-kind
@@ -740,15 +738,6 @@ fn seconds(timeout: Option<Timeout>) -> u32 {
 
 fn clamp_i32(value: i64) -> i32 {
     value.clamp(i32::MIN.into(), i32::MAX.into()) as i32
-}
-
-/// The byte a call writes: the low byte of its node id.
-fn fill_byte(node: NodeId) -> u8 {
-    node.0 as u8
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

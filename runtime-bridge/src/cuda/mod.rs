@@ -24,7 +24,10 @@ use syncguard_analyzer::exec::{Access, InstId, NodeId};
 use syncguard_analyzer::model::EventSemantics;
 
 use crate::acl::loader::{self, Candidate, LoadError};
-use crate::backend::{Backend, BufferSpace, CopyVia, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work};
+use crate::backend::{
+    Backend, BufferSpace, CopyVia, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work, fill_byte, lock,
+    never_created,
+};
 use driver::{Allocation, Context, Driver, Event, Span, Stream};
 use flags::{Flag, Flags, NotifyBank};
 
@@ -652,20 +655,6 @@ fn poll(what: &str, deadline: Option<Instant>, mut done: impl FnMut() -> Result<
 }
 
 /// A call naming an instance this backend holds no such object for.
-fn never_created(kind: &str, inst: InstId) -> Fault {
-    Fault::Unsupported {
-        what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),
-    }
-}
-
-/// The byte a call writes: the low byte of its node id.
-fn fill_byte(node: NodeId) -> u8 {
-    node.0 as u8
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ use syncguard_analyzer::model::{EventSemantics, GeTaskKind, ObjectKind};
 pub use shadow::ObservedRace;
 pub use state::{Blocked, Observed, WaitOn};
 
-use crate::backend::{Backend, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work};
+use crate::backend::{Backend, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work, lock};
 use clock::{Epoch, Signal, VClock};
 use shadow::Shadow;
 use state::{State, Status, Task, TaskWork};
@@ -179,7 +179,7 @@ impl Sim {
                     clock: VClock::new(agents),
                     issued: None,
                     rng: agent_rng(options.seed, agent),
-                    slow: is_slow(options.seed, agent),
+                    slow: is_slow(options.seed, agent, agents),
                 })
             })
             .collect();
@@ -249,7 +249,7 @@ impl Sim {
             .name(format!("sim-agent-{agent}"))
             .spawn(move || worker::run(&shared, agent));
         match handle {
-            Ok(handle) => self.workers.lock().unwrap_or_else(|e| e.into_inner()).push(handle),
+            Ok(handle) => lock(&self.workers).push(handle),
             Err(_) => {
                 let mut state = self.shared.lock();
                 self.shared.abort(&mut state);
@@ -273,9 +273,7 @@ impl Sim {
     }
 
     fn host(&self, agent: AgentId) -> MutexGuard<'_, HostClock> {
-        self.shared.hosts[agent.index()]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.shared.hosts[agent.index()])
     }
 
     /// A random pause on the calling host thread.
@@ -342,7 +340,7 @@ impl Sim {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Blocks `agent` until `ready` yields a value, the run is stopped, or `timeout`
@@ -428,11 +426,7 @@ impl Shared {
 
     /// Checks and records one access in shadow memory, then touches the real bytes.
     fn access(&self, access: &syncguard_analyzer::exec::Access, epoch: Epoch, clock: &VClock, fill: u8) {
-        let races = self
-            .shadow
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .access(access, epoch, clock);
+        let races = lock(&self.shadow).access(access, epoch, clock);
         if !races.is_empty() {
             let mut state = self.lock();
             state.observed.extend(races.into_iter().map(Observed::Race));
@@ -442,7 +436,7 @@ impl Shared {
         if access.write
             && let Some(memory) = self.memory.get(&access.memory)
         {
-            let mut bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+            let mut bytes = lock(memory);
             let end = (access.end as usize).min(bytes.len());
             let start = (access.start as usize).min(end);
             bytes[start..end].fill(fill);
@@ -453,14 +447,14 @@ impl Shared {
     fn copy_bytes(&self, dst: &syncguard_analyzer::exec::Access, src: &syncguard_analyzer::exec::Access) {
         let data = match self.memory.get(&src.memory) {
             Some(memory) => {
-                let bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+                let bytes = lock(memory);
                 let end = (src.end as usize).min(bytes.len());
                 bytes[(src.start as usize).min(end)..end].to_vec()
             }
             None => return,
         };
         if let Some(memory) = self.memory.get(&dst.memory) {
-            let mut bytes = memory.lock().unwrap_or_else(|e| e.into_inner());
+            let mut bytes = lock(memory);
             let start = (dst.start as usize).min(bytes.len());
             let len = data.len().min(bytes.len() - start).min((dst.end - dst.start) as usize);
             bytes[start..start + len].copy_from_slice(&data[..len]);
@@ -624,7 +618,7 @@ impl Backend for Sim {
             // Every host has finished and nothing is queued: the idle workers can exit.
             self.shared.abort(&mut state);
         }
-        for worker in self.workers.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        for worker in lock(&self.workers).drain(..) {
             let _ = worker.join();
         }
         Ok(())
@@ -679,11 +673,13 @@ impl Pause {
     }
 }
 
-/// Whether `agent` is one of the run's slow agents: about one in four, chosen by the
-/// seed, pauses before every op. Races between agents mostly resolve one way when all
-/// run at the same pace; a slow one lets the others overtake it.
-fn is_slow(seed: u64, agent: usize) -> bool {
-    agent_rng(seed.rotate_left(31) ^ 0x5157, agent).random_range(0..4u32) == 0
+/// Whether `agent` is one of the run's slow agents, which pause before every op. Races
+/// between agents mostly resolve one way when all run at the same pace; a slow one lets
+/// the others overtake it. Seed `s` always slows agent `s mod agents` (so that a few
+/// consecutive seeds slow each agent in turn), and about one in four of the others.
+fn is_slow(seed: u64, agent: usize, agents: usize) -> bool {
+    seed % agents.max(1) as u64 == agent as u64
+        || agent_rng(seed.rotate_left(31) ^ 0x5157, agent).random_range(0..4u32) == 0
 }
 
 fn pause(rng: &mut StdRng, jitter: Duration, slow: bool) -> Pause {

@@ -10,7 +10,7 @@ use syncguard_analyzer::hb::FlagKey;
 use super::clock::{Epoch, Signal, VClock};
 use super::state::{Status, Task, TaskWork, WaitOn};
 use super::{Shared, agent_rng, is_slow, pause};
-use crate::backend::{CopyVia, Fault, Timeout, Work};
+use crate::backend::{CopyVia, Fault, Timeout, Work, fill_byte};
 use syncguard_analyzer::model::EventSemantics;
 
 /// The agent's thread: take a task, run it, publish the clock; until the run stops.
@@ -18,7 +18,7 @@ pub(super) fn run(shared: &Shared, agent: usize) {
     let mut clock = VClock::new(shared.tables.agents);
     // Device agents draw from a stream of their own, apart from any host's.
     let mut rng = agent_rng(shared.options.seed.rotate_left(17), agent);
-    let slow = is_slow(shared.options.seed, agent);
+    let slow = is_slow(shared.options.seed, agent, shared.tables.agents);
     while let Some(task) = next_task(shared, agent) {
         pause(&mut rng, shared.options.jitter, slow).apply();
         clock.join(&task.issued);
@@ -241,7 +241,7 @@ impl Worker<'_> {
 
     /// The byte a kernel writes: its call, so that copies visibly move data.
     fn fill(&self) -> u8 {
-        self.epoch.node.map_or(0xff, |n| n.0 as u8)
+        self.epoch.node.map_or(0xff, fill_byte)
     }
 
     /// Kernels and copies take time.

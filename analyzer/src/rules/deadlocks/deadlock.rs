@@ -68,13 +68,20 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         let mut diagnostic = Diagnostic::new(
             &Deadlock::INFO,
             analysis.span(primary),
-            format!("deadlock: {} wait for each other forever", agents.join(" and ")),
+            match agents.as_slice() {
+                [agent] => format!("deadlock: {agent} waits forever for an op queued behind its own wait"),
+                _ => format!("deadlock: {} wait for each other forever", agents.join(" and ")),
+            },
         )
         .with_label(format!(
             "{} waits for {awaited}, which can only run after this wait",
             analysis.describe(primary)
         ))
-        .with_help("break the cycle: record the signal the other side needs before waiting for its signal");
+        .with_help(if agents.len() == 1 {
+            "issue the signal before the wait, or from another stream: nothing behind a wait on a stream runs before it"
+        } else {
+            "break the cycle: record the signal the other side needs before waiting for its signal"
+        });
         for (step, &node) in ordered.iter().enumerate().skip(1) {
             diagnostic = diagnostic.with_related(
                 analysis.span(node),
