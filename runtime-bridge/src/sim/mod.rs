@@ -14,6 +14,7 @@
 //! stopped and reported as a hang with who waits on what, instead of hanging.
 
 mod clock;
+mod memory;
 mod shadow;
 mod state;
 mod worker;
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use syncguard_analyzer::exec::{Action, AgentId, Execution, InstId, Memory, NodeId};
+use syncguard_analyzer::exec::{AgentId, Execution, InstId, Memory, NodeId};
 use syncguard_analyzer::hb::FlagKey;
 use syncguard_analyzer::model::{EventSemantics, GeTaskKind, ObjectKind};
 
@@ -34,6 +35,7 @@ pub use state::{Blocked, Observed, WaitOn};
 
 use crate::backend::{Backend, Fault, GroupTasks, Host, HostCall, ObjectSpec, Timeout, Work, lock};
 use clock::{Epoch, Signal, VClock};
+use memory::Memories;
 use shadow::Shadow;
 use state::{State, Status, Task, TaskWork};
 
@@ -139,7 +141,7 @@ struct Shared {
     /// Notified when a queue completes a task or the run stops.
     progress: Condvar,
     shadow: Mutex<Shadow>,
-    memory: HashMap<Memory, Mutex<Vec<u8>>>,
+    memory: Memories,
     /// Host threads' clocks (indexed by agent; device entries unused), with the
     /// snapshot shared by the work they issue until the clock changes.
     hosts: Vec<Mutex<HostClock>>,
@@ -185,7 +187,7 @@ impl Sim {
             .collect();
         let shared = Arc::new(Shared {
             options,
-            memory: allocate_memory(exec),
+            memory: Memories::default(),
             tables,
             state: Mutex::new(State::new(agents)),
             wakers: (0..agents).map(|_| Condvar::new()).collect(),
@@ -206,6 +208,11 @@ impl Sim {
         observed.sort_by_key(|o| format!("{o:?}"));
         observed.dedup_by_key(|o| format!("{o:?}"));
         observed
+    }
+
+    /// Bytes `start..end` of `memory` as the run left them.
+    pub fn bytes(&self, memory: Memory, start: u64, end: u64) -> Vec<u8> {
+        self.shared.memory.read(memory, start, end)
     }
 
     /// Device ops executed.
@@ -433,32 +440,15 @@ impl Shared {
         }
         // Writes change the bytes (so that copies visibly move data); a read changes
         // nothing, and shadow memory has already checked it.
-        if access.write
-            && let Some(memory) = self.memory.get(&access.memory)
-        {
-            let mut bytes = lock(memory);
-            let end = (access.end as usize).min(bytes.len());
-            let start = (access.start as usize).min(end);
-            bytes[start..end].fill(fill);
+        if access.write {
+            self.memory.fill(access.memory, access.start, access.end, fill);
         }
     }
 
     /// Copies the bytes of `src` into `dst` (shadow memory is updated by the caller).
     fn copy_bytes(&self, dst: &syncguard_analyzer::exec::Access, src: &syncguard_analyzer::exec::Access) {
-        let data = match self.memory.get(&src.memory) {
-            Some(memory) => {
-                let bytes = lock(memory);
-                let end = (src.end as usize).min(bytes.len());
-                bytes[(src.start as usize).min(end)..end].to_vec()
-            }
-            None => return,
-        };
-        if let Some(memory) = self.memory.get(&dst.memory) {
-            let mut bytes = lock(memory);
-            let start = (dst.start as usize).min(bytes.len());
-            let len = data.len().min(bytes.len() - start).min((dst.end - dst.start) as usize);
-            bytes[start..start + len].copy_from_slice(&data[..len]);
-        }
+        let len = (dst.end - dst.start).min(src.end - src.start);
+        self.memory.copy(dst.memory, dst.start, src.memory, src.start, len);
     }
 }
 
@@ -693,22 +683,4 @@ fn pause(rng: &mut StdRng, jitter: Duration, slow: bool) -> Pause {
         _ if jitter.is_zero() => Pause::Yield,
         _ => Pause::Sleep(Duration::from_nanos(rng.random_range(0..=jitter.as_nanos() as u64))),
     }
-}
-
-/// Real memory for every region the run touches, sized to the furthest byte touched
-/// (an HCCL buffer is hundreds of MiB; a run touches a few KiB of it).
-fn allocate_memory(exec: &Execution) -> HashMap<Memory, Mutex<Vec<u8>>> {
-    let mut extent: HashMap<Memory, u64> = HashMap::new();
-    for node in &exec.nodes {
-        if let Action::Access(accesses) = &node.action {
-            for access in accesses {
-                let end = extent.entry(access.memory).or_default();
-                *end = (*end).max(access.end);
-            }
-        }
-    }
-    extent
-        .into_iter()
-        .map(|(memory, end)| (memory, Mutex::new(vec![0u8; end.min(1 << 32) as usize])))
-        .collect()
 }
