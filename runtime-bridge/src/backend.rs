@@ -267,7 +267,8 @@ pub trait Backend: Sync {
     fn finish(&self) -> Result<(), Fault>;
 }
 
-/// A backend asked about an object it never created (a plan and backend out of step).
+/// A call naming an instance this backend holds no such object for (its creation
+/// failed, or the plan names something no call created).
 pub(crate) fn never_created(kind: &str, inst: InstId) -> Fault {
     Fault::Unsupported {
         what: format!("a call naming {kind} #{} (never created on this backend)", inst.0),

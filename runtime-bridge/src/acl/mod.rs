@@ -703,9 +703,6 @@ impl Objects {
     }
 }
 
-/// A call naming an instance this backend holds no such object for (its creation
-/// failed, or the plan names something no call created).
-
 /// The ACL creator for an event: the program's own creator and flags, and for a CUDA
 /// event (whose flags are CUDA's) the ACL event with the same semantics. A capture-kind
 /// event still needs `ACL_EVENT_SYNC` to be waited on.

@@ -654,8 +654,6 @@ fn poll(what: &str, deadline: Option<Instant>, mut done: impl FnMut() -> Result<
     }
 }
 
-/// A call naming an instance this backend holds no such object for.
-
 #[cfg(test)]
 mod tests {
     use syncguard_analyzer::exec::{AgentId, Memory};
