@@ -164,7 +164,11 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
 
     fn line(&self, group: &[NodeId], ts_ns: u64) -> Option<Value> {
         let node = self.exec.node(group[0]);
-        let api = api::lookup(node.op.api)?;
+        let api = match node.op.kind {
+            // A trace has no SuperKernel lines: the launch is the kernel it runs as.
+            OpKind::LaunchSuperKernel(_) => api::lookup("kernel")?,
+            _ => api::lookup(node.op.api)?,
+        };
         let fields = match (&node.op.kind, &node.action) {
             // The pseudo-op's range is its arguments: `{"buf", "off", "len"}`.
             (OpKind::HostAccess { .. }, Action::Access(accesses)) => self.pointer(accesses.first()?),
@@ -351,6 +355,12 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 args.push(Arg::new(ArgKind::Str, json!(name)));
+                args.extend(self.footprint(accesses));
+            }
+            (OpKind::LaunchSuperKernel(id), Action::Access(accesses)) => {
+                let superkernel = &self.exec.program.superkernels[id.index()];
+                args.push(Arg::new(ArgKind::Stream, object(superkernel.stream)));
+                args.push(Arg::new(ArgKind::Str, json!(superkernel.name)));
                 args.extend(self.footprint(accesses));
             }
             (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
