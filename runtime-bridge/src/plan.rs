@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Execution, InstId, NodeId};
+use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Env, Execution, InstId, NodeId};
 use syncguard_analyzer::model::{self, MemorySpace, ObjId, ObjectKind, OpKind, Program};
 
 use crate::backend::{BufferSpace, CopyVia, HostCall, ObjectSpec, Timeout, Work};
@@ -61,6 +61,7 @@ impl<'e, 'p> Plan<'e, 'p> {
                 })
             })
             .collect();
+        let envs: Vec<Env> = (0..exec.ranks).map(|rank| exec.host_env(rank)).collect();
         let mut live = LiveObjects::default();
         // Objects that exist without a creating call (the default stream).
         for (index, instance) in exec.instances.iter().enumerate() {
@@ -82,7 +83,9 @@ impl<'e, 'p> Plan<'e, 'p> {
             if same_call {
                 continue;
             }
-            let Some(call) = call_of(exec, &live, id) else { continue };
+            let Some(call) = call_of(exec, &envs, &live, id) else {
+                continue;
+            };
             if let Some(Some(script)) = scripts.get_mut(node.host.index()) {
                 script.steps.push(Step { node: id, call });
             }
@@ -127,15 +130,10 @@ impl LiveObjects {
     }
 }
 
-fn call_of(exec: &Execution, live: &LiveObjects, id: NodeId) -> Option<Call> {
+fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Option<Call> {
     let node = exec.node(id);
     let rank = node.rank(exec);
-    let env = syncguard_analyzer::exec::Env {
-        params: exec.params.clone(),
-        rank: rank as i64,
-        vars: vec![None; exec.program.vars.len()],
-        core: None,
-    };
+    let env = &envs[rank as usize];
     let timeout = |t: &Option<model::Timeout>| {
         t.as_ref().and_then(|t| {
             Some(Timeout {

@@ -238,6 +238,17 @@ impl<'p> Execution<'p> {
         }
     }
 
+    /// The environment a host call of `rank` is evaluated in, outside any loop (what a
+    /// runtime or a trace needs of the few arguments the nodes do not resolve).
+    pub fn host_env(&self, rank: u32) -> Env {
+        Env {
+            params: self.params.clone(),
+            rank: i64::from(rank),
+            vars: vec![None; self.program.vars.len()],
+            core: None,
+        }
+    }
+
     /// "N = 2, PROFILE = 0" when the program has parameters.
     pub fn assignment(&self) -> Option<String> {
         if self.program.params.is_empty() {

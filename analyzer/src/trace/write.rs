@@ -153,13 +153,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
     }
 
     fn env_eval(&self, node: NodeId, expr: &crate::model::Expr) -> Option<i64> {
-        let env = crate::exec::Env {
-            params: self.exec.params.clone(),
-            rank: i64::from(self.exec.node(node).rank(self.exec)),
-            vars: vec![None; self.exec.program.vars.len()],
-            core: None,
-        };
-        env.eval(expr).ok()
+        self.exec.host_env(self.exec.node(node).rank(self.exec)).eval(expr).ok()
     }
 
     fn line(&self, group: &[NodeId], ts_ns: u64) -> Option<Value> {
