@@ -214,3 +214,41 @@ fn one_file_at_a_time() {
     let missing = syncguard(&["verify-then-run", "examples/no-such.sync"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn values_the_sampled_runs_did_not_cover_are_verified_before_they_run() {
+    // A race only with 6 ranks: the sampled runs (N = 2, 3, 4) cannot see it.
+    let program = "\
+target A3;
+ranks N in 2..=8;
+let s1 = aclrtCreateStream();
+let s2 = aclrtCreateStream();
+let x = aclrtMalloc(4096, ACL_MEM_MALLOC_HUGE_FIRST);
+if N == 6 {
+    kernel(s1, \"a\", writes: [x]);
+    kernel(s2, \"b\", writes: [x]);
+}
+aclrtSynchronizeStream(s1);
+aclrtSynchronizeStream(s2);
+aclrtFree(x);
+aclrtDestroyStream(s1);
+aclrtDestroyStream(s2);
+";
+    let path = scratch_dir("sampled").join("race-at-six.sync");
+    std::fs::write(&path, program).unwrap();
+    let path = path.to_str().unwrap();
+    assert_eq!(syncguard(&["check", path]).status.code(), Some(0));
+    assert_eq!(
+        syncguard(&["verify-then-run", path, "--param", "N=5"]).status.code(),
+        Some(0)
+    );
+    let six = syncguard(&["verify-then-run", path, "--param", "N=6"]);
+    assert_eq!(six.status.code(), Some(1));
+    let stdout = text(&six.stdout);
+    assert!(
+        stdout.contains("SG601") && stdout.contains("found with N = 6"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("ran on"));
+    assert!(text(&six.stderr).contains("did not verify with these values: nothing was executed"));
+}

@@ -141,20 +141,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             }
             continue;
         }
-        let hb = HappensBefore::build(&exec);
-        let analysis = Analysis {
-            program,
-            exec: &exec,
-            hb: &hb,
-            smt: options,
-        };
-        let mut found = unevaluable_calls(&exec);
-        for rule in RULES {
-            if let Check::Execution(check) = rule.check {
-                check(&analysis, &mut found);
-            }
-        }
-        for mut diagnostic in found {
+        for mut diagnostic in execution_findings(program, &exec, options) {
             // The same finding in several runs is reported once, for the first run.
             if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
                 if let Some(assignment) = exec.assignment() {
@@ -184,6 +171,44 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         proofs: proved.proofs,
         unproved,
     }
+}
+
+/// What the happens-before rules find on one concrete execution.
+fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
+    let hb = HappensBefore::build(exec);
+    let analysis = Analysis {
+        program,
+        exec,
+        hb: &hb,
+        smt: options,
+    };
+    let mut found = unevaluable_calls(exec);
+    for rule in RULES {
+        if let Check::Execution(check) = rule.check {
+            check(&analysis, &mut found);
+        }
+    }
+    found
+}
+
+/// The happens-before findings for one parameter assignment (values by `ParamId`), for
+/// values the sampled runs of [`analyze_with`] may not have covered.
+pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOptions) -> Vec<Diagnostic> {
+    let exec = instantiate(program, params);
+    let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
+    if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
+        return vec![too_large(program, &exec)];
+    }
+    let mut found = execution_findings(program, &exec, options);
+    if let Some(assignment) = exec.assignment() {
+        found = found
+            .into_iter()
+            .map(|d| d.with_note(format!("found with {assignment}")))
+            .collect();
+    }
+    Diagnostic::sort(&mut found);
+    found.dedup();
+    found
 }
 
 /// A solver counterexample adds its note (the smallest values, the rank, the index) to

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use syncguard_analyzer::exec::{Execution, instantiate};
 use syncguard_analyzer::trace::write::write_trace;
-use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Program, Sources};
+use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Program, Sources, analyze_assignment};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
 use syncguard_runtime_bridge::{Fault, Plan, RunLog, report, run as run_plan};
 
@@ -67,13 +67,32 @@ pub fn run(request: &Request) -> Outcome {
         eprintln!("syncguard: {} did not verify: nothing was executed", input.display);
         return refuse(&mut findings, &mut sources, json!(null), Outcome::Findings);
     }
-    let ran = parameter_values(&program, &request.params).and_then(|params| {
-        let exec = instantiate(&program, params);
-        let plan = Plan::new(&exec);
-        let (log, run_findings) = execute(request, &exec, &plan)?;
-        Ok((log, run_findings, plan.call_count(), exec))
-    });
-    let (log, run_findings, calls, exec) = match ran {
+    let params = match parameter_values(&program, &request.params) {
+        Ok(params) => params,
+        Err(message) => {
+            eprintln!("syncguard: {message}");
+            return refuse(&mut findings, &mut sources, json!({"error": message}), Outcome::Failure);
+        }
+    };
+    // The sampled runs may not include the values chosen for this one: check it too.
+    if !program.params.is_empty() {
+        let instance = analyze_assignment(&program, params.clone(), &request.overrides.smt);
+        if request.report.fails(&instance) {
+            if text {
+                print_diagnostics(&instance, &mut sources, &request.report);
+            }
+            findings.diagnostics.extend(instance);
+            eprintln!(
+                "syncguard: {} did not verify with these values: nothing was executed",
+                input.display
+            );
+            return refuse(&mut findings, &mut sources, json!(null), Outcome::Findings);
+        }
+    }
+    let exec = instantiate(&program, params);
+    let plan = Plan::new(&exec);
+    let calls = plan.call_count();
+    let (log, run_findings) = match execute(request, &exec, &plan) {
         Ok(ran) => ran,
         Err(message) => {
             eprintln!("syncguard: {message}");
