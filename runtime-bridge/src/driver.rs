@@ -39,8 +39,13 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
                 }
             }
         }
+        // Every main thread counts as running before any of them starts: one that runs
+        // ahead and blocks must not see the others as not started, which would look
+        // like a hang.
         for &main in &plan.mains {
             backend.host_started(main, None);
+        }
+        for &main in &plan.mains {
             let player = &player;
             scope.spawn(move || player.play(scope, main));
         }
@@ -131,6 +136,79 @@ impl<'a> Player<'a, '_, '_> {
     fn fault(&self, node: Option<NodeId>, fault: Fault) {
         if fault != Fault::Aborted {
             lock(self.log).faults.push((node, fault));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syncguard_analyzer::exec::{InstId, instantiate};
+    use syncguard_analyzer::{Sources, check_sync_bytes};
+
+    use super::*;
+    use crate::backend::{HostCall, Work};
+
+    /// Records the order of the calls it receives.
+    #[derive(Default)]
+    struct Recorder {
+        events: Mutex<Vec<String>>,
+    }
+
+    impl Recorder {
+        fn push(&self, event: String) -> Result<(), Fault> {
+            lock(&self.events).push(event);
+            Ok(())
+        }
+    }
+
+    impl Backend for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn create(&self, host: Host, _: InstId, _: &ObjectSpec) -> Result<(), Fault> {
+            self.push(format!("call from rank {}", host.rank))
+        }
+        fn destroy(&self, host: Host, _: InstId) -> Result<(), Fault> {
+            self.push(format!("call from rank {}", host.rank))
+        }
+        fn enqueue(&self, host: Host, _: InstId, _: &Work, _: NodeId) -> Result<(), Fault> {
+            self.push(format!("call from rank {}", host.rank))
+        }
+        fn host_call(&self, host: Host, _: &HostCall) -> Result<(), Fault> {
+            self.push(format!("call from rank {}", host.rank))
+        }
+        fn group_tasks(&self, _: GroupTasks<'_>) -> Result<(), Fault> {
+            Ok(())
+        }
+        fn host_started(&self, agent: AgentId, _: Option<AgentId>) {
+            lock(&self.events).push(format!("started {}", agent.0));
+        }
+        fn finish(&self) -> Result<(), Fault> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_rank_counts_as_started_before_any_rank_makes_a_call() {
+        let text = "ranks 4;\nlet s = aclrtCreateStream();\naclrtSynchronizeStream(s);\naclrtDestroyStream(s);\n";
+        let checked = check_sync_bytes(&mut Sources::default(), "four.sync", text.as_bytes());
+        let exec = instantiate(&checked.program, Vec::new());
+        let plan = Plan::new(&exec);
+        for _ in 0..20 {
+            let recorder = Recorder::default();
+            run(&plan, &recorder);
+            let events = lock(&recorder.events).clone();
+            let first_call = events
+                .iter()
+                .position(|e| e.starts_with("call"))
+                .expect("calls were made");
+            let started = events.iter().filter(|e| e.starts_with("started")).count();
+            assert_eq!(started, 4);
+            assert!(
+                events[..first_call].iter().all(|e| e.starts_with("started")),
+                "{events:?}"
+            );
+            assert_eq!(first_call, 4, "{events:?}");
         }
     }
 }
