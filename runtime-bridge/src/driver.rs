@@ -31,6 +31,12 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
         start,
         log: &shared,
     };
+    // Every main thread counts as running before anything starts: an agent that runs
+    // ahead and blocks (a GE task, a rank) must not see the others as not started,
+    // which would look like a hang.
+    for &main in &plan.mains {
+        backend.host_started(main, None);
+    }
     std::thread::scope(|scope| {
         for (index, op) in plan.exec.program.ge_ops.iter().enumerate() {
             for rank in 0..plan.exec.ranks {
@@ -38,12 +44,6 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
                     player.fault(None, fault);
                 }
             }
-        }
-        // Every main thread counts as running before any of them starts: one that runs
-        // ahead and blocks must not see the others as not started, which would look
-        // like a hang.
-        for &main in &plan.mains {
-            backend.host_started(main, None);
         }
         for &main in &plan.mains {
             let player = &player;
@@ -53,7 +53,7 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
     if let Err(fault) = backend.finish() {
         player.fault(None, fault);
     }
-    let mut log = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut log = shared.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     log.calls.sort_by_key(|call| (call.ts_ns, call.node));
     log.elapsed = start.elapsed();
     log
@@ -177,8 +177,8 @@ mod tests {
         fn host_call(&self, host: Host, _: &HostCall) -> Result<(), Fault> {
             self.push(format!("call from rank {}", host.rank))
         }
-        fn group_tasks(&self, _: GroupTasks<'_>) -> Result<(), Fault> {
-            Ok(())
+        fn group_tasks(&self, tasks: GroupTasks<'_>) -> Result<(), Fault> {
+            self.push(format!("call: GE tasks of rank {}", tasks.rank))
         }
         fn host_started(&self, agent: AgentId, _: Option<AgentId>) {
             lock(&self.events).push(format!("started {}", agent.0));
@@ -189,26 +189,26 @@ mod tests {
     }
 
     #[test]
-    fn every_rank_counts_as_started_before_any_rank_makes_a_call() {
-        let text = "ranks 4;\nlet s = aclrtCreateStream();\naclrtSynchronizeStream(s);\naclrtDestroyStream(s);\n";
+    fn every_rank_counts_as_started_before_any_call_or_ge_task() {
+        let text = "ranks 4;
+            let s = aclrtCreateStream();
+            aclrtSynchronizeStream(s);
+            aclrtDestroyStream(s);
+            op MatmulAllReduce attrs(group) {
+                KernelLaunchInfo::CreateHcomWaitTask(context, \"group\", stream_id: 1);
+                KernelLaunchInfo::CreateHcomRecordTask(context, \"group\", stream_id: 0);
+            }";
         let checked = check_sync_bytes(&mut Sources::default(), "four.sync", text.as_bytes());
+        assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
         let exec = instantiate(&checked.program, Vec::new());
         let plan = Plan::new(&exec);
         for _ in 0..20 {
             let recorder = Recorder::default();
             run(&plan, &recorder);
             let events = lock(&recorder.events).clone();
-            let first_call = events
-                .iter()
-                .position(|e| e.starts_with("call"))
-                .expect("calls were made");
-            let started = events.iter().filter(|e| e.starts_with("started")).count();
-            assert_eq!(started, 4);
-            assert!(
-                events[..first_call].iter().all(|e| e.starts_with("started")),
-                "{events:?}"
-            );
-            assert_eq!(first_call, 4, "{events:?}");
+            let started = events.iter().take_while(|e| e.starts_with("started")).count();
+            assert_eq!(started, 4, "every main thread first: {events:?}");
+            assert_eq!(events.iter().filter(|e| e.starts_with("call: GE")).count(), 4);
         }
     }
 }
