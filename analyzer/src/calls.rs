@@ -395,6 +395,8 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
             let notify_num = args.int(3)?;
             vec![
                 ObjectKind::HcclThread {
+                    comm: args.object(0)?,
+                    engine: engine(),
                     stream: None,
                     notify_num
                 };
@@ -402,6 +404,8 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
             ]
         }
         Creates::HcclThreadOnStream => vec![ObjectKind::HcclThread {
+            comm: args.object(0)?,
+            engine: engine(),
             stream: Some(args.object(2)?),
             notify_num: args.int(3)?,
         }],

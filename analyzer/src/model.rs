@@ -441,6 +441,9 @@ pub enum ObjectKind {
     Channel(ChannelInfo),
     /// An HCCL thread: a stream bound to a communicator, with its own notifies.
     HcclThread {
+        comm: ObjId,
+        /// The `COMM_ENGINE_*` it was acquired for.
+        engine: String,
         stream: Option<ObjId>,
         notify_num: Expr,
     },

@@ -54,6 +54,9 @@ pub enum ObjectSpec {
     /// An HCCL thread of the rank's communicator; bound to `stream` for
     /// `HcclThreadAcquireWithStream`.
     HcclThread {
+        comm: Option<InstId>,
+        /// The `COMM_ENGINE_*` the program acquired it for.
+        engine: String,
         stream: Option<InstId>,
         notify_num: u32,
     },

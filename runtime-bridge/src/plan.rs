@@ -338,7 +338,11 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
             protocol: info.protocol.clone(),
             engine: info.engine.clone(),
         },
-        ObjectKind::HcclThread { stream, .. } => ObjectSpec::HcclThread {
+        ObjectKind::HcclThread {
+            comm, engine, stream, ..
+        } => ObjectSpec::HcclThread {
+            comm: lookup(*comm),
+            engine: engine.clone(),
             stream: stream.and_then(lookup),
             notify_num: count(instance.notify_num),
         },

@@ -414,7 +414,7 @@ impl<'p> Builder<'p> {
             ObjectKind::Stream => {
                 self.attach_agent(inst, AgentKind::Stream(inst));
             }
-            ObjectKind::HcclThread { stream, notify_num } => {
+            ObjectKind::HcclThread { stream, notify_num, .. } => {
                 self.exec.instances[inst.index()].notify_num = self.env.eval(notify_num).ok();
                 match stream {
                     Some(stream) => {

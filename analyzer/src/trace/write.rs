@@ -434,8 +434,13 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                     int(created.len() as i64),
                 ]
             }
-            ObjectKind::HcclThread { stream, .. } => {
-                let mut args = vec![Arg::new(ArgKind::Comm, self.comm(node)), engine("")];
+            ObjectKind::HcclThread {
+                comm,
+                engine: name,
+                stream,
+                ..
+            } => {
+                let mut args = vec![Arg::new(ArgKind::Comm, object(*comm)), engine(name)];
                 match stream {
                     Some(stream) => args.push(Arg::new(ArgKind::Stream, object(*stream))),
                     None => args.push(int(created.len() as i64)),
@@ -458,8 +463,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         })
     }
 
-    /// The rank's communicator when the call was made (HCCL threads and buffers keep
-    /// no link to theirs; a rank has one).
+    /// The rank's communicator when the call was made (an HCCL buffer keeps no link to
+    /// its own; a rank has one).
     fn comm(&self, node: NodeId) -> Value {
         let rank = self.exec.node(node).rank(self.exec);
         self.latest_before(self.comms.get(&rank).map_or(&[][..], Vec::as_slice), node)

@@ -190,7 +190,12 @@ impl AclBackend {
                 };
                 Object::Channel { handle, comm }
             }
-            ObjectSpec::HcclThread { stream, notify_num } => self.create_thread(rank, *stream, *notify_num)?,
+            ObjectSpec::HcclThread {
+                comm,
+                stream,
+                notify_num,
+                ..
+            } => self.create_thread(rank, *comm, *stream, *notify_num)?,
             ObjectSpec::Buffer { space, size } => self.create_buffer(rank, *space, *size)?,
         })
     }
@@ -243,9 +248,17 @@ impl AclBackend {
         }
     }
 
-    /// An HCCL thread of the rank's communicator, on `stream` when one is given.
-    fn create_thread(&self, rank: u32, stream: Option<InstId>, notify_num: u32) -> Result<Object, Fault> {
-        let comm = self.comm_for(rank, None)?;
+    /// An HCCL thread of `comm`, on `stream` when one is given. Whatever engine the
+    /// program named, the thread is acquired for the host-driven one: this process's
+    /// host threads issue every call.
+    fn create_thread(
+        &self,
+        rank: u32,
+        comm: Option<InstId>,
+        stream: Option<InstId>,
+        notify_num: u32,
+    ) -> Result<Object, Fault> {
+        let comm = self.comm_for(rank, comm)?;
         let engine = engine_code(HOST_THREAD_ENGINE)?;
         let stream = stream.map(|inst| self.objects().stream(inst)).transpose()?;
         let handle = match stream {

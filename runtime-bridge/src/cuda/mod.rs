@@ -212,7 +212,7 @@ impl CudaBackend {
                 remote: *remote_rank,
                 notify_num: *notify_num,
             }),
-            ObjectSpec::HcclThread { stream, notify_num } => {
+            ObjectSpec::HcclThread { stream, notify_num, .. } => {
                 let (stream, owned) = match stream {
                     Some(stream) => (self.stream(*stream)?, false),
                     None => (self.driver.create_stream()?, true),
