@@ -10,7 +10,9 @@ use syncguard_analyzer::rules::{self, RuleInfo};
 use syncguard_analyzer::source::Span;
 use syncguard_analyzer::{Diagnostic, Severity};
 
-use crate::backend::Fault;
+use syncguard_analyzer::model::OpKind;
+
+use crate::backend::{Fault, Timeout};
 use crate::sim::{Blocked, Observed, ObservedRace, Sim, WaitOn};
 
 /// Diagnostics for everything the simulator observed, in a deterministic order.
@@ -110,6 +112,11 @@ impl Reporter<'_, '_> {
             ),
         )
         .with_label(format!("{} is stuck here", self.agent(first.agent)));
+        if let Some(timeout) = first.node.and_then(|node| self.timeout(node)) {
+            diagnostic = diagnostic.with_note(format!(
+                "on the device this wait fails after its {timeout} timeout (a wait timeout error) instead of hanging"
+            ));
+        }
         for other in rest {
             if let Some(span) = self.blocked_span(other) {
                 diagnostic = diagnostic.with_related(
@@ -151,6 +158,26 @@ impl Reporter<'_, '_> {
             )
             .with_help("order the two accesses with an event, a notify or a host synchronize"),
         )
+    }
+
+    /// The timeout a blocking call was given, if it has a finite one.
+    fn timeout(&self, node: NodeId) -> Option<Timeout> {
+        let node = self.exec.node(node);
+        let timeout = match &node.op.kind {
+            OpKind::EventWait { timeout, .. }
+            | OpKind::NotifyWait { timeout, .. }
+            | OpKind::ChannelNotifyWait { timeout, .. }
+            | OpKind::ThreadNotifyWait { timeout, .. }
+            | OpKind::EventSynchronize { timeout, .. }
+            | OpKind::StreamSynchronize { timeout, .. } => timeout.as_ref()?,
+            _ => return None,
+        };
+        let value = self.exec.host_env(node.rank(self.exec)).eval(&timeout.value).ok()?;
+        let timeout = Timeout {
+            value,
+            unit: timeout.unit,
+        };
+        timeout.duration().map(|_| timeout)
     }
 
     fn span(&self, node: NodeId) -> Span {
