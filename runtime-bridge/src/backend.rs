@@ -248,8 +248,6 @@ pub struct GroupTasks<'p> {
 /// A runtime that executes calls. Methods are called concurrently from the host
 /// threads of every rank.
 pub trait Backend: Sync {
-    /// `sim`, `acl`, `cuda`.
-    fn name(&self) -> &'static str;
     /// Creates `inst`.
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault>;
     fn destroy(&self, host: Host, inst: InstId) -> Result<(), Fault>;

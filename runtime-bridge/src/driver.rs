@@ -162,9 +162,6 @@ mod tests {
     }
 
     impl Backend for Recorder {
-        fn name(&self) -> &'static str {
-            "recorder"
-        }
         fn create(&self, host: Host, _: InstId, _: &ObjectSpec) -> Result<(), Fault> {
             self.push(format!("call from rank {}", host.rank))
         }

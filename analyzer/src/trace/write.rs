@@ -387,13 +387,14 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             Arg::new(ArgKind::Ptr, self.pointer(dst)),
             Arg::new(ArgKind::Ptr, self.pointer(src)),
         ];
-        let data_type = EnumFamily::DataType.constants()[6];
+        args.push(Arg::new(ArgKind::Int, json!(bytes)));
+        // Reduce transfers count elements; the model keeps bytes, so they are written as
+        // one-byte elements, which reads back to the same length.
         if api.params.iter().any(|p| p.kind == ArgKind::Enum(EnumFamily::DataType)) {
-            let size = api::data_type_size(data_type).unwrap_or(1) as u64;
-            args.push(Arg::new(ArgKind::Int, json!(bytes / size)));
-            args.push(Arg::new(ArgKind::Enum(EnumFamily::DataType), json!(data_type)));
-        } else {
-            args.push(Arg::new(ArgKind::Int, json!(bytes)));
+            args.push(Arg::new(
+                ArgKind::Enum(EnumFamily::DataType),
+                json!("HCOMM_DATA_TYPE_INT8"),
+            ));
         }
         args
     }

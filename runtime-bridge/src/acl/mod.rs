@@ -421,10 +421,6 @@ impl AclBackend {
 }
 
 impl Backend for AclBackend {
-    fn name(&self) -> &'static str {
-        "acl"
-    }
-
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.bind(host.rank)?;
         let object = self.create_object(host.rank, object)?;

@@ -453,10 +453,6 @@ impl Drop for CudaBackend {
 }
 
 impl Backend for CudaBackend {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
-
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.bind()?;
         let object = self.create_object(host.rank, object)?;

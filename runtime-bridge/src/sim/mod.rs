@@ -168,7 +168,6 @@ impl HostClock {
 pub struct Sim {
     shared: Arc<Shared>,
     workers: Mutex<Vec<JoinHandle<()>>>,
-    started: Instant,
 }
 
 impl Sim {
@@ -198,7 +197,6 @@ impl Sim {
         Sim {
             shared,
             workers: Mutex::new(Vec::new()),
-            started: Instant::now(),
         }
     }
 
@@ -218,10 +216,6 @@ impl Sim {
     /// Device ops executed.
     pub fn executed(&self) -> u64 {
         self.shared.lock().executed
-    }
-
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
     }
 
     /// "GE stream 1 (rank 0)" for GE agents, the Execution's names otherwise.
@@ -453,10 +447,6 @@ impl Shared {
 }
 
 impl Backend for Sim {
-    fn name(&self) -> &'static str {
-        "sim"
-    }
-
     fn create(&self, host: Host, inst: InstId, object: &ObjectSpec) -> Result<(), Fault> {
         self.perturb_host(host.agent);
         match object {
