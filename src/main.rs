@@ -57,12 +57,13 @@ enum Command {
         code: Option<String>,
     },
     /// Print a JSONL call trace as the equivalent `.sync` program (`-` reads standard
-    /// input). Malformed lines are reported on stderr and left out.
+    /// input; one file, not a folder). Malformed lines are reported on stderr and left out.
     Convert {
         #[arg(value_name = "TRACE")]
         path: PathBuf,
     },
-    /// Rewrite `.sync` files in canonical form (comments are kept).
+    /// Rewrite `.sync` files in canonical form (comments are kept); `-` prints the
+    /// formatted standard input.
     Fmt {
         #[arg(required = true, value_name = "FILE|DIR")]
         paths: Vec<PathBuf>,
@@ -92,8 +93,8 @@ struct AnalysisArgs {
     /// Treat warnings as errors for the exit status (`--deny warnings`).
     #[arg(long, value_enum)]
     deny: Option<Deny>,
-    /// Time limit of each z3 query (`2s`, `500ms`); an unanswered query is reported
-    /// as SG004.
+    /// Time limit of each z3 query (`2s`, `500ms`; 1 ms to 24 h); an unanswered
+    /// query is reported as SG004.
     #[arg(long, value_name = "TIME", default_value = "2s", value_parser = parse_duration)]
     smt_timeout: Duration,
     /// With each proved property, list the calls and declarations the proof rests on.
@@ -157,17 +158,25 @@ pub enum Deny {
     Warnings,
 }
 
-/// `2s`, `500ms`, or a number of seconds (`1.5`).
+/// The longest `--smt-timeout` accepted: a query that z3 has not decided in a day will
+/// not be decided, and the deadline must stay representable.
+const MAX_SMT_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `2s`, `500ms`, or a number of seconds (`1.5`): at least a millisecond, at most
+/// [`MAX_SMT_TIMEOUT`].
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
         (ms, 1e-3)
     } else {
         (text.strip_suffix('s').unwrap_or(text), 1.0)
     };
-    match number.trim().parse::<f64>() {
-        Ok(value) if value > 0.0 && value.is_finite() => Ok(Duration::from_secs_f64(value * scale)),
-        _ => Err("expected a positive time such as `2s` or `500ms`".into()),
-    }
+    let duration = number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|value| Duration::try_from_secs_f64(value * scale).ok())
+        .filter(|duration| (Duration::from_millis(1)..=MAX_SMT_TIMEOUT).contains(duration));
+    duration.ok_or_else(|| "expected a time from `1ms` to `24h` (`86400s`), such as `2s` or `500ms`".into())
 }
 
 /// `N=4`.

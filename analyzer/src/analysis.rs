@@ -239,8 +239,8 @@ fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
 /// since it is not verified.
 fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
     let span = program.threads[Program::MAIN_THREAD.index()].span.clone();
-    let size = if exec.truncated {
-        format!("unrolls to more than {} calls", crate::exec::MAX_NODES)
+    let size = if let Some(cutoff) = &exec.cutoff {
+        cutoff.describe()
     } else {
         format!(
             "unrolls to {} calls on {} streams, threads and ranks",
@@ -264,21 +264,18 @@ fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
 fn unevaluable_calls(exec: &Execution) -> Vec<Diagnostic> {
     exec.eval_errors
         .iter()
-        .map(|&(op, rank)| {
+        .map(|failure| {
             let on_rank = if exec.ranks > 1 {
-                format!(" on rank {rank}")
+                format!(" on rank {}", failure.rank)
             } else {
                 String::new()
             };
             Diagnostic::new(
                 &crate::rules::SyntaxErrorRule::INFO,
-                op.span.clone(),
-                format!(
-                    "an argument of {} has no value{on_rank}: division by zero or overflow",
-                    op.api
-                ),
+                failure.span.clone(),
+                format!("{} has no value{on_rank}: it {}", failure.what, failure.error.reason()),
             )
-            .with_label("this call is left out of the analysis")
+            .with_label("left out of the analysis")
             .with_help("guard the expression so that it is defined for every rank and parameter value")
         })
         .collect()

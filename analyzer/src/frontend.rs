@@ -133,6 +133,8 @@ pub fn check_sync_bytes_with(
     bytes: &[u8],
     overrides: &Overrides,
 ) -> CheckedFile {
+    // A byte order mark is no part of the program, and would count as a column.
+    let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(bytes);
     let (text, invalid_utf8) = decode_utf8_lossless_offsets(bytes);
     let file = sources.add(SourceFile::new(path, text));
     check_sync_file_with(file, sources.get(file), &invalid_utf8, overrides)

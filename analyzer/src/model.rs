@@ -93,6 +93,10 @@ pub struct Settings {
     pub ranks: RankCount,
     /// Size of each rank's HCCL buffer (2 x HCCL_BUFFSIZE; 400 MiB by default).
     pub hccl_buffer_size: u64,
+    /// The Program is one observed run (a call trace), not code: calls on different host
+    /// threads happened in the order of their lines, ordered by host synchronization a
+    /// trace cannot show (a join, a mutex). Only object lifetimes rely on it.
+    pub observed_run: bool,
 }
 
 impl Default for Settings {
@@ -102,6 +106,7 @@ impl Default for Settings {
             cann: CannPolicy::Current,
             ranks: RankCount::Fixed(1),
             hccl_buffer_size: 400 << 20,
+            observed_run: false,
         }
     }
 }

@@ -36,7 +36,7 @@ impl SourceFile {
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
         let text = text.into();
         let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .chain(syncguard_grammar::lexer::line_starts(&text))
             .collect();
         SourceFile {
             path: path.into(),
@@ -172,6 +172,15 @@ mod tests {
         assert_eq!(file.line_col(3), (2, 1));
         assert_eq!(file.line_col(5), (2, 2));
         assert_eq!(file.line_col(100), (3, 1));
+    }
+
+    #[test]
+    fn every_line_end_starts_a_line() {
+        let file = SourceFile::new("f", "a\rb\r\nc\nd\r\re");
+        let lines: Vec<usize> = [0, 2, 5, 7, 9, 10].map(|offset| file.line_col(offset).0).into();
+        assert_eq!(lines, [1, 2, 3, 4, 5, 6]);
+        assert_eq!(file.line_col(10), (6, 1));
+        assert_eq!(file.line_bytes(1), 2..5, "`\\r\\n` ends one line");
     }
 
     #[test]

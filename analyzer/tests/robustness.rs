@@ -162,13 +162,13 @@ fn deeply_nested_input_does_not_overflow_the_stack() {
     check_sync_bytes(&mut sources, "deep.sync", program.as_bytes());
     let blocks = format!("{}{}", "if rank == 0 { ".repeat(depth), "}".repeat(depth));
     let checked = check_sync_bytes(&mut sources, "deep-blocks.sync", blocks.as_bytes());
-    assert!(checked.diagnostics[0].message.starts_with("input too complex"));
+    assert!(checked.diagnostics[0].message.starts_with("nested too deeply"));
     let long = format!(
         "let x = aclrtMalloc({}1, ACL_MEM_MALLOC_HUGE_FIRST);",
         "1 + ".repeat(100_000)
     );
     let checked = check_sync_bytes(&mut sources, "long.sync", long.as_bytes());
-    assert!(checked.diagnostics[0].message.contains("operators in one statement"));
+    assert!(checked.diagnostics[0].message.starts_with("nested too deeply"));
 }
 
 #[test]
@@ -206,4 +206,18 @@ fn a_program_too_large_to_analyze_is_reported_not_passed() {
             .contains("too large to analyze, so it is not verified")
     );
     assert_eq!(checked.diagnostics[0].severity, syncguard_analyzer::Severity::Error);
+}
+
+#[test]
+fn a_diagnostic_on_a_long_line_shows_a_window_of_it_at_its_real_column() {
+    let prefix = format!("let s = aclrtCreateStream(); {}aclrtRecordEvent(", "aclrtSynchronizeStream(s); ".repeat(4_000));
+    let program = format!("{prefix}nothing, s);\n");
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "long-line.sync", program.as_bytes());
+    let text = syncguard_analyzer::render::render_text(&checked.diagnostics, &sources, Default::default());
+    assert!(text.contains("unknown event `nothing`"), "{text}");
+    assert!(text.len() < 2_000, "{} bytes:\n{text}", text.len());
+    assert!(text.contains(" 1 │ …"), "{text}");
+    assert!(text.contains("aclrtSynchronizeStream(s); aclrtRecordEvent(nothing, s);"), "{text}");
+    assert!(text.contains(&format!("long-line.sync:1:{} ]", prefix.len() + 1)), "{text}");
 }

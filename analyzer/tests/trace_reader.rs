@@ -273,9 +273,22 @@ fn converting_a_trace_keeps_its_findings() {
         }
         let converted = convert_trace(&mut Sources::default(), "t.jsonl", &bytes[..], None);
         let checked = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
+        let mut from_program = findings(&checked.diagnostics);
+        let spawns_threads = converted
+            .text
+            .lines()
+            .any(|line| line.trim_start().starts_with("thread ") && line.ends_with('{'));
+        if spawns_threads {
+            // A trace is one observed run: another host thread's use that came before a
+            // destroy was ordered by a join or lock the trace cannot show. The program
+            // stands for every run, so it also reports the destroy racing that use.
+            from_program.retain(|(code, message), _| {
+                !(["SG106", "SG603"].contains(&code.as_str()) && message.contains("can run before"))
+            });
+        }
         assert_eq!(
             findings(&from_trace),
-            findings(&checked.diagnostics),
+            from_program,
             "{}: converted program:\n{}",
             path.display(),
             converted.text

@@ -14,6 +14,7 @@
 
 use crate::Parsed;
 use crate::ast::*;
+use crate::lexer::{has_line_end, lines};
 
 const INDENT: &str = "    ";
 /// Lines longer than this wrap where they can. Trailing comments do not count.
@@ -151,7 +152,7 @@ impl<'a> Printer<'a> {
     fn fits_as_trailing(&self, comment_start: usize) -> bool {
         self.line_open
             && self.last_end.is_some_and(|end| {
-                comment_start < end || self.src.get(end..comment_start).is_some_and(|gap| !gap.contains('\n'))
+                comment_start < end || self.src.get(end..comment_start).is_some_and(|gap| !has_line_end(gap))
             })
     }
 
@@ -353,7 +354,7 @@ impl<'a> Printer<'a> {
 
 /// Whether the whitespace between two items contains a line with nothing on it.
 fn has_blank_line(gap: &str) -> bool {
-    let mut lines = gap.split('\n');
+    let mut lines = lines(gap);
     // The first and last pieces are the rests of the lines the two items are on.
     lines.next();
     lines.next_back();
@@ -362,7 +363,7 @@ fn has_blank_line(gap: &str) -> bool {
 
 /// The comment as written, minus trailing whitespace on its lines.
 fn tidy_comment(text: &str) -> String {
-    text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
+    lines(text).map(str::trim_end).collect::<Vec<_>>().join("\n")
 }
 
 /// A statement's text with the places where it may break: its bracketed lists.

@@ -263,10 +263,42 @@ pub struct Lexed {
     pub errors: Vec<SyntaxError>,
 }
 
+/// Where each line after the first starts: after `\n`, `\r\n`, or a lone `\r` (the line
+/// end of classic Mac OS editors).
+pub fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(index, &byte)| {
+        let ends_line = byte == b'\n' || (byte == b'\r' && bytes.get(index + 1) != Some(&b'\n'));
+        ends_line.then_some(index + 1)
+    })
+}
+
+/// The lines of `text` without their line ends, for any of the three (see [`line_starts`]).
+pub fn lines(text: &str) -> impl DoubleEndedIterator<Item = &str> {
+    let starts: Vec<usize> = std::iter::once(0).chain(line_starts(text)).collect();
+    (0..starts.len()).map(move |line| {
+        let end = starts.get(line + 1).copied().unwrap_or(text.len());
+        text[starts[line]..end].trim_end_matches(['\n', '\r'])
+    })
+}
+
+/// Whether `text` has a line end of any kind in it.
+pub fn has_line_end(text: &str) -> bool {
+    text.contains(['\n', '\r'])
+}
+
+/// The byte order mark some editors put at the start of a UTF-8 file.
+const BYTE_ORDER_MARK: char = '\u{FEFF}';
+
 pub fn lex(src: &str) -> Lexed {
     let mut lexer = Lexer {
         src,
-        pos: 0,
+        // Skipped rather than removed, so that spans stay offsets into `src`.
+        pos: if src.starts_with(BYTE_ORDER_MARK) {
+            BYTE_ORDER_MARK.len_utf8()
+        } else {
+            0
+        },
         out: Lexed::default(),
     };
     lexer.run();
@@ -350,7 +382,7 @@ impl Lexer<'_> {
     }
 
     fn line_comment(&mut self, start: usize) {
-        let len = self.rest().find('\n').unwrap_or(self.rest().len());
+        let len = self.rest().find(['\n', '\r']).unwrap_or(self.rest().len());
         self.pos += len;
         self.comment(start);
     }
@@ -437,7 +469,7 @@ impl Lexer<'_> {
             let Some(c) = self.peek() else {
                 return self.unterminated_string(start, value);
             };
-            if c == '\n' {
+            if c == '\n' || c == '\r' {
                 return self.unterminated_string(start, value);
             }
             self.pos += c.len_utf8();
@@ -445,7 +477,7 @@ impl Lexer<'_> {
                 '"' => break,
                 '\\' => {
                     let escape_start = self.pos - 1;
-                    let Some(next) = self.peek().filter(|c| *c != '\n') else {
+                    let Some(next) = self.peek().filter(|c| *c != '\n' && *c != '\r') else {
                         return self.unterminated_string(start, value);
                     };
                     self.pos += next.len_utf8();

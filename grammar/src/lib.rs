@@ -5,6 +5,7 @@
 //! The parser library's types stay inside this crate.
 
 pub mod ast;
+mod depth;
 mod error;
 mod format;
 pub mod lexer;
@@ -12,6 +13,7 @@ mod parser;
 pub mod spanless;
 
 pub use ast::File;
+pub use depth::MAX_DEPTH;
 pub use error::SyntaxError;
 pub use format::format;
 pub use parser::SETTING_KEYS;
@@ -23,60 +25,6 @@ pub struct Parsed {
     pub errors: Vec<SyntaxError>,
     /// Comments in source order, for the pretty-printer.
     pub comments: Vec<ast::Comment>,
-}
-
-/// Deepest bracket nesting accepted. Deeper input is not a program anyone wrote, and
-/// bounding it keeps every recursive pass (lowering, rules, formatting) off the stack limit.
-pub const MAX_NESTING: usize = 128;
-/// Most operators in one statement, for the same reason (`1+1+...` builds a deep tree).
-pub const MAX_OPERATORS_PER_STATEMENT: usize = 1000;
-
-/// Stop at the first statement that exceeds the limits: report it and drop the tokens
-/// from its start on.
-fn limit_complexity(lexed: &mut lexer::Lexed) {
-    use lexer::{Punct, Token};
-    let mut depth = 0usize;
-    let mut operators = 0usize;
-    let mut statement_start = 0usize;
-    for (index, (token, span)) in lexed.tokens.iter().enumerate() {
-        let problem = match token {
-            Token::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => {
-                depth += 1;
-                (depth > MAX_NESTING).then(|| format!("brackets nested more than {MAX_NESTING} levels deep"))
-            }
-            Token::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
-                depth = depth.saturating_sub(1);
-                None
-            }
-            Token::Punct(Punct::Semi) => None,
-            Token::Punct(p) if p.is_operator() => {
-                operators += 1;
-                (operators > MAX_OPERATORS_PER_STATEMENT)
-                    .then(|| format!("more than {MAX_OPERATORS_PER_STATEMENT} operators in one statement"))
-            }
-            _ => None,
-        };
-        if let Some(problem) = problem {
-            let stop = lexed.tokens[statement_start].1.start;
-            lexed.errors.push(
-                SyntaxError::new(
-                    span.clone(),
-                    format!("input too complex: {problem}"),
-                    "limit reached here",
-                )
-                .with_help("syncguard stops reading the file at the statement that contains this"),
-            );
-            lexed.tokens.truncate(statement_start);
-            lexed.comments.retain(|c| c.span.start < stop);
-            return;
-        }
-        if matches!(token, Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace)) {
-            operators = 0;
-            if depth == 0 {
-                statement_start = index + 1;
-            }
-        }
-    }
 }
 
 /// For each lexical error, the byte range in which parse errors are its consequences.
@@ -100,7 +48,7 @@ fn lexical_shadows(lexed: &lexer::Lexed) -> Vec<ast::Span> {
 /// Parse `.sync` source text. Spans are byte offsets into `src`.
 pub fn parse(src: &str) -> Parsed {
     let mut lexed = lexer::lex(src);
-    limit_complexity(&mut lexed);
+    depth::limit_depth(&mut lexed);
     let shadows = lexical_shadows(&lexed);
     let (file, parse_errors) = parser::parse_tokens(std::mem::take(&mut lexed.tokens), src);
     let mut errors = lexed.errors;

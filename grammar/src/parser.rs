@@ -83,7 +83,7 @@ fn place_missing_semicolon(mut error: SyntaxError, tokens: &[(Token, SimpleSpan)
     if let Some((_, previous)) = previous
         && src
             .get(previous.end..error.span.start)
-            .is_some_and(|gap| gap.contains('\n'))
+            .is_some_and(crate::lexer::has_line_end)
     {
         error.span = previous.end..previous.end;
         error.message = "expected `;` after this statement".into();

@@ -333,7 +333,7 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
         ObjectKind::Comm => ObjectSpec::Comm { ranks: exec.ranks },
         ObjectKind::Channel(info) => ObjectSpec::Channel {
             comm: lookup(info.comm),
-            remote_rank: instance.remote_rank.unwrap_or(rank),
+            remote_rank: instance.remote_rank.and_then(|r| u32::try_from(r).ok()).unwrap_or(rank),
             notify_num: count(instance.notify_num),
             protocol: info.protocol.clone(),
             engine: info.engine.clone(),

@@ -10,6 +10,15 @@ use super::output;
 use crate::Outcome;
 
 pub fn run(path: &PathBuf) -> Outcome {
+    if path.is_dir() {
+        // One program on standard output: the traces of a folder would run together.
+        eprintln!(
+            "syncguard: cannot convert {}: it is a folder; convert takes one trace file and prints \
+             one program (`syncguard convert run.jsonl > run.sync`)",
+            path.display()
+        );
+        return Outcome::Failure;
+    }
     let (inputs, failures) = collect_inputs(std::slice::from_ref(path));
     let Some(input) = inputs.first().filter(|_| failures == 0) else {
         return Outcome::Failure;

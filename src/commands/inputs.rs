@@ -1,5 +1,7 @@
 //! Turning command-line paths into the files to check.
 
+use std::collections::HashSet;
+use std::fmt::Display;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -14,18 +16,29 @@ pub enum InputKind {
 
 /// One input: how to show it, where to read it, what it is.
 pub struct Input {
+    /// For messages only: lossy for a name that is not UTF-8.
     pub display: String,
     pub file: PathBuf,
     pub kind: InputKind,
+    /// Named on the command line (or `-`), rather than found in a folder.
+    pub named: bool,
     /// Standard input, saved so that a trace can be streamed and re-read for rendering.
-    _spool: Option<tempfile::NamedTempFile>,
+    spool: Option<tempfile::NamedTempFile>,
 }
 
-/// Expand directories (recursively, sorted) to their `.sync` and `.jsonl` files; `-`
-/// is standard input. Unusable paths are reported on stderr and counted as failures.
+impl Input {
+    pub fn is_stdin(&self) -> bool {
+        self.spool.is_some()
+    }
+}
+
+/// Expand folders to the `.sync` and `.jsonl` files below them (see [`folder_files`]);
+/// `-` is standard input. A file reached twice (named twice, or through links) is
+/// checked once. Unusable paths are reported on stderr and counted as failures.
 pub fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
     let mut inputs = Vec::new();
     let mut failures = 0;
+    let mut seen = HashSet::new();
     for path in paths {
         if path.as_os_str() == "-" {
             match spool_stdin() {
@@ -34,20 +47,47 @@ pub fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
             }
             continue;
         }
-        match input_files(path) {
-            Ok(files) => inputs.extend(files.into_iter().map(|file| Input {
+        let named = !path.is_dir();
+        let files = if named {
+            std::fs::metadata(path).map(|_| vec![path.clone()])
+        } else {
+            Ok(folder_files(path, &mut failures))
+        };
+        let files = match files {
+            Ok(files) => files,
+            Err(err) => {
+                failures += report(path, &err);
+                continue;
+            }
+        };
+        for file in files {
+            match first_visit(&file, &mut seen) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(err) => {
+                    failures += report(&file, &err);
+                    continue;
+                }
+            }
+            inputs.push(Input {
                 display: file.display().to_string(),
                 kind: kind_of(&file),
                 file,
-                _spool: None,
-            })),
-            Err(err) => failures += report(path, &err),
+                named,
+                spool: None,
+            });
         }
     }
     (inputs, failures)
 }
 
-pub fn report(path: &Path, err: &std::io::Error) -> usize {
+/// Whether `file` is new to `seen`: two paths are the same file when their real paths
+/// (links resolved) are the same.
+fn first_visit(file: &Path, seen: &mut HashSet<PathBuf>) -> std::io::Result<bool> {
+    Ok(seen.insert(std::fs::canonicalize(file)?))
+}
+
+pub fn report(path: &Path, err: &dyn Display) -> usize {
     eprintln!("syncguard: cannot read {}: {err}", path.display());
     1
 }
@@ -60,7 +100,8 @@ fn spool_stdin() -> std::io::Result<Input> {
         display: "-".into(),
         file: spool.path().to_path_buf(),
         kind,
-        _spool: Some(spool),
+        named: true,
+        spool: Some(spool),
     })
 }
 
@@ -84,28 +125,61 @@ fn sniff(path: &Path) -> std::io::Result<InputKind> {
     })
 }
 
-/// `path` itself if it is a file; every `.sync` and `.jsonl` file below it if it is a
-/// directory.
-fn input_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
-    if !path.is_dir() {
-        std::fs::metadata(path)?;
-        return Ok(vec![path.to_path_buf()]);
-    }
+/// Every `.sync` and `.jsonl` file below `dir`, sorted, searched as `git` and `rg` see
+/// a tree: hidden files and what `.gitignore`, `.ignore` and `.git/info/exclude` name
+/// are skipped (a `.gitignore` counts outside a git checkout too). Links are followed;
+/// a link back to a folder being searched is skipped, as its files are found anyway.
+/// Entries that cannot be read are reported and counted in `failures`.
+fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry_path = entry?.path();
-            if entry_path.is_dir() {
-                pending.push(entry_path);
-            } else if entry_path
-                .extension()
-                .is_some_and(|ext| ext == "sync" || ext == "jsonl")
-            {
-                files.push(entry_path);
+    let walk = ignore::WalkBuilder::new(dir)
+        .follow_links(true)
+        .require_git(false)
+        .build();
+    for entry in walk {
+        match entry {
+            Ok(entry) if has_input_extension(entry.path()) => {
+                match entry.file_type() {
+                    Some(kind) if kind.is_file() => files.push(entry.into_path()),
+                    Some(kind) if kind.is_dir() => {}
+                    // A FIFO or a device: reading it could block forever.
+                    _ => *failures += report(entry.path(), &"not a regular file"),
+                }
             }
+            Ok(_) => {}
+            Err(err) => match unwrap_walk_error(&err) {
+                (_, ignore::Error::Loop { .. }) => {}
+                (path, err) => *failures += report(path.unwrap_or(dir), &walk_error_text(err)),
+            },
         }
     }
     files.sort();
-    Ok(files)
+    files
+}
+
+fn has_input_extension(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "sync" || ext == "jsonl")
+}
+
+/// The path a walk error is about, if it names one, and the error without the path
+/// and depth around it.
+fn unwrap_walk_error(err: &ignore::Error) -> (Option<&Path>, &ignore::Error) {
+    match err {
+        ignore::Error::WithDepth { err, .. } => unwrap_walk_error(err),
+        ignore::Error::WithPath { path, err } => (Some(path), unwrap_walk_error(err).1),
+        other => (None, other),
+    }
+}
+
+/// What went wrong, without the walker's "IO error for operation on PATH" that repeats
+/// the path: the operating system's own error inside it.
+fn walk_error_text(err: &ignore::Error) -> String {
+    let Some(io) = err.io_error() else {
+        return err.to_string();
+    };
+    let inner = io
+        .get_ref()
+        .and_then(|wrapper| wrapper.source())
+        .and_then(|source| source.downcast_ref::<std::io::Error>());
+    inner.unwrap_or(io).to_string()
 }

@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 
-use super::eval::{CoreEnv, Env};
+use super::eval::{CoreEnv, Env, EvalError, iterations};
 use super::*;
 use crate::model::{
-    Block, BufferInfo, CopyDirection, MemRange, MemorySpace, ObjectKind, OpKind, Program, Stmt, SuperKernelId,
+    Block, BufferInfo, CopyDirection, Expr, MemRange, MemorySpace, ObjectKind, OpKind, Program, Stmt, SuperKernelId,
 };
+use crate::source::Span;
 
 /// Instantiate `program` with the given parameter values (by `ParamId`).
 pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
@@ -25,7 +26,10 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             bad_uses: Vec::new(),
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
+            rejected_notifies: Vec::new(),
+            negative_notify_counts: Vec::new(),
             truncated: false,
+            cutoff: None,
         },
         env: Env {
             params,
@@ -34,12 +38,14 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             core: None,
         },
         rank: RankState::default(),
+        steps: 0,
     };
     for rank in 0..ranks {
         if builder.exec.truncated {
             break;
         }
         builder.run_rank(rank);
+        builder.check_rank_estimate(rank + 1, ranks);
     }
     builder.exec
 }
@@ -53,9 +59,20 @@ struct RankState {
     host: Option<AgentId>,
     last_host_node: Option<NodeId>,
     issue: u32,
-    /// Threads spawned but not yet walked: the thread, its agent, the spawning node,
-    /// and the objects visible at the spawn.
-    pending: Vec<(ThreadId, AgentId, NodeId, HashMap<ObjId, InstId>)>,
+    /// Threads spawned but not yet walked.
+    pending: Vec<PendingThread>,
+}
+
+/// A thread spawned but not yet walked: what it sees is fixed at the spawn.
+struct PendingThread {
+    thread: ThreadId,
+    agent: AgentId,
+    spawned_at: NodeId,
+    /// The objects visible at the spawn.
+    visible: HashMap<ObjId, InstId>,
+    /// The loop variables' values at the spawn: a thread started in iteration `i` of a
+    /// loop sees that `i`.
+    vars: Vec<Option<i64>>,
 }
 
 /// Whether the walk of a thread goes on after a statement.
@@ -69,6 +86,8 @@ struct Builder<'p> {
     exec: Execution<'p>,
     env: Env,
     rank: RankState,
+    /// Statements and loop iterations walked so far, against `MAX_STEPS`.
+    steps: u64,
 }
 
 impl<'p> Builder<'p> {
@@ -88,14 +107,55 @@ impl<'p> Builder<'p> {
         // later (a trace's worker using a stream the main thread made after starting it),
         // the instance the threads walked so far ended with.
         let mut latest = self.rank.current.clone();
-        while let Some((thread, agent, spawned_at, mut visible)) = self.rank.pending.pop() {
+        while let Some(pending) = self.rank.pending.pop() {
+            let mut visible = pending.visible;
             for (obj, inst) in &latest {
                 visible.entry(*obj).or_insert(*inst);
             }
             self.rank.current = visible;
-            self.walk_thread(agent, Some(spawned_at), &self.program().threads[thread.index()].body);
+            self.env.vars = pending.vars;
+            let body = &self.program().threads[pending.thread.index()].body;
+            self.walk_thread(pending.agent, Some(pending.spawned_at), body);
             latest.extend(self.rank.current.iter().map(|(obj, inst)| (*obj, *inst)));
         }
+    }
+
+    /// After `done` of `ranks` ranks: refuse the run early when the ranks still to walk
+    /// would certainly exceed the budgets (each has at least a default stream and a
+    /// main thread, and the calls so far are a lower bound on the calls in all).
+    fn check_rank_estimate(&mut self, done: u32, ranks: u32) {
+        let remaining = u64::from(ranks - done);
+        let agents = self.exec.agents.len() as u64 + 2 * remaining;
+        let calls = self.exec.nodes.len() as u64;
+        if agents > MAX_NODES as u64 || calls.saturating_mul(agents) > crate::hb::MAX_CLOCK_ENTRIES as u64 {
+            self.cut_off(Cutoff::Ranks { ranks, calls, agents });
+        }
+    }
+
+    fn cut_off(&mut self, cutoff: Cutoff) {
+        if !self.exec.truncated {
+            self.exec.truncated = true;
+            self.exec.cutoff = Some(cutoff);
+        }
+    }
+
+    /// Count `n` steps of the walk; false (and the run cut off) past `MAX_STEPS`.
+    fn step(&mut self, n: u64) -> bool {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > MAX_STEPS {
+            self.cut_off(Cutoff::Steps);
+        }
+        !self.exec.truncated
+    }
+
+    /// Record that `what` at `span` has no value on this rank.
+    fn eval_failed(&mut self, span: &Span, what: String, error: EvalError) {
+        self.exec.eval_errors.push(EvalFailure {
+            span: span.clone(),
+            what,
+            rank: self.env.rank as u32,
+            error,
+        });
     }
 
     fn walk_thread(&mut self, agent: AgentId, spawned_at: Option<NodeId>, body: &'p Block) {
@@ -114,17 +174,27 @@ impl<'p> Builder<'p> {
     }
 
     fn walk_stmt(&mut self, stmt: &'p Stmt) -> Flow {
+        if !self.step(1) {
+            return Flow::Return;
+        }
         match stmt {
             Stmt::Op(op) => {
                 let _ = self.host_op(op);
                 Flow::Continue
             }
             Stmt::If {
-                cond, then, otherwise, ..
+                cond,
+                then,
+                otherwise,
+                span,
             } => match self.env.truthy(cond) {
                 Ok(true) => self.walk_block(then),
                 Ok(false) => self.walk_block(otherwise),
-                Err(_) => Flow::Continue,
+                Err(error) => {
+                    // Neither branch is walked: said, since what follows may depend on it.
+                    self.eval_failed(span, "the condition of this `if`".into(), error);
+                    Flow::Continue
+                }
             },
             Stmt::For {
                 var,
@@ -132,31 +202,66 @@ impl<'p> Builder<'p> {
                 end,
                 inclusive,
                 body,
-                ..
+                span,
             } => {
-                let Ok(range) = self.env.loop_range(start, end, *inclusive) else {
-                    return Flow::Continue;
-                };
-                for i in range {
-                    self.env.vars[var.index()] = Some(i);
-                    if self.walk_block(body) == Flow::Return {
-                        self.env.vars[var.index()] = None;
-                        return Flow::Return;
+                let range = match self.env.loop_range(start, end, *inclusive) {
+                    Ok(range) => range,
+                    Err(error) => {
+                        self.eval_failed(span, "the bounds of this loop".into(), error);
+                        return Flow::Continue;
                     }
+                };
+                if !self.loop_fits(span, &range, body) {
+                    return Flow::Return;
                 }
+                let flow = self.walk_loop(*var, range, body);
                 self.env.vars[var.index()] = None;
-                Flow::Continue
+                flow
             }
             Stmt::Return(_) => Flow::Return,
         }
     }
 
+    fn walk_loop(&mut self, var: crate::model::VarId, range: std::ops::RangeInclusive<i64>, body: &'p Block) -> Flow {
+        for i in range {
+            self.env.vars[var.index()] = Some(i);
+            if !self.step(1) || self.walk_block(body) == Flow::Return {
+                return Flow::Return;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Whether a loop can run within the budgets, estimated before it runs: its
+    /// iterations against `MAX_STEPS`, and the calls its body issues at least on every
+    /// iteration against `MAX_NODES`. Past either, the run is cut off with the estimate.
+    fn loop_fits(&mut self, span: &Span, range: &std::ops::RangeInclusive<i64>, body: &Block) -> bool {
+        let iterations = iterations(range);
+        let calls_per_iteration = least_calls(body);
+        let calls = iterations.saturating_mul(u128::from(calls_per_iteration));
+        let steps = u128::from(self.steps).saturating_add(iterations);
+        if steps > u128::from(MAX_STEPS) || calls.saturating_add(self.exec.nodes.len() as u128) > MAX_NODES as u128 {
+            self.cut_off(Cutoff::Loop {
+                span: span.clone(),
+                iterations,
+                calls_per_iteration,
+            });
+            return false;
+        }
+        true
+    }
+
     fn spawn(&mut self, op: &'p Op, thread: ThreadId) {
         let rank = self.env.rank as u32;
         let agent = self.new_agent(rank, AgentKind::Host(thread));
-        let node = self.host_node(op, Action::Spawn(agent));
-        let visible = self.rank.current.clone();
-        self.rank.pending.push((thread, agent, node, visible));
+        let spawned_at = self.host_node(op, Action::Spawn(agent));
+        self.rank.pending.push(PendingThread {
+            thread,
+            agent,
+            spawned_at,
+            visible: self.rank.current.clone(),
+            vars: self.env.vars.clone(),
+        });
     }
 
     // ----- nodes, agents, instances -----
@@ -192,7 +297,7 @@ impl<'p> Builder<'p> {
 
     fn push_node(&mut self, agent: AgentId, op: &'p Op, action: Action, issued_after: Option<NodeId>) -> NodeId {
         if self.exec.nodes.len() >= MAX_NODES {
-            self.exec.truncated = true;
+            self.cut_off(Cutoff::Calls);
         }
         let id = NodeId(self.exec.nodes.len() as u32);
         let host = self.rank.host.unwrap_or(agent);
@@ -222,12 +327,16 @@ impl<'p> Builder<'p> {
         self.push_node(agent, op, action, issued_after)
     }
 
-    /// The live instance of `obj`, or a recorded bad use.
+    /// The live instance of `obj`, or a recorded bad use. An instance another host
+    /// thread destroyed is still live here: threads are walked one after another, not
+    /// in run order, so whether the use comes after the destroy is for happens-before
+    /// to decide (`HappensBefore::uses_around_destroys`).
     fn live(&mut self, op: &'p Op, obj: ObjId) -> Option<InstId> {
         let rank = self.env.rank as u32;
         match self.rank.current.get(&obj) {
             Some(&inst) => match self.exec.instance(inst).destroyed {
                 None => Some(inst),
+                Some(destroyed_by) if Some(self.exec.node(destroyed_by).agent) != self.rank.host => Some(inst),
                 Some(destroyed_by) => {
                     self.exec.bad_uses.push(BadUse {
                         op,
@@ -256,11 +365,11 @@ impl<'p> Builder<'p> {
         self.exec.instance(inst).agent
     }
 
-    fn eval(&mut self, op: &'p Op, expr: &crate::model::Expr) -> Option<i64> {
+    fn eval(&mut self, op: &'p Op, expr: &Expr) -> Option<i64> {
         match self.env.eval(expr) {
             Ok(value) => Some(value),
-            Err(_) => {
-                self.exec.eval_errors.push((op, self.env.rank as u32));
+            Err(error) => {
+                self.eval_failed(&op.span, format!("an argument of {}", op.api), error);
                 None
             }
         }
@@ -277,7 +386,8 @@ impl<'p> Builder<'p> {
             OpKind::Destroy(obj) => {
                 let inst = self.live(op, *obj)?;
                 let node = self.host_node(op, Action::Destroy(inst));
-                self.exec.instances[inst.index()].destroyed = Some(node);
+                // Another thread's second destroy is a use of the first one's result.
+                self.exec.instances[inst.index()].destroyed.get_or_insert(node);
             }
             OpKind::EventRecord { event, stream } => self.on_queue(op, *stream, *event, Action::EventRecord)?,
             OpKind::EventWait { stream, event, .. } => self.on_queue(op, *stream, *event, Action::EventWait)?,
@@ -428,7 +538,7 @@ impl<'p> Builder<'p> {
             }
             ObjectKind::Channel(info) => {
                 let remote = self.env.eval(&info.remote_rank).ok();
-                self.exec.instances[inst.index()].remote_rank = remote.and_then(|r| u32::try_from(r).ok());
+                self.exec.instances[inst.index()].remote_rank = remote;
                 self.exec.instances[inst.index()].notify_num = self.env.eval(&info.notify_num).ok();
             }
             ObjectKind::Buffer(BufferInfo { size, .. }) => {
@@ -491,6 +601,7 @@ impl<'p> Builder<'p> {
                     .current
                     .get(channel)
                     .and_then(|c| self.exec.instance(*c).remote_rank)
+                    .and_then(|r| u32::try_from(r).ok())
                     .unwrap_or(instance.rank);
                 Memory::HcclBuffer { rank: peer }
             }
@@ -533,6 +644,28 @@ impl<'p> Builder<'p> {
             write,
         })
     }
+}
+
+/// The calls a block issues at least each time it runs: a lower bound on what a loop
+/// of it costs (a call with an unusable operand still costs a recorded bad use).
+fn least_calls(block: &Block) -> u64 {
+    let mut calls = 0u64;
+    for stmt in block {
+        match stmt {
+            Stmt::Op(op)
+                if !matches!(
+                    op.kind,
+                    OpKind::DataCopy { .. } | OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. }
+                ) =>
+            {
+                calls += 1
+            }
+            Stmt::Op(_) | Stmt::For { .. } => {}
+            Stmt::If { then, otherwise, .. } => calls += least_calls(then).min(least_calls(otherwise)),
+            Stmt::Return(_) => break,
+        }
+    }
+    calls
 }
 
 /// Every core a sub-kernel runs on, for every tiling key.

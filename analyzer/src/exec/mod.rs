@@ -11,6 +11,7 @@ pub use build::{core_envs, instantiate, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
 
 use crate::model::{ObjId, Op, Program, ThreadId};
+use crate::source::Span;
 
 crate::model::id_type!(AgentId, NodeId, InstId);
 
@@ -26,17 +27,82 @@ pub struct Execution<'p> {
     pub instances: Vec<Instance>,
     /// Calls that named an object with no live instance (never created here, or destroyed).
     pub bad_uses: Vec<BadUse<'p>>,
-    /// Calls left out because an argument has no value on that rank (division by zero,
-    /// overflow), with the rank.
-    pub eval_errors: Vec<(&'p Op, u32)>,
-    /// Memory ranges with a negative or uncomputable offset or length.
+    /// Calls, conditions and loops left out because a value they need has none on
+    /// that rank (overflow, division by zero, an unbound name).
+    pub eval_errors: Vec<EvalFailure>,
+    /// Memory ranges with a negative offset or length.
     pub invalid_ranges: Vec<&'p Op>,
-    /// The run was cut short after `MAX_NODES` ops.
+    /// Notify calls with an index outside their channel's or thread's notifies, with the
+    /// instance whose count applies and the index. The runtime rejects them, so they are
+    /// ordering-neutral nodes (`Action::Other`), kept here for SG302 alone.
+    pub rejected_notifies: Vec<(NodeId, InstId, i64)>,
+    /// Channel and thread acquires given a negative notify count, with the rank and the
+    /// count: such an object has no usable notifies.
+    pub negative_notify_counts: Vec<(&'p Op, u32, i64)>,
+    /// The run was cut short: see `cutoff` for why.
     pub truncated: bool,
+    pub cutoff: Option<Cutoff>,
 }
 
 /// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
 pub const MAX_NODES: usize = 20_000_000;
+
+/// Statements and loop iterations walked per run: a loop that issues no calls still
+/// costs time.
+pub const MAX_STEPS: u64 = 4 * MAX_NODES as u64;
+
+/// A statement, call or loop that has no value on some rank.
+#[derive(Clone, Debug)]
+pub struct EvalFailure {
+    pub span: Span,
+    /// "the condition of this `if`", "an argument of aclrtRecordEvent".
+    pub what: String,
+    pub rank: u32,
+    pub error: EvalError,
+}
+
+/// Why a run was cut short, with the size it would have had where known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cutoff {
+    /// More than `MAX_NODES` calls were issued.
+    Calls,
+    /// More than `MAX_STEPS` statements and loop iterations were walked.
+    Steps,
+    /// A loop refused before it ran: its iterations, and the calls each issues at least.
+    Loop {
+        span: Span,
+        iterations: u128,
+        calls_per_iteration: u64,
+    },
+    /// Too many ranks: at least this many calls and agents in all.
+    Ranks { ranks: u32, calls: u64, agents: u64 },
+}
+
+impl Cutoff {
+    /// "unrolls to more than 20000000 calls" for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Cutoff::Calls => format!("unrolls to more than {MAX_NODES} calls"),
+            Cutoff::Steps => format!("walks more than {MAX_STEPS} statements and loop iterations"),
+            Cutoff::Loop {
+                iterations,
+                calls_per_iteration: 0,
+                ..
+            } => format!("has a loop of {iterations} iterations (the limit is {MAX_STEPS})"),
+            Cutoff::Loop {
+                iterations,
+                calls_per_iteration,
+                ..
+            } => format!(
+                "has a loop of {iterations} iterations issuing at least {calls_per_iteration} calls each, {} calls in all (the limit is {MAX_NODES})",
+                iterations.saturating_mul(u128::from(*calls_per_iteration))
+            ),
+            Cutoff::Ranks { ranks, calls, agents } => format!(
+                "runs on {ranks} ranks: at least {calls} calls on {agents} streams and threads, more than the happens-before analysis can hold"
+            ),
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Agent {
@@ -159,8 +225,9 @@ pub struct Instance {
     pub destroyed: Option<NodeId>,
     /// The agent that executes a stream's or HCCL thread's ops.
     pub agent: Option<AgentId>,
-    /// Channels: the peer rank. HCCL threads and channels: the notify count.
-    pub remote_rank: Option<u32>,
+    /// Channels: the peer rank as given (a rank outside `0..ranks` does not exist, which
+    /// the rules report). HCCL threads and channels: the notify count.
+    pub remote_rank: Option<i64>,
     pub notify_num: Option<i64>,
     /// Buffers: size in bytes.
     pub size: Option<u64>,

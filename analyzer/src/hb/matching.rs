@@ -30,7 +30,7 @@ pub enum FlagKey {
     /// `aclrtRecordNotify` / `aclrtWaitAndResetNotify` on one notify.
     Acl(InstId),
     /// Notify `index` of rank `dst` that rank `src` records through its channel.
-    Channel { dst: u32, src: u32, index: i64 },
+    Channel { dst: i64, src: i64, index: i64 },
     /// Notify `index` of an HCCL thread.
     Thread { thread: InstId, index: i64 },
 }
@@ -74,7 +74,7 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
     let mut host_view = HostView::default();
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
-        host_view.observe(exec, &node.action);
+        host_view.observe(exec, id);
         let (event, kind) = match &node.action {
             Action::EventRecord(e) => (*e, EventOp::Record),
             Action::EventWait(e) => (*e, EventOp::Wait),
@@ -222,32 +222,39 @@ impl SyncEventState {
     }
 }
 
-/// What the host knows has finished, as of the node being matched: for each device
-/// agent, the last node a host synchronize waited for.
+/// What each host thread knows has finished, as of the node being matched: for each
+/// device agent, the last node of its own that a synchronize on that thread waited
+/// for. (Another thread's synchronize says nothing about when this thread runs, and
+/// work another thread issued is covered only as happens-before decides, see
+/// `host_sync`; neither is known while matching, so neither counts here.)
 #[derive(Default)]
 struct HostView {
-    synced: HashMap<crate::exec::AgentId, NodeId>,
+    synced: HashMap<(crate::exec::AgentId, crate::exec::AgentId), NodeId>,
 }
 
 impl HostView {
-    fn observe(&mut self, exec: &Execution, action: &Action) {
-        let upto: &[NodeId] = match action {
+    fn observe(&mut self, exec: &Execution, sync: NodeId) {
+        let upto: &[NodeId] = match &exec.node(sync).action {
             Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
             Action::DeviceSync { upto } => upto,
             _ => return,
         };
-        for &node in upto {
-            let agent = exec.node(node).agent;
-            let entry = self.synced.entry(agent).or_insert(node);
+        let host = exec.node(sync).agent;
+        for &node in upto.iter().filter(|&&node| exec.node(node).host == host) {
+            let entry = self.synced.entry((host, exec.node(node).agent)).or_insert(node);
             *entry = (*entry).max(node);
         }
     }
 
     /// `first` has certainly executed before `then` starts: FIFO on one agent, or the
-    /// host synchronized past `first` before issuing `then`.
+    /// host thread that issues `then` synchronized past `first` before issuing it.
     fn certainly_before(&self, exec: &Execution, first: NodeId, then: NodeId) -> bool {
         let agent = exec.node(first).agent;
-        agent == exec.node(then).agent || self.synced.get(&agent).is_some_and(|&upto| upto >= first)
+        agent == exec.node(then).agent
+            || self
+                .synced
+                .get(&(exec.node(then).host, agent))
+                .is_some_and(|&upto| upto >= first)
     }
 }
 
@@ -265,7 +272,7 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
                 (
                     FlagKey::Channel {
                         dst,
-                        src: rank,
+                        src: i64::from(rank),
                         index: *index,
                     },
                     true,
@@ -277,7 +284,7 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
                 };
                 (
                     FlagKey::Channel {
-                        dst: rank,
+                        dst: i64::from(rank),
                         src,
                         index: *index,
                     },

@@ -7,11 +7,16 @@
 //! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks, so that
 //! "does a happen before b" is one comparison.
 
+mod host_sync;
+mod lifetimes;
 mod matching;
 mod races;
 
+pub use lifetimes::UseAroundDestroy;
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
 pub use races::Race;
+
+use std::collections::HashMap;
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -56,13 +61,92 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             cycles: Vec::new(),
             races: Vec::new(),
         };
-        let order = hb.execution_order();
-        hb.compute_clocks(&order);
+        let order = hb.order_with_host_syncs();
         if order.len() < exec.nodes.len() {
             hb.cycles = minimal_cycles(&hb.graph);
         }
         hb.races = races::find_races(&hb, &order);
         hb
+    }
+
+    /// Adds the host-synchronize edges (see `host_sync`) and returns the final execution
+    /// order, with clocks computed for it. Work of the synchronizing thread is covered at
+    /// once; another thread's work once happens-before shows it issued before the
+    /// synchronize, which can order more work, so that repeats to a fixed point.
+    fn order_with_host_syncs(&mut self) -> Vec<NodeId> {
+        /// Rounds of the fixed point. Each round orders more work; stopping early leaves
+        /// some other thread's work uncovered by a synchronize, which can report a race
+        /// that more rounds would have ordered, and miss a hang that waiting for that
+        /// work would cause. Real programs need one or two rounds.
+        const MAX_ROUNDS: usize = 16;
+        let exec = self.exec;
+        let synced = host_sync::synced_queues(exec);
+        let issues = host_sync::IssueIndex::new(exec, &synced);
+        let mut covered: HashMap<(NodeId, AgentId, AgentId), NodeId> = HashMap::new();
+        for &queue in &synced {
+            let sync = exec.node(queue.sync);
+            if let Some(last) = issues.last_issued(exec, queue, sync.agent, sync.issue) {
+                self.add_host_sync(&mut covered, queue.sync, sync.agent, last);
+            }
+        }
+        let mut rounds = 0;
+        loop {
+            let order = self.execution_order();
+            self.compute_clocks(&order);
+            rounds += 1;
+            let mut added = false;
+            for &queue in &synced {
+                if !self.executes(queue.sync) {
+                    continue;
+                }
+                let own = exec.node(queue.sync).agent;
+                for host in issues.hosts(exec, queue).filter(|&h| h != own).collect::<Vec<_>>() {
+                    let seen = self.clock(queue.sync, host) as usize;
+                    let Some(&host_node) = seen.checked_sub(1).and_then(|i| exec.agent(host).nodes.get(i)) else {
+                        continue;
+                    };
+                    let issued_before = exec.node(host_node).issue;
+                    if let Some(last) = issues.last_issued(exec, queue, host, issued_before) {
+                        added |= self.add_host_sync(&mut covered, queue.sync, host, last);
+                    }
+                }
+            }
+            if !added || rounds == MAX_ROUNDS {
+                return order;
+            }
+        }
+    }
+
+    /// An edge from `last` to `sync`, unless one from a later node `host` issued to the
+    /// same queue already covers it.
+    fn add_host_sync(
+        &mut self,
+        covered: &mut HashMap<(NodeId, AgentId, AgentId), NodeId>,
+        sync: NodeId,
+        host: AgentId,
+        last: NodeId,
+    ) -> bool {
+        let key = (sync, self.exec.node(last).agent, host);
+        if covered.get(&key).is_some_and(|&had| had >= last) {
+            return false;
+        }
+        covered.insert(key, last);
+        self.graph.add_edge(
+            NodeIndex::new(last.index()),
+            NodeIndex::new(sync.index()),
+            EdgeKind::HostSync,
+        );
+        true
+    }
+
+    /// The nodes a host synchronize waits for: the last covered node of each queue, or
+    /// the record an event synchronize is matched with.
+    pub fn waited_for(&self, sync: NodeId) -> Vec<NodeId> {
+        self.graph
+            .edges_directed(NodeIndex::new(sync.index()), petgraph::Direction::Incoming)
+            .filter(|edge| *edge.weight() == EdgeKind::HostSync)
+            .map(|edge| NodeId(edge.source().index() as u32))
+            .collect()
     }
 
     fn agents(&self) -> usize {
@@ -128,6 +212,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let agents = self.agents();
         // The analysis driver keeps executions within `MAX_CLOCK_ENTRIES`.
         self.clocks = vec![0; self.exec.nodes.len() * agents];
+        self.executed.fill(false);
         let mut next_tick = vec![0u32; agents];
         // Merged in a scratch row with slice operations, which the compiler vectorizes.
         let mut merged = vec![0u32; agents];
@@ -170,14 +255,6 @@ fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u
             && exec.node(before).agent != node.agent
         {
             graph.add_edge(index(before), index(id), EdgeKind::Issue);
-        }
-        let synced: &[NodeId] = match &node.action {
-            Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
-            Action::DeviceSync { upto } => upto,
-            _ => &[],
-        };
-        for &last in synced {
-            graph.add_edge(index(last), index(id), EdgeKind::HostSync);
         }
     }
     for &(signal, wait) in &matching.edges {

@@ -29,12 +29,12 @@ impl Lowerer {
                     UnaryOp::Neg => UnOp::Neg,
                     UnaryOp::Not => UnOp::Not,
                 };
-                Expr::Unary(op, Box::new(self.lower_expr(operand)))
+                folded(Expr::Unary(op, Box::new(self.lower_expr(operand))))
             }
             ExprKind::Binary(op, lhs, rhs) => {
                 let lhs = self.lower_expr(lhs);
                 let rhs = self.lower_expr(rhs);
-                Expr::Binary(binary_op(*op), Box::new(lhs), Box::new(rhs))
+                folded(Expr::Binary(binary_op(*op), Box::new(lhs), Box::new(rhs)))
             }
             ExprKind::Call(call) => self.lower_builtin_call(call),
             ExprKind::Error => Expr::Int(0),
@@ -124,6 +124,28 @@ impl Lowerer {
                 Expr::Int(0)
             }
         }
+    }
+}
+
+/// `expr` as a constant when its operands are (already folded) constants, so that a
+/// `let` chain (`let x1 = x0 + x0;`) names one number instead of a copied tree that
+/// doubles with every step. An overflow stays unfolded: evaluating it reports it.
+fn folded(expr: Expr) -> Expr {
+    // Only integer arithmetic: a comparison or `!` stays a condition for the prover.
+    let arithmetic = |op: &BinOp| {
+        matches!(
+            op,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::BitAnd | BinOp::BitOr
+        )
+    };
+    let operands_constant = match &expr {
+        Expr::Unary(UnOp::Neg, operand) => matches!(**operand, Expr::Int(_)),
+        Expr::Binary(op, lhs, rhs) => arithmetic(op) && matches!((&**lhs, &**rhs), (Expr::Int(_), Expr::Int(_))),
+        _ => false,
+    };
+    match operands_constant.then(|| expr.as_const()).flatten() {
+        Some(value) => Expr::Int(value),
+        None => expr,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Renderers: diagnostics to text (ariadne) or JSON. Each takes the run's `Sources`
 //! so that spans become file names, lines and columns.
 
+mod clip;
 mod json;
 mod proofs;
 mod text;

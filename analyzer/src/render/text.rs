@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
 
+use super::clip;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::{FileId, Sources};
 
@@ -25,10 +26,17 @@ pub fn render_text(diagnostics: &[Diagnostic], sources: &Sources, options: TextO
     let mut out = Vec::new();
     let mut cache = SourceCache::default();
     for diagnostic in diagnostics {
-        let spans = cache.excerpt_spans(diagnostic, sources);
+        let mut spans = cache.excerpt_spans(diagnostic, sources);
+        let header_fixes = cache.clip_long_lines(diagnostic, sources, &mut spans);
+        let mut rendered = Vec::new();
         report(diagnostic, &spans, options)
-            .write(&mut cache, &mut out)
+            .write(&mut cache, &mut rendered)
             .expect("writing to a Vec cannot fail");
+        if header_fixes.is_empty() {
+            out.extend_from_slice(&rendered);
+        } else {
+            out.extend_from_slice(fix_header_columns(&rendered, &header_fixes).as_bytes());
+        }
     }
     let text = String::from_utf8_lossy(&out).into_owned();
     // ariadne pads some lines with spaces; trailing whitespace only makes snapshots brittle.
@@ -80,20 +88,15 @@ fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -
 #[derive(Default)]
 struct SourceCache {
     files: HashMap<String, ariadne::Source<String>>,
+    /// The current diagnostic's files whose long lines are clipped: used instead of `files`.
+    clipped: HashMap<String, ariadne::Source<String>>,
 }
 
 impl SourceCache {
     /// The spans of a diagnostic's labels (primary first), each under the id of the
     /// excerpt that shows it; nearby labels of one file share an excerpt.
     fn excerpt_spans(&mut self, diagnostic: &Diagnostic, sources: &Sources) -> Vec<ReportSpan> {
-        let labels: Vec<(FileId, Range<usize>)> = std::iter::once(&diagnostic.primary)
-            .chain(diagnostic.related.iter().map(|r| &r.span))
-            .map(|span| {
-                let len = sources.get(span.file).text.len();
-                let start = span.range.start.min(len);
-                (span.file, start..span.range.end.clamp(start, len))
-            })
-            .collect();
+        let labels = label_ranges(diagnostic, sources);
         let mut order: Vec<usize> = (0..labels.len()).collect();
         order.sort_by_key(|&i| (labels[i].0, labels[i].1.start));
         let mut spans = vec![(String::new(), 0..0); labels.len()];
@@ -122,12 +125,69 @@ impl SourceCache {
     }
 }
 
+impl SourceCache {
+    /// Clip the long lines this diagnostic's labels are on (see [`clip`]), moving `spans`
+    /// with them; returns the header locations to put back.
+    fn clip_long_lines(
+        &mut self,
+        diagnostic: &Diagnostic,
+        sources: &Sources,
+        spans: &mut [ReportSpan],
+    ) -> Vec<(String, String)> {
+        self.clipped.clear();
+        let labels = label_ranges(diagnostic, sources);
+        let mut files: Vec<FileId> = labels.iter().map(|(file, _)| *file).collect();
+        files.sort_unstable();
+        files.dedup();
+        let mut fixes = Vec::new();
+        for file_id in files {
+            let file = sources.get(file_id);
+            let in_file = || labels.iter().enumerate().filter(move |(_, (id, _))| *id == file_id);
+            let points: Vec<usize> = in_file().flat_map(|(_, (_, r))| [r.start, r.end]).collect();
+            let Some(clipped) = clip::clip_long_lines(file, &points) else {
+                continue;
+            };
+            for (index, (_, range)) in in_file() {
+                spans[index].1 = clipped.map(range.start)..clipped.map(range.end);
+            }
+            let starts: Vec<usize> = in_file().map(|(_, (_, r))| r.start).collect();
+            fixes.extend(clip::header_fixes(file, &clipped, &starts));
+            self.clipped.insert(file.path.clone(), ariadne::Source::from(clipped.text));
+        }
+        fixes
+    }
+}
+
+/// Every label of a diagnostic (primary first), clamped into its file.
+fn label_ranges(diagnostic: &Diagnostic, sources: &Sources) -> Vec<(FileId, Range<usize>)> {
+    std::iter::once(&diagnostic.primary)
+        .chain(diagnostic.related.iter().map(|r| &r.span))
+        .map(|span| {
+            let len = sources.get(span.file).text.len();
+            let start = span.range.start.min(len);
+            (span.file, start..span.range.end.clamp(start, len))
+        })
+        .collect()
+}
+
+/// Put back the columns of clipped lines in the report headers (`[ path:line:col ]`).
+fn fix_header_columns(rendered: &[u8], fixes: &[(String, String)]) -> String {
+    let mut text = String::from_utf8_lossy(rendered).into_owned();
+    for (written, real) in fixes {
+        text = text.replace(written.as_str(), real);
+    }
+    text
+}
+
 impl ariadne::Cache<String> for SourceCache {
     type Storage = String;
 
     fn fetch(&mut self, id: &String) -> Result<&ariadne::Source<String>, impl std::fmt::Debug> {
         let path = id.split('\0').next().unwrap_or(id);
-        self.files.get(path).ok_or_else(|| format!("unknown file {path}"))
+        self.clipped
+            .get(path)
+            .or_else(|| self.files.get(path))
+            .ok_or_else(|| format!("unknown file {path}"))
     }
 
     fn display<'a>(&self, id: &'a String) -> Option<impl std::fmt::Display + 'a> {

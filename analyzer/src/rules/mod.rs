@@ -135,6 +135,7 @@ pub static RULES: &[&RuleInfo] = &[
     // SG6xx: memory
     &memory::data_race::DataRace::INFO,
     &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
+    &memory::use_after_free::UseAfterFree::INFO,
 ];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.

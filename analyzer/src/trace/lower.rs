@@ -482,6 +482,7 @@ impl TraceLowerer {
         }
         let rank_count = self.world_size.unwrap_or(self.ranks.len().max(1) as u32);
         self.program.settings.ranks = RankCount::Fixed(rank_count);
+        self.program.settings.observed_run = true;
         let ranks = std::mem::take(&mut self.ranks);
         let multi_rank = rank_count > 1;
         let mut main = Vec::new();

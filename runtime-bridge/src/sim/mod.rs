@@ -69,7 +69,7 @@ struct Tables {
     ge_agents: HashMap<(u32, usize, u32), usize>,
     inst_agent: Vec<Option<usize>>,
     inst_rank: Vec<u32>,
-    inst_remote: Vec<Option<u32>>,
+    inst_remote: Vec<Option<i64>>,
     event_semantics: Vec<Option<EventSemantics>>,
 }
 
@@ -121,7 +121,7 @@ impl Tables {
 
     /// The flag a channel record sets on the peer, or a channel wait consumes here.
     fn channel_flag(&self, channel: InstId, index: u32, record: bool) -> FlagKey {
-        let local = self.inst_rank[channel.index()];
+        let local = i64::from(self.inst_rank[channel.index()]);
         let remote = self.inst_remote[channel.index()].unwrap_or(local);
         let (dst, src) = if record { (remote, local) } else { (local, remote) };
         FlagKey::Channel {

@@ -33,18 +33,13 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let (exec, hb) = (analysis.exec, analysis.hb);
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
-        let waits_for: Vec<NodeId> = match &node.action {
-            Action::AgentSync { upto: Some(last), .. } => vec![*last],
-            Action::DeviceSync { upto } => upto.clone(),
-            Action::EventSync(_) => hb
-                .matching
-                .edges
-                .iter()
-                .filter(|(_, wait)| *wait == id)
-                .map(|(signal, _)| *signal)
-                .collect(),
-            _ => continue,
-        };
+        if !matches!(
+            node.action,
+            Action::AgentSync { .. } | Action::DeviceSync { .. } | Action::EventSync(_)
+        ) {
+            continue;
+        }
+        let waits_for = hb.waited_for(id);
         // The host is stuck here only if it got here: everything before it on the
         // host thread ran.
         let reached = node.issued_after.is_none_or(|before| hb.executes(before));

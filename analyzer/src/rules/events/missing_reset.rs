@@ -16,8 +16,9 @@ declare_rule! {
     ///   `aclrtSynchronizeEvent` observed the previous record (typically a loop whose
     ///   body records and waits but never resets);
     /// - reset, but the reset (an asynchronous op on the waiting stream) is not ordered
-    ///   before the next record, while a wait for that next record can run after the
-    ///   reset: in execution order there is no reset between the two records;
+    ///   before the next record, while a wait for that next record (a stream wait or a
+    ///   host `aclrtSynchronizeEvent`) can run after the reset: in execution order there
+    ///   is no reset between the two records;
     /// - reset, but the reset is not ordered before a wait for the next record: that
     ///   wait can run while the flag is still set by the previous record and pass at
     ///   once (seen by running such programs on the simulator);
@@ -154,6 +155,7 @@ fn reset_after_next_record(
         .waits
         .iter()
         .copied()
+        .chain(host_syncs_on(analysis, &cycle.records))
         .find(|&wait| hb.executes(wait) && !hb.happens_before(wait, reset))?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
@@ -182,6 +184,21 @@ fn reset_after_next_record(
             "make the reset run before {name} is recorded again: {sync}({reset_stream}) before the record, or use a separate event for each step"
         )),
     )
+}
+
+/// The host `aclrtSynchronizeEvent` calls that wait for one of `records`: they block on
+/// the flag like a stream wait does.
+fn host_syncs_on<'a>(analysis: &'a Analysis, records: &'a [NodeId]) -> impl Iterator<Item = NodeId> + 'a {
+    let exec = analysis.exec;
+    analysis
+        .hb
+        .matching
+        .edges
+        .iter()
+        .filter(move |(record, sync)| {
+            records.contains(record) && matches!(exec.node(*sync).action, Action::EventSync(_))
+        })
+        .map(|&(_, sync)| sync)
 }
 
 /// A wait of `cycle` is not ordered after the reset that closed `previous`: it can run

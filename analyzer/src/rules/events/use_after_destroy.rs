@@ -1,9 +1,9 @@
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::spelled;
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Action, AgentKind, BadUse, NodeId};
+use crate::exec::{Action, AgentKind, NodeId};
 use crate::model::{Block, ObjectKind, Op, OpKind, Program, ThreadId};
 use crate::rules::declare_rule;
 
@@ -13,8 +13,8 @@ declare_rule! {
     /// `cudaEventDestroy`) destroyed it: a record, wait, reset, query, synchronize, or a
     /// second destroy. Typically a cleanup call placed inside a loop, so that the next
     /// iteration uses the destroyed event; also a use on a host thread that is started
-    /// only after the destroy. (A thread started before the destroy is not reported:
-    /// `.sync` has no join, so its uses cannot be ordered before the destroy.)
+    /// only after the destroy, and a destroy that can run before another host thread
+    /// is done with the event (nothing orders that thread's use before the destroy).
     ///
     /// ## Why is this a bug
     /// After the destroy the handle is dangling. The docs require that no API is using
@@ -38,7 +38,9 @@ declare_rule! {
     /// that use it have synchronized), or create a new event before using it again.
     ///
     /// Method: each concrete execution is walked in host issue order; a call on an
-    /// event whose instance has been destroyed is reported with the destroy.
+    /// event whose instance its own thread destroyed is reported with the destroy. A call
+    /// on another host thread is reported when happens-before orders it after the
+    /// destroy, or does not order its issue before the destroy.
     pub struct UseAfterDestroy;
     code = "SG106",
     name = "event-use-after-destroy",
@@ -48,81 +50,141 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let exec = analysis.exec;
-    let mut by_destroy: BTreeMap<NodeId, Vec<&BadUse>> = BTreeMap::new();
-    let mut spawns: Option<HashMap<(ThreadId, u32), Vec<NodeId>>> = None;
+    let is_event = |obj| matches!(exec.program.object(obj).kind, ObjectKind::Event(_));
+    // Uses the destroy certainly precedes: on the destroying thread (the walk found the
+    // instance gone), or on a thread that happens-before orders after the destroy.
+    let mut after: BTreeMap<NodeId, Vec<&Op>> = BTreeMap::new();
     for bad in &exec.bad_uses {
         if let Some(destroy) = bad.destroyed_by
-            && matches!(exec.program.object(bad.obj).kind, ObjectKind::Event(_))
-            && certainly_after(
-                analysis,
-                bad,
-                destroy,
-                spawns.get_or_insert_with(|| spawns_of(analysis)),
-            )
+            && is_event(bad.obj)
         {
-            by_destroy.entry(destroy).or_default().push(bad);
+            after.entry(destroy).or_default().push(bad.op);
         }
     }
-    for (destroy, uses) in by_destroy {
-        let Action::Destroy(inst) = exec.node(destroy).action else {
+    let mut racing: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
+    for late in analysis.hb.uses_around_destroys() {
+        if !is_event(exec.instance(late.instance).obj) {
             continue;
-        };
-        let first = uses[0];
-        let name = exec.instance_name(inst);
-        let destroy_api = spelled(exec.program, first.obj, "aclrtDestroyEvent");
-        let destroyer = host_thread(analysis, destroy);
-        let user = thread_of(exec.program, first.op);
-        let message = if let (Some(user), Some(destroyer)) = (user, destroyer)
-            && user != destroyer
-        {
-            format!(
-                "{} on host thread {} uses event {name} after host thread {} destroyed it: the thread starts only after {destroy_api}",
-                first.op.api,
-                exec.program.threads[user.index()].name,
-                exec.program.threads[destroyer.index()].name
-            )
-        } else if matches!(first.op.kind, OpKind::Destroy(_)) {
-            format!(
-                "event {name} is destroyed twice: the second {} passes a dangling handle",
-                first.op.api
-            )
-        } else {
-            format!(
-                "{} uses event {name} after {destroy_api} destroyed it: the handle is dangling, so the call fails or acts on another event",
-                first.op.api
-            )
-        };
-        let destroy_span = analysis.span(destroy);
-        let again = uses[1..].iter().any(|bad| bad.op.span == destroy_span);
-        let destroyed = if again {
-            format!("{name} is destroyed here, and again by the next loop iteration")
-        } else {
-            format!("{name} is destroyed here")
-        };
-        let mut diagnostic = Diagnostic::new(&UseAfterDestroy::INFO, first.op.span.clone(), message);
-        diagnostic = if first.op.span == destroy_span {
-            diagnostic.with_label(format!("the next loop iteration destroys {name} again"))
-        } else {
-            diagnostic
-                .with_label(format!("{name} no longer exists here"))
-                .with_related(destroy_span.clone(), destroyed)
-        };
-        let mut seen = vec![first.op.span.clone(), destroy_span.clone()];
-        for bad in &uses[1..] {
-            if !seen.contains(&bad.op.span) {
-                seen.push(bad.op.span.clone());
-                diagnostic = diagnostic.with_related(bad.op.span.clone(), "also used after the destroy");
-            }
         }
-        // A use written above the destroy that runs after it: the destroy is in a loop.
-        let in_loop = uses
-            .iter()
-            .any(|bad| bad.op.span.range.start <= destroy_span.range.start);
-        let place = if in_loop { " (after the loop)" } else { "" };
-        out.push(diagnostic.with_help(format!(
-            "call {destroy_api}({name}) once, after the last use of {name}{place}, when the streams that use it have synchronized"
-        )));
+        if late.certainly_after {
+            after.entry(late.destroy).or_default().push(exec.node(late.node).op);
+        } else {
+            racing.entry(late.destroy).or_default().push(late.node);
+        }
     }
+    for (destroy, uses) in after {
+        out.extend(use_after(analysis, destroy, &uses));
+    }
+    for (destroy, uses) in racing {
+        out.extend(destroy_while_in_use(analysis, destroy, &uses));
+    }
+}
+
+/// Calls that run after the destroy in every execution.
+fn use_after(analysis: &Analysis, destroy: NodeId, uses: &[&Op]) -> Option<Diagnostic> {
+    let exec = analysis.exec;
+    let Action::Destroy(inst) = exec.node(destroy).action else {
+        return None;
+    };
+    let first = uses[0];
+    let obj = exec.instance(inst).obj;
+    let name = exec.instance_name(inst);
+    let destroy_api = spelled(exec.program, obj, "aclrtDestroyEvent");
+    let destroyer = host_thread(analysis, destroy);
+    let user = thread_of(exec.program, first);
+    let message = if let (Some(user), Some(destroyer)) = (user, destroyer)
+        && user != destroyer
+    {
+        let why = if exec.program.settings.observed_run {
+            " in the traced run".to_string()
+        } else {
+            format!(": the thread starts only after {destroy_api}")
+        };
+        format!(
+            "{} on host thread {} uses event {name} after host thread {} destroyed it{why}",
+            first.api,
+            exec.program.threads[user.index()].name,
+            exec.program.threads[destroyer.index()].name
+        )
+    } else if matches!(first.kind, OpKind::Destroy(_)) {
+        format!(
+            "event {name} is destroyed twice: the second {} passes a dangling handle",
+            first.api
+        )
+    } else {
+        format!(
+            "{} uses event {name} after {destroy_api} destroyed it: the handle is dangling, so the call fails or acts on another event",
+            first.api
+        )
+    };
+    let destroy_span = analysis.span(destroy);
+    let again = uses[1..].iter().any(|op| op.span == destroy_span);
+    let destroyed = if again {
+        format!("{name} is destroyed here, and again by the next loop iteration")
+    } else {
+        format!("{name} is destroyed here")
+    };
+    let mut diagnostic = Diagnostic::new(&UseAfterDestroy::INFO, first.span.clone(), message);
+    diagnostic = if first.span == destroy_span {
+        diagnostic.with_label(format!("the next loop iteration destroys {name} again"))
+    } else {
+        diagnostic
+            .with_label(format!("{name} no longer exists here"))
+            .with_related(destroy_span.clone(), destroyed)
+    };
+    let mut seen = vec![first.span.clone(), destroy_span.clone()];
+    for op in &uses[1..] {
+        if !seen.contains(&op.span) {
+            seen.push(op.span.clone());
+            diagnostic = diagnostic.with_related(op.span.clone(), "also used after the destroy");
+        }
+    }
+    // A use written above the destroy that runs after it: the destroy is in a loop.
+    let in_loop = uses.iter().any(|op| op.span.range.start <= destroy_span.range.start);
+    let place = if in_loop { " (after the loop)" } else { "" };
+    Some(diagnostic.with_help(format!(
+        "call {destroy_api}({name}) once, after the last use of {name}{place}, when the streams that use it have synchronized"
+    )))
+}
+
+/// Calls on other host threads that nothing orders before the destroy.
+fn destroy_while_in_use(analysis: &Analysis, destroy: NodeId, uses: &[NodeId]) -> Option<Diagnostic> {
+    let exec = analysis.exec;
+    let Action::Destroy(inst) = exec.node(destroy).action else {
+        return None;
+    };
+    let obj = exec.instance(inst).obj;
+    let name = exec.instance_name(inst);
+    let destroy_api = spelled(exec.program, obj, "aclrtDestroyEvent");
+    let first = exec.node(uses[0]);
+    let user = exec.agent_name(first.host);
+    let mut diagnostic = Diagnostic::new(
+        &UseAfterDestroy::INFO,
+        analysis.span(destroy),
+        format!(
+            "{destroy_api}({name}) on {} can run before {user} is done with {name}: its {} then uses a dangling handle",
+            exec.agent_name(exec.node(destroy).agent),
+            first.op.api
+        ),
+    )
+    .with_label("nothing orders this after the other thread's use");
+    let mut seen = vec![analysis.span(destroy)];
+    for &node in uses {
+        let span = analysis.span(node);
+        if !seen.contains(&span) {
+            seen.push(span.clone());
+            diagnostic = diagnostic.with_related(
+                span,
+                format!(
+                    "{} uses {name} here, possibly after the destroy",
+                    exec.agent_name(exec.node(node).host)
+                ),
+            );
+        }
+    }
+    Some(diagnostic.with_help(format!(
+        "destroy {name} only after {user} is done with it: make the destroying thread wait for work {user} issues after its last use (a synchronize on that stream or event), or destroy it on {user}"
+    )))
 }
 
 /// The host thread that issued `node`.
@@ -132,49 +194,6 @@ fn host_thread(analysis: &Analysis, node: NodeId) -> Option<ThreadId> {
         AgentKind::Host(thread) => Some(thread),
         _ => None,
     }
-}
-
-/// Whether the bad use certainly comes after the destroy: on the destroying host
-/// thread (program order), or on a thread that is only started after the destroy. A
-/// use on a thread that may run before the destroy is not reported: `.sync` has no
-/// join, so nothing could order it, and the walk (threads after their spawner) would
-/// flag every object a spawner destroys at its end.
-fn certainly_after(
-    analysis: &Analysis,
-    bad: &BadUse,
-    destroy: NodeId,
-    spawns: &HashMap<(ThreadId, u32), Vec<NodeId>>,
-) -> bool {
-    let exec = analysis.exec;
-    let (Some(destroyer), Some(user)) = (host_thread(analysis, destroy), thread_of(exec.program, bad.op)) else {
-        return false;
-    };
-    if user == destroyer {
-        return true;
-    }
-    let destroyer_agent = exec.node(destroy).agent;
-    spawns.get(&(user, bad.rank)).is_some_and(|spawns| {
-        spawns
-            .iter()
-            .all(|&spawn| exec.node(spawn).agent == destroyer_agent && spawn > destroy)
-    })
-}
-
-/// The nodes that start each host thread, per rank.
-fn spawns_of(analysis: &Analysis) -> HashMap<(ThreadId, u32), Vec<NodeId>> {
-    let exec = analysis.exec;
-    let mut spawns: HashMap<(ThreadId, u32), Vec<NodeId>> = HashMap::new();
-    for (index, node) in exec.nodes.iter().enumerate() {
-        if let Action::Spawn(agent) = node.action
-            && let AgentKind::Host(thread) = exec.agent(agent).kind
-        {
-            spawns
-                .entry((thread, exec.agent(agent).rank))
-                .or_default()
-                .push(NodeId(index as u32));
-        }
-    }
-    spawns
 }
 
 /// The host thread whose code contains `op`.

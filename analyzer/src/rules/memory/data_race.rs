@@ -8,7 +8,9 @@ declare_rule! {
     /// Two device operations (kernels, async copies, HCCL transfers) that touch
     /// overlapping bytes of one buffer, at least one of them writing, with nothing that
     /// orders them: no FIFO order on one stream, no record/wait, notify or synchronize
-    /// between them.
+    /// between them. Also two host threads touching the same host memory, when nothing
+    /// orders one thread's access after the other's (a synchronize orders only the work
+    /// issued before it: another thread's later work is not covered).
     ///
     /// ## Why is this a bug
     /// The two can run in either order or at the same time, so the reader sees old,
@@ -71,5 +73,13 @@ fn race_diagnostic(analysis: &Analysis, race: &Race) -> Diagnostic {
             verb(race.first_writes)
         ),
     )
-    .with_help("order the two: record an event after the first access and wait on it before the second")
+    .with_help(if on_host(analysis, race.first) && on_host(analysis, race.second) {
+        "order the two host threads: give each its own buffer, or make one wait (a synchronize, event or notify) for work the other issues after its access"
+    } else {
+        "order the two: record an event after the first access and wait on it before the second"
+    })
+}
+
+fn on_host(analysis: &Analysis, node: crate::exec::NodeId) -> bool {
+    !analysis.exec.agent(analysis.exec.node(node).agent).kind.is_device()
 }

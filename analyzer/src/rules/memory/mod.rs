@@ -2,6 +2,7 @@
 
 pub mod data_race;
 pub mod host_access_before_sync;
+pub mod use_after_free;
 
 use crate::analysis::Analysis;
 use crate::hb::Race;
@@ -10,9 +11,9 @@ use crate::model::OpKind;
 /// Which rule reports a race.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum RaceClass {
-    /// Two device ops: SG601.
+    /// Two device ops, or two host threads: SG601.
     Device,
-    /// The host against a device op: SG602.
+    /// One host thread against a device op: SG602.
     Host,
     /// A one-sided HCCL transfer against the peer's accesses: SG304/SG305 say which
     /// side of the handshake is missing, so SG601/SG602 stay out.
@@ -25,7 +26,7 @@ fn classify(analysis: &Analysis, race: &Race) -> RaceClass {
     let host = |id| !analysis.exec.agent(node(id).agent).kind.is_device();
     if remote(race.first) || remote(race.second) {
         RaceClass::RemoteTransfer
-    } else if host(race.first) || host(race.second) {
+    } else if host(race.first) != host(race.second) {
         RaceClass::Host
     } else {
         RaceClass::Device

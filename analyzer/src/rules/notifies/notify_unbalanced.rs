@@ -119,7 +119,7 @@ fn diagnostic(analysis: &Analysis, key: FlagKey, queue: &NotifyQueue) -> Diagnos
     let recorder = side(analysis, key, true, queue);
     let waiter = side(analysis, key, false, queue);
     let missing_rank = match key {
-        FlagKey::Channel { dst, src, .. } => [dst, src].into_iter().find(|&r| r >= exec.ranks),
+        FlagKey::Channel { dst, src, .. } => [dst, src].into_iter().find(|&r| r < 0 || r >= i64::from(exec.ranks)),
         _ => None,
     };
     let mut diagnostic = if waits > records {

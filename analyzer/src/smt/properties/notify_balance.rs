@@ -110,25 +110,32 @@ fn check_family(
     members: &[Member],
     options: &SmtOptions,
 ) -> Result<Answer<Counterexample>, Unsupported> {
+    // A channel flag's ranks range over every integer: a channel to a rank outside
+    // `0..N` is a flag whose other end does not exist, so nothing balances its side.
+    // Only ranks that exist run calls.
     let (src, src_facts) = space.rank("src");
-    let (dst, dst_facts) = if family == Family::Channels {
-        space.rank("dst")
+    let mut query = space.query(options);
+    let dst = if family == Family::Channels {
+        Int::fresh_const("dst")
     } else {
-        (src.clone(), [Bool::from_bool(true), Bool::from_bool(true)])
+        query.assert(&Bool::and(&src_facts));
+        src.clone()
     };
     let flag = Flag {
         src,
         dst,
         index: Int::fresh_const("index"),
     };
-    let mut query = space.query(options);
-    query.assert(&Bool::and(&src_facts));
-    query.assert(&Bool::and(&dst_facts));
     let mut counts = Vec::new();
     for (id, &(path, used)) in members.iter().enumerate() {
         let runs = op_count(space, family, &flag, path, used).map_err(|e| unsupported(space.program, path, e))?;
+        let me = match used.side {
+            Side::Record => &flag.src,
+            Side::Wait => &flag.dst,
+        };
+        let exists = Bool::and(&[me.ge(0), me.lt(&space.ranks)]);
         let count = Int::fresh_const("count");
-        query.assert_tracked(&count.eq(&runs), id);
+        query.assert_tracked(&count.eq(exists.ite(&runs, &Int::from_i64(0))), id);
         counts.push(count);
     }
     let sum = |side: Side| {

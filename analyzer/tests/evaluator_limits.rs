@@ -1,0 +1,107 @@
+//! The evaluator and the instantiation never overflow silently, hang or blow up: each
+//! input gives an answer quickly, and what cannot be evaluated is reported.
+
+use std::time::{Duration, Instant};
+
+use syncguard_analyzer::{Sources, check_sync_bytes};
+
+/// The messages of every finding on `program`, checked within two seconds.
+fn findings(program: &str) -> Vec<String> {
+    let started = Instant::now();
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "case.sync", program.as_bytes());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    checked
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect()
+}
+
+fn refused_as_too_large(program: &str, estimate: &str) {
+    let found = findings(program);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("too large to analyze, so it is not verified"),
+        "{found:?}"
+    );
+    assert!(found[0].contains(estimate), "{found:?}");
+}
+
+#[test]
+fn an_inclusive_loop_up_to_i64_max_runs_its_iteration() {
+    let found = findings(include_str!("robustness_inputs/loop-inclusive-i64-max.sync"));
+    assert!(found.iter().any(|f| f.starts_with("SG104")), "{found:?}");
+}
+
+#[test]
+fn an_overflowing_condition_is_reported_not_skipped() {
+    let found = findings(
+        "let s = aclrtCreateStream();\nif 9223372036854775807 + 1 + rank > 0 { aclrtSynchronizeStream(s); }\n",
+    );
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("the condition of this `if` has no value")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn an_overflowing_loop_bound_is_reported_not_skipped() {
+    let found = findings(
+        "let s = aclrtCreateStream();\nfor i in 0..9223372036854775807 + 1 + rank { aclrtSynchronizeStream(s); }\n",
+    );
+    assert!(
+        found.iter().any(|f| f.contains("the bounds of this loop has no value")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_thread_in_a_loop_sees_its_iteration_of_the_loop_variable() {
+    let found = findings(include_str!("robustness_inputs/loop-var-in-thread.sync"));
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn an_empty_loop_of_10_to_the_12_iterations_is_refused_early() {
+    refused_as_too_large(
+        include_str!("robustness_inputs/empty-loop-1e12.sync"),
+        "a loop of 1000000000000 iterations",
+    );
+}
+
+#[test]
+fn a_kernel_loop_of_10_to_the_12_iterations_is_refused_early() {
+    refused_as_too_large(
+        include_str!("robustness_inputs/kernel-loop-1e12.sync"),
+        "1000000000000 calls in all",
+    );
+}
+
+#[test]
+fn a_billion_ranks_are_refused_early() {
+    refused_as_too_large(
+        include_str!("robustness_inputs/ranks-1e9.sync"),
+        "runs on 1000000000 ranks",
+    );
+}
+
+#[test]
+fn a_doubling_let_chain_stays_small() {
+    assert!(findings(include_str!("robustness_inputs/let-doubling-25.sync")).is_empty());
+}
+
+#[test]
+fn ten_thousand_chained_lets_stay_small() {
+    let mut program = String::from("let x0 = 1;\n");
+    for i in 0..10_000 {
+        program.push_str(&format!("let x{} = x{i} + 1;\n", i + 1));
+    }
+    assert!(findings(&program).is_empty());
+}

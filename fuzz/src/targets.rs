@@ -1,0 +1,204 @@
+//! The fuzz targets and the invariants each one checks:
+//! - every target: no panic; every diagnostic position (primary and related) lies
+//!   inside its file and on a character boundary; the text and JSON renderings succeed
+//!   and the JSON reads back;
+//! - `fmt`: a file that parses formats to a file that parses, formatting is idempotent,
+//!   and the formatted file gets the same findings;
+//! - `convert`: the converted program reads without syntax or name errors and, for a
+//!   trace the reader took whole, reports the same rules as the trace;
+//! - `plan`: a program that verifies can be planned for `verify-then-run`.
+//!
+//! Time and memory are bounded by the caller (`fuzz`, and the supervisor in `main.rs`).
+
+use std::collections::BTreeSet;
+
+use syncguard_analyzer::exec::instantiate;
+use syncguard_analyzer::render::{TextOptions, render_json, render_text};
+use syncguard_analyzer::{
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes, check_trace_reader, convert_trace,
+    decode_utf8_lossless_offsets,
+};
+use syncguard_runtime_bridge::Plan;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// `.sync` parser, lowering and the whole analysis.
+    Sync,
+    /// `syncguard fmt`.
+    Fmt,
+    /// The trace reader and the analysis.
+    Trace,
+    /// `syncguard convert`, then checking its output.
+    Convert,
+    /// `verify-then-run` up to the plan of host calls.
+    Plan,
+}
+
+impl Target {
+    pub const ALL: [Target; 5] = [Target::Sync, Target::Fmt, Target::Trace, Target::Convert, Target::Plan];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sync => "sync",
+            Target::Fmt => "fmt",
+            Target::Trace => "trace",
+            Target::Convert => "convert",
+            Target::Plan => "plan",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn reads_traces(self) -> bool {
+        matches!(self, Target::Trace | Target::Convert)
+    }
+}
+
+/// Run one input; `Err` says which invariant broke.
+pub fn run(target: Target, input: &[u8]) -> Result<(), String> {
+    match target {
+        Target::Sync => {
+            let mut sources = Sources::default();
+            let checked = check_sync_bytes(&mut sources, "fuzz.sync", input);
+            renders(&checked, &sources)
+        }
+        Target::Fmt => format_keeps_meaning(input),
+        Target::Trace => {
+            let mut sources = Sources::default();
+            let checked = check_trace(&mut sources, input);
+            renders(&checked, &sources)
+        }
+        Target::Convert => convert_keeps_findings(input),
+        Target::Plan => plans(input),
+    }
+}
+
+fn check_trace(sources: &mut Sources, input: &[u8]) -> CheckedFile {
+    let checked = check_trace_reader(sources, "fuzz.jsonl", input, None, &Overrides::default());
+    sources.load_deferred();
+    checked
+}
+
+/// Positions are inside their files, and both renderings succeed.
+fn renders(checked: &CheckedFile, sources: &Sources) -> Result<(), String> {
+    for diagnostic in &checked.diagnostics {
+        positions_inside(diagnostic, sources)?;
+    }
+    render_text(&checked.diagnostics, sources, TextOptions::default());
+    let json = render_json(&checked.diagnostics, &checked.proofs, &checked.unproved, sources, 1).to_string();
+    serde_json::from_str::<serde_json::Value>(&json).map_err(|e| format!("JSON output does not read back: {e}"))?;
+    Ok(())
+}
+
+fn positions_inside(diagnostic: &Diagnostic, sources: &Sources) -> Result<(), String> {
+    let spans = std::iter::once(&diagnostic.primary).chain(diagnostic.related.iter().map(|r| &r.span));
+    for span in spans {
+        let file = sources.get(span.file);
+        let text = &file.text;
+        let inside = span.range.start <= span.range.end && span.range.end <= file.len();
+        let on_chars = text.len() != file.len()
+            || (text.is_char_boundary(span.range.start) && text.is_char_boundary(span.range.end));
+        if !inside || !on_chars {
+            return Err(format!(
+                "{} position {:?} is not inside {} ({} bytes) on character boundaries",
+                diagnostic.code,
+                span.range,
+                file.path,
+                file.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn codes(diagnostics: &[Diagnostic]) -> Vec<&'static str> {
+    let mut codes: Vec<&'static str> = diagnostics.iter().map(|d| d.code).collect();
+    codes.sort_unstable();
+    codes
+}
+
+fn format_keeps_meaning(input: &[u8]) -> Result<(), String> {
+    let mut sources = Sources::default();
+    let original = check_sync_bytes(&mut sources, "fuzz.sync", input);
+    renders(&original, &sources)?;
+    let (text, invalid_utf8) = decode_utf8_lossless_offsets(input);
+    let parsed = syncguard_grammar::parse(&text);
+    if !parsed.errors.is_empty() || !invalid_utf8.is_empty() {
+        return Ok(()); // `fmt` leaves such files alone
+    }
+    let formatted = syncguard_grammar::format(&text, &parsed);
+    let reparsed = syncguard_grammar::parse(&formatted);
+    if !reparsed.errors.is_empty() {
+        return Err(format!("formatted text does not parse: {:?}", reparsed.errors[0]));
+    }
+    if syncguard_grammar::format(&formatted, &reparsed) != formatted {
+        return Err("formatting is not idempotent".into());
+    }
+    let again = check_sync_bytes(&mut Sources::default(), "fuzz.sync", formatted.as_bytes());
+    if codes(&original.diagnostics) != codes(&again.diagnostics) {
+        return Err(format!(
+            "formatting changed the findings: {:?} became {:?}",
+            codes(&original.diagnostics),
+            codes(&again.diagnostics)
+        ));
+    }
+    Ok(())
+}
+
+fn convert_keeps_findings(input: &[u8]) -> Result<(), String> {
+    let mut sources = Sources::default();
+    let from_trace = check_trace(&mut sources, input);
+    renders(&from_trace, &sources)?;
+    let converted = convert_trace(&mut Sources::default(), "fuzz.jsonl", input, None);
+    let program = check_sync_bytes(&mut Sources::default(), "converted.sync", converted.text.as_bytes());
+    if let Some(bad) = program
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "SG001" || d.code == "SG003")
+    {
+        return Err(format!(
+            "the converted program does not read: {} {}",
+            bad.code, bad.message
+        ));
+    }
+    // Lines the reader left out are left out of the conversion too (see the trace
+    // reader's tests); such traces are only checked for crashes.
+    if from_trace
+        .diagnostics
+        .iter()
+        .any(|d| ["SG002", "SG003", "SG101"].contains(&d.code))
+    {
+        return Ok(());
+    }
+    let trace_codes: BTreeSet<&str> = codes(&from_trace.diagnostics).into_iter().collect();
+    let program_codes: BTreeSet<&str> = program
+        .diagnostics
+        .iter()
+        // A trace is one observed run: the program also reports destroys racing another
+        // thread's earlier use, which the trace saw ordered.
+        .filter(|d| !(["SG106", "SG603"].contains(&d.code) && d.message.contains("can run before")))
+        .map(|d| d.code)
+        .collect();
+    if trace_codes != program_codes {
+        return Err(format!(
+            "convert changed the findings: the trace reports {trace_codes:?}, the converted program {program_codes:?}"
+        ));
+    }
+    Ok(())
+}
+
+fn plans(input: &[u8]) -> Result<(), String> {
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "fuzz.sync", input);
+    renders(&checked, &sources)?;
+    if checked.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        return Ok(()); // verify-then-run refuses it
+    }
+    let params = checked.program.params.iter().map(|p| p.min).collect();
+    let exec = instantiate(&checked.program, params);
+    let plan = Plan::new(&exec);
+    let _ = plan.call_count();
+    Ok(())
+}

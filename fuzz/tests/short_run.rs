@@ -1,0 +1,58 @@
+//! The CI-sized fuzz run: a fixed number of inputs per target, in process, with a fixed
+//! seed (so a failure reproduces). The long run is `cargo run --release -p
+//! syncguard-fuzz -- --inputs 1000000` (see BENCHMARKS.md), which also catches aborts,
+//! hangs and memory blow-ups in a child process.
+
+use std::time::Duration;
+
+use syncguard_fuzz::corpus::Corpus;
+use syncguard_fuzz::{Target, fuzz};
+
+/// Inputs per target in CI; `SYNCGUARD_FUZZ_INPUTS` overrides it.
+const CI_INPUTS: u64 = 300;
+
+fn run(target: Target) {
+    let corpus = Corpus::load(&Corpus::workspace_root());
+    assert!(
+        !corpus.programs.is_empty() && !corpus.traces.is_empty(),
+        "the corpus is empty"
+    );
+    let inputs = std::env::var("SYNCGUARD_FUZZ_INPUTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(CI_INPUTS);
+    // Generous for a debug build on a loaded CI machine: a hang takes far longer.
+    let summary = fuzz(target, &corpus, 20261124, inputs, Duration::from_secs(20), |_| {});
+    let report: Vec<String> = summary
+        .failures
+        .iter()
+        .map(|f| format!("{}\n--- input ---\n{}", f.what, String::from_utf8_lossy(&f.input)))
+        .collect();
+    assert!(report.is_empty(), "{} failures:\n{}", report.len(), report.join("\n\n"));
+    assert_eq!(summary.inputs, inputs);
+}
+
+#[test]
+fn sync_programs() {
+    run(Target::Sync);
+}
+
+#[test]
+fn formatter() {
+    run(Target::Fmt);
+}
+
+#[test]
+fn traces() {
+    run(Target::Trace);
+}
+
+#[test]
+fn convert() {
+    run(Target::Convert);
+}
+
+#[test]
+fn verify_then_run_planning() {
+    run(Target::Plan);
+}
