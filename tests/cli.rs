@@ -180,23 +180,51 @@ fn convert_reports_malformed_lines_and_keeps_the_rest() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("SG002"));
 }
 
+/// One trace line per `(thread, api, args)`, with `ts` in order.
+fn trace_lines(calls: &[(&str, &str, &str)]) -> String {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(ts, (thread, api, args))| {
+            format!("{{\"thread\": \"{thread}\", \"api\": \"{api}\", \"args\": {args}, \"ts\": {ts}}}\n")
+        })
+        .collect()
+}
+
 #[test]
-fn convert_warns_when_scoping_cannot_express_the_trace() {
+fn convert_moves_a_creation_above_the_thread_that_uses_it() {
     // Thread `b` starts before thread `a` (the first seen, the main one) creates the
     // event `b` destroys.
-    let trace = concat!(
-        r#"{"thread": "a", "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 1}"#,
-        "\n",
-        r#"{"thread": "b", "api": "aclrtSetDevice", "args": {"deviceId": 0}, "ts": 2}"#,
-        "\n",
-        r#"{"thread": "a", "api": "aclrtCreateEventWithFlag", "args": {"event": "e", "flag": "ACL_EVENT_SYNC"}, "ts": 3}"#,
-        "\n",
-        r#"{"thread": "b", "api": "aclrtDestroyEvent", "args": {"event": "e"}, "ts": 4}"#,
-        "\n",
-    );
+    let trace = trace_lines(&[
+        ("a", "aclrtSetDevice", r#"{"deviceId": 0}"#),
+        ("b", "aclrtSetDevice", r#"{"deviceId": 0}"#),
+        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        ("b", "aclrtDestroyEvent", r#"{"event": "e"}"#),
+    ]);
     let output = pipe(&["convert", "-"], trace.as_bytes());
     assert_eq!(output.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot express that order"));
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let created = text.find("let e = aclrtCreateEventWithFlag").expect(&text);
+    assert!(created < text.find("thread rank_0_thread_b {").expect(&text), "{text}");
+    let checked = pipe(&["check", "-"], text.as_bytes());
+    assert_eq!(checked.status.code(), Some(0), "{}", String::from_utf8_lossy(&checked.stdout));
+}
+
+#[test]
+fn convert_warns_when_scoping_cannot_express_the_trace() {
+    // The handle `e` names two events: thread `b` destroys the second, created after
+    // `b` started, so no place for its `let` keeps the first one's uses right.
+    let trace = trace_lines(&[
+        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        ("a", "aclrtDestroyEvent", r#"{"event": "e"}"#),
+        ("b", "aclrtSetDevice", r#"{"deviceId": 0}"#),
+        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        ("b", "aclrtDestroyEvent", r#"{"event": "e"}"#),
+    ]);
+    let output = pipe(&["convert", "-"], trace.as_bytes());
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("lexically scoped"));
     let clean = pipe(&["convert", "tests/cli/missing-reset.jsonl"], b"");
     assert!(clean.stderr.is_empty(), "{}", String::from_utf8_lossy(&clean.stderr));
 }

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Execution, NodeId, instantiate};
+use crate::exec::{Cutoff, Execution, NodeId, instantiate};
 use crate::hb::HappensBefore;
 use crate::model::{Param, Program};
 use crate::rules::{Check, RULES};
@@ -238,7 +238,12 @@ fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
 /// A run beyond the analysis budgets (calls, or vector-clock memory): said loudly,
 /// since it is not verified.
 fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
-    let span = program.threads[Program::MAIN_THREAD.index()].span.clone();
+    let span = exec
+        .cutoff
+        .as_ref()
+        .and_then(Cutoff::span)
+        .unwrap_or(&program.threads[Program::MAIN_THREAD.index()].span)
+        .clone();
     let size = if let Some(cutoff) = &exec.cutoff {
         cutoff.describe()
     } else {
@@ -275,7 +280,7 @@ fn unevaluable_calls(exec: &Execution) -> Vec<Diagnostic> {
                 failure.span.clone(),
                 format!("{} has no value{on_rank}: it {}", failure.what, failure.error.reason()),
             )
-            .with_label("left out of the analysis")
+            .with_label(failure.left_out)
             .with_help("guard the expression so that it is defined for every rank and parameter value")
         })
         .collect()

@@ -361,3 +361,26 @@ fn the_main_thread_sees_objects_a_worker_created() {
     let (_, diagnostics) = check(trace.as_bytes());
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
 }
+
+#[test]
+fn objects_in_use_before_the_trace_are_declared_once_before_their_first_use() {
+    // A stream created in the trace, and a buffer the trace never allocates.
+    let trace = br#"{"api":"aclrtCreateStream","args":{"stream":"s1"}}
+{"api":"kernel","args":{"stream":"s1","name":"k","writes":[{"buf":"a","off":0,"len":4096}]}}
+{"api":"aclrtSynchronizeStream","args":{"stream":"s1"}}
+"#;
+    let converted = convert_trace(&mut Sources::default(), "t.jsonl", &trace[..], None);
+    let lines: Vec<&str> = converted.text.lines().collect();
+    let position = |prefix: &str| lines.iter().position(|line| line.starts_with(prefix));
+    assert_eq!(
+        lines.iter().filter(|line| line.starts_with("kernel(")).count(),
+        1,
+        "{}",
+        converted.text
+    );
+    let declared = position("let a = aclrtMalloc(").expect("the buffer is declared");
+    assert!(declared < position("kernel(").unwrap(), "{}", converted.text);
+    assert!(position("let s1 = aclrtCreateStream()").unwrap() < position("kernel(").unwrap());
+    let checked = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+}

@@ -153,6 +153,9 @@ fn convert_keeps_findings(input: &[u8]) -> Result<(), String> {
     renders(&from_trace, &sources)?;
     let converted = convert_trace(&mut Sources::default(), "fuzz.jsonl", input, None);
     let program = check_sync_bytes(&mut Sources::default(), "converted.sync", converted.text.as_bytes());
+    if converted.inexpressible {
+        return Ok(()); // said on stderr by `syncguard convert`
+    }
     if let Some(bad) = program
         .diagnostics
         .iter()

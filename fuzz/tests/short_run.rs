@@ -8,6 +8,12 @@ use std::time::Duration;
 use syncguard_fuzz::corpus::Corpus;
 use syncguard_fuzz::{Target, fuzz};
 
+/// Time one input may take. Generous, since CI runs the unoptimized build on a loaded
+/// machine (a 47 KB input with 3,500 syntax errors takes 0.5 s optimized, 7 s here
+/// alone and 20 s beside the other tests); a hang takes far longer. The release-built
+/// long run allows 10 s.
+const PER_INPUT: Duration = Duration::from_secs(60);
+
 /// Inputs per target in CI; `SYNCGUARD_FUZZ_INPUTS` overrides it.
 const CI_INPUTS: u64 = 300;
 
@@ -21,8 +27,7 @@ fn run(target: Target) {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(CI_INPUTS);
-    // Generous for a debug build on a loaded CI machine: a hang takes far longer.
-    let summary = fuzz(target, &corpus, 20261124, inputs, Duration::from_secs(20), |_| {});
+    let summary = fuzz(target, &corpus, 20261124, inputs, PER_INPUT, |_| {});
     let report: Vec<String> = summary
         .failures
         .iter()

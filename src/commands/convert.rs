@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{TextOptions, render_text};
-use syncguard_analyzer::{Severity, Sources, check_sync_bytes, convert_trace};
+use syncguard_analyzer::{Converted, Severity, Sources, convert_trace};
 
 use super::inputs::{collect_inputs, report};
 use super::output;
@@ -40,7 +40,7 @@ pub fn run(path: &PathBuf) -> Outcome {
         );
     }
     output::print(&converted.text);
-    warn_if_not_expressible(&converted.text);
+    warn_if_not_expressible(&converted);
     if converted.diagnostics.iter().any(|d| d.severity == Severity::Error) {
         Outcome::Findings
     } else {
@@ -48,20 +48,15 @@ pub fn run(path: &PathBuf) -> Outcome {
     }
 }
 
-/// `.sync` names are lexically scoped: a thread block cannot use an object that another
-/// thread creates only after the block starts, which a trace can record. Say so rather
-/// than print a program that silently means something else.
-fn warn_if_not_expressible(text: &str) {
-    let checked = check_sync_bytes(&mut Sources::default(), "converted", text.as_bytes());
-    if checked
-        .diagnostics
-        .iter()
-        .any(|d| ["SG001", "SG003", "SG101"].contains(&d.code))
-    {
+/// `.sync` names are lexically scoped: say so rather than print a program that
+/// silently means something else.
+fn warn_if_not_expressible(converted: &Converted) {
+    if converted.inexpressible {
         eprintln!(
-            "syncguard: warning: the converted program uses some objects before their `let` (a thread \
-             started before another thread created them); `.sync` cannot express that order, so \
-             checking it reports uses before creation that the trace does not have"
+            "syncguard: warning: a host thread uses an object created after the thread started, under a \
+             handle the trace creates more than once; `.sync` names are lexically scoped, so the \
+             converted program cannot say which object the thread uses, and checking it reports \
+             uses before creation that the trace does not have"
         );
     }
 }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 use super::eval::{CoreEnv, Env, EvalError, iterations};
 use super::*;
 use crate::model::{
@@ -27,7 +28,6 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
-            negative_notify_counts: Vec::new(),
             truncated: false,
             cutoff: None,
         },
@@ -62,6 +62,9 @@ struct RankState {
     /// Threads spawned but not yet walked.
     pending: Vec<PendingThread>,
 }
+
+/// What an undefined condition or loop bound leaves out.
+const STOPS_HERE: &str = "the thread's code from here on is left out of the analysis";
 
 /// A thread spawned but not yet walked: what it sees is fixed at the spawn.
 struct PendingThread {
@@ -149,10 +152,11 @@ impl<'p> Builder<'p> {
     }
 
     /// Record that `what` at `span` has no value on this rank.
-    fn eval_failed(&mut self, span: &Span, what: String, error: EvalError) {
+    fn eval_failed(&mut self, span: &Span, what: String, error: EvalError, left_out: &'static str) {
         self.exec.eval_errors.push(EvalFailure {
             span: span.clone(),
             what,
+            left_out,
             rank: self.env.rank as u32,
             error,
         });
@@ -191,9 +195,10 @@ impl<'p> Builder<'p> {
                 Ok(true) => self.walk_block(then),
                 Ok(false) => self.walk_block(otherwise),
                 Err(error) => {
-                    // Neither branch is walked: said, since what follows may depend on it.
-                    self.eval_failed(span, "the condition of this `if`".into(), error);
-                    Flow::Continue
+                    // The thread's behaviour is undefined from here: its walk stops, as
+                    // the prover's path condition does.
+                    self.eval_failed(span, "the condition of this `if`".into(), error, STOPS_HERE);
+                    Flow::Return
                 }
             },
             Stmt::For {
@@ -207,8 +212,8 @@ impl<'p> Builder<'p> {
                 let range = match self.env.loop_range(start, end, *inclusive) {
                     Ok(range) => range,
                     Err(error) => {
-                        self.eval_failed(span, "the bounds of this loop".into(), error);
-                        return Flow::Continue;
+                        self.eval_failed(span, "the bounds of this loop".into(), error, STOPS_HERE);
+                        return Flow::Return;
                     }
                 };
                 if !self.loop_fits(span, &range, body) {
@@ -327,6 +332,24 @@ impl<'p> Builder<'p> {
         self.push_node(agent, op, action, issued_after)
     }
 
+    /// Whether the runtime rejects notify `index` of a channel or HCCL thread: outside
+    /// the notifies it was acquired with.
+    fn rejects_index(&self, inst: InstId, index: i64) -> bool {
+        self.exec.instance(inst).notify_num.is_some_and(|count| !(0..count).contains(&index))
+    }
+
+    /// A notify call's node: `action`, or, for an index the runtime rejects, a node that
+    /// orders nothing (the call fails at issue), kept for SG302.
+    fn notify_node(&mut self, agent: AgentId, op: &'p Op, inst: InstId, index: i64, action: Action) -> Option<()> {
+        if self.rejects_index(inst, index) {
+            let node = self.device_node(agent, op, Action::Other);
+            self.exec.rejected_notifies.push((node, inst, index));
+        } else {
+            self.device_node(agent, op, action);
+        }
+        Some(())
+    }
+
     /// The live instance of `obj`, or a recorded bad use. An instance another host
     /// thread destroyed is still live here: threads are walked one after another, not
     /// in run order, so whether the use comes after the destroy is for happens-before
@@ -369,7 +392,7 @@ impl<'p> Builder<'p> {
         match self.env.eval(expr) {
             Ok(value) => Some(value),
             Err(error) => {
-                self.eval_failed(&op.span, format!("an argument of {}", op.api), error);
+                self.eval_failed(&op.span, format!("an argument of {}", op.api), error, "this call is left out of the analysis");
                 None
             }
         }
@@ -422,7 +445,7 @@ impl<'p> Builder<'p> {
                 let agent = self.queue(op, *thread)?;
                 let channel = self.live(op, *channel)?;
                 let index = self.eval(op, index)?;
-                self.device_node(agent, op, Action::ChannelNotifyRecord { channel, index });
+                self.notify_node(agent, op, channel, index, Action::ChannelNotifyRecord { channel, index });
             }
             OpKind::ChannelNotifyWait {
                 thread, channel, index, ..
@@ -430,19 +453,19 @@ impl<'p> Builder<'p> {
                 let agent = self.queue(op, *thread)?;
                 let channel = self.live(op, *channel)?;
                 let index = self.eval(op, index)?;
-                self.device_node(agent, op, Action::ChannelNotifyWait { channel, index });
+                self.notify_node(agent, op, channel, index, Action::ChannelNotifyWait { channel, index });
             }
             OpKind::ThreadNotifyRecord { thread, target, index } => {
                 let agent = self.queue(op, *thread)?;
                 let target = self.live(op, *target)?;
                 let index = self.eval(op, index)?;
-                self.device_node(agent, op, Action::ThreadNotifyRecord { target, index });
+                self.notify_node(agent, op, target, index, Action::ThreadNotifyRecord { target, index });
             }
             OpKind::ThreadNotifyWait { thread, index, .. } => {
                 let agent = self.queue(op, *thread)?;
                 let inst = self.live(op, *thread)?;
                 let index = self.eval(op, index)?;
-                self.device_node(agent, op, Action::ThreadNotifyWait { thread: inst, index });
+                self.notify_node(agent, op, inst, index, Action::ThreadNotifyWait { thread: inst, index });
             }
             OpKind::RemoteWrite {
                 thread,
@@ -454,9 +477,18 @@ impl<'p> Builder<'p> {
                 let agent = self.queue(op, *thread)?;
                 let channel_inst = self.live(op, *channel)?;
                 let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
+                let index = match notify {
+                    Some(index) => Some(self.eval(op, index)?),
+                    None => None,
+                };
+                if let Some(index) = index
+                    && self.rejects_index(channel_inst, index)
+                {
+                    // The whole call is rejected: neither the write nor its notify happens.
+                    return self.notify_node(agent, op, channel_inst, index, Action::Other);
+                }
                 self.device_node(agent, op, Action::Access(accesses));
-                if let Some(index) = notify {
-                    let index = self.eval(op, index)?;
+                if let Some(index) = index {
                     let action = Action::ChannelNotifyRecord {
                         channel: channel_inst,
                         index,
@@ -614,22 +646,38 @@ impl<'p> Builder<'p> {
     fn superkernel_footprint(&mut self, op: &'p Op, id: SuperKernelId) -> Vec<Access> {
         let superkernel = &self.program().superkernels[id.index()];
         let mut accesses: Vec<Access> = Vec::new();
+        let mut budget = MAX_CORE_STEPS;
         for sub in &superkernel.subkernels {
             for core in core_envs(sub.tiling_keys.iter().copied(), sub.aiv_cores, sub.aic_cores) {
                 let mut env = Env {
                     core: Some(core),
                     ..self.env.clone()
                 };
-                walk_core(&sub.body, &mut env, &mut |copy_op, env| {
+                let end = walk_core(&sub.body, &mut env, &mut budget, &mut |copy_op, env| {
                     if let OpKind::DataCopy { direction, range } = &copy_op.kind
                         && let Some(access) = self.core_access(op, range, *direction == CopyDirection::Out, env)
                     {
                         accesses.push(access);
                     }
                 });
+                if let CoreEnd::Stopped(stop) = end {
+                    self.core_stopped(&core, stop);
+                }
             }
         }
         merge_accesses(accesses)
+    }
+
+    /// A core whose walk stopped: a condition with no value is reported (the core's
+    /// behaviour past it is undefined); a walk out of steps cuts the run off.
+    fn core_stopped(&mut self, core: &CoreEnv, stop: CoreStop) {
+        match stop.reason {
+            StopReason::Undefined { what, error } => {
+                let what = format!("{what} (on {})", core.describe());
+                self.eval_failed(&stop.span, what, error, "the core's code from here on is left out of the analysis");
+            }
+            StopReason::TooLong { .. } | StopReason::OutOfSteps => self.cut_off(Cutoff::Kernel(stop)),
+        }
     }
 
     fn core_access(&mut self, op: &'p Op, range: &MemRange, write: bool, env: &Env) -> Option<Access> {
@@ -685,49 +733,6 @@ pub fn core_envs(keys: impl Iterator<Item = i64> + Clone, aiv: u32, aic: u32) ->
     })
 }
 
-/// Walk one core's code path, calling `visit` for each op in execution order.
-/// Returns whether the path ended with an early `return`.
-pub fn walk_core<'p>(block: &'p Block, env: &mut Env, visit: &mut impl FnMut(&'p Op, &Env)) -> bool {
-    for stmt in block {
-        match stmt {
-            Stmt::Op(op) => visit(op, env),
-            Stmt::If {
-                cond, then, otherwise, ..
-            } => {
-                let branch = if env.truthy(cond).unwrap_or(false) {
-                    then
-                } else {
-                    otherwise
-                };
-                if walk_core(branch, env, visit) {
-                    return true;
-                }
-            }
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                ..
-            } => {
-                let Ok(range) = env.loop_range(start, end, *inclusive) else {
-                    continue;
-                };
-                for i in range {
-                    env.vars[var.index()] = Some(i);
-                    if walk_core(body, env, visit) {
-                        env.vars[var.index()] = None;
-                        return true;
-                    }
-                }
-                env.vars[var.index()] = None;
-            }
-            Stmt::Return(_) => return true,
-        }
-    }
-    false
-}
 
 /// Merge touching or overlapping ranges of the same memory and direction.
 fn merge_accesses(mut accesses: Vec<Access>) -> Vec<Access> {

@@ -21,6 +21,14 @@ pub struct CoreEnv {
     pub is_aiv: bool,
 }
 
+impl CoreEnv {
+    /// "AIV core 3 with tiling key 2" for messages.
+    pub fn describe(&self) -> String {
+        let kind = if self.is_aiv { "AIV" } else { "AIC" };
+        format!("{kind} core {} with tiling key {}", self.block_idx, self.tiling_key)
+    }
+}
+
 /// Why an expression has no value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EvalError {

@@ -5,9 +5,11 @@
 //! a new event in every iteration).
 
 mod build;
+mod core_walk;
 mod eval;
 
-pub use build::{core_envs, instantiate, walk_core};
+pub use build::{core_envs, instantiate};
+pub use core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
 
 use crate::model::{ObjId, Op, Program, ThreadId};
@@ -36,9 +38,6 @@ pub struct Execution<'p> {
     /// instance whose count applies and the index. The runtime rejects them, so they are
     /// ordering-neutral nodes (`Action::Other`), kept here for SG302 alone.
     pub rejected_notifies: Vec<(NodeId, InstId, i64)>,
-    /// Channel and thread acquires given a negative notify count, with the rank and the
-    /// count: such an object has no usable notifies.
-    pub negative_notify_counts: Vec<(&'p Op, u32, i64)>,
     /// The run was cut short: see `cutoff` for why.
     pub truncated: bool,
     pub cutoff: Option<Cutoff>,
@@ -59,6 +58,8 @@ pub struct EvalFailure {
     pub what: String,
     pub rank: u32,
     pub error: EvalError,
+    /// "this call is left out of the analysis": what the analysis did without the value.
+    pub left_out: &'static str,
 }
 
 /// Why a run was cut short, with the size it would have had where known.
@@ -76,9 +77,20 @@ pub enum Cutoff {
     },
     /// Too many ranks: at least this many calls and agents in all.
     Ranks { ranks: u32, calls: u64, agents: u64 },
+    /// A SuperKernel's cores walk too many steps.
+    Kernel(CoreStop),
 }
 
 impl Cutoff {
+    /// The loop or statement the run was cut off at, where one is to blame.
+    pub fn span(&self) -> Option<&Span> {
+        match self {
+            Cutoff::Loop { span, .. } => Some(span),
+            Cutoff::Kernel(stop) => Some(&stop.span),
+            Cutoff::Calls | Cutoff::Steps | Cutoff::Ranks { .. } => None,
+        }
+    }
+
     /// "unrolls to more than 20000000 calls" for messages.
     pub fn describe(&self) -> String {
         match self {
@@ -97,6 +109,7 @@ impl Cutoff {
                 "has a loop of {iterations} iterations issuing at least {calls_per_iteration} calls each, {} calls in all (the limit is {MAX_NODES})",
                 iterations.saturating_mul(u128::from(*calls_per_iteration))
             ),
+            Cutoff::Kernel(stop) => format!("has a SuperKernel too large to walk: {}", stop.describe()),
             Cutoff::Ranks { ranks, calls, agents } => format!(
                 "runs on {ranks} ranks: at least {calls} calls on {agents} streams and threads, more than the happens-before analysis can hold"
             ),

@@ -163,11 +163,31 @@ fn label_ranges(diagnostic: &Diagnostic, sources: &Sources) -> Vec<(FileId, Rang
     std::iter::once(&diagnostic.primary)
         .chain(diagnostic.related.iter().map(|r| &r.span))
         .map(|span| {
-            let len = sources.get(span.file).text.len();
-            let start = span.range.start.min(len);
-            (span.file, start..span.range.end.clamp(start, len))
+            let text = &sources.get(span.file).text;
+            let start = char_boundary_at_or_before(text, span.range.start);
+            let end = char_boundary_at_or_after(text, span.range.end.max(start));
+            (span.file, start..end)
         })
         .collect()
+}
+
+/// `offset` clamped into `text` and moved back to the start of the character it is in:
+/// ariadne slices the text at label ends, which panics inside a character.
+fn char_boundary_at_or_before(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// `offset` clamped into `text` and moved on to the end of the character it is in.
+fn char_boundary_at_or_after(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset += 1;
+    }
+    offset
 }
 
 /// Put back the columns of clipped lines in the report headers (`[ path:line:col ]`).

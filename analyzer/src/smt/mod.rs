@@ -171,7 +171,9 @@ impl Query {
             return model;
         };
         while low < high {
-            let mid = low + (high - low) / 2;
+            // In i128 and rounded down, so that bounds of any sign neither overflow nor
+            // make `mid` equal `high`.
+            let mid = ((i128::from(low) + i128::from(high)).div_euclid(2)) as i64;
             self.solver.push();
             self.solver.assert(objective.le(mid));
             let result = self.check(deadline);

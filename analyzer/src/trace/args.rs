@@ -375,12 +375,14 @@ fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
 
 /// A `.sync`-compatible name for a handle: the handle itself when it is a plain
 /// identifier, else `event_0x7f3a` and the like.
+/// Whether `text` is a `.sync` (and C) identifier.
+pub(super) fn is_identifier(text: &str) -> bool {
+    text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 pub(super) fn object_name(handle: &str, noun: &str) -> String {
-    let is_ident = handle
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && handle.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let is_ident = is_identifier(handle);
     let reserved = RESERVED.contains(&handle) || syncguard_grammar::lexer::Keyword::is_keyword(handle);
     if is_ident && !reserved && !handle.starts_with("ACL_") && !handle.starts_with("COMM_") {
         return handle.to_string();
@@ -487,8 +489,8 @@ fn channel_descs(value: &Json) -> Result<Vec<ChannelDesc>, Problem> {
                 .ok_or_else(|| Problem::Format("an HcclChannelDesc needs `remoteRank`".into()))?;
             let protocol = match item.get("channelProtocol") {
                 None => "COMM_PROTOCOL_HCCS".to_string(),
-                Some(Json::Str(name)) => name.to_string(),
-                Some(other) => return Err(expected("a protocol name", other)),
+                Some(Json::Str(name)) if is_identifier(name) => name.to_string(),
+                Some(other) => return Err(expected("a protocol name such as \"COMM_PROTOCOL_HCCS\"", other)),
             };
             Ok(ChannelDesc {
                 remote_rank: Expr::Int(int(remote)?),

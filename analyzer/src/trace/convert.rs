@@ -3,7 +3,8 @@
 //! analyzes (each call from its resolved arguments), so checking the converted file
 //! reports what checking the trace reports.
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -21,6 +22,10 @@ use crate::source::Sources;
 pub struct Converted {
     pub text: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// A host thread uses an object its rank creates only after the thread started, and
+    /// its `let` could not be moved above the thread (another object has its name):
+    /// `.sync` names are lexically scoped, so the program does not read as the trace.
+    pub inexpressible: bool,
 }
 
 /// Convert the trace read from `reader` (shown as `display`).
@@ -36,8 +41,10 @@ pub fn convert_trace(
     let printer = Printer {
         program: &program,
         calls: calls.unwrap_or_default(),
+        inexpressible: Cell::new(false),
     };
     let file = ast::File { stmts: printer.file() };
+    let inexpressible = printer.inexpressible.get();
     let parsed = syncguard_grammar::Parsed {
         file,
         errors: Vec::new(),
@@ -46,12 +53,14 @@ pub fn convert_trace(
     Converted {
         text: syncguard_grammar::format("", &parsed),
         diagnostics,
+        inexpressible,
     }
 }
 
 struct Printer<'p> {
     program: &'p Program,
     calls: HashMap<usize, RecordedCall>,
+    inexpressible: Cell<bool>,
 }
 
 impl Printer<'_> {
@@ -77,7 +86,7 @@ impl Printer<'_> {
     fn block(&self, block: &[Stmt]) -> Vec<ast::Stmt> {
         let mut out = Vec::new();
         let mut last_line = None;
-        for item in block {
+        for item in self.creations_before_threads(block).into_iter().map(|i| &block[i]) {
             match item {
                 Stmt::If { cond, then, .. } => out.push(stmt(ast::StmtKind::If {
                     cond: expr(cond),
@@ -88,12 +97,16 @@ impl Printer<'_> {
                     otherwise: None,
                 })),
                 Stmt::Op(op) => {
-                    // One line can create several objects (channels, threads): print it once.
-                    let line = op.span.range.start;
                     if let OpKind::Spawn(thread) = op.kind {
                         out.push(self.thread(thread));
                         continue;
                     }
+                    if let Some(created) = self.implicit_creation(op) {
+                        out.extend(created);
+                        continue;
+                    }
+                    // One line can create several objects (channels, threads): print it once.
+                    let line = op.span.range.start;
                     if last_line != Some(line) || !self.calls.contains_key(&line) {
                         out.extend(self.op(op));
                     }
@@ -103,6 +116,93 @@ impl Printer<'_> {
             }
         }
         out
+    }
+
+    /// The order to print `block` in: each thread's spawn comes after the creation of
+    /// every object the thread uses. A trace's host threads create their objects on the
+    /// rank's main thread, in the order of the trace, so a thread can use an object
+    /// created after it started, which `.sync` scoping cannot say; creating an object
+    /// orders nothing, so its `let` (and those of the objects it is made from) moves
+    /// up to just before the thread.
+    fn creations_before_threads(&self, block: &[Stmt]) -> Vec<usize> {
+        let mut order = Vec::with_capacity(block.len());
+        let mut placed = vec![false; block.len()];
+        for (index, stmt) in block.iter().enumerate() {
+            if placed[index] {
+                continue;
+            }
+            if let Stmt::Op(op) = stmt
+                && let OpKind::Spawn(thread) = op.kind
+            {
+                for hoisted in self.creations_needed_later(block, index, thread) {
+                    if !placed[hoisted] {
+                        placed[hoisted] = true;
+                        order.push(hoisted);
+                    }
+                }
+            }
+            placed[index] = true;
+            order.push(index);
+        }
+        order
+    }
+
+    /// The creations after `spawn` in `block` (in order) that the thread's calls need,
+    /// directly or as what a needed object is made from.
+    fn creations_needed_later(&self, block: &[Stmt], spawn: usize, thread: model::ThreadId) -> Vec<usize> {
+        let mut needed = HashSet::new();
+        self.objects_used(&self.program.threads[thread.index()].body, &mut needed);
+        let mut hoisted = std::collections::BTreeSet::new();
+        // Later creations can only need earlier ones, so one backward pass closes the set.
+        for index in (spawn + 1..block.len()).rev() {
+            let Stmt::Op(op) = &block[index] else { continue };
+            let OpKind::Create(id) = op.kind else { continue };
+            if !needed.contains(&id) {
+                continue;
+            }
+            if self.name_is_reused(id) {
+                self.inexpressible.set(true);
+                continue;
+            }
+            hoisted.insert(index);
+            if let Some(call) = self.calls.get(&op.span.range.start) {
+                needed.extend(call_objects(call));
+            }
+        }
+        // A line that creates several objects (channels) moves whole.
+        let lines: HashSet<usize> = hoisted.iter().map(|&i| stmt_line(&block[i])).collect();
+        (spawn + 1..block.len())
+            .filter(|&i| matches!(&block[i], Stmt::Op(op) if matches!(op.kind, OpKind::Create(_))))
+            .filter(|&i| lines.contains(&stmt_line(&block[i])))
+            .collect()
+    }
+
+    /// Every object the calls of `block` name, nested threads included.
+    fn objects_used(&self, block: &[Stmt], out: &mut HashSet<ObjId>) {
+        for stmt in block {
+            match stmt {
+                Stmt::Op(op) => {
+                    if let OpKind::Spawn(thread) = op.kind {
+                        self.objects_used(&self.program.threads[thread.index()].body, out);
+                    } else if let Some(call) = self.calls.get(&op.span.range.start) {
+                        out.extend(call_objects(call));
+                    }
+                }
+                Stmt::If { then, otherwise, .. } => {
+                    self.objects_used(then, out);
+                    self.objects_used(otherwise, out);
+                }
+                Stmt::For { body, .. } => self.objects_used(body, out),
+                Stmt::Return(_) => {}
+            }
+        }
+    }
+
+    /// Another object has `id`'s name (a handle created again): moving its `let` would
+    /// change which object the name means in between.
+    fn name_is_reused(&self, id: ObjId) -> bool {
+        let name = &self.program.object(id).name;
+        self.program.objects.iter().filter(|o| &o.name == name).count() > 1
     }
 
     fn thread(&self, id: model::ThreadId) -> ast::Stmt {
@@ -122,18 +222,27 @@ impl Printer<'_> {
     }
 
     fn op(&self, op: &model::Op) -> Option<ast::Stmt> {
-        if let Some(call) = self.calls.get(&op.span.range.start) {
-            return Some(self.recorded(call));
-        }
-        // Objects in use before the trace began: created at the start of their rank.
+        let call = self.calls.get(&op.span.range.start)?;
+        Some(self.recorded(call))
+    }
+
+    /// The `let` of an object in use before the trace began (created at the start of
+    /// its rank, with no creating line: its span is the line that first used it, whose
+    /// call is printed in its own place), or `None` for any other op.
+    fn implicit_creation(&self, op: &model::Op) -> Option<Option<ast::Stmt>> {
         let OpKind::Create(id) = op.kind else { return None };
         let object = self.program.object(id);
-        let api = api::lookup(op.api)?;
+        if object.created_by.is_some() {
+            return None;
+        }
+        let Some(api) = api::lookup(op.api) else {
+            return Some(None);
+        };
         let args = match &object.kind {
             ObjectKind::Buffer(info) => vec![expr(&info.size)],
             _ => Vec::new(),
         };
-        Some(let_call(api, &[id], args, self.program))
+        Some(Some(let_call(api, &[id], args, self.program)))
     }
 
     fn recorded(&self, call: &RecordedCall) -> ast::Stmt {
@@ -406,4 +515,22 @@ fn plain(kind: ast::ExprKind) -> ast::Expr {
 
 fn stmt(kind: ast::StmtKind) -> ast::Stmt {
     ast::Stmt { kind, span: 0..0 }
+}
+
+/// The objects a recorded call names: handles, pointers and memory ranges.
+fn call_objects(call: &RecordedCall) -> impl Iterator<Item = ObjId> + '_ {
+    call.args.values.iter().flatten().flat_map(|value| match value {
+        ArgValue::Object(id) => vec![*id],
+        ArgValue::Address(address) => vec![address.buffer],
+        ArgValue::Ranges(ranges) => ranges.iter().map(|r| r.buffer).collect(),
+        ArgValue::CoreMem(crate::calls::CoreMem::Global(range)) => vec![range.buffer],
+        _ => Vec::new(),
+    })
+}
+
+fn stmt_line(stmt: &Stmt) -> usize {
+    match stmt {
+        Stmt::Op(op) => op.span.range.start,
+        Stmt::If { span, .. } | Stmt::For { span, .. } | Stmt::Return(span) => span.range.start,
+    }
 }

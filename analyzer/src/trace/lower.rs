@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
+use super::args::is_identifier;
 use super::json::{Args, Json, Line};
 use super::locations::{SourceFiles, SourceLocation};
 use crate::api::{self, Api, Effect, Place};
@@ -33,6 +34,8 @@ pub(crate) struct TraceLowerer {
     pub(super) ranks: Vec<RankState>,
     world_size: Option<u32>,
     seen_call: bool,
+    /// The header line, once read: a second one is reported, not applied.
+    header: Option<Span>,
     unknown_apis: HashSet<String>,
     format_errors: usize,
     first_hidden: Option<Span>,
@@ -116,6 +119,7 @@ impl TraceLowerer {
             ranks: Vec::new(),
             world_size: None,
             seen_call: false,
+            header: None,
             unknown_apis: HashSet::new(),
             format_errors: 0,
             first_hidden: None,
@@ -212,6 +216,19 @@ impl TraceLowerer {
             );
             return;
         }
+        if let Some(first) = &self.header {
+            let diagnostic = Diagnostic::new(
+                &TraceFormatError::INFO,
+                span.clone(),
+                "a second trace header: a trace has one, and the first one applies",
+            )
+            .with_label("this header is ignored")
+            .with_related(first.clone(), "the header that applies")
+            .with_help("remove one of the headers (two traces concatenated into one file must be split)");
+            self.report(diagnostic);
+            return;
+        }
+        self.header = Some(span.clone());
         let version = line.syncguard_trace.as_ref().and_then(Json::as_int);
         if version != Some(1) {
             let message = "unsupported trace version: syncguard reads `\"syncguard_trace\": 1`";
@@ -386,13 +403,13 @@ impl TraceLowerer {
     }
 
     fn ge_op(&mut self, rank: usize, args: &Args, span: &Span) {
-        let Some(Json::Str(name)) = args.get("type") else {
-            self.format_error(span, "`ge.op` needs `type`, the op's type name", "missing \"type\"");
+        let Some(Json::Str(name)) = args.get("type").filter(|t| matches!(t, Json::Str(n) if is_identifier(n))) else {
+            self.format_error(span, "`ge.op` needs `type`, the op's type name (an identifier)", "skipped");
             return;
         };
         let attrs = match args.get("attrs") {
             None => Vec::new(),
-            Some(Json::Array(items)) if items.iter().all(|i| matches!(i, Json::Str(_))) => items
+            Some(Json::Array(items)) if items.iter().all(|i| matches!(i, Json::Str(a) if is_identifier(a))) => items
                 .iter()
                 .filter_map(|item| match item {
                     Json::Str(attr) => Some((attr.to_string(), span.clone())),
@@ -400,7 +417,7 @@ impl TraceLowerer {
                 })
                 .collect(),
             Some(_) => {
-                self.format_error(span, "`attrs` must be an array of attribute names", "skipped");
+                self.format_error(span, "`attrs` must be an array of attribute names (identifiers)", "skipped");
                 return;
             }
         };

@@ -124,15 +124,30 @@ fn lower_line(lowerer: &mut TraceLowerer, bytes: &[u8], span: Span) {
                 serde_json::error::Category::Data => "malformed trace line",
                 _ => "not valid JSON",
             };
-            let at = span.range.start + err.column().saturating_sub(1).min(bytes.len().saturating_sub(1));
+            let at = character_at(text, err.column().saturating_sub(1), span.range.start);
+            let found = text[at.start - span.range.start..at.end - span.range.start]
+                .chars()
+                .find(|c| !c.is_ascii())
+                .map(|c| format!(" (found U+{:04X})", u32::from(c)))
+                .unwrap_or_default();
             problem(
                 lowerer,
-                at..at + 1,
-                format!("{what}: {message}"),
+                at,
+                format!("{what}: {message}{found}"),
                 "the line is skipped from here",
             )
         }
     }
+}
+
+/// The whole character of `line` (which starts at file offset `start`) that byte
+/// `column` falls in, or the line's last character past its end: a label must never
+/// split a character.
+fn character_at(line: &str, column: usize, start: usize) -> std::ops::Range<usize> {
+    let Some((at, c)) = line.char_indices().take_while(|&(i, _)| i <= column).last() else {
+        return start..start;
+    };
+    start + at..start + at + c.len_utf8()
 }
 
 /// One line, without its newline (and carriage return).

@@ -2,7 +2,7 @@ use std::collections::HashSet;
 
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Action, InstId, NodeId};
+use crate::exec::{InstId, NodeId};
 use crate::model::ObjId;
 use crate::rules::declare_rule;
 use crate::source::Span;
@@ -20,7 +20,10 @@ declare_rule! {
     ///   (`HcclThreadAcquireWithStream`) of the destination thread, and
     ///   `HcommThreadNotifyWaitOnThread(thread, notifyIdx, timeOut)` with one beyond
     ///   the waiting thread's count;
-    /// - any negative index.
+    /// - any negative index, and any index of an object acquired with a negative count.
+    ///
+    /// A rejected call has no other effect: no other rule sees it (a record that is
+    /// rejected is not an unbalanced signal; its wait is reported as never signalled).
     ///
     /// A channel index is checked against the channel the call names (both ends of a
     /// channel are acquired with their own descriptor).
@@ -62,28 +65,19 @@ struct Use {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let exec = analysis.exec;
-    let mut uses: Vec<Use> = Vec::new();
-    for (i, node) in exec.nodes.iter().enumerate() {
-        let (inst, index) = match node.action {
-            Action::ChannelNotifyRecord { channel, index } | Action::ChannelNotifyWait { channel, index } => {
-                (channel, index)
-            }
-            Action::ThreadNotifyRecord { target, index } => (target, index),
-            Action::ThreadNotifyWait { thread, index } => (thread, index),
-            _ => continue,
-        };
-        let Some(count) = exec.instance(inst).notify_num else {
-            continue;
-        };
-        if index < 0 || index >= count {
-            uses.push(Use {
-                node: NodeId(i as u32),
+    // The builder leaves these calls out of every other rule: the runtime rejects them.
+    let uses: Vec<Use> = exec
+        .rejected_notifies
+        .iter()
+        .filter_map(|&(node, inst, index)| {
+            Some(Use {
+                node,
                 inst,
                 index,
-                count,
-            });
-        }
-    }
+                count: exec.instance(inst).notify_num?,
+            })
+        })
+        .collect();
     // One finding per (channel or thread object, index): its first use is primary, the
     // other calls and the acquire are related.
     let mut done: HashSet<(ObjId, i64)> = HashSet::new();
@@ -117,6 +111,7 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
         "notifyNum"
     };
     let has = match first.count {
+        n if n < 0 => format!("{noun} {name} has no notifies ({field} {n} is negative)"),
         0 if is_channel => format!("{noun} {name} has no notifies ({field} 0, the HcclChannelDescInit default)"),
         0 => format!("{noun} {name} has no notifies ({field} 0)"),
         1 => format!("{noun} {name} has only notify 0 ({field} 1)"),
@@ -159,11 +154,11 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
     let help = if first.index < 0 {
         format!("use an index from 0 to {field} - 1")
     } else if first.count <= 0 {
-        format!("acquire {name} with {field}: {} (or more)", first.index + 1)
+        format!("acquire {name} with {field}: {} (or more)", i128::from(first.index) + 1)
     } else {
         format!(
             "acquire {name} with {field}: {} (or more), or use an index below {}",
-            first.index + 1,
+            i128::from(first.index) + 1,
             first.count
         )
     };

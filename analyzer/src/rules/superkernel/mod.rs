@@ -23,7 +23,7 @@ pub mod wait_pre_task_end_mismatch;
 use std::collections::HashSet;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::exec::{CoreEnv, Env, core_envs, walk_core};
+use crate::exec::{CoreEnd, CoreEnv, Env, MAX_CORE_STEPS, StopReason, core_envs, walk_core};
 use crate::model::{
     Block, BufferInfo, CopyDirection, Expr, MemorySpace, ObjId, Op, OpKind, ParamId, Program, RankCount, Stmt,
     SubKernel, SuperKernel, Target,
@@ -228,11 +228,22 @@ enum Step<'p> {
 struct CorePath<'p> {
     core: CoreEnv,
     steps: Vec<Step<'p>>,
-    /// The path ended with an early `return`.
-    returned: bool,
+    /// How the path ended: an early `return`, or a condition with no value (reported
+    /// by the concrete run) that stops it.
+    end: CoreEnd,
 }
 
 impl<'p> CorePath<'p> {
+    /// Why the path may miss a call: `returned` after an early return, `stopped` where
+    /// a condition has no value, else nothing.
+    fn why_not(&self, returned: &'static str, stopped: &'static str) -> &'static str {
+        match self.end {
+            CoreEnd::Returned => returned,
+            CoreEnd::Stopped(_) => stopped,
+            CoreEnd::Ran => "",
+        }
+    }
+
     /// Where the core first calls `SetNextTaskStart`, as an index into `steps`.
     fn first_start(&self) -> Option<(usize, &'p Op)> {
         self.steps.iter().enumerate().find_map(|(i, s)| match s {
@@ -243,8 +254,11 @@ impl<'p> CorePath<'p> {
 }
 
 /// Every core's path through `sub` in one launch context, in `core_envs` order.
-fn core_paths<'p>(program: &'p Program, sub: &'p SubKernel, launch: &Launch) -> Vec<CorePath<'p>> {
-    core_envs(sub.tiling_keys.iter().copied(), sub.aiv_cores, sub.aic_cores)
+/// `None` when the cores take more steps than a launch may (the concrete run reports
+/// it as too large): a truncated path would be a false divergence.
+fn core_paths<'p>(program: &'p Program, sub: &'p SubKernel, launch: &Launch) -> Option<Vec<CorePath<'p>>> {
+    let mut budget = MAX_CORE_STEPS;
+    let paths: Vec<CorePath> = core_envs(sub.tiling_keys.iter().copied(), sub.aiv_cores, sub.aic_cores)
         .map(|core| {
             let mut env = Env {
                 params: launch.params.clone(),
@@ -253,7 +267,7 @@ fn core_paths<'p>(program: &'p Program, sub: &'p SubKernel, launch: &Launch) -> 
                 core: Some(core),
             };
             let mut steps = Vec::new();
-            let returned = walk_core(&sub.body, &mut env, &mut |op, env| match &op.kind {
+            let end = walk_core(&sub.body, &mut env, &mut budget, &mut |op, env| match &op.kind {
                 OpKind::SetNextTaskStart { .. } => steps.push(Step::Start(op)),
                 OpKind::WaitPreTaskEnd { .. } => steps.push(Step::Wait(op)),
                 OpKind::DataCopy { direction, range } => {
@@ -274,9 +288,13 @@ fn core_paths<'p>(program: &'p Program, sub: &'p SubKernel, launch: &Launch) -> 
                 }
                 _ => {}
             });
-            CorePath { core, steps, returned }
+            CorePath { core, steps, end }
         })
-        .collect()
+        .collect();
+    let cut = |p: &CorePath| {
+        matches!(&p.end, CoreEnd::Stopped(stop) if !matches!(stop.reason, StopReason::Undefined { .. }))
+    };
+    (!paths.iter().any(cut)).then_some(paths)
 }
 
 /// "AIV core 3 with tiling key 2"
@@ -356,7 +374,7 @@ fn check_all_paths(program: &Program, rule: &'static RuleInfo, call: Call, out: 
         let launches = launches(program, superkernel);
         for sub in &superkernel.subkernels {
             for launch in &launches {
-                let paths = core_paths(program, sub, launch);
+                let Some(paths) = core_paths(program, sub, launch) else { continue };
                 if let Some(diagnostic) = divergence(program, superkernel, sub, &paths, rule, call) {
                     out.push(for_target(program, launch.note(diagnostic)));
                     break;
@@ -395,11 +413,7 @@ fn divergence(
             let what = format!(
                 "on tiling key {key} no core calls {name} (e.g. {}{}), while on tiling key {} {} does",
                 core_only(&skipper.core),
-                if skipper.returned {
-                    ", whose path returns early"
-                } else {
-                    ""
-                },
+                skipper.why_not(", whose path returns early", ", whose path stops at a value it cannot compute"),
                 caller.core.tiling_key,
                 core_only(&caller.core),
             );
@@ -415,11 +429,7 @@ fn divergence(
                 "on tiling key {key}, {} never call{} {name}{} while {} does",
                 core_set(&cores),
                 if cores.len() == 1 { "s" } else { "" },
-                if skipper.returned {
-                    " (their path returns early)"
-                } else {
-                    ""
-                },
+                skipper.why_not(" (their path returns early)", " (their path stops at a value it cannot compute)"),
                 core_only(&caller.core),
             );
             (skipper, caller, what)
@@ -458,7 +468,7 @@ fn check_repeated(program: &Program, rule: &'static RuleInfo, call: Call, out: &
         let launches = launches(program, superkernel);
         for sub in &superkernel.subkernels {
             for launch in &launches {
-                let paths = core_paths(program, sub, launch);
+                let Some(paths) = core_paths(program, sub, launch) else { continue };
                 let calls: Vec<Vec<&Op>> = paths.iter().map(|p| call.ops(p)).collect();
                 for (path, ops) in paths.iter().zip(&calls) {
                     if ops.len() < 2 || !reported.insert(ops[1].span.clone()) {

@@ -62,11 +62,14 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
         for pair in superkernel.subkernels.windows(2) {
             let (sub, next) = (&pair[0], &pair[1]);
             for launch in &launches {
-                let paths = core_paths(program, sub, launch);
+                let (Some(paths), Some(next_paths)) = (core_paths(program, sub, launch), core_paths(program, next, launch))
+                else {
+                    continue;
+                };
                 if paths.iter().all(|p| p.first_start().is_none()) {
                     continue;
                 }
-                let footprint = Footprint::new(&core_paths(program, next, launch));
+                let footprint = Footprint::new(&next_paths);
                 for path in &paths {
                     let Some((at, start)) = path.first_start() else {
                         continue;

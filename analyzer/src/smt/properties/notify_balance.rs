@@ -185,7 +185,21 @@ fn op_count(
     };
     let mut pins = vec![(used.index, flag.index.clone())];
     pins.extend(remote.map(|remote| (remote, peer.clone())));
-    count(path, &scope, &pins)
+    let runs = count(path, &scope, &pins)?;
+    Ok(accepted_index(space, used.via, &scope, &flag.index)?.ite(&runs, &Int::from_i64(0)))
+}
+
+/// Whether the runtime accepts notify `index` of `via` on the rank `scope` names: a call
+/// with an index outside the object's notifies is rejected and signals nothing, as in
+/// the concrete runs (SG302 reports it). A count with no value rejects nothing there.
+fn accepted_index(space: &Space, via: Via, scope: &Scope, index: &Int) -> Result<Bool, CountError> {
+    let Some((_, limit, _)) = super::notify_index::notify_count(space, via) else {
+        return Ok(Bool::from_bool(true));
+    };
+    let mut encoder = crate::smt::encode::Encoder::new(scope);
+    let limit = encoder.int(limit)?;
+    let in_range = Bool::and(&[index.ge(0), index.lt(&limit)]);
+    Ok(Bool::or(&[encoder.definedness().not(), in_range]))
 }
 
 fn counterexample(

@@ -71,7 +71,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
 
 /// The expression for how many notifies `via` has, where it was acquired, and what it is
 /// called ("notifyNum of channel to_next").
-fn notify_count<'p>(space: &Space<'p>, via: Via) -> Option<(Span, &'p Expr, String)> {
+pub(super) fn notify_count<'p>(space: &Space<'p>, via: Via) -> Option<(Span, &'p Expr, String)> {
     let (Via::Channel(obj) | Via::Thread(obj)) = via else {
         return None;
     };
