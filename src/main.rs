@@ -48,6 +48,11 @@ enum Command {
         /// A parameter's value for the run (`--param N=4`); others take their smallest.
         #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
         params: Vec<(String, i64)>,
+        /// Memory the simulator may hold for buffer contents, in MiB; a run that needs
+        /// more stops with an error (exit 2). Unwritten bytes and ranges a kernel fills
+        /// whole cost nothing.
+        #[arg(long, value_name = "MIB", default_value_t = syncguard_runtime_bridge::sim::DEFAULT_MEMORY_LIMIT >> 20, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+        sim_memory: u64,
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
@@ -226,6 +231,7 @@ fn main() -> ExitCode {
             seed,
             trace_out,
             params,
+            sim_memory,
             analysis,
         } => commands::verify_then_run::run(&commands::verify_then_run::Request {
             path,
@@ -233,6 +239,7 @@ fn main() -> ExitCode {
             seed,
             trace_out,
             params,
+            sim_memory_limit: sim_memory << 20,
             overrides: analysis.overrides(),
             report: analysis.report(),
         }),

@@ -252,3 +252,94 @@ aclrtDestroyStream(s2);
     assert!(!stdout.contains("ran on"));
     assert!(text(&six.stderr).contains("did not verify with these values: nothing was executed"));
 }
+
+#[test]
+fn every_memset_is_traced_with_its_range_and_the_trace_verifies_again() {
+    let dir = scratch_dir("memsets");
+    for program in ["trace-out-memset.sync", "memsets.sync"] {
+        let path = format!("tests/verify-then-run/{program}");
+        let trace = dir.join(format!("{program}.jsonl"));
+        let output = syncguard(&["verify-then-run", &path, "--trace-out", trace.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{program}: {}", text(&output.stderr));
+        let written = std::fs::read_to_string(&trace).unwrap();
+        for line in written.lines().filter(|line| line.contains("Memset")) {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(line["args"]["devPtr"]["buf"], "b", "{program}: {line}");
+            assert_ne!(line["args"]["count"], 0, "{program}: {line}");
+        }
+        let recheck = syncguard(&["check", trace.to_str().unwrap()]);
+        assert_eq!(
+            recheck.status.code(),
+            Some(0),
+            "the trace of {program} does not verify:\n{}\n{written}",
+            text(&recheck.stdout)
+        );
+    }
+}
+
+#[test]
+fn a_trace_out_that_is_the_program_itself_is_refused_before_anything_runs() {
+    let dir = scratch_dir("trace-out-is-program");
+    let program = dir.join("correct.sync");
+    std::fs::copy("examples/acl-event-sync/correct.sync", &program).unwrap();
+    let original = std::fs::read(&program).unwrap();
+    let symlink = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&program, &symlink).unwrap();
+    let hard_link = dir.join("hard.jsonl");
+    std::fs::hard_link(&program, &hard_link).unwrap();
+    let respelled = dir
+        .join("..")
+        .join("trace-out-is-program")
+        .join(".")
+        .join("correct.sync");
+    for trace in [&program, &respelled, &symlink, &hard_link] {
+        let output = syncguard(&[
+            "verify-then-run",
+            program.to_str().unwrap(),
+            "--trace-out",
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(output.status.code(), Some(2), "--trace-out {}", trace.display());
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains("is the program") && stderr.contains("nothing was run"),
+            "{stderr}"
+        );
+        assert!(!text(&output.stdout).contains("ran on"));
+        assert_eq!(
+            std::fs::read(&program).unwrap(),
+            original,
+            "the program was overwritten"
+        );
+    }
+    let elsewhere = dir.join("run.jsonl");
+    let output = syncguard(&[
+        "verify-then-run",
+        program.to_str().unwrap(),
+        "--trace-out",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+}
+
+#[test]
+fn the_simulator_holds_huge_filled_buffers_in_little_memory_and_stops_at_its_limit() {
+    let big = syncguard(&["verify-then-run", "runtime-bridge/tests/programs/big-malloc.sync"]);
+    assert_eq!(big.status.code(), Some(0), "{}", text(&big.stderr));
+
+    let pages = "tests/verify-then-run/many-written-pages.sync";
+    let within = syncguard(&["verify-then-run", pages, "--sim-memory", "5"]);
+    assert_eq!(within.status.code(), Some(0), "{}", text(&within.stderr));
+    let over = syncguard(&["verify-then-run", pages, "--sim-memory", "1"]);
+    assert_eq!(over.status.code(), Some(2));
+    let stderr = text(&over.stderr);
+    assert!(
+        stderr.contains("the simulator's memory limit of 1 MiB is used up") && stderr.contains("--sim-memory"),
+        "{stderr}"
+    );
+    assert!(
+        text(&over.stdout).contains("stopped by 1 failed call"),
+        "{}",
+        text(&over.stdout)
+    );
+}

@@ -210,7 +210,10 @@ fn a_program_too_large_to_analyze_is_reported_not_passed() {
 
 #[test]
 fn a_diagnostic_on_a_long_line_shows_a_window_of_it_at_its_real_column() {
-    let prefix = format!("let s = aclrtCreateStream(); {}aclrtRecordEvent(", "aclrtSynchronizeStream(s); ".repeat(4_000));
+    let prefix = format!(
+        "let s = aclrtCreateStream(); {}aclrtRecordEvent(",
+        "aclrtSynchronizeStream(s); ".repeat(4_000)
+    );
     let program = format!("{prefix}nothing, s);\n");
     let mut sources = Sources::default();
     let checked = check_sync_bytes(&mut sources, "long-line.sync", program.as_bytes());
@@ -218,6 +221,12 @@ fn a_diagnostic_on_a_long_line_shows_a_window_of_it_at_its_real_column() {
     assert!(text.contains("unknown event `nothing`"), "{text}");
     assert!(text.len() < 2_000, "{} bytes:\n{text}", text.len());
     assert!(text.contains(" 1 │ …"), "{text}");
-    assert!(text.contains("aclrtSynchronizeStream(s); aclrtRecordEvent(nothing, s);"), "{text}");
-    assert!(text.contains(&format!("long-line.sync:1:{} ]", prefix.len() + 1)), "{text}");
+    assert!(
+        text.contains("aclrtSynchronizeStream(s); aclrtRecordEvent(nothing, s);"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("long-line.sync:1:{} ]", prefix.len() + 1)),
+        "{text}"
+    );
 }

@@ -94,6 +94,7 @@ fn main() {
         seed: 0,
         jitter: Duration::ZERO,
         kernel_time: Duration::ZERO,
+        ..SimOptions::default()
     };
     for (label, options) in [
         ("no perturbation", quiet),

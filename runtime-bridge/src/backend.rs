@@ -222,6 +222,8 @@ pub enum Fault {
     Aborted,
     /// The backend cannot execute this call at all.
     Unsupported { what: String },
+    /// The simulator would need more than `limit` bytes of memory for the buffers.
+    MemoryLimit { limit: u64 },
 }
 
 impl fmt::Display for Fault {
@@ -232,6 +234,11 @@ impl fmt::Display for Fault {
             Fault::Timeout { what } => write!(f, "{what} timed out"),
             Fault::Aborted => write!(f, "stopped after a hang elsewhere"),
             Fault::Unsupported { what } => write!(f, "{what} is not supported by this backend"),
+            Fault::MemoryLimit { limit } => write!(
+                f,
+                "the simulator's memory limit of {} MiB is used up by the bytes the program's buffers hold (raise it with --sim-memory)",
+                limit >> 20
+            ),
         }
     }
 }

@@ -69,7 +69,6 @@ impl<'e, 'p> Plan<'e, 'p> {
                 live.current.insert((instance.rank, instance.obj), InstId(index as u32));
             }
         }
-        let mut previous_op: Option<*const model::Op> = None;
         // Node order is each rank's issue order.
         for (index, node) in exec.nodes.iter().enumerate() {
             let id = NodeId(index as u32);
@@ -77,10 +76,7 @@ impl<'e, 'p> Plan<'e, 'p> {
             if let Action::Create(inst) = node.action {
                 live.current.insert((rank, exec.instance(inst).obj), inst);
             }
-            // `HcommWriteWithNotifyOnThread` is one call that became two nodes.
-            let same_call = previous_op == Some(node.op as *const _) && node.host == exec.node(NodeId(id.0 - 1)).host;
-            previous_op = Some(node.op as *const _);
-            if same_call {
+            if is_notify_of_write_call(exec, id) {
                 continue;
             }
             let Some(call) = call_of(exec, &envs, &live, id) else {
@@ -296,6 +292,20 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
         }),
         _ => return None,
     })
+}
+
+/// Whether `id` is the notify record of an `HcommWriteWithNotifyOnThread`: one call
+/// that became two nodes, the write and then its record. Consecutive nodes of the same
+/// op are otherwise separate calls (a loop whose body is that one call).
+fn is_notify_of_write_call(exec: &Execution, id: NodeId) -> bool {
+    let node = exec.node(id);
+    let Some(previous) = id.index().checked_sub(1).map(|i| &exec.nodes[i]) else {
+        return false;
+    };
+    matches!(node.op.kind, OpKind::RemoteWrite { .. })
+        && matches!(node.action, Action::ChannelNotifyRecord { .. })
+        && std::ptr::eq(previous.op, node.op)
+        && matches!(previous.action, Action::Access(_))
 }
 
 /// The notify index of a `WithNotify` write whose index depends on a loop variable:

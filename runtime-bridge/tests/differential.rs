@@ -13,11 +13,16 @@
 //! - every program whose only errors are races (SG601) shows a race under at least one
 //!   seed;
 //! - whatever a run executed, hang or not, is written as a trace the reader accepts
-//!   (no SG00x).
+//!   (no SG00x);
+//! - every run that neither hangs nor fails makes exactly the verified Execution's calls,
+//!   per host thread and per stream (kernels are sometimes repeated by a loop, and
+//!   sometimes memsets, so that loops and memsets are exercised too).
 //!
 //! Programs that once disagreed are kept in `tests/differential/` and run first.
 //! `SYNCGUARD_DIFF_CASES` sets how many random programs run (default 2,000), and
 //! `SYNCGUARD_DIFF_FROM` the first case (to reproduce one: `FROM=286 CASES=1`).
+
+mod common;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -103,6 +108,7 @@ fn simulate(text: &str, seed: u64) -> Outcome {
         seed,
         jitter: Duration::from_micros(20),
         kernel_time: Duration::from_micros(10),
+        ..SimOptions::default()
     };
     let sim = Sim::new(&exec, options);
     let log = run(&plan, &sim);
@@ -112,6 +118,12 @@ fn simulate(text: &str, seed: u64) -> Outcome {
     outcome.trace = String::from_utf8(trace).expect("traces are UTF-8");
     for (_, fault) in &log.faults {
         outcome.other.push(fault.to_string());
+    }
+    let stopped = !log.faults.is_empty() || sim.observed().iter().any(|o| matches!(o, Observed::Hang(_)));
+    if !stopped && let Some(difference) = common::executed_differs(&exec, &log, &sim) {
+        outcome
+            .other
+            .push(format!("ran other calls than were verified: {difference}"));
     }
     for observed in sim.observed() {
         match observed {
@@ -224,6 +236,9 @@ fn verifier_and_simulator_agree_on_random_programs() {
 /// Random programs from handshakes, some broken on purpose.
 struct Generator {
     rng: StdRng,
+    /// Draws for loops and memsets, apart from `rng` so that they leave the rest of
+    /// each case as it was before they were added.
+    extras: StdRng,
     /// Streams per rank (the first carries the HCCL thread).
     streams: usize,
     bodies: [String; 2],
@@ -238,6 +253,7 @@ impl Generator {
         let streams = rng.random_range(1..=3);
         Generator {
             rng,
+            extras: StdRng::seed_from_u64(case.rotate_left(32) ^ 0x5EED),
             streams,
             bodies: [String::new(), String::new()],
             kernels: 0,
@@ -288,6 +304,10 @@ impl Generator {
         self.rng.random_range(0..100) < percent
     }
 
+    fn extra_chance(&mut self, percent: u32) -> bool {
+        self.extras.random_range(0..100) < percent
+    }
+
     fn stream(&mut self) -> String {
         format!("s{}", self.rng.random_range(0..self.streams))
     }
@@ -298,22 +318,37 @@ impl Generator {
         self.bodies[rank].push('\n');
     }
 
-    /// A kernel on `stream` touching random, often overlapping, ranges of `a` and `b`.
+    /// A kernel on `stream` touching random, often overlapping, ranges of `a` and `b`;
+    /// sometimes a memset of its written range instead, sometimes repeated by a loop.
     fn kernel(&mut self, rank: usize, stream: &str) {
         let range = |rng: &mut StdRng| {
             let buffer = if rng.random_range(0..2) == 0 { "a" } else { "b" };
             let start = rng.random_range(0..4) * 64;
             let end = rng.random_range(start / 64 + 1..=4) * 64;
-            format!("{buffer}[{start}..{end}]")
+            (buffer, start, end)
         };
-        let reads = range(&mut self.rng);
-        let writes = range(&mut self.rng);
+        let (buffer, start, end) = range(&mut self.rng);
+        let reads = format!("{buffer}[{start}..{end}]");
+        let (buffer, start, end) = range(&mut self.rng);
+        let writes = format!("{buffer}[{start}..{end}]");
         self.kernels += 1;
-        let line = format!(
-            "kernel({stream}, \"k{}\", reads: [{reads}], writes: [{writes}]);",
-            self.kernels
-        );
-        self.emit(rank, &line);
+        let line = if self.extra_chance(15) {
+            let count = end - start;
+            format!("aclrtMemsetAsync({buffer} + {start}, {count}, 0, {count}, {stream});")
+        } else {
+            format!(
+                "kernel({stream}, \"k{}\", reads: [{reads}], writes: [{writes}]);",
+                self.kernels
+            )
+        };
+        match self.extras.random_range(0..10) {
+            0..=7 => self.emit(rank, &line),
+            repeat => {
+                self.emit(rank, &format!("for i in 0..{} {{", repeat - 6));
+                self.emit(rank, &format!("    {line}"));
+                self.emit(rank, "}");
+            }
+        }
     }
 
     fn kernel_on_random_rank(&mut self) {
@@ -391,6 +426,10 @@ impl Generator {
         }
         let access = if self.chance(50) { "host_read" } else { "host_write" };
         let buffer = if self.chance(50) { "a" } else { "b" };
-        self.emit(rank, &format!("{access}({buffer}[0..64]);"));
+        if access == "host_write" && self.extra_chance(30) {
+            self.emit(rank, &format!("aclrtMemset({buffer}, 64, 0, 64);"));
+        } else {
+            self.emit(rank, &format!("{access}({buffer}[0..64]);"));
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `syncguard verify-then-run`: check one program; run it only if nothing failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use syncguard_analyzer::exec::{Execution, instantiate};
@@ -20,11 +20,23 @@ pub struct Request {
     pub seed: u64,
     pub trace_out: Option<PathBuf>,
     pub params: Vec<(String, i64)>,
+    /// Bytes the simulator may hold for buffer contents.
+    pub sim_memory_limit: u64,
     pub overrides: Overrides,
     pub report: Report,
 }
 
 pub fn run(request: &Request) -> Outcome {
+    if let Some(trace) = &request.trace_out
+        && is_same_file(&request.path, trace)
+    {
+        eprintln!(
+            "syncguard: --trace-out {} is the program {} itself: it would be overwritten, so nothing was run",
+            trace.display(),
+            request.path.display()
+        );
+        return Outcome::Failure;
+    }
     let (inputs, failures) = collect_inputs(std::slice::from_ref(&request.path));
     let [input] = inputs.as_slice() else {
         if failures == 0 {
@@ -140,6 +152,30 @@ pub fn run(request: &Request) -> Outcome {
     }
 }
 
+/// Whether `a` and `b` name one existing file, whatever the spelling: `./p.sync` and
+/// `p.sync`, a symbolic link, a hard link.
+fn is_same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) if a == b => true,
+        (Ok(_), Ok(_)) => same_inode(a, b),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_inode(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_inode(_a: &Path, _b: &Path) -> bool {
+    false
+}
+
 /// Each parameter's value: as given, else its smallest.
 fn parameter_values(program: &Program, given: &[(String, i64)]) -> Result<Vec<i64>, String> {
     for (name, _) in given {
@@ -184,6 +220,7 @@ fn execute(request: &Request, exec: &Execution, plan: &Plan) -> Result<(RunLog, 
                 exec,
                 SimOptions {
                     seed: request.seed,
+                    memory_limit: request.sim_memory_limit,
                     ..SimOptions::default()
                 },
             );

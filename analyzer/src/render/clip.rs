@@ -140,7 +140,10 @@ pub(super) fn header_fixes(file: &SourceFile, clipped: &ClippedText, starts: &[u
             let line_start = clipped.text[..new].rfind(['\n', '\r']).map_or(0, |i| i + 1);
             let written = clipped.text[line_start..new].chars().count() + 1;
             let path = &file.path;
-            (format!("{path}:{line}:{written} ]"), format!("{path}:{line}:{column} ]"))
+            (
+                format!("{path}:{line}:{written} ]"),
+                format!("{path}:{line}:{column} ]"),
+            )
         })
         .collect()
 }

@@ -152,7 +152,8 @@ impl SourceCache {
             }
             let starts: Vec<usize> = in_file().map(|(_, (_, r))| r.start).collect();
             fixes.extend(clip::header_fixes(file, &clipped, &starts));
-            self.clipped.insert(file.path.clone(), ariadne::Source::from(clipped.text));
+            self.clipped
+                .insert(file.path.clone(), ariadne::Source::from(clipped.text));
         }
         fixes
     }

@@ -165,7 +165,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         };
         let fields = match (&node.op.kind, &node.action) {
             // The pseudo-op's range is its arguments: `{"buf", "off", "len"}`.
-            (OpKind::HostAccess { .. }, Action::Access(accesses)) => self.pointer(accesses.first()?),
+            (OpKind::HostAccess { .. }, Action::Access(accesses)) if !is_memset(api) => self.pointer(accesses.first()?),
             _ => {
                 let (args, created) = self.args(group, api)?;
                 Value::Object(self.fields(api, &args, &created))
@@ -239,6 +239,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         let mut args = Vec::new();
         let mut created = Vec::new();
         match (&node.op.kind, &node.action) {
+            // A memset is a host write or a kernel in the model, but has its own prototype.
+            (_, Action::Access(accesses)) if is_memset(api) => args = self.memset_args(id, api, accesses)?,
             (OpKind::Spawn(_), _) => return None,
             (OpKind::Create(_), _) => {
                 created = group
@@ -361,6 +363,25 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             _ => return None,
         }
         Some((args, created))
+    }
+
+    /// A memset's arguments: the written range as `devPtr`, its length as `count` (and
+    /// `maxCount`), the value 0 (the model keeps no value), the stream.
+    fn memset_args(&self, id: NodeId, api: &Api, accesses: &[Access]) -> Option<Vec<Arg>> {
+        let range = accesses.iter().find(|a| a.write)?;
+        let len = json!(range.end - range.start);
+        let stream = match &self.exec.node(id).op.kind {
+            OpKind::Kernel { stream, .. } => Some(*stream),
+            _ => None,
+        };
+        let args = api.params.iter().filter_map(|param| match param.name {
+            "devPtr" => Some(Arg::new(ArgKind::Ptr, self.pointer(range))),
+            "maxCount" | "count" => Some(Arg::new(ArgKind::Int, len.clone())),
+            "value" => Some(Arg::new(ArgKind::Int, json!(0))),
+            "stream" => stream.map(|stream| Arg::new(ArgKind::Stream, self.object(id, stream))),
+            _ => None,
+        });
+        Some(args.collect())
     }
 
     /// A kernel's reads and writes.
@@ -501,6 +522,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         }
         line
     }
+}
+
+fn is_memset(api: &Api) -> bool {
+    matches!(api.effect, api::Effect::Memset { .. })
 }
 
 /// A value for a required parameter the model does not keep (a memcpy's `kind`).

@@ -39,7 +39,10 @@ use memory::Memories;
 use shadow::Shadow;
 use state::{State, Status, Task, TaskWork};
 
-/// How the simulator perturbs timing.
+/// The real bytes the simulator holds for buffers at most, by default.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
+
+/// How the simulator perturbs timing, and the memory it may use.
 #[derive(Clone, Copy, Debug)]
 pub struct SimOptions {
     pub seed: u64,
@@ -47,6 +50,9 @@ pub struct SimOptions {
     pub jitter: Duration,
     /// Longest time a kernel or copy occupies its queue.
     pub kernel_time: Duration,
+    /// Most bytes held for buffer contents; a run that needs more stops with
+    /// `Fault::MemoryLimit`. Ranges of one value and unwritten ones cost nothing.
+    pub memory_limit: u64,
 }
 
 impl Default for SimOptions {
@@ -55,6 +61,7 @@ impl Default for SimOptions {
             seed: 0,
             jitter: Duration::from_micros(50),
             kernel_time: Duration::from_micros(20),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
         }
     }
 }
@@ -186,7 +193,7 @@ impl Sim {
             .collect();
         let shared = Arc::new(Shared {
             options,
-            memory: Memories::default(),
+            memory: Memories::new(options.memory_limit),
             tables,
             state: Mutex::new(State::new(agents)),
             wakers: (0..agents).map(|_| Condvar::new()).collect(),
@@ -213,9 +220,25 @@ impl Sim {
         self.shared.memory.read(memory, start, end)
     }
 
+    /// Bytes held for buffer contents now.
+    pub fn memory_held(&self) -> u64 {
+        self.shared.memory.resident()
+    }
+
     /// Device ops executed.
     pub fn executed(&self) -> u64 {
         self.shared.lock().executed
+    }
+
+    /// The nodes each agent's queue executed, in order, by agent (host threads' and
+    /// GE streams' lists are empty): what actually ran, to compare with the Execution.
+    pub fn executed_by_agent(&self) -> Vec<Vec<NodeId>> {
+        self.shared
+            .lock()
+            .queues
+            .iter()
+            .map(|queue| queue.executed_nodes.clone())
+            .collect()
     }
 
     /// "GE stream 1 (rank 0)" for GE agents, the Execution's names otherwise.
@@ -323,7 +346,7 @@ impl Sim {
         host.changed();
     }
 
-    fn host_access(&self, host: Host, access: &syncguard_analyzer::exec::Access) {
+    fn host_access(&self, host: Host, access: &syncguard_analyzer::exec::Access) -> Result<(), Fault> {
         let (epoch, clock) = {
             let mut h = self.host(host.agent);
             let time = h.clock.tick(host.agent.index());
@@ -335,7 +358,7 @@ impl Sim {
             };
             (epoch, h.clock.clone())
         };
-        self.shared.access(access, epoch, &clock, 0);
+        self.shared.access(access, epoch, &clock, 0)
     }
 }
 
@@ -425,8 +448,23 @@ impl Shared {
         self.progress.notify_all();
     }
 
+    /// Stops the run for `fault`, which `finish` reports; returns what the caller
+    /// returns (`Aborted`, like every other agent stopped by it).
+    fn fail(&self, fault: Fault) -> Fault {
+        let mut state = self.lock();
+        state.fault.get_or_insert(fault);
+        self.abort(&mut state);
+        Fault::Aborted
+    }
+
     /// Checks and records one access in shadow memory, then touches the real bytes.
-    fn access(&self, access: &syncguard_analyzer::exec::Access, epoch: Epoch, clock: &VClock, fill: u8) {
+    fn access(
+        &self,
+        access: &syncguard_analyzer::exec::Access,
+        epoch: Epoch,
+        clock: &VClock,
+        fill: u8,
+    ) -> Result<(), Fault> {
         let races = lock(&self.shadow).access(access, epoch, clock);
         if !races.is_empty() {
             let mut state = self.lock();
@@ -435,14 +473,21 @@ impl Shared {
         // Writes change the bytes (so that copies visibly move data); a read changes
         // nothing, and shadow memory has already checked it.
         if access.write {
-            self.memory.fill(access.memory, access.start, access.end, fill);
+            let filled = self.memory.fill(access.memory, access.start, access.end, fill);
+            filled.map_err(|fault| self.fail(fault))?;
         }
+        Ok(())
     }
 
     /// Copies the bytes of `src` into `dst` (shadow memory is updated by the caller).
-    fn copy_bytes(&self, dst: &syncguard_analyzer::exec::Access, src: &syncguard_analyzer::exec::Access) {
+    fn copy_bytes(
+        &self,
+        dst: &syncguard_analyzer::exec::Access,
+        src: &syncguard_analyzer::exec::Access,
+    ) -> Result<(), Fault> {
         let len = (dst.end - dst.start).min(src.end - src.start);
-        self.memory.copy(dst.memory, dst.start, src.memory, src.start, len);
+        let copied = self.memory.copy(dst.memory, dst.start, src.memory, src.start, len);
+        copied.map_err(|fault| self.fail(fault))
     }
 }
 
@@ -527,11 +572,11 @@ impl Backend for Sim {
             }
             HostCall::QueryEvent { .. } => {}
             HostCall::Copy { dst, src } => {
-                self.host_access(host, src);
-                self.host_access(host, dst);
-                self.shared.copy_bytes(dst, src);
+                self.host_access(host, src)?;
+                self.host_access(host, dst)?;
+                self.shared.copy_bytes(dst, src)?;
             }
-            HostCall::Access(access) => self.host_access(host, access),
+            HostCall::Access(access) => self.host_access(host, access)?,
             HostCall::SetWaitTimeout { timeout, .. } => {
                 let mut state = self.shared.lock();
                 if timeout.duration().is_some() {
@@ -601,7 +646,10 @@ impl Backend for Sim {
         for worker in lock(&self.workers).drain(..) {
             let _ = worker.join();
         }
-        Ok(())
+        match self.shared.lock().fault.take() {
+            Some(fault) => Err(fault),
+            None => Ok(()),
+        }
     }
 }
 

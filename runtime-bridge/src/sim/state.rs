@@ -9,7 +9,7 @@ use syncguard_analyzer::hb::FlagKey;
 
 use super::clock::{Signal, VClock};
 use super::shadow::ObservedRace;
-use crate::backend::{Timeout, Work};
+use crate::backend::{Fault, Timeout, Work};
 
 /// What an agent is doing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +75,8 @@ pub struct Queue {
     pub snapshots: HashMap<u64, Option<Arc<VClock>>>,
     /// The agent's clock after its last completed task.
     pub clock: Arc<VClock>,
+    /// The calls' nodes this queue executed, in order (GE tasks have none).
+    pub executed_nodes: Vec<NodeId>,
 }
 
 #[derive(Default)]
@@ -122,6 +124,8 @@ pub struct State {
     pub wait_timeout: HashMap<u32, Timeout>,
     pub observed: Vec<Observed>,
     pub aborted: bool,
+    /// What stopped the run, when the simulator itself could not go on.
+    pub fault: Option<Fault>,
     pub executed: u64,
     /// Agents whose status is `Blocked`.
     blocked: Vec<usize>,
@@ -143,6 +147,7 @@ impl State {
             wait_timeout: HashMap::new(),
             observed: Vec::new(),
             aborted: false,
+            fault: None,
             executed: 0,
             blocked: Vec::new(),
         }

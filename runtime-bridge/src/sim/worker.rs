@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use rand::RngExt;
 use rand::rngs::StdRng;
+use syncguard_analyzer::exec::NodeId;
 use syncguard_analyzer::hb::FlagKey;
 
 use super::clock::{Epoch, Signal, VClock};
@@ -38,7 +39,7 @@ pub(super) fn run(shared: &Shared, agent: usize) {
         if worker.execute(&task).is_err() {
             return;
         }
-        complete(shared, agent, &clock);
+        complete(shared, agent, task.node, &clock);
     }
 }
 
@@ -65,11 +66,12 @@ fn next_task(shared: &Shared, agent: usize) -> Option<Task> {
 }
 
 /// The task is done: its clock is what a host synchronize on this queue learns.
-fn complete(shared: &Shared, agent: usize, clock: &VClock) {
+fn complete(shared: &Shared, agent: usize, node: Option<NodeId>, clock: &VClock) {
     let mut state = shared.lock();
     state.executed += 1;
     let queue = &mut state.queues[agent];
     queue.completed += 1;
+    queue.executed_nodes.extend(node);
     let published = Arc::new(clock.clone());
     if let Some(wanted) = queue.snapshots.get_mut(&queue.completed) {
         *wanted = Some(published.clone());
@@ -137,14 +139,14 @@ impl Worker<'_> {
                 }
                 Work::Kernel { accesses, .. } | Work::SuperKernel { accesses, .. } => {
                     for access in accesses {
-                        self.shared.access(access, self.epoch, self.clock, self.fill());
+                        self.shared.access(access, self.epoch, self.clock, self.fill())?;
                     }
                     self.occupy();
                 }
                 Work::Copy { dst, src, via } => {
-                    self.shared.access(src, self.epoch, self.clock, 0);
-                    self.shared.access(dst, self.epoch, self.clock, 0);
-                    self.shared.copy_bytes(dst, src);
+                    self.shared.access(src, self.epoch, self.clock, 0)?;
+                    self.shared.access(dst, self.epoch, self.clock, 0)?;
+                    self.shared.copy_bytes(dst, src)?;
                     self.occupy();
                     if let CopyVia::Write {
                         channel,
