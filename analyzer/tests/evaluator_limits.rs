@@ -105,3 +105,79 @@ fn ten_thousand_chained_lets_stay_small() {
     }
     assert!(findings(&program).is_empty());
 }
+
+#[test]
+fn a_subkernel_loop_of_10_to_the_12_iterations_is_refused_early() {
+    refused_as_too_large(
+        include_str!("robustness_inputs/subkernel-loop-1e12.sync"),
+        "this loop runs 1000000000000 iterations",
+    );
+}
+
+#[test]
+fn a_kernel_condition_with_no_value_on_a_core_is_reported() {
+    // `4 / GetBlockIdx()` divides by zero on core 0: that core's path stops there.
+    let found = findings(include_str!("robustness_inputs/kernel-undefined-condition.sync"));
+    assert!(
+        found.iter().any(|f| f.starts_with("SG001 the condition of this `if` (on AIV core 0 with tiling key 1) has no value")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_notify_index_at_i64_max_is_out_of_range_and_nothing_else() {
+    let program = "target A3;
+ranks 2;
+let comm = HcclCommInitRootInfo(2, \"root_info\", rank);
+let s = aclrtCreateStream();
+let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_AICPU_TS, s, 0);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_AICPU_TS, { remoteRank: 1 - rank, notifyNum: 2 }, 1);
+HcommChannelNotifyRecordOnThread(t, ch, 9223372036854775807);
+aclrtSynchronizeStream(s);
+";
+    let found = findings(program);
+    // One finding for both ranks' calls; no unbalanced signal from the rejected record.
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("SG302"), "{found:?}");
+}
+
+#[test]
+fn a_negative_notify_count_is_said_plainly() {
+    let program = "target A3;
+ranks 2;
+let comm = HcclCommInitRootInfo(2, \"root_info\", rank);
+let s = aclrtCreateStream();
+let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_AICPU_TS, s, 0);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_AICPU_TS, { remoteRank: 1 - rank, notifyNum: -6 }, 1);
+HcommChannelNotifyRecordOnThread(t, ch, 0);
+HcommChannelNotifyWaitOnThread(t, ch, 0, 1836);
+aclrtSynchronizeStream(s);
+";
+    let found = findings(program);
+    assert!(!found.is_empty() && found.iter().all(|f| f.starts_with("SG302")), "{found:?}");
+    assert!(found.iter().all(|f| f.contains("has no notifies (notifyNum -6 is negative)")), "{found:?}");
+}
+
+#[test]
+fn the_smallest_counterexample_is_found_over_the_whole_i64_range() {
+    // The binary search's first midpoint of a range this wide overflows i64.
+    let program = "target A3;
+ranks N in 2..=4;
+param P in -9223372036854775807..=9223372036854775807;
+let comm = HcclCommInitRootInfo(N, \"root_info\", rank);
+let s = aclrtCreateStream();
+let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_AICPU_TS, s, 0);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_AICPU_TS, { remoteRank: (rank + 1) % N, notifyNum: 2 }, 1);
+if P > 5 {
+    HcommChannelNotifyRecordOnThread(t, ch, 1);
+}
+aclrtSynchronizeStream(s);
+";
+    let mut sources = Sources::default();
+    let checked = check_sync_bytes(&mut sources, "case.sync", program.as_bytes());
+    let notes: Vec<&String> = checked.diagnostics.iter().flat_map(|d| &d.notes).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("smallest counterexample (z3): N = 2, P = 6")),
+        "{notes:?}"
+    );
+}

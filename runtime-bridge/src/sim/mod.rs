@@ -4,7 +4,8 @@
 //! order; host threads are the driver's threads. Sync objects block for real: sync-kind
 //! events are flags that a record sets and a reset clears, capture-kind events bind a
 //! wait to the latest record issued before it, notifies are binary flags a wait
-//! consumes, GE group Waits take a group Record. Buffers are real memory: kernels write
+//! consumes, a GE group Wait passes once a Record of its group has run on another stream
+//! (Records wake Waits and are not consumed). Buffers are real memory: kernels write
 //! their declared ranges, transfers copy bytes.
 //!
 //! A seeded RNG perturbs every agent (yields, short sleeps, kernel durations), so that

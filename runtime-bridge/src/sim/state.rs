@@ -119,7 +119,7 @@ pub struct State {
     pub queues: Vec<Queue>,
     pub events: HashMap<InstId, EventState>,
     pub flags: HashMap<FlagKey, Signal>,
-    pub groups: HashMap<(u32, String), VecDeque<Signal>>,
+    pub groups: HashMap<(u32, String), Vec<(usize, Signal)>>,
     /// The process-wide wait timeout, per rank (`aclrtSetOpWaitTimeout`).
     pub wait_timeout: HashMap<u32, Timeout>,
     pub observed: Vec<Observed>,

@@ -163,7 +163,8 @@ impl Worker<'_> {
                 let rank = tables.agent_rank[self.agent];
                 let mut state = self.shared.lock();
                 let signal = self.signal();
-                state.groups.entry((rank, group.clone())).or_default().push_back(signal);
+                let records = state.groups.entry((rank, group.clone())).or_default();
+                records.push((self.agent, signal));
                 self.shared.changed(&mut state);
             }
             TaskWork::GroupWait(group) => {
@@ -173,8 +174,12 @@ impl Worker<'_> {
                     rank,
                     group: group.clone(),
                 };
+                // Any Record of the group that has run on another stream wakes it, and
+                // stays seen: Records wake Waits, they are not consumed (as SG202 models).
+                let agent = self.agent;
                 let signal = self.shared.block(self.agent, None, on, None, |state| {
-                    state.groups.get_mut(&key).and_then(|records| records.pop_front())
+                    let records = state.groups.get(&key)?;
+                    records.iter().find(|(by, _)| *by != agent).map(|(_, signal)| signal.clone())
                 })?;
                 self.clock.join(&signal.clock);
             }
