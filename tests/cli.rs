@@ -198,7 +198,11 @@ fn convert_moves_a_creation_above_the_thread_that_uses_it() {
     let trace = trace_lines(&[
         ("a", "aclrtSetDevice", r#"{"deviceId": 0}"#),
         ("b", "aclrtSetDevice", r#"{"deviceId": 0}"#),
-        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        (
+            "a",
+            "aclrtCreateEventWithFlag",
+            r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#,
+        ),
         ("b", "aclrtDestroyEvent", r#"{"event": "e"}"#),
     ]);
     let output = pipe(&["convert", "-"], trace.as_bytes());
@@ -208,7 +212,12 @@ fn convert_moves_a_creation_above_the_thread_that_uses_it() {
     let created = text.find("let e = aclrtCreateEventWithFlag").expect(&text);
     assert!(created < text.find("thread rank_0_thread_b {").expect(&text), "{text}");
     let checked = pipe(&["check", "-"], text.as_bytes());
-    assert_eq!(checked.status.code(), Some(0), "{}", String::from_utf8_lossy(&checked.stdout));
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
 }
 
 #[test]
@@ -216,10 +225,18 @@ fn convert_warns_when_scoping_cannot_express_the_trace() {
     // The handle `e` names two events: thread `b` destroys the second, created after
     // `b` started, so no place for its `let` keeps the first one's uses right.
     let trace = trace_lines(&[
-        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        (
+            "a",
+            "aclrtCreateEventWithFlag",
+            r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#,
+        ),
         ("a", "aclrtDestroyEvent", r#"{"event": "e"}"#),
         ("b", "aclrtSetDevice", r#"{"deviceId": 0}"#),
-        ("a", "aclrtCreateEventWithFlag", r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#),
+        (
+            "a",
+            "aclrtCreateEventWithFlag",
+            r#"{"event": "e", "flag": "ACL_EVENT_SYNC"}"#,
+        ),
         ("b", "aclrtDestroyEvent", r#"{"event": "e"}"#),
     ]);
     let output = pipe(&["convert", "-"], trace.as_bytes());

@@ -119,7 +119,9 @@ fn a_kernel_condition_with_no_value_on_a_core_is_reported() {
     // `4 / GetBlockIdx()` divides by zero on core 0: that core's path stops there.
     let found = findings(include_str!("robustness_inputs/kernel-undefined-condition.sync"));
     assert!(
-        found.iter().any(|f| f.starts_with("SG001 the condition of this `if` (on AIV core 0 with tiling key 1) has no value")),
+        found
+            .iter()
+            .any(|f| f.starts_with("SG001 the condition of this `if` (on AIV core 0 with tiling key 1) has no value")),
         "{found:?}"
     );
 }
@@ -154,8 +156,16 @@ HcommChannelNotifyWaitOnThread(t, ch, 0, 1836);
 aclrtSynchronizeStream(s);
 ";
     let found = findings(program);
-    assert!(!found.is_empty() && found.iter().all(|f| f.starts_with("SG302")), "{found:?}");
-    assert!(found.iter().all(|f| f.contains("has no notifies (notifyNum -6 is negative)")), "{found:?}");
+    assert!(
+        !found.is_empty() && found.iter().all(|f| f.starts_with("SG302")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|f| f.contains("has no notifies (notifyNum -6 is negative)")),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -177,7 +187,9 @@ aclrtSynchronizeStream(s);
     let checked = check_sync_bytes(&mut sources, "case.sync", program.as_bytes());
     let notes: Vec<&String> = checked.diagnostics.iter().flat_map(|d| &d.notes).collect();
     assert!(
-        notes.iter().any(|n| n.contains("smallest counterexample (z3): N = 2, P = 6")),
+        notes
+            .iter()
+            .any(|n| n.contains("smallest counterexample (z3): N = 2, P = 6")),
         "{notes:?}"
     );
 }

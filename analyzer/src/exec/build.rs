@@ -335,7 +335,10 @@ impl<'p> Builder<'p> {
     /// Whether the runtime rejects notify `index` of a channel or HCCL thread: outside
     /// the notifies it was acquired with.
     fn rejects_index(&self, inst: InstId, index: i64) -> bool {
-        self.exec.instance(inst).notify_num.is_some_and(|count| !(0..count).contains(&index))
+        self.exec
+            .instance(inst)
+            .notify_num
+            .is_some_and(|count| !(0..count).contains(&index))
     }
 
     /// A notify call's node: `action`, or, for an index the runtime rejects, a node that
@@ -392,7 +395,12 @@ impl<'p> Builder<'p> {
         match self.env.eval(expr) {
             Ok(value) => Some(value),
             Err(error) => {
-                self.eval_failed(&op.span, format!("an argument of {}", op.api), error, "this call is left out of the analysis");
+                self.eval_failed(
+                    &op.span,
+                    format!("an argument of {}", op.api),
+                    error,
+                    "this call is left out of the analysis",
+                );
                 None
             }
         }
@@ -445,7 +453,13 @@ impl<'p> Builder<'p> {
                 let agent = self.queue(op, *thread)?;
                 let channel = self.live(op, *channel)?;
                 let index = self.eval(op, index)?;
-                self.notify_node(agent, op, channel, index, Action::ChannelNotifyRecord { channel, index });
+                self.notify_node(
+                    agent,
+                    op,
+                    channel,
+                    index,
+                    Action::ChannelNotifyRecord { channel, index },
+                );
             }
             OpKind::ChannelNotifyWait {
                 thread, channel, index, ..
@@ -674,7 +688,12 @@ impl<'p> Builder<'p> {
         match stop.reason {
             StopReason::Undefined { what, error } => {
                 let what = format!("{what} (on {})", core.describe());
-                self.eval_failed(&stop.span, what, error, "the core's code from here on is left out of the analysis");
+                self.eval_failed(
+                    &stop.span,
+                    what,
+                    error,
+                    "the core's code from here on is left out of the analysis",
+                );
             }
             StopReason::TooLong { .. } | StopReason::OutOfSteps => self.cut_off(Cutoff::Kernel(stop)),
         }
@@ -732,7 +751,6 @@ pub fn core_envs(keys: impl Iterator<Item = i64> + Clone, aiv: u32, aic: u32) ->
         vector.chain(cube)
     })
 }
-
 
 /// Merge touching or overlapping ranges of the same memory and direction.
 fn merge_accesses(mut accesses: Vec<Access>) -> Vec<Access> {

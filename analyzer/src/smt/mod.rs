@@ -11,6 +11,7 @@ mod paths;
 pub(crate) mod properties;
 pub(crate) mod schedule;
 
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -86,34 +87,133 @@ pub(crate) enum Answer<T> {
 }
 
 /// One query: assertions, some tracked by a label for unsat cores.
+///
+/// Queries run on a solver kept per thread, in a scope of their own: making a solver
+/// costs about 10 ms and a scope about 0.1 ms, and a program makes a query per notify
+/// call. A kept solver is incremental, which gives up on some non-linear queries at
+/// once ("incomplete"); such a query is replayed on a fresh, non-incremental solver
+/// that searches until the deadline.
 pub(crate) struct Query {
-    solver: Solver,
+    /// The thread's kept solver, until the query is dropped.
+    kept: Option<Solver>,
+    /// The fresh solver, once the kept one gave up; from then on the query's solver.
+    fresh: OnceCell<Solver>,
+    /// What was asserted, by scope (the query's own, then each `push`), for the replay.
+    facts: RefCell<Vec<Vec<Fact>>>,
     explain: bool,
     /// A label per tracked assertion (z3 needs one each), with the fact number it stands for.
     tracked: Vec<(Bool, usize)>,
     timeout: Duration,
+    /// The last check answered `unknown` because the deadline passed.
+    out_of_time: Cell<bool>,
+}
+
+#[derive(Clone)]
+enum Fact {
+    Plain(Bool),
+    Tracked(Bool, Bool),
+}
+
+thread_local! {
+    /// This thread's solver between queries.
+    static KEPT_SOLVER: RefCell<Option<Solver>> = const { RefCell::new(None) };
+}
+
+impl Drop for Query {
+    /// Drops this query's scope and keeps the solver for the next query. One a replay
+    /// left mid-way (a scope pushed for minimizing) is not kept.
+    fn drop(&mut self) {
+        if let Some(solver) = self.kept.take()
+            && self.fresh.get().is_none()
+        {
+            solver.pop(1);
+            KEPT_SOLVER.with(|kept| *kept.borrow_mut() = Some(solver));
+        }
+    }
 }
 
 impl Query {
     pub fn new(options: &SmtOptions) -> Self {
+        // A nested query finds the kept solver in use and makes its own.
+        let solver = KEPT_SOLVER
+            .with(|kept| kept.borrow_mut().take())
+            .unwrap_or_else(Solver::new);
+        solver.push();
         Query {
-            solver: Solver::new(),
+            kept: Some(solver),
+            fresh: OnceCell::new(),
+            facts: RefCell::new(vec![Vec::new()]),
             explain: options.explain,
             tracked: Vec::new(),
             timeout: options.timeout,
+            out_of_time: Cell::new(false),
         }
     }
 
-    /// `check` under the time limit. z3's own `timeout` parameter is not used: its timer
-    /// can deadlock in the z3 4.8.10-4.8.12 that Debian ships (Z3Prover/z3#5371). A
-    /// watchdog thread interrupts the context instead; the z3 objects themselves never
-    /// leave this thread.
+    fn solver(&self) -> &Solver {
+        self.fresh
+            .get()
+            .or(self.kept.as_ref())
+            .expect("a query has its solver until dropped")
+    }
+
+    fn push(&self) {
+        self.solver().push();
+        self.facts.borrow_mut().push(Vec::new());
+    }
+
+    fn pop(&self) {
+        self.solver().pop(1);
+        self.facts.borrow_mut().pop();
+    }
+
+    fn add(&self, fact: Fact) {
+        match &fact {
+            Fact::Plain(fact) => self.solver().assert(fact),
+            Fact::Tracked(fact, label) => self.solver().assert_and_track(fact.clone(), label),
+        }
+        let mut facts = self.facts.borrow_mut();
+        facts.last_mut().expect("the query's own scope").push(fact);
+    }
+
+    /// `check` under the time limit, replayed on a fresh solver when the kept one gives
+    /// up before the deadline.
     fn check(&self, deadline: Instant) -> SatResult {
+        let result = self.check_on(self.solver(), deadline);
+        if result != SatResult::Unknown || self.fresh.get().is_some() || self.ran_out() {
+            return result;
+        }
+        let fresh = self.fresh.get_or_init(|| self.replay());
+        self.check_on(fresh, deadline)
+    }
+
+    /// A fresh solver with every scope and assertion of this query.
+    fn replay(&self) -> Solver {
+        let solver = Solver::new();
+        for (level, facts) in self.facts.borrow().iter().enumerate() {
+            if level > 0 {
+                solver.push();
+            }
+            for fact in facts {
+                match fact {
+                    Fact::Plain(fact) => solver.assert(fact),
+                    Fact::Tracked(fact, label) => solver.assert_and_track(fact.clone(), label),
+                }
+            }
+        }
+        solver
+    }
+
+    /// z3's own `timeout` parameter is not used: its timer can deadlock in the z3
+    /// 4.8.10-4.8.12 that Debian ships (Z3Prover/z3#5371). A watchdog thread interrupts
+    /// the context instead; the z3 objects themselves never leave this thread.
+    fn check_on(&self, solver: &Solver, deadline: Instant) -> SatResult {
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
+            self.out_of_time.set(true);
             return SatResult::Unknown;
         }
-        let context = self.solver.get_context();
+        let context = solver.get_context();
         let handle = context.handle();
         let (finished, watch) = mpsc::channel::<()>();
         std::thread::scope(|scope| {
@@ -123,26 +223,27 @@ impl Query {
                     handle.interrupt();
                 }
             });
-            let result = self.solver.check();
+            let result = solver.check();
             // The watchdog may already be gone (it fired): nothing to tell it then.
             let _ = finished.send(());
+            self.out_of_time
+                .set(result == SatResult::Unknown && Instant::now() >= deadline);
             result
         })
     }
 
     pub fn assert(&self, fact: &Bool) {
-        self.solver.assert(fact);
+        self.add(Fact::Plain(fact.clone()));
     }
 
     /// Assert `fact`, remembered as fact number `id` for the unsat core (several
     /// assertions may share a number).
     pub fn assert_tracked(&mut self, fact: &Bool, id: usize) {
         if !self.explain {
-            self.solver.assert(fact);
-            return;
+            return self.assert(fact);
         }
         let label = Bool::fresh_const("fact");
-        self.solver.assert_and_track(fact.clone(), &label);
+        self.add(Fact::Tracked(fact.clone(), label.clone()));
         self.tracked.push((label, id));
     }
 
@@ -154,7 +255,7 @@ impl Query {
             SatResult::Unsat => Answer::Holds(self.core()),
             SatResult::Unknown => Answer::Unknown(self.reason()),
             SatResult::Sat => {
-                let mut model = self.solver.get_model().expect("a sat answer has a model");
+                let mut model = self.solver().get_model().expect("a sat answer has a model");
                 for (objective, lowest) in objectives {
                     model = self.minimize(objective, *lowest, model, deadline);
                 }
@@ -174,21 +275,21 @@ impl Query {
             // In i128 and rounded down, so that bounds of any sign neither overflow nor
             // make `mid` equal `high`.
             let mid = ((i128::from(low) + i128::from(high)).div_euclid(2)) as i64;
-            self.solver.push();
-            self.solver.assert(objective.le(mid));
+            self.push();
+            self.assert(&objective.le(mid));
             let result = self.check(deadline);
             if result == SatResult::Sat {
-                model = self.solver.get_model().expect("a sat answer has a model");
+                model = self.solver().get_model().expect("a sat answer has a model");
                 high = value(&model).unwrap_or(mid).min(mid);
             }
-            self.solver.pop(1);
+            self.pop();
             match result {
                 SatResult::Sat => {}
                 SatResult::Unsat => low = mid + 1,
                 SatResult::Unknown => break,
             }
         }
-        self.solver.assert(objective.eq(high));
+        self.assert(&objective.eq(high));
         model
     }
 
@@ -196,7 +297,7 @@ impl Query {
         if !self.explain {
             return Vec::new();
         }
-        let core = self.solver.get_unsat_core();
+        let core = self.solver().get_unsat_core();
         let mut ids: Vec<usize> = self
             .tracked
             .iter()
@@ -208,17 +309,15 @@ impl Query {
         ids
     }
 
+    /// Whether the last `unknown` was the deadline, not z3 giving up.
+    fn ran_out(&self) -> bool {
+        self.out_of_time.get()
+    }
+
     fn reason(&self) -> String {
-        match self.solver.get_reason_unknown() {
-            Some(reason)
-                if ["timeout", "canceled", "interrupted"]
-                    .iter()
-                    .any(|r| reason.contains(r)) =>
-            {
-                format!("the query ran out of its {:?}", self.timeout)
-            }
-            Some(reason) => format!("z3 cannot decide it ({reason})"),
-            None => format!("the query ran out of its {:?}", self.timeout),
+        match self.solver().get_reason_unknown() {
+            Some(reason) if !self.ran_out() => format!("z3 cannot decide it ({reason})"),
+            _ => format!("the query ran out of its {:?}", self.timeout),
         }
     }
 }

@@ -403,8 +403,15 @@ impl TraceLowerer {
     }
 
     fn ge_op(&mut self, rank: usize, args: &Args, span: &Span) {
-        let Some(Json::Str(name)) = args.get("type").filter(|t| matches!(t, Json::Str(n) if is_identifier(n))) else {
-            self.format_error(span, "`ge.op` needs `type`, the op's type name (an identifier)", "skipped");
+        let Some(Json::Str(name)) = args
+            .get("type")
+            .filter(|t| matches!(t, Json::Str(n) if is_identifier(n)))
+        else {
+            self.format_error(
+                span,
+                "`ge.op` needs `type`, the op's type name (an identifier)",
+                "skipped",
+            );
             return;
         };
         let attrs = match args.get("attrs") {
@@ -417,7 +424,11 @@ impl TraceLowerer {
                 })
                 .collect(),
             Some(_) => {
-                self.format_error(span, "`attrs` must be an array of attribute names (identifiers)", "skipped");
+                self.format_error(
+                    span,
+                    "`attrs` must be an array of attribute names (identifiers)",
+                    "skipped",
+                );
                 return;
             }
         };

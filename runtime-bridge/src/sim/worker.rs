@@ -179,7 +179,10 @@ impl Worker<'_> {
                 let agent = self.agent;
                 let signal = self.shared.block(self.agent, None, on, None, |state| {
                     let records = state.groups.get(&key)?;
-                    records.iter().find(|(by, _)| *by != agent).map(|(_, signal)| signal.clone())
+                    records
+                        .iter()
+                        .find(|(by, _)| *by != agent)
+                        .map(|(_, signal)| signal.clone())
                 })?;
                 self.clock.join(&signal.clock);
             }

@@ -291,9 +291,8 @@ fn core_paths<'p>(program: &'p Program, sub: &'p SubKernel, launch: &Launch) -> 
             CorePath { core, steps, end }
         })
         .collect();
-    let cut = |p: &CorePath| {
-        matches!(&p.end, CoreEnd::Stopped(stop) if !matches!(stop.reason, StopReason::Undefined { .. }))
-    };
+    let cut =
+        |p: &CorePath| matches!(&p.end, CoreEnd::Stopped(stop) if !matches!(stop.reason, StopReason::Undefined { .. }));
     (!paths.iter().any(cut)).then_some(paths)
 }
 
@@ -374,7 +373,9 @@ fn check_all_paths(program: &Program, rule: &'static RuleInfo, call: Call, out: 
         let launches = launches(program, superkernel);
         for sub in &superkernel.subkernels {
             for launch in &launches {
-                let Some(paths) = core_paths(program, sub, launch) else { continue };
+                let Some(paths) = core_paths(program, sub, launch) else {
+                    continue;
+                };
                 if let Some(diagnostic) = divergence(program, superkernel, sub, &paths, rule, call) {
                     out.push(for_target(program, launch.note(diagnostic)));
                     break;
@@ -413,7 +414,10 @@ fn divergence(
             let what = format!(
                 "on tiling key {key} no core calls {name} (e.g. {}{}), while on tiling key {} {} does",
                 core_only(&skipper.core),
-                skipper.why_not(", whose path returns early", ", whose path stops at a value it cannot compute"),
+                skipper.why_not(
+                    ", whose path returns early",
+                    ", whose path stops at a value it cannot compute"
+                ),
                 caller.core.tiling_key,
                 core_only(&caller.core),
             );
@@ -429,7 +433,10 @@ fn divergence(
                 "on tiling key {key}, {} never call{} {name}{} while {} does",
                 core_set(&cores),
                 if cores.len() == 1 { "s" } else { "" },
-                skipper.why_not(" (their path returns early)", " (their path stops at a value it cannot compute)"),
+                skipper.why_not(
+                    " (their path returns early)",
+                    " (their path stops at a value it cannot compute)"
+                ),
                 core_only(&caller.core),
             );
             (skipper, caller, what)
@@ -468,7 +475,9 @@ fn check_repeated(program: &Program, rule: &'static RuleInfo, call: Call, out: &
         let launches = launches(program, superkernel);
         for sub in &superkernel.subkernels {
             for launch in &launches {
-                let Some(paths) = core_paths(program, sub, launch) else { continue };
+                let Some(paths) = core_paths(program, sub, launch) else {
+                    continue;
+                };
                 let calls: Vec<Vec<&Op>> = paths.iter().map(|p| call.ops(p)).collect();
                 for (path, ops) in paths.iter().zip(&calls) {
                     if ops.len() < 2 || !reported.insert(ops[1].span.clone()) {

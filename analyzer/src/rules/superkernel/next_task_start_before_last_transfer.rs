@@ -62,7 +62,8 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
         for pair in superkernel.subkernels.windows(2) {
             let (sub, next) = (&pair[0], &pair[1]);
             for launch in &launches {
-                let (Some(paths), Some(next_paths)) = (core_paths(program, sub, launch), core_paths(program, next, launch))
+                let (Some(paths), Some(next_paths)) =
+                    (core_paths(program, sub, launch), core_paths(program, next, launch))
                 else {
                     continue;
                 };
