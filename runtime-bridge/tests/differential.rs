@@ -21,9 +21,10 @@
 //!
 //! Programs that once disagreed are kept in `tests/differential/` and run first.
 //! `SYNCGUARD_DIFF_CASES` sets how many random programs of the first generator run
-//! (default 2,000), `SYNCGUARD_DIFF_THREADED_CASES` how many of the second (default
-//! 300; the README gives the command for 5,000), and `SYNCGUARD_DIFF_FROM` the first
-//! case of both (to reproduce one: `FROM=286 CASES=1`).
+//! (default 2,000), `SYNCGUARD_DIFF_THREADED_CASES` how many of the second, with and
+//! without streams private to each host thread (default 300 each; the README gives the
+//! command for 5,000), and `SYNCGUARD_DIFF_FROM` the first case of all three (to
+//! reproduce one: `FROM=286 CASES=1`).
 
 #[path = "differential/threaded.rs"]
 mod threaded;
@@ -232,7 +233,22 @@ fn verifier_and_simulator_agree_on_threaded_programs() {
         setting("SYNCGUARD_DIFF_FROM", 0),
         setting("SYNCGUARD_DIFF_THREADED_CASES", 300),
     );
-    agree_on(first, cases, |case| threaded::ThreadedGenerator::new(case).program());
+    agree_on(first, cases, |case| {
+        threaded::ThreadedGenerator::new(case, false).program()
+    });
+}
+
+/// The threaded generator with no stream or capture-kind event shared between host
+/// threads.
+#[test]
+fn verifier_and_simulator_agree_on_threaded_programs_with_private_streams() {
+    let (first, cases) = (
+        setting("SYNCGUARD_DIFF_FROM", 0),
+        setting("SYNCGUARD_DIFF_THREADED_CASES", 300),
+    );
+    agree_on(first, cases, |case| {
+        threaded::ThreadedGenerator::new(case, true).program()
+    });
 }
 
 /// Compares cases `first..first + cases` of a generator.

@@ -10,6 +10,10 @@
 //! producer's stream instead of waiting for its signal (it covers only work issued
 //! before it), a sync-kind event recorded again before the waiter's reset has run.
 //!
+//! With `private`, each host thread issues only to a stream of its own and records and
+//! waits capture-kind events only on itself, on one rank, with no device synchronize:
+//! programs whose threads meet only through notifies and sync-kind events.
+//!
 //! Workers end by recording a `done` notify that the main thread waits for before it
 //! synchronizes every stream and destroys and frees everything; some step objects are
 //! destroyed early, by the thread that used them last. A join may be dropped, so that a
@@ -25,6 +29,9 @@ const BUFFERS: [&str; 3] = ["a", "b", "h"];
 
 pub struct ThreadedGenerator {
     rng: StdRng,
+    /// Each host thread issues only to a stream of its own (`s<thread>`) and records and
+    /// waits capture-kind events only on itself; one rank, no device synchronize.
+    private: bool,
     ranks: usize,
     streams: usize,
     workers: usize,
@@ -39,14 +46,16 @@ pub struct ThreadedGenerator {
 }
 
 impl ThreadedGenerator {
-    pub fn new(case: u64) -> Self {
+    pub fn new(case: u64, private: bool) -> Self {
         // Apart from the two-rank generator's seeds, so that case numbers differ.
         let mut rng = StdRng::seed_from_u64(case ^ 0x7468_7265_6164_7321);
-        let ranks = rng.random_range(1..=2);
+        let ranks = if private { 1 } else { rng.random_range(1..=2) };
         let workers = rng.random_range(1..=2);
+        let streams = if private { workers + 1 } else { rng.random_range(2..=3) };
         ThreadedGenerator {
+            private,
             ranks,
-            streams: rng.random_range(2..=3),
+            streams,
             workers,
             lines: vec![vec![Vec::new(); workers + 1]; ranks],
             declarations: Vec::new(),
@@ -143,7 +152,7 @@ impl ThreadedGenerator {
         let mut lines = std::mem::take(&mut self.lines[rank][worker]);
         let joined = !self.chance(4);
         if joined {
-            let home = self.stream();
+            let home = self.stream_of(worker);
             lines.push(format!("aclrtRecordNotify(done{worker}, {home});"));
         }
         let body: String = lines.iter().map(|line| format!("{line}\n")).collect();
@@ -155,7 +164,11 @@ impl ThreadedGenerator {
         for w in 1..=self.workers {
             // Waiting on a stream the workers also use can queue the wait before the
             // worker's record: a hang the verifier must see.
-            let stream = if self.chance(5) { self.stream() } else { "sj".into() };
+            let stream = if !self.private && self.chance(5) {
+                self.stream()
+            } else {
+                "sj".into()
+            };
             let _ = writeln!(text, "aclrtWaitAndResetNotify(done{w}, {stream}, 0);");
         }
         text.push_str("aclrtSynchronizeStream(sj);\n");
@@ -188,6 +201,15 @@ impl ThreadedGenerator {
 
     fn stream(&mut self) -> String {
         format!("s{}", self.rng.random_range(0..self.streams))
+    }
+
+    /// A stream `thread` may issue to.
+    fn stream_of(&mut self, thread: usize) -> String {
+        if self.private {
+            format!("s{thread}")
+        } else {
+            self.stream()
+        }
     }
 
     fn thread(&mut self) -> usize {
@@ -249,7 +271,8 @@ impl ThreadedGenerator {
     }
 
     fn device_work(&mut self, rank: usize) {
-        let (thread, stream) = (self.thread(), self.stream());
+        let thread = self.thread();
+        let stream = self.stream_of(thread);
         self.device_op(rank, thread, &stream);
     }
 
@@ -288,7 +311,7 @@ impl ThreadedGenerator {
     /// it on its stream, then consume.
     fn notify_handoff(&mut self, rank: usize) {
         let (producer, consumer) = (self.thread(), self.thread());
-        let (from, to) = (self.stream(), self.stream());
+        let (from, to) = (self.stream_of(producer), self.stream_of(consumer));
         let notify = self.declare("n", "aclrtCreateNotify()");
         self.device_op(rank, producer, &from);
         if !self.chance(5) {
@@ -297,7 +320,8 @@ impl ThreadedGenerator {
         if self.chance(6) {
             // The broken hand-off: synchronize the producer's stream instead of
             // waiting for its signal. On another thread it may not be issued yet.
-            self.emit(rank, consumer, format!("aclrtSynchronizeStream({from});"));
+            let synced = if self.private { &to } else { &from };
+            self.emit(rank, consumer, format!("aclrtSynchronizeStream({synced});"));
             self.host_access(rank, consumer);
             self.cleanup.push(format!("aclrtDestroyNotify({notify});\n"));
             return;
@@ -313,8 +337,8 @@ impl ThreadedGenerator {
     /// on the waiting stream) then consume, or `aclrtSynchronizeEvent` then a host access.
     fn event_handoff(&mut self, rank: usize) {
         let (producer, consumer) = (self.thread(), self.thread());
-        let (from, to) = (self.stream(), self.stream());
-        let sync_kind = self.chance(60);
+        let (from, to) = (self.stream_of(producer), self.stream_of(consumer));
+        let sync_kind = self.chance(60) || (self.private && producer != consumer);
         let event = if sync_kind {
             self.declare("e", "aclrtCreateEventWithFlag(ACL_EVENT_SYNC)")
         } else {
@@ -347,7 +371,8 @@ impl ThreadedGenerator {
     /// forever. The host synchronizes the resetting stream first (unless broken).
     fn rerecord(&mut self, rank: usize) {
         let (first, second) = (self.thread(), self.thread());
-        let (recorder, waiter, again) = (self.stream(), self.stream(), self.stream());
+        let (recorder, waiter) = (self.stream_of(first), self.stream_of(first));
+        let again = self.stream_of(second);
         let event = self.declare("e", "aclrtCreateEventWithFlag(ACL_EVENT_SYNC)");
         self.device_op(rank, first, &recorder);
         self.emit(rank, first, format!("aclrtRecordEvent({event}, {recorder});"));
@@ -367,11 +392,13 @@ impl ThreadedGenerator {
     /// A host thread synchronizes (a stream, the device) and touches memory.
     fn host_sync_and_access(&mut self, rank: usize) {
         let thread = self.thread();
+        let synchronize_stream = |this: &mut Self| {
+            let stream = this.stream_of(thread);
+            this.emit(rank, thread, format!("aclrtSynchronizeStream({stream});"));
+        };
         match self.rng.random_range(0..12) {
-            0..=7 => {
-                let stream = self.stream();
-                self.emit(rank, thread, format!("aclrtSynchronizeStream({stream});"));
-            }
+            0..=7 => synchronize_stream(self),
+            8..=9 if self.private => synchronize_stream(self),
             8..=9 => self.emit(rank, thread, "aclrtSynchronizeDevice();".into()),
             _ => {}
         }
