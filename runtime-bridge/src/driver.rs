@@ -1,6 +1,8 @@
 //! Playing a plan: one OS thread per host thread, each making its calls in issue order.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
 use syncguard_analyzer::exec::{AgentId, NodeId};
@@ -29,6 +31,7 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
         plan,
         backend,
         start,
+        last_ts: AtomicU64::new(0),
         log: &shared,
     };
     // Every main thread counts as running before anything starts: an agent that runs
@@ -47,7 +50,7 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
         }
         for &main in &plan.mains {
             let player = &player;
-            scope.spawn(move || player.play(scope, main));
+            scope.spawn(move || player.play(scope, main, None));
         }
     });
     if let Err(fault) = backend.finish() {
@@ -63,11 +66,15 @@ struct Player<'a, 'e, 'p> {
     plan: &'a Plan<'e, 'p>,
     backend: &'a dyn Backend,
     start: Instant,
+    /// The latest `ts` handed out: every call gets a later one.
+    last_ts: AtomicU64,
     log: &'a Mutex<RunLog>,
 }
 
 impl<'a> Player<'a, '_, '_> {
-    fn play<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, agent: AgentId)
+    /// Makes `agent`'s calls. `started` (a spawned thread) is told once its first call
+    /// has its `ts`.
+    fn play<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, agent: AgentId, mut started: Option<Sender<()>>)
     where
         'a: 's,
     {
@@ -89,17 +96,18 @@ impl<'a> Player<'a, '_, '_> {
             };
             calls.push(TracedCall {
                 node: step.node,
-                ts_ns: self.start.elapsed().as_nanos() as u64,
+                ts_ns: self.stamp(),
             });
+            if let Some(started) = started.take() {
+                let _ = started.send(());
+            }
             let result = match &step.call {
                 Call::Create(inst, spec) => self.backend.create(host, *inst, spec),
                 Call::Destroy(inst) => self.backend.destroy(host, *inst),
                 Call::Enqueue { queue, work } => self.backend.enqueue(host, *queue, work, step.node),
                 Call::Host(call) => self.backend.host_call(host, call),
                 Call::Spawn(thread) => {
-                    let thread = *thread;
-                    self.backend.host_started(thread, Some(agent));
-                    scope.spawn(move || self.play(scope, thread));
+                    self.spawn(scope, agent, *thread);
                     Ok(())
                 }
             };
@@ -110,6 +118,31 @@ impl<'a> Player<'a, '_, '_> {
         }
         lock(self.log).calls.extend(calls);
         self.backend.host_finished(agent);
+    }
+
+    /// Starts host thread `thread` and waits until its first call is stamped (or it
+    /// ended without one). A trace has no line for the spawn: the reader starts a thread
+    /// where its first line falls among the spawning thread's lines, so no later call
+    /// of the spawning thread may be stamped before it.
+    fn spawn<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, parent: AgentId, thread: AgentId)
+    where
+        'a: 's,
+    {
+        self.backend.host_started(thread, Some(parent));
+        let (started, first_call_stamped) = channel();
+        scope.spawn(move || self.play(scope, thread, Some(started)));
+        // An error only says the thread ended (its sender dropped) without a call.
+        let _ = first_call_stamped.recv();
+    }
+
+    /// A `ts` later than every one handed out before (ns since the run started).
+    fn stamp(&self) -> u64 {
+        let now = self.start.elapsed().as_nanos() as u64;
+        let previous = self
+            .last_ts
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| Some(now.max(last + 1)))
+            .expect("the update always succeeds");
+        now.max(previous + 1)
     }
 
     /// A rank's main thread tells the backend about the rank's default stream first.

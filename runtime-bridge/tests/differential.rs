@@ -1,17 +1,21 @@
 //! The verifier and the simulator check each other on random programs.
 //!
-//! Each program has two ranks with 2–4 agents each (streams, one HCCL thread), events of
-//! both kinds, channel notifies between the ranks, kernels on overlapping buffer ranges
-//! and host accesses. It is built from handshakes that are correct as generated and then
-//! randomly broken (a record dropped, a reset dropped, an index changed, a wait moved).
+//! Two generators. The first writes two-rank programs with 2–4 agents each (streams,
+//! one HCCL thread), events of both kinds, channel notifies between the ranks, kernels
+//! on overlapping buffer ranges and host accesses. The second (`threaded.rs`) writes
+//! one- and two-rank programs with several host threads per rank, ACL notifies, event
+//! and device synchronizes, copies, destroys and frees. Both build programs from
+//! handshakes that are correct as generated and then randomly broken (a record dropped,
+//! a reset dropped, an index changed, a wait moved, a synchronize instead of a wait).
 //!
 //! - every program the verifier accepts completes on the simulator, with no hang, race or
 //!   lost signal, under every seed, and the call trace of each run reads back with the
 //!   program's own findings;
-//! - every program it reports as a deadlock (SG501, SG502, SG503) hangs under at least
-//!   one seed;
-//! - every program whose only errors are races (SG601) shows a race under at least one
-//!   seed;
+//! - every program it reports as a deadlock (SG501, SG502, SG503, or SG104: a sync-kind
+//!   event wait nothing records) hangs under at least one seed;
+//! - every program whose only errors are races (SG601, SG602), beside findings the
+//!   simulator cannot observe (a use after a destroy or free, SG106, SG603), shows a
+//!   race under at least one seed;
 //! - whatever a run executed, hang or not, is written as a trace the reader accepts
 //!   (no SG00x);
 //! - every run that neither hangs nor fails makes exactly the verified Execution's calls,
@@ -19,8 +23,14 @@
 //!   sometimes memsets, so that loops and memsets are exercised too).
 //!
 //! Programs that once disagreed are kept in `tests/differential/` and run first.
-//! `SYNCGUARD_DIFF_CASES` sets how many random programs run (default 2,000), and
-//! `SYNCGUARD_DIFF_FROM` the first case (to reproduce one: `FROM=286 CASES=1`).
+//! `SYNCGUARD_DIFF_CASES` sets how many random programs of the first generator run
+//! (default 2,000), `SYNCGUARD_DIFF_THREADED_CASES` how many of the second, with and
+//! without streams private to each host thread (default 300 each; the README gives the
+//! command for 5,000), and `SYNCGUARD_DIFF_FROM` the first case of all three (to
+//! reproduce one: `FROM=286 CASES=1`).
+
+#[path = "differential/threaded.rs"]
+mod threaded;
 
 mod common;
 
@@ -79,9 +89,11 @@ fn verdict(text: &str) -> Verdict {
     );
     if errors.is_empty() {
         Verdict::Accepted
-    } else if errors.iter().any(|c| matches!(*c, "SG501" | "SG502" | "SG503")) {
+    } else if errors.iter().any(|c| HANGS.contains(c)) {
         Verdict::Deadlock
-    } else if errors.iter().all(|&code| code == "SG601") {
+    } else if errors.iter().all(|c| RACES.contains(c) || LIFETIMES.contains(c))
+        && errors.iter().any(|c| RACES.contains(c))
+    {
         // Only races: every run reaches both accesses (a program that can also hang or
         // lose a signal may stop before them, so it is not compared).
         Verdict::Race
@@ -89,6 +101,17 @@ fn verdict(text: &str) -> Verdict {
         Verdict::Other
     }
 }
+
+/// Findings that say a run blocks forever: a deadlock, a wait nothing satisfies, a host
+/// synchronize that never returns, a sync-kind event wait with no record in its cycle.
+const HANGS: [&str; 4] = ["SG501", "SG502", "SG503", "SG104"];
+/// Two accesses with nothing between them: on two device agents or host threads
+/// (SG601), or the host and the device (SG602).
+const RACES: [&str; 2] = ["SG601", "SG602"];
+/// A use after a destroy or free. The simulator has no notion of lifetimes (a destroy
+/// frees nothing, a later use still runs), so such a finding neither stops a run
+/// before a race nor shows in it: beside races it does not make a program "other".
+const LIFETIMES: [&str; 2] = ["SG106", "SG603"];
 
 /// What one simulated run showed.
 #[derive(Clone, Debug, Default)]
@@ -193,25 +216,59 @@ fn regression_fixtures_agree() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("readable fixture");
-        if let Err(why) = compare(&text) {
-            panic!("{}: {why}", file.display());
-        }
-    }
+    let disagreements: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).expect("readable fixture");
+            compare(&text).err().map(|why| format!("{}: {why}", file.display()))
+        })
+        .collect();
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n\n"));
+}
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default)
 }
 
 #[test]
 fn verifier_and_simulator_agree_on_random_programs() {
-    let setting = |name, default| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    let (first, cases): (u64, u64) = (
+    let (first, cases) = (
         setting("SYNCGUARD_DIFF_FROM", 0),
         setting("SYNCGUARD_DIFF_CASES", 2_000),
     );
+    agree_on(first, cases, |case| Generator::new(case).program());
+}
+
+#[test]
+fn verifier_and_simulator_agree_on_threaded_programs() {
+    let (first, cases) = (
+        setting("SYNCGUARD_DIFF_FROM", 0),
+        setting("SYNCGUARD_DIFF_THREADED_CASES", 300),
+    );
+    agree_on(first, cases, |case| {
+        threaded::ThreadedGenerator::new(case, false).program()
+    });
+}
+
+/// The threaded generator with no stream or capture-kind event shared between host
+/// threads.
+#[test]
+fn verifier_and_simulator_agree_on_threaded_programs_with_private_streams() {
+    let (first, cases) = (
+        setting("SYNCGUARD_DIFF_FROM", 0),
+        setting("SYNCGUARD_DIFF_THREADED_CASES", 300),
+    );
+    agree_on(first, cases, |case| {
+        threaded::ThreadedGenerator::new(case, true).program()
+    });
+}
+
+/// Compares cases `first..first + cases` of a generator.
+fn agree_on(first: u64, cases: u64, generate: impl Fn(u64) -> String) {
     let mut counts = [0usize; 4];
     let mut disagreements = Vec::new();
     for case in first..first + cases {
-        let text = Generator::new(case).program();
+        let text = generate(case);
         match compare(&text) {
             Ok(verdict) => {
                 counts[match verdict {

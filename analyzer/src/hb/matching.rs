@@ -104,11 +104,12 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
                     EventOp::Record => state.record(id, exec, matching),
                     EventOp::Wait => state.wait(id, exec, &host_view, matching),
                     EventOp::Reset => state.reset(id, matching),
-                    EventOp::HostSync => {
-                        if let Some(&record) = state.current.records.first() {
-                            matching.edges.push((record, id));
-                        }
-                    }
+                    EventOp::HostSync => match state.current.records.first() {
+                        Some(&record) => matching.edges.push((record, id)),
+                        // The host blocks until the flag is set, as a stream wait does:
+                        // with no record in its cycle it waits for a later one.
+                        None => state.wait(id, exec, &host_view, matching),
+                    },
                 }
             }
         }

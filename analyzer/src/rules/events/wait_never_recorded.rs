@@ -8,13 +8,14 @@ declare_rule! {
     /// `aclrtStreamWaitEvent` (or `cudaStreamWaitEvent`, `acl.rt.stream_wait_event`) on
     /// an event that no record reaches. For a sync-kind event (`aclrtCreateEvent`,
     /// `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)`) that means no record in the wait's
-    /// reset cycle; for a capture-kind event (`aclrtCreateEventExWithFlag`, CUDA) no
-    /// record issued before the wait.
+    /// reset cycle, also for `aclrtSynchronizeEvent`; for a capture-kind event
+    /// (`aclrtCreateEventExWithFlag`, CUDA) no record issued before the wait.
     ///
     /// ## Why is this a bug
     /// A sync-kind wait blocks its stream until the event is recorded: with no record
     /// the stream never runs again, and the host hangs at its next synchronize (the
-    /// runtime reports "event wait timeout ... task_type=EVENT_WAIT"). A capture-kind
+    /// runtime reports "event wait timeout ... task_type=EVENT_WAIT");
+    /// `aclrtSynchronizeEvent` blocks the host itself the same way. A capture-kind
     /// wait binds when it is issued to the latest record; with none it is a silent
     /// no-op, so the stream does not wait for anything and races the producer.
     ///
@@ -38,7 +39,7 @@ declare_rule! {
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let matching = &analysis.hb.matching;
     for &wait in &matching.unsatisfied {
-        if let Action::EventWait(event) = analysis.exec.node(wait).action {
+        if let Action::EventWait(event) | Action::EventSync(event) = analysis.exec.node(wait).action {
             out.push(hang(analysis, wait, event));
         }
     }
@@ -51,12 +52,12 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
 
 fn hang(analysis: &Analysis, wait: NodeId, event: crate::exec::InstId) -> Diagnostic {
     let exec = analysis.exec;
-    let stream = exec.agent_name(exec.node(wait).agent);
+    let waiter = exec.agent_name(exec.node(wait).agent);
     let name = exec.instance_name(event);
     Diagnostic::new(
         &WaitNeverRecorded::INFO,
         analysis.span(wait),
-        format!("{stream} waits forever: nothing records event {name} for this wait"),
+        format!("{waiter} waits forever: nothing records event {name} for this wait"),
     )
     .with_label(format!("no record of {name} in this reset cycle"))
     .with_help(format!(
