@@ -137,7 +137,7 @@ impl Query {
         // A nested query finds the kept solver in use and makes its own.
         let solver = KEPT_SOLVER
             .with(|kept| kept.borrow_mut().take())
-            .unwrap_or_else(Solver::new);
+            .unwrap_or_default();
         solver.push();
         Query {
             kept: Some(solver),
