@@ -53,6 +53,7 @@ fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -
         Severity::Info => ReportKind::Advice,
     };
     let primary = spans[0].clone();
+    let order = label_order(spans);
     let mut builder = Report::build(kind, primary.clone())
         .with_config(
             Config::default()
@@ -65,14 +66,14 @@ fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -
             Label::new(primary)
                 .with_message(&diagnostic.label)
                 .with_color(Color::Red)
-                .with_order(0),
+                .with_order(order[0]),
         );
-    for (order, (related, span)) in diagnostic.related.iter().zip(&spans[1..]).enumerate() {
+    for (index, (related, span)) in diagnostic.related.iter().zip(&spans[1..]).enumerate() {
         builder = builder.with_label(
             Label::new(span.clone())
                 .with_message(&related.message)
                 .with_color(Color::Yellow)
-                .with_order(order as i32 + 1),
+                .with_order(order[index + 1]),
         );
     }
     if let Some(help) = &diagnostic.help {
@@ -82,6 +83,31 @@ fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -
         builder = builder.with_note(note);
     }
     builder.finish()
+}
+
+/// The order ariadne shows each label in: the primary's excerpt first, then the other
+/// excerpts as their labels first appear, and labels by position within an excerpt.
+/// ariadne starts a new snippet whenever a label comes above the one before it, and
+/// heads every snippet of the primary's excerpt with the primary's line, so a related
+/// call above the primary would appear under a header naming the wrong line.
+fn label_order(spans: &[ReportSpan]) -> Vec<i32> {
+    let mut excerpts: Vec<&str> = Vec::new();
+    for (id, _) in spans {
+        if !excerpts.contains(&id.as_str()) {
+            excerpts.push(id);
+        }
+    }
+    let key = |i: usize| {
+        let excerpt = excerpts.iter().position(|id| *id == spans[i].0).unwrap_or(0);
+        (excerpt, spans[i].1.start, i)
+    };
+    let mut by_place: Vec<usize> = (0..spans.len()).collect();
+    by_place.sort_by_key(|&i| key(i));
+    let mut order = vec![0; spans.len()];
+    for (rank, &i) in by_place.iter().enumerate() {
+        order[i] = rank as i32;
+    }
+    order
 }
 
 /// ariadne's sources: one per file, under one id per excerpt (`path NUL first-line`).
