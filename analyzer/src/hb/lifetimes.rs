@@ -6,8 +6,10 @@
 //! order), so the use keeps its node and its effect on every other rule. Whether it
 //! comes before the destroy is decided here, by happens-before.
 
+use std::collections::HashMap;
+
 use super::HappensBefore;
-use crate::exec::{Action, AgentKind, Execution, InstId, NodeId};
+use crate::exec::{Action, AgentId, AgentKind, Execution, InstId, NodeId};
 
 /// A use of a destroyed instance on another host thread than the destroy's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +30,7 @@ impl HappensBefore<'_, '_> {
         if exec.instances.iter().all(|i| i.destroyed.is_none()) {
             return Vec::new();
         }
+        let mut reach = IssueReach::new(exec);
         let mut found = Vec::new();
         for (index, node) in exec.nodes.iter().enumerate() {
             let id = NodeId(index as u32);
@@ -46,7 +49,7 @@ impl HappensBefore<'_, '_> {
                         destroy,
                         certainly_after: true,
                     });
-                } else if observed.is_none() && !self.issued_before(id, destroy) {
+                } else if observed.is_none() && !self.issued_before(id, destroy, &mut reach) {
                     found.push(UseAroundDestroy {
                         node: id,
                         instance,
@@ -59,21 +62,84 @@ impl HappensBefore<'_, '_> {
         found
     }
 
-    /// `node` is issued before the host call `then` in every execution: it runs before
-    /// `then`, or its host thread issued it before a host call that happens before
-    /// `then` (or is `then`).
-    fn issued_before(&self, node: NodeId, then: NodeId) -> bool {
-        let exec = self.exec;
-        let n = exec.node(node);
-        if n.agent == n.host || self.happens_before(node, then) {
-            return self.happens_before(node, then);
-        }
-        let host_nodes = &exec.agent(n.host).nodes;
-        let next = host_nodes.partition_point(|&h| exec.node(h).issue < n.issue);
-        host_nodes
-            .get(next)
-            .is_some_and(|&h| h == then || self.happens_before(h, then))
+    /// `node` is issued before the host call `then` in every execution: it happens
+    /// before `then`, or its host thread issued it before something that happens
+    /// before `then` (or is `then`): a host call, or device work `then` waits for.
+    fn issued_before(&self, node: NodeId, then: NodeId, reach: &mut IssueReach) -> bool {
+        let n = self.exec.node(node);
+        self.happens_before(node, then)
+            || reach
+                .latest_issue(self, n.host, then)
+                .is_some_and(|latest| latest > n.issue)
     }
+}
+
+/// Which of a host thread's calls a node is ordered after. The nodes of an agent that
+/// happen before a node are the first `k` of its queue, `k` being the node's vector
+/// clock entry for that agent, so the latest issue number of every prefix, kept per
+/// issuing host thread, answers in one look-up per agent instead of a walk.
+struct IssueReach {
+    /// Per agent, per host thread issuing to it: `prefix[k]` is one more than the
+    /// latest issue number among the agent's first `k` nodes issued by that thread,
+    /// 0 when there is none.
+    prefixes: Vec<Vec<(AgentId, Vec<u32>)>>,
+    /// Answers by (host thread, node): every use of an instance asks about its destroy.
+    latest: HashMap<(AgentId, NodeId), Option<u32>>,
+}
+
+impl IssueReach {
+    fn new(exec: &Execution) -> Self {
+        let prefixes = exec
+            .agents
+            .iter()
+            .map(|agent| issue_prefixes(exec, &agent.nodes))
+            .collect();
+        IssueReach {
+            prefixes,
+            latest: HashMap::new(),
+        }
+    }
+
+    /// The latest issue number of a node `host` issued that is `then` or happens
+    /// before it.
+    fn latest_issue(&mut self, hb: &HappensBefore, host: AgentId, then: NodeId) -> Option<u32> {
+        let prefixes = &self.prefixes;
+        *self.latest.entry((host, then)).or_insert_with(|| {
+            let mut latest = 0;
+            for (agent, per_host) in prefixes.iter().enumerate() {
+                let before = hb.clock(then, AgentId(agent as u32)) as usize;
+                for (_, prefix) in per_host.iter().filter(|(h, _)| *h == host) {
+                    latest = latest.max(prefix[before]);
+                }
+            }
+            latest.checked_sub(1)
+        })
+    }
+}
+
+/// For each host thread that issued some of `queue`, the latest issue number (plus
+/// one) among the queue's first `k` nodes, for every `k`.
+fn issue_prefixes(exec: &Execution, queue: &[NodeId]) -> Vec<(AgentId, Vec<u32>)> {
+    let mut hosts: Vec<AgentId> = queue.iter().map(|&node| exec.node(node).host).collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+        .into_iter()
+        .map(|host| {
+            let mut prefix = Vec::with_capacity(queue.len() + 1);
+            prefix.push(0);
+            for &node in queue {
+                let n = exec.node(node);
+                let latest = *prefix.last().unwrap_or(&0);
+                prefix.push(if n.host == host {
+                    latest.max(n.issue + 1)
+                } else {
+                    latest
+                });
+            }
+            (host, prefix)
+        })
+        .collect()
 }
 
 /// In a trace (one observed run), whether the use's line came before or after the

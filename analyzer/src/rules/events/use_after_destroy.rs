@@ -40,7 +40,9 @@ declare_rule! {
     /// Method: each concrete execution is walked in host issue order; a call on an
     /// event whose instance its own thread destroyed is reported with the destroy. A call
     /// on another host thread is reported when happens-before orders it after the
-    /// destroy, or does not order its issue before the destroy.
+    /// destroy, or does not order its issue before the destroy: nothing its thread
+    /// issues after it (a host call, or device work such as a record) happens before
+    /// the destroy.
     pub struct UseAfterDestroy;
     code = "SG106",
     name = "event-use-after-destroy",

@@ -40,7 +40,8 @@ declare_rule! {
     /// Method: each concrete execution is walked in host issue order; a call on an
     /// instance its own thread freed is reported with the free. A call on another host
     /// thread is reported when happens-before orders it after the free, or does not
-    /// order its issue before the free.
+    /// order its issue before the free: nothing its thread issues after it (a host call,
+    /// or device work such as a record) happens before the free.
     pub struct UseAfterFree;
     code = "SG603",
     name = "use-after-free",
