@@ -28,6 +28,8 @@ const STATEMENT_LEVELS: usize = 2;
 /// and `;` separate, and statements that end with a block.
 #[derive(Default)]
 struct Group {
+    /// The bracket that opened it (`None` for the top level).
+    opener: Option<Punct>,
     /// Whether this is a block of statements, not a struct literal.
     is_block: bool,
     /// `else`s of the current element's `if` chain: each branch nests one level deeper.
@@ -54,6 +56,7 @@ impl Group {
 
     fn end_element(&mut self) {
         *self = Group {
+            opener: self.opener,
             is_block: self.is_block,
             ..Group::default()
         };
@@ -74,7 +77,9 @@ pub(crate) fn limit_depth(lexed: &mut Lexed) {
                 open(&mut groups, token, previous);
                 false
             }
-            Token::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => close(&mut groups, next),
+            Token::Punct(closer @ (Punct::RParen | Punct::RBracket | Punct::RBrace)) => {
+                close(&mut groups, *closer, next)
+            }
             Token::Punct(Punct::Semi) => end_element(&mut groups),
             Token::Punct(Punct::Comma) => {
                 end_element(&mut groups);
@@ -120,8 +125,10 @@ fn open(groups: &mut Vec<Group>, token: &Token, previous: Option<&Token>) {
         // `x[a..b]` nests a slice node over `x`; chained slices nest one more each.
         nest_one_level(groups);
     }
+    let Token::Punct(opener) = token else { return };
     groups.push(Group {
-        is_block: *token == Token::Punct(Punct::LBrace) && !starts_expression(previous),
+        opener: Some(*opener),
+        is_block: *opener == Punct::LBrace && !starts_expression(previous),
         ..Group::default()
     });
 }
@@ -149,23 +156,29 @@ fn starts_expression(previous: Option<&Token>) -> bool {
     }
 }
 
-/// Close the innermost group; returns whether that ended a statement (a block not
-/// followed by `else`).
-fn close(groups: &mut Vec<Group>, next: Option<&Token>) -> bool {
-    if groups.len() == 1 {
-        // A stray closer: the parser reports it.
-        return false;
-    }
-    let Some(closed) = groups.pop() else {
+/// Close the innermost group `closer` matches, with every group opened inside it (their
+/// closers are missing); returns whether that ended a top-level statement (a block not
+/// followed by `else`). A closer that matches no open group is stray: it closes nothing,
+/// so that brackets it leaves open still count towards the limit (the parser reports it,
+/// and its recovery would otherwise rescan the rest of the file at every such bracket).
+fn close(groups: &mut Vec<Group>, closer: Punct, next: Option<&Token>) -> bool {
+    let opener = match closer {
+        Punct::RParen => Punct::LParen,
+        Punct::RBracket => Punct::LBracket,
+        _ => Punct::LBrace,
+    };
+    let Some(matched) = groups.iter().rposition(|group| group.opener == Some(opener)) else {
         return false;
     };
-    let Some(current) = groups.last_mut() else {
-        return false;
-    };
-    current.deepest_inner = current.deepest_inner.max(closed.element_depth() + BRACKET_LEVELS);
-    let ends_statement = closed.is_block && next != Some(&Token::Kw(Keyword::Else));
-    if ends_statement {
-        current.end_element();
+    let mut ends_statement = false;
+    while groups.len() > matched {
+        let closed = groups.pop().expect("the matched group is open");
+        let current = groups.last_mut().expect("the top level is never closed");
+        current.deepest_inner = current.deepest_inner.max(closed.element_depth() + BRACKET_LEVELS);
+        ends_statement = closed.is_block && next != Some(&Token::Kw(Keyword::Else));
+        if ends_statement {
+            current.end_element();
+        }
     }
     ends_statement && groups.len() == 1
 }
@@ -189,7 +202,8 @@ fn stop_at_statement(lexed: &mut Lexed, statement_start: usize, limit_reached: S
         .with_help(
             "syncguard reads the file only up to the statement that contains this: write it with \
              less nesting (`let` bindings for parts of a long expression, separate `if` statements \
-             for a long `else if` chain)",
+             for a long `else if` chain); a bracket left unclosed above also nests everything \
+             after it",
         ),
     );
     lexed.tokens.truncate(statement_start);

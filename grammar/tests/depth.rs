@@ -194,3 +194,20 @@ fn the_statement_over_the_limit_is_dropped_and_the_ones_before_it_are_kept() {
         error.span
     );
 }
+
+#[test]
+fn a_closer_that_matches_no_open_bracket_closes_nothing() {
+    // `{one);`: the `)` is stray, so each line leaves a block open; before, every
+    // statement's recovery rescanned the rest of the file (minutes for 50 KB).
+    let mut src = String::from("let s1 = aclrtCreateStream();\nthread logger {\n");
+    src.push_str(&"thread logger {one);\n".repeat(600));
+    src.push_str("thre)d logger {one);\n");
+    let started = std::time::Instant::now();
+    let parsed = syncguard_grammar::parse(&src);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        parsed.errors.iter().any(|e| e.message.starts_with("nested too deeply")),
+        "{:?}",
+        parsed.errors.first()
+    );
+}

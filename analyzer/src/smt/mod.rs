@@ -135,9 +135,7 @@ impl Drop for Query {
 impl Query {
     pub fn new(options: &SmtOptions) -> Self {
         // A nested query finds the kept solver in use and makes its own.
-        let solver = KEPT_SOLVER
-            .with(|kept| kept.borrow_mut().take())
-            .unwrap_or_default();
+        let solver = KEPT_SOLVER.with(|kept| kept.borrow_mut().take()).unwrap_or_default();
         solver.push();
         Query {
             kept: Some(solver),
