@@ -61,3 +61,31 @@ fn convert() {
 fn verify_then_run_planning() {
     run(Target::Plan);
 }
+
+/// Inputs the long runs found, one folder per target (`fuzz/found/<target>/`): each
+/// must keep every invariant, within the long run's time limit.
+#[test]
+fn inputs_found_by_long_runs_stay_fixed() {
+    let root = Corpus::workspace_root().join("fuzz/found");
+    let mut checked = 0;
+    for target in Target::ALL {
+        let Ok(entries) = std::fs::read_dir(root.join(target.name())) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("readable folder").path();
+            let input = std::fs::read(&path).expect("readable input");
+            let started = std::time::Instant::now();
+            let outcome = syncguard_fuzz::targets::run(target, &input);
+            assert_eq!(outcome, Ok(()), "{}", path.display());
+            assert!(
+                started.elapsed() < PER_INPUT,
+                "{}: {:?}",
+                path.display(),
+                started.elapsed()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no inputs under {}", root.display());
+}

@@ -204,7 +204,11 @@ fn a_closer_that_matches_no_open_bracket_closes_nothing() {
     src.push_str("thre)d logger {one);\n");
     let started = std::time::Instant::now();
     let parsed = syncguard_grammar::parse(&src);
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(
         parsed.errors.iter().any(|e| e.message.starts_with("nested too deeply")),
         "{:?}",
