@@ -151,18 +151,35 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             }
         }
     }
+    let mut unproved = proved.unproved;
     for counterexample in proved.counterexamples {
         let mut found = counterexample.diagnostic;
-        if not_run.contains(&counterexample.params) {
+        let too_large = not_run.contains(&counterexample.params);
+        if too_large && counterexample.property == crate::smt::properties::VALUES_DEFINED {
+            // An overflow only at values too large to run (`rank + 2` at N = i64::MAX)
+            // blocks the proofs (already said in `unproved`) but is no finding.
+            continue;
+        }
+        if too_large {
             found = found.with_note(
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",
             );
+            diagnostics.push(found);
+        } else if !merge_counterexample(&mut diagnostics, &found) {
+            // Not printed: a solver counterexample the run at its values does not show
+            // is an encoding gap, so the property is merely not proved.
+            unproved.push(crate::smt::Unproved::new(
+                counterexample.property,
+                format!(
+                    "z3's counterexample is not confirmed by the concrete run: {}",
+                    found.message
+                ),
+                found.primary.clone(),
+            ));
         }
-        merge_counterexample(&mut diagnostics, found);
     }
     diagnostics.extend(proved.unknown);
     Diagnostic::sort(&mut diagnostics);
-    let mut unproved = proved.unproved;
     for entry in &mut unproved {
         entry.checked = run_names.clone();
     }
@@ -213,14 +230,14 @@ pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOpti
 
 /// A solver counterexample adds its note (the smallest values, the rank, the index) to
 /// the concrete finding of the same rule about the same calls; without one, it is
-/// reported itself.
-fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
+/// is not reported: false then.
+fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> bool {
     let spans = |d: &Diagnostic| -> Vec<Span> {
         std::iter::once(d.primary.clone())
             .chain(d.related.iter().map(|r| r.span.clone()))
             .collect()
     };
-    let theirs = spans(&found);
+    let theirs = spans(found);
     let same = diagnostics
         .iter()
         .position(|d| d.code == found.code && d.primary == found.primary)
@@ -230,8 +247,11 @@ fn merge_counterexample(diagnostics: &mut Vec<Diagnostic>, found: Diagnostic) {
                 .position(|d| d.code == found.code && spans(d).iter().any(|s| theirs.contains(s)))
         });
     match same {
-        Some(index) => diagnostics[index].notes.extend(found.notes),
-        None => diagnostics.push(found),
+        Some(index) => {
+            diagnostics[index].notes.extend(found.notes.iter().cloned());
+            true
+        }
+        None => false,
     }
 }
 

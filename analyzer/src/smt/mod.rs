@@ -262,17 +262,21 @@ impl Query {
         }
     }
 
-    /// Binary search for the smallest value of `objective` (at least `low`), which then
-    /// stays fixed. A step that times out keeps the best model found so far.
+    /// The smallest value of `objective` (at least `low`), which then stays fixed:
+    /// galloping up from `low` (a counterexample is usually small, and each step on a
+    /// huge range is a hard query), then a binary search below the first bound that
+    /// holds. A step that times out keeps the best model found so far.
     fn minimize(&self, objective: &Int, mut low: i64, mut model: Model, deadline: Instant) -> Model {
         let value = |model: &Model| model.eval(objective, true).and_then(|v| v.as_i64());
         let Some(mut high) = value(&model) else {
             return model;
         };
+        let mut step: i64 = 0;
         while low < high {
             // In i128 and rounded down, so that bounds of any sign neither overflow nor
             // make `mid` equal `high`.
-            let mid = ((i128::from(low) + i128::from(high)).div_euclid(2)) as i64;
+            let middle = ((i128::from(low) + i128::from(high)).div_euclid(2)) as i64;
+            let mid = low.saturating_add(step).min(middle);
             self.push();
             self.assert(&objective.le(mid));
             let result = self.check(deadline);
@@ -282,8 +286,11 @@ impl Query {
             }
             self.pop();
             match result {
-                SatResult::Sat => {}
-                SatResult::Unsat => low = mid + 1,
+                SatResult::Sat => step = i64::MAX,
+                SatResult::Unsat => {
+                    low = mid + 1;
+                    step = step.saturating_mul(2).saturating_add(1);
+                }
                 SatResult::Unknown => break,
             }
         }

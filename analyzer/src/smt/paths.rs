@@ -85,6 +85,18 @@ pub(crate) struct PathOp<'p> {
     pub loops: Vec<Loop<'p>>,
 }
 
+/// A condition or loop bound the walk evaluates, and when: where it has no value, the
+/// concrete walk of that thread stops.
+#[derive(Clone, Debug)]
+pub(crate) struct Evaluation<'p> {
+    pub expr: &'p Expr,
+    /// "the condition of this `if`", as the concrete run says it.
+    pub what: &'static str,
+    pub span: Span,
+    pub guard: Guard,
+    pub loops: Vec<Loop<'p>>,
+}
+
 /// Why the encoding cannot express a program.
 #[derive(Clone, Debug)]
 pub(crate) struct Unsupported {
@@ -94,12 +106,22 @@ pub(crate) struct Unsupported {
 
 /// Every op a rank's host threads run (spawned threads under their spawn's condition).
 pub(crate) fn host_ops(program: &Program) -> Result<Vec<PathOp<'_>>, Unsupported> {
+    Ok(host_walk(program)?.out)
+}
+
+/// Every condition and loop bound a rank's host threads evaluate.
+pub(crate) fn host_evaluations(program: &Program) -> Result<Vec<Evaluation<'_>>, Unsupported> {
+    Ok(host_walk(program)?.evaluated)
+}
+
+fn host_walk(program: &Program) -> Result<Walker<'_>, Unsupported> {
     let mut walker = Walker {
         program,
         out: Vec::new(),
+        evaluated: Vec::new(),
     };
     walker.block(&program.threads[Program::MAIN_THREAD.index()].body, &Guard::True, &[])?;
-    Ok(walker.out)
+    Ok(walker)
 }
 
 /// Every op of one sub-kernel's code.
@@ -107,6 +129,7 @@ pub(crate) fn core_ops<'p>(program: &'p Program, body: &'p Block) -> Result<Vec<
     let mut walker = Walker {
         program,
         out: Vec::new(),
+        evaluated: Vec::new(),
     };
     walker.block(body, &Guard::True, &[])?;
     Ok(walker.out)
@@ -115,6 +138,7 @@ pub(crate) fn core_ops<'p>(program: &'p Program, body: &'p Block) -> Result<Vec<
 struct Walker<'p> {
     program: &'p Program,
     out: Vec<PathOp<'p>>,
+    evaluated: Vec<Evaluation<'p>>,
 }
 
 impl<'p> Walker<'p> {
@@ -136,8 +160,12 @@ impl<'p> Walker<'p> {
                     }
                 }
                 Stmt::If {
-                    cond, then, otherwise, ..
+                    cond,
+                    then,
+                    otherwise,
+                    span,
                 } => {
+                    self.evaluates(cond, "the condition of this `if`", span, &here, loops);
                     let taken = self.block(then, &here.and(Guard::Cond(cond.clone())), loops)?;
                     let skipped = self.block(otherwise, &here.and(Guard::Cond(cond.clone()).not()), loops)?;
                     returned = returned.or(taken).or(skipped);
@@ -150,6 +178,9 @@ impl<'p> Walker<'p> {
                     body,
                     span,
                 } => {
+                    for bound in [start, end] {
+                        self.evaluates(bound, "the bounds of this loop", span, &here, loops);
+                    }
                     let mut inner = loops.to_vec();
                     inner.push(Loop {
                         var: *var,
@@ -169,6 +200,16 @@ impl<'p> Walker<'p> {
             }
         }
         Ok(returned)
+    }
+
+    fn evaluates(&mut self, expr: &'p Expr, what: &'static str, span: &Span, guard: &Guard, loops: &[Loop<'p>]) {
+        self.evaluated.push(Evaluation {
+            expr,
+            what,
+            span: span.clone(),
+            guard: guard.clone(),
+            loops: loops.to_vec(),
+        });
     }
 }
 
@@ -308,10 +349,10 @@ fn trip_count(start: &Int, end: &Int, inclusive: bool) -> Int {
 /// A scope where each of `path`'s loop variables is a fresh integer, with the facts
 /// that keep it in its loop's range.
 /// The facts are per loop, outermost first.
-pub(crate) fn bind_loops(path: &PathOp, scope: &Scope) -> Result<(Scope, Vec<Bool>), Unbound> {
+pub(crate) fn bind_loops(loops: &[Loop], scope: &Scope) -> Result<(Scope, Vec<Bool>), Unbound> {
     let mut bound = scope.clone();
     let mut facts = Vec::new();
-    for lp in &path.loops {
+    for lp in loops {
         let var = Int::fresh_const("loop");
         let mut encoder = Encoder::new(&bound);
         let (start, end) = (encoder.int(lp.start)?, encoder.int(lp.end)?);

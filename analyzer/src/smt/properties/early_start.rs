@@ -212,7 +212,11 @@ fn prove_once(
             .with_related(sub.span.clone(), format!("sub-kernel {} runs with tiling keys {:?}", sub.name, sub.tiling_keys))
             .with_note(format!("smallest counterexample (z3): {at}{with}: {api} runs {runs} time(s)"))
             .with_help(format!("call {api} once on every path: out of branches on GetBlockIdx(), TILING_KEY_IS() or the core type"));
-            outcome.counterexamples.push(Counterexample { params, diagnostic });
+            outcome.counterexamples.push(Counterexample {
+                property: name,
+                params,
+                diagnostic,
+            });
         }
     }
 }

@@ -10,6 +10,9 @@
 //! happens-before rules then report it with every involved call, and the solver's note
 //! (which rank, which index, which TilingKey) is added to their finding.
 
+mod defined;
+
+pub(crate) use defined::PROPERTY as VALUES_DEFINED;
 mod early_start;
 mod notify_balance;
 mod notify_index;
@@ -18,7 +21,7 @@ use z3::Model;
 use z3::ast::{Bool, Int};
 
 use super::encode::Scope;
-use super::paths::{CountError, PathOp, Unsupported, host_ops};
+use super::paths::{CountError, PathOp, Unsupported, host_evaluations, host_ops};
 use super::{Proof, Query, SmtOptions, Unproved, solver_unknown, value_of};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Program, RankCount};
@@ -36,6 +39,8 @@ pub(crate) struct Outcome {
 
 /// A property that fails for some parameter values: the smallest ones.
 pub(crate) struct Counterexample {
+    /// The property it refutes.
+    pub property: &'static str,
     /// The parameter values (by `ParamId`) to instantiate.
     pub params: Vec<i64>,
     /// The finding as the solver sees it; reported as is when no concrete rule does.
@@ -55,6 +60,10 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
             Ok(ops) => {
                 notify_index::prove(&space, &ops, options, &mut outcome);
                 notify_balance::prove(&space, &ops, options, &mut outcome);
+                let evaluations = host_evaluations(program).unwrap_or_default();
+                if let Some(reason) = defined::check(&space, &evaluations, options, &mut outcome) {
+                    unprove_host_properties(&mut outcome, &reason);
+                }
             }
             Err(unsupported) => {
                 for property in [notify_index::PROPERTY, notify_balance::PROPERTY] {
@@ -69,6 +78,20 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
     }
     early_start::prove(&space, options, &mut outcome);
     outcome
+}
+
+/// A host property is not proved while some value the host walk needs can be undefined:
+/// the walk stops there, which no property's encoding accounts for in every shape.
+fn unprove_host_properties(outcome: &mut Outcome, reason: &str) {
+    let (host, others): (Vec<Proof>, Vec<Proof>) = std::mem::take(&mut outcome.proofs)
+        .into_iter()
+        .partition(|p| [notify_index::PROPERTY, notify_balance::PROPERTY].contains(&p.property));
+    outcome.proofs = others;
+    for proof in host {
+        outcome
+            .unproved
+            .push(Unproved::new(proof.property, reason.to_string(), proof.span));
+    }
 }
 
 /// The parameter space: a z3 constant per parameter, with its declared range.
@@ -87,9 +110,8 @@ impl<'p> Space<'p> {
         for param in &program.params {
             let value = Int::new_const(param.name.as_str());
             domain.push(value.ge(param.min));
-            if let Some(max) = param.max {
-                domain.push(value.le(max));
-            }
+            // The concrete runs compute in i64: so are the parameters.
+            domain.push(value.le(param.max.unwrap_or(i64::MAX)));
             scope.params.push(value);
         }
         let ranks = match program.settings.ranks {

@@ -12,14 +12,15 @@ use super::{Counterexample, Outcome, Side, Space, Via, notify_use, unsupported};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Expr, ObjId, ObjectKind};
 use crate::smt::encode::Scope;
-use crate::smt::paths::{CountError, PathOp, Unsupported, count};
+use crate::smt::paths::{CountError, Loop, PathOp, Unsupported, count};
 use crate::smt::{Answer, SmtOptions, Unproved, value_of};
 use crate::source::Span;
 
 pub(super) const PROPERTY: &str = "notify-balance";
 
 /// One family of flags: every channel flag (they span ranks), or the flags of one HCCL
-/// thread or ACL notify (on one rank).
+/// thread or ACL notify (on one rank; one created in a loop is a new object in every
+/// iteration, so its flags are keyed by the iteration too: `Flag::instance`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Family {
     Channels,
@@ -62,7 +63,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
         if members.is_empty() {
             continue;
         }
-        match check_family(space, family, &members, options) {
+        match check_family(space, family, ops, &members, options) {
             Ok(Answer::Holds(core)) => {
                 for id in core {
                     if let Some((path, _)) = members.get(id) {
@@ -97,16 +98,53 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
 /// A call into a flag family, and how it uses the flag.
 type Member<'a, 'p> = (&'a PathOp<'p>, &'a super::NotifyUse<'p>);
 
-/// The flag's endpoints: the recording and the waiting rank, and the index.
+/// The flag's endpoints: the recording and the waiting rank, and the index; for an
+/// object created in loops, the values of those loops' variables at its creation.
 struct Flag {
     src: Int,
     dst: Int,
     index: Int,
+    instance: Vec<(Expr, Int)>,
+}
+
+/// The loops around the one creation of a family's object (none for channels).
+fn creation_loops<'a, 'p>(family: Family, ops: &'a [PathOp<'p>]) -> Result<&'a [Loop<'p>], Unsupported> {
+    let Family::Local(obj) = family else {
+        return Ok(&[]);
+    };
+    let mut created = ops
+        .iter()
+        .filter(|path| matches!(path.op.kind, crate::model::OpKind::Create(o) if o == obj));
+    match (created.next(), created.next()) {
+        (Some(path), None) => Ok(&path.loops),
+        (Some(_), Some(path)) => Err(Unsupported {
+            reason: "a notify object created by more than one call".into(),
+            span: path.op.span.clone(),
+        }),
+        (None, _) => Ok(&[]),
+    }
+}
+
+/// Whether `path` runs inside the loops that created the object, so that it uses the
+/// instance of its own iteration; a use after the loop is not encoded.
+fn inside(path: &PathOp, loops: &[Loop]) -> Result<(), Unsupported> {
+    let same = path.loops.len() >= loops.len() && path.loops.iter().zip(loops).all(|(a, b)| a.var == b.var);
+    if same {
+        return Ok(());
+    }
+    Err(Unsupported {
+        reason: format!(
+            "{} uses a notify object created in a loop outside that loop",
+            path.op.api
+        ),
+        span: path.op.span.clone(),
+    })
 }
 
 fn check_family(
     space: &Space,
     family: Family,
+    ops: &[PathOp],
     members: &[Member],
     options: &SmtOptions,
 ) -> Result<Answer<Counterexample>, Unsupported> {
@@ -121,13 +159,23 @@ fn check_family(
         query.assert(&Bool::and(&src_facts));
         src.clone()
     };
+    let loops = creation_loops(family, ops)?;
     let flag = Flag {
         src,
         dst,
         index: Int::fresh_const("index"),
+        instance: loops
+            .iter()
+            .map(|lp| (Expr::Var(lp.var), Int::fresh_const("iteration")))
+            .collect(),
     };
+    // Model values must be the concrete runs' i64s.
+    for value in [&flag.dst, &flag.index] {
+        query.assert(&Bool::and(&[value.ge(i64::MIN), value.le(i64::MAX)]));
+    }
     let mut counts = Vec::new();
     for (id, &(path, used)) in members.iter().enumerate() {
+        inside(path, loops)?;
         let runs = op_count(space, family, &flag, path, used).map_err(|e| unsupported(space.program, path, e))?;
         let me = match used.side {
             Side::Record => &flag.src,
@@ -154,6 +202,7 @@ fn check_family(
     objectives.push((flag.dst.clone(), 0));
     objectives.push((flag.src.clone(), 0));
     objectives.push((flag.index.clone(), i64::from(i32::MIN)));
+    objectives.extend(flag.instance.iter().map(|(_, i)| (i.clone(), i64::from(i32::MIN))));
     Ok(match query.solve(&objectives) {
         Answer::Holds(core) => Answer::Holds(core),
         Answer::Unknown(reason) => Answer::Unknown(reason),
@@ -185,6 +234,7 @@ fn op_count(
     };
     let mut pins = vec![(used.index, flag.index.clone())];
     pins.extend(remote.map(|remote| (remote, peer.clone())));
+    pins.extend(flag.instance.iter().map(|(var, value)| (var, value.clone())));
     let runs = count(path, &scope, &pins)?;
     Ok(accepted_index(space, used.via, &scope, &flag.index)?.ite(&runs, &Int::from_i64(0)))
 }
@@ -234,11 +284,17 @@ fn counterexample(
         Family::Channels => format!("notify {index} of rank {dst}'s channel to rank {src}"),
         Family::Local(obj) => {
             let object = space.program.object(obj);
-            let on_rank = if space.program.params.is_empty() {
+            let mut on_rank = if space.program.params.is_empty() {
                 String::new()
             } else {
                 format!(" on rank {src}")
             };
+            for (var, value) in &flag.instance {
+                if let Expr::Var(id) = var {
+                    let name = &space.program.vars[id.index()].name;
+                    on_rank.push_str(&format!(" created with {name} = {}", value_of(model, value)));
+                }
+            }
             match object.kind {
                 ObjectKind::Notify => format!("notify {}{on_rank}", object.name),
                 _ => format!("notify {index} of {} {}{on_rank}", object.kind.noun(), object.name),
@@ -287,5 +343,9 @@ fn counterexample(
         };
         diagnostic = diagnostic.with_related(span.clone(), format!("{api} {verb} {} with {assignment}", times(*n)));
     }
-    Counterexample { params, diagnostic }
+    Counterexample {
+        property: PROPERTY,
+        params,
+        diagnostic,
+    }
 }

@@ -95,7 +95,7 @@ fn check_op(
     let (rank, rank_facts) = space.rank("rank");
     let mut scope = space.scope.clone();
     scope.rank = Some(rank.clone());
-    let (bound, loop_facts) = bind_loops(path, &scope)?;
+    let (bound, loop_facts) = bind_loops(&path.loops, &scope)?;
     let mut encoder = Encoder::new(&bound);
     let index = encoder.int(used.index)?;
     let limit = encoder.int(count)?;
@@ -149,7 +149,11 @@ fn check_op(
             .with_label(format!("index {index} with {assignment}"))
             .with_note(note)
             .with_help("acquire the channel or thread with as many notifies as the protocol uses, or keep the index below the count");
-            Answer::Fails(Counterexample { params, diagnostic })
+            Answer::Fails(Counterexample {
+                property: PROPERTY,
+                params,
+                diagnostic,
+            })
         }
     })
 }
