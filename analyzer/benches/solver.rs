@@ -14,11 +14,11 @@ const QUERIES: u32 = 300;
 /// "Can `index = rank + 1` reach `notifyNum = N` for a rank in `0..N`?" (it can).
 fn ask(solver: &Solver) {
     let (rank, n) = (Int::fresh_const("rank"), Int::fresh_const("N"));
-    solver.assert(&rank.ge(0));
-    solver.assert(&rank.lt(&n));
-    solver.assert(&n.ge(2));
-    solver.assert(&n.le(1024));
-    solver.assert(&(&rank + 1).ge(&n));
+    solver.assert(rank.ge(0));
+    solver.assert(rank.lt(&n));
+    solver.assert(n.ge(2));
+    solver.assert(n.le(1024));
+    solver.assert((&rank + 1).ge(&n));
     assert_eq!(solver.check(), SatResult::Sat);
 }
 
