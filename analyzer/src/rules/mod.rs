@@ -139,6 +139,27 @@ pub static RULES: &[&RuleInfo] = &[
 ];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.
+/// `diagnostic` with each of `uses` (calls on other host threads that nothing orders
+/// before its primary call) as a related label, once per place: `says` words the label
+/// from the using thread's name.
+pub(crate) fn with_unordered_uses(
+    mut diagnostic: crate::diagnostic::Diagnostic,
+    analysis: &crate::analysis::Analysis,
+    uses: &[crate::exec::NodeId],
+    says: impl Fn(&str) -> String,
+) -> crate::diagnostic::Diagnostic {
+    let mut seen = vec![diagnostic.primary.clone()];
+    for &node in uses {
+        let span = analysis.span(node);
+        if !seen.contains(&span) {
+            seen.push(span.clone());
+            let thread = analysis.exec.agent_name(analysis.exec.node(node).host);
+            diagnostic = diagnostic.with_related(span, says(&thread));
+        }
+    }
+    diagnostic
+}
+
 pub fn find(key: &str) -> Option<&'static RuleInfo> {
     RULES
         .iter()

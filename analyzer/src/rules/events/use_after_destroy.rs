@@ -5,7 +5,7 @@ use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, AgentKind, NodeId};
 use crate::model::{Block, ObjectKind, Op, OpKind, Program, ThreadId};
-use crate::rules::declare_rule;
+use crate::rules::{declare_rule, with_unordered_uses};
 
 declare_rule! {
     /// ## What it detects
@@ -160,7 +160,7 @@ fn destroy_while_in_use(analysis: &Analysis, destroy: NodeId, uses: &[NodeId]) -
     let destroy_api = spelled(exec.program, obj, "aclrtDestroyEvent");
     let first = exec.node(uses[0]);
     let user = exec.agent_name(first.host);
-    let mut diagnostic = Diagnostic::new(
+    let diagnostic = Diagnostic::new(
         &UseAfterDestroy::INFO,
         analysis.span(destroy),
         format!(
@@ -170,20 +170,9 @@ fn destroy_while_in_use(analysis: &Analysis, destroy: NodeId, uses: &[NodeId]) -
         ),
     )
     .with_label("nothing orders this after the other thread's use");
-    let mut seen = vec![analysis.span(destroy)];
-    for &node in uses {
-        let span = analysis.span(node);
-        if !seen.contains(&span) {
-            seen.push(span.clone());
-            diagnostic = diagnostic.with_related(
-                span,
-                format!(
-                    "{} uses {name} here, possibly after the destroy",
-                    exec.agent_name(exec.node(node).host)
-                ),
-            );
-        }
-    }
+    let diagnostic = with_unordered_uses(diagnostic, analysis, uses, |thread| {
+        format!("{thread} uses {name} here, possibly after the destroy")
+    });
     Some(diagnostic.with_help(format!(
         "destroy {name} only after {user} is done with it: make the destroying thread wait for work {user} issues after its last use (a synchronize on that stream or event), or destroy it on {user}"
     )))

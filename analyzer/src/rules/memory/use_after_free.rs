@@ -4,7 +4,7 @@ use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, NodeId};
 use crate::model::{ObjectKind, Op};
-use crate::rules::declare_rule;
+use crate::rules::{declare_rule, with_unordered_uses};
 
 declare_rule! {
     /// ## What it detects
@@ -130,7 +130,7 @@ fn freed_while_in_use(analysis: &Analysis, free: NodeId, uses: &[NodeId]) -> Opt
     let free_node = exec.node(free);
     let first = exec.node(uses[0]);
     let user = exec.agent_name(first.host);
-    let mut diagnostic = Diagnostic::new(
+    let diagnostic = Diagnostic::new(
         &UseAfterFree::INFO,
         analysis.span(free),
         format!(
@@ -141,20 +141,9 @@ fn freed_while_in_use(analysis: &Analysis, free: NodeId, uses: &[NodeId]) -> Opt
         ),
     )
     .with_label("nothing orders this after the other thread's use");
-    let mut seen = vec![analysis.span(free)];
-    for &node in uses {
-        let span = analysis.span(node);
-        if !seen.contains(&span) {
-            seen.push(span.clone());
-            diagnostic = diagnostic.with_related(
-                span,
-                format!(
-                    "{} uses {object} here, possibly after it is {verb}",
-                    exec.agent_name(exec.node(node).host)
-                ),
-            );
-        }
-    }
+    let diagnostic = with_unordered_uses(diagnostic, analysis, uses, |thread| {
+        format!("{thread} uses {object} here, possibly after it is {verb}")
+    });
     Some(diagnostic.with_help(format!(
         "call {} only after {user} is done with it: wait for work {user} issues after its last use (a synchronize on that stream or event, or a notify), or free it on {user}",
         free_node.op.api
