@@ -655,6 +655,7 @@ fn quoted(text: &str) -> String {
     for c in text.chars() {
         match c {
             '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),

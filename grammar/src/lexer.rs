@@ -483,13 +483,14 @@ impl Lexer<'_> {
                     self.pos += next.len_utf8();
                     match next {
                         'n' => value.push('\n'),
+                        'r' => value.push('\r'),
                         't' => value.push('\t'),
                         '\\' | '"' => value.push(next),
                         other => {
                             self.error(
                                 escape_start,
                                 format!("unknown escape `\\{other}` in string"),
-                                "only \\n, \\t, \\\\ and \\\" are escapes",
+                                "only \\n, \\r, \\t, \\\\ and \\\" are escapes",
                             );
                             value.push(other);
                         }

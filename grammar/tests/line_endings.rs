@@ -78,3 +78,12 @@ fn a_missing_semicolon_is_placed_at_the_end_of_a_line_that_ends_in_a_lone_carria
     assert_eq!(parsed.errors[0].message, "expected `;` after this statement");
     assert_eq!(parsed.errors[0].span, 11..11);
 }
+
+#[test]
+fn a_carriage_return_in_a_string_is_written_as_an_escape() {
+    // A trace's kernel name can hold any character; `convert` prints it as a string.
+    let src = "kernel(s1, \"\\rope\\r\", writes: []);\n";
+    let parsed = parse(src);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    assert_eq!(format_stably(src), src);
+}
