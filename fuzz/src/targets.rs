@@ -137,11 +137,19 @@ fn format_keeps_meaning(input: &[u8]) -> Result<(), String> {
         return Err("formatting is not idempotent".into());
     }
     let again = check_sync_bytes(&mut Sources::default(), "fuzz.sync", formatted.as_bytes());
-    if codes(&original.diagnostics) != codes(&again.diagnostics) {
+    // SG004 says a z3 query ran out of time, which depends on the machine's load, not
+    // on the text: a query near its deadline may finish in one check and not the next.
+    let decided = |checked: &CheckedFile| -> Vec<&'static str> {
+        codes(&checked.diagnostics)
+            .into_iter()
+            .filter(|code| *code != "SG004")
+            .collect()
+    };
+    if decided(&original) != decided(&again) {
         return Err(format!(
             "formatting changed the findings: {:?} became {:?}",
-            codes(&original.diagnostics),
-            codes(&again.diagnostics)
+            decided(&original),
+            decided(&again)
         ));
     }
     Ok(())
