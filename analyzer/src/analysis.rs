@@ -132,7 +132,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         let exec = instantiate(program, params.clone());
         run_names.extend(exec.assignment());
         let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
-        if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
+        if exec.truncated() || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
             // A counterexample too large to run is still reported, by the solver alone.
             if for_counterexample {
                 not_run.push(params);
@@ -213,7 +213,7 @@ fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions)
 pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOptions) -> Vec<Diagnostic> {
     let exec = instantiate(program, params);
     let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
-    if exec.truncated || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
+    if exec.truncated() || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
         return vec![too_large(program, &exec)];
     }
     let mut found = execution_findings(program, &exec, options);

@@ -28,7 +28,6 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
-            truncated: false,
             cutoff: None,
         },
         env: Env {
@@ -41,7 +40,7 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
         steps: 0,
     };
     for rank in 0..ranks {
-        if builder.exec.truncated {
+        if builder.exec.truncated() {
             break;
         }
         builder.run_rank(rank);
@@ -136,8 +135,7 @@ impl<'p> Builder<'p> {
     }
 
     fn cut_off(&mut self, cutoff: Cutoff) {
-        if !self.exec.truncated {
-            self.exec.truncated = true;
+        if self.exec.cutoff.is_none() {
             self.exec.cutoff = Some(cutoff);
         }
     }
@@ -148,7 +146,7 @@ impl<'p> Builder<'p> {
         if self.steps > MAX_STEPS {
             self.cut_off(Cutoff::Steps);
         }
-        !self.exec.truncated
+        !self.exec.truncated()
     }
 
     /// Record that `what` at `span` has no value on this rank.
@@ -170,7 +168,7 @@ impl<'p> Builder<'p> {
 
     fn walk_block(&mut self, block: &'p Block) -> Flow {
         for stmt in block {
-            if self.exec.truncated || self.walk_stmt(stmt) == Flow::Return {
+            if self.exec.truncated() || self.walk_stmt(stmt) == Flow::Return {
                 return Flow::Return;
             }
         }

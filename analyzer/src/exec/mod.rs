@@ -38,8 +38,7 @@ pub struct Execution<'p> {
     /// instance whose count applies and the index. The runtime rejects them, so they are
     /// ordering-neutral nodes (`Action::Other`), kept here for SG302 alone.
     pub rejected_notifies: Vec<(NodeId, InstId, i64)>,
-    /// The run was cut short: see `cutoff` for why.
-    pub truncated: bool,
+    /// Why the run was cut short, if it was.
     pub cutoff: Option<Cutoff>,
 }
 
@@ -257,6 +256,11 @@ pub struct BadUse<'p> {
 }
 
 impl<'p> Execution<'p> {
+    /// The run was cut short (see `cutoff`): it is not the whole program.
+    pub fn truncated(&self) -> bool {
+        self.cutoff.is_some()
+    }
+
     pub fn node(&self, id: NodeId) -> &Node<'p> {
         &self.nodes[id.index()]
     }

@@ -41,6 +41,7 @@ pub fn convert_trace(
     let printer = Printer {
         program: &program,
         calls: calls.unwrap_or_default(),
+        reused_names: reused_names(&program),
         inexpressible: Cell::new(false),
     };
     let file = ast::File { stmts: printer.file() };
@@ -60,6 +61,8 @@ pub fn convert_trace(
 struct Printer<'p> {
     program: &'p Program,
     calls: HashMap<usize, RecordedCall>,
+    /// Names that more than one object has (a handle created again).
+    reused_names: HashSet<&'p str>,
     inexpressible: Cell<bool>,
 }
 
@@ -201,8 +204,7 @@ impl Printer<'_> {
     /// Another object has `id`'s name (a handle created again): moving its `let` would
     /// change which object the name means in between.
     fn name_is_reused(&self, id: ObjId) -> bool {
-        let name = &self.program.object(id).name;
-        self.program.objects.iter().filter(|o| &o.name == name).count() > 1
+        self.reused_names.contains(self.program.object(id).name.as_str())
     }
 
     fn thread(&self, id: model::ThreadId) -> ast::Stmt {
@@ -515,6 +517,17 @@ fn plain(kind: ast::ExprKind) -> ast::Expr {
 
 fn stmt(kind: ast::StmtKind) -> ast::Stmt {
     ast::Stmt { kind, span: 0..0 }
+}
+
+/// Names that more than one of `program`'s objects has.
+fn reused_names(program: &Program) -> HashSet<&str> {
+    let mut seen = HashSet::new();
+    program
+        .objects
+        .iter()
+        .map(|object| object.name.as_str())
+        .filter(|name| !seen.insert(*name))
+        .collect()
 }
 
 /// The objects a recorded call names: handles, pointers and memory ranges.

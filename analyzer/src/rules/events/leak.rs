@@ -57,7 +57,7 @@ struct Count {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let exec = analysis.exec;
-    if exec.truncated {
+    if exec.truncated() {
         return;
     }
     let mut counts: BTreeMap<ObjId, BTreeMap<u32, Count>> = BTreeMap::new();

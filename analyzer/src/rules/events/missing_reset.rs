@@ -267,7 +267,7 @@ fn ordered_before_wait(analysis: &Analysis, op: NodeId, wait: NodeId) -> bool {
 /// The cycle still open at exit was waited on, and the event is never reset or destroyed.
 fn left_set(analysis: &Analysis, event: InstId, cycle: &EventCycle) -> Option<Diagnostic> {
     let exec = analysis.exec;
-    if cycle.reset.is_some() || exec.truncated || exec.instance(event).destroyed.is_some() {
+    if cycle.reset.is_some() || exec.truncated() || exec.instance(event).destroyed.is_some() {
         return None;
     }
     let record = *cycle.records.last()?;
