@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Cutoff, Execution, NodeId, instantiate};
+use crate::exec::{Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, issue_orders, reorder};
 use crate::hb::HappensBefore;
 use crate::model::{Param, Program};
 use crate::rules::{Check, RULES};
@@ -190,22 +190,130 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     }
 }
 
-/// What the happens-before rules find on one concrete execution.
+/// What the happens-before rules find on one concrete execution, in every order in
+/// which its host threads can issue their calls (see `exec::issue_orders`).
 fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
-    let hb = HappensBefore::build(exec);
+    let mut found = unevaluable_calls(exec);
+    let orders = issue_orders(exec);
+    let mut per_order: Vec<(&[NodeId], Vec<Diagnostic>)> = Vec::new();
+    for order in &orders.orders {
+        let reordered = reorder(exec, order);
+        let hb = HappensBefore::build(&reordered);
+        let permuted: Vec<bool> = order.iter().map(|n| orders.conflicts[n.index()]).collect();
+        if hb.issue_order_realizable(&permuted) {
+            per_order.push((order, rule_findings(program, &reordered, &hb, options)));
+        }
+    }
+    if per_order.is_empty() {
+        // One order only (or, should no permuted order be realizable, the walk's).
+        found.extend(rule_findings(program, exec, &HappensBefore::build(exec), options));
+    } else {
+        found.extend(merge_orders(exec, &orders.conflicts, per_order));
+    }
+    if orders.unchecked {
+        found.push(unchecked_orders(program, exec));
+    }
+    found
+}
+
+fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, options: &SmtOptions) -> Vec<Diagnostic> {
     let analysis = Analysis {
         program,
         exec,
-        hb: &hb,
+        hb,
         smt: options,
     };
-    let mut found = unevaluable_calls(exec);
+    let mut found = Vec::new();
     for rule in RULES {
         if let Check::Execution(check) = rule.check {
             check(&analysis, &mut found);
         }
     }
     found
+}
+
+/// The findings of every issue order, each once; one that only some orders show names
+/// the first of them.
+fn merge_orders(exec: &Execution, conflicts: &[bool], per_order: Vec<(&[NodeId], Vec<Diagnostic>)>) -> Vec<Diagnostic> {
+    let mut count: std::collections::HashMap<FindingKey, usize> = std::collections::HashMap::new();
+    for (_, findings) in &per_order {
+        let distinct: HashSet<FindingKey> = findings.iter().map(finding_key).collect();
+        for key in distinct {
+            *count.entry(key).or_default() += 1;
+        }
+    }
+    let orders = per_order.len();
+    let mut seen = HashSet::new();
+    let mut merged = Vec::new();
+    for (order, findings) in per_order {
+        for diagnostic in findings {
+            let key = finding_key(&diagnostic);
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            if count[&key] < orders {
+                merged.push(diagnostic.with_note(issue_order_note(exec, conflicts, order)));
+            } else {
+                merged.push(diagnostic);
+            }
+        }
+    }
+    merged
+}
+
+/// A finding's rule and every call it points at: one race seen from either side in two
+/// orders is one finding.
+type FindingKey = (&'static str, Vec<Span>);
+
+fn finding_key(diagnostic: &Diagnostic) -> FindingKey {
+    let mut spans: Vec<Span> = std::iter::once(diagnostic.primary.clone())
+        .chain(diagnostic.related.iter().map(|r| r.span.clone()))
+        .collect();
+    spans.sort_by_key(|span| (span.file, span.range.start, span.range.end));
+    spans.dedup();
+    (diagnostic.code, spans)
+}
+
+/// "only when the host threads issue in this order: ...", naming the calls whose
+/// order varies.
+fn issue_order_note(exec: &Execution, conflicts: &[bool], order: &[NodeId]) -> String {
+    const SHOWN: usize = 6;
+    let calls: Vec<String> = order
+        .iter()
+        .filter(|n| conflicts[n.index()])
+        .map(|&n| {
+            let node = exec.node(n);
+            if node.agent == node.host {
+                exec.describe(n)
+            } else {
+                format!("{} (from {})", exec.describe(n), exec.agent_name(node.host))
+            }
+        })
+        .collect();
+    let mut note = format!(
+        "only when the host threads issue these calls in this order: {}",
+        calls.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", then ")
+    );
+    if calls.len() > SHOWN {
+        note.push_str(&format!(", then {} more", calls.len() - SHOWN));
+    }
+    note
+}
+
+/// Host threads that share objects in more orders than were checked: said, since a
+/// finding in an unchecked order would be missed.
+fn unchecked_orders(program: &Program, exec: &Execution) -> Diagnostic {
+    let assignment = exec.assignment().map_or(String::new(), |a| format!(" (with {a})"));
+    Diagnostic::new(
+        &crate::rules::SyntaxErrorRule::INFO,
+        program.threads[Program::MAIN_THREAD.index()].span.clone(),
+        format!(
+            "the host threads of this program{assignment} share streams, events or notifies in more issue orders than the {MAX_ISSUE_ORDERS} checked: findings that only other orders show are missed"
+        ),
+    )
+    .with_severity(crate::diagnostic::Severity::Warning)
+    .with_label("not every issue order checked")
+    .with_help("give each host thread its own streams and events, or order the threads' calls with an event synchronize")
 }
 
 /// The happens-before findings for one parameter assignment (values by `ParamId`), for

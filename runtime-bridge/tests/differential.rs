@@ -58,17 +58,21 @@ enum Verdict {
     Race,
     /// Rejected for another reason (a lost record, a leak): not compared.
     Other,
+    /// Verified in part (more issue orders than the analysis checks): not compared.
+    PartlyChecked,
 }
 
 fn checked_program(text: &str) -> syncguard_analyzer::CheckedFile {
     check_sync_bytes(&mut Sources::default(), "random.sync", text.as_bytes())
 }
 
-/// The codes of the findings that are not informational, sorted.
+/// The codes of the findings, sorted: not the informational ones, nor the warning that
+/// not every issue order was checked (a run's trace spawns each thread at its first
+/// call, which changes how many orders there are).
 fn codes(diagnostics: &[syncguard_analyzer::Diagnostic]) -> Vec<&'static str> {
     let mut codes: Vec<_> = diagnostics
         .iter()
-        .filter(|d| d.severity != Severity::Info)
+        .filter(|d| d.severity != Severity::Info && d.code != "SG001")
         .map(|d| d.code)
         .collect();
     codes.sort();
@@ -87,7 +91,10 @@ fn verdict(text: &str) -> Verdict {
         !errors.iter().any(|code| code.starts_with("SG00")),
         "the generator wrote an invalid program ({errors:?}):\n{text}"
     );
-    if errors.is_empty() {
+    if checked.diagnostics.iter().any(|d| d.code == "SG001") {
+        // Not every issue order of the host threads was checked.
+        Verdict::PartlyChecked
+    } else if errors.is_empty() {
         Verdict::Accepted
     } else if errors.iter().any(|c| HANGS.contains(c)) {
         Verdict::Deadlock
@@ -163,7 +170,8 @@ fn compare(text: &str) -> Result<Verdict, String> {
     let verdict = verdict(text);
     let first = simulate(text, 0);
     // Whatever ran, hang or not, is written as lines the trace reader accepts.
-    if let Some(bad) = read_back(&first.trace).iter().find(|d| d.code.starts_with("SG00")) {
+    let unreadable = |d: &&syncguard_analyzer::Diagnostic| d.code.starts_with("SG00") && d.severity == Severity::Error;
+    if let Some(bad) = read_back(&first.trace).iter().find(unreadable) {
         return Err(format!(
             "the trace reads back with {} {}\n{}",
             bad.code, bad.message, first.trace
@@ -196,7 +204,7 @@ fn compare(text: &str) -> Result<Verdict, String> {
                 return Err(format!("reported as a race, but no seed of {REJECTED_SEEDS} raced"));
             }
         }
-        Verdict::Other => {}
+        Verdict::Other | Verdict::PartlyChecked => {}
     }
     Ok(verdict)
 }
@@ -239,10 +247,11 @@ fn verifier_and_simulator_agree_on_random_programs() {
     agree_on(first, cases, |case| Generator::new(case).program());
 }
 
-/// Open: with host threads sharing streams the verifier assumes one issue order (see
-/// `tests/differential/open/README.md`); 206 of 5,000 programs disagree.
+/// The threaded generator where any host thread may use any stream and event: the
+/// verifier checks every order in which the threads can issue to them. Open: some
+/// deadlocks it finds need an issue order the simulator's seeds do not produce.
 #[test]
-#[ignore = "host threads sharing a stream: the verifier assumes one issue order (tests/differential/open)"]
+#[ignore = "some verified deadlocks need an issue order that no simulator seed produces"]
 fn verifier_and_simulator_agree_on_threaded_programs() {
     let (first, cases) = (
         setting("SYNCGUARD_DIFF_FROM", 0),
@@ -268,7 +277,7 @@ fn verifier_and_simulator_agree_on_threaded_programs_with_private_streams() {
 
 /// Compares cases `first..first + cases` of a generator.
 fn agree_on(first: u64, cases: u64, generate: impl Fn(u64) -> String) {
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; 5];
     let mut disagreements = Vec::new();
     for case in first..first + cases {
         let text = generate(case);
@@ -279,18 +288,28 @@ fn agree_on(first: u64, cases: u64, generate: impl Fn(u64) -> String) {
                     Verdict::Deadlock => 1,
                     Verdict::Race => 2,
                     Verdict::Other => 3,
+                    Verdict::PartlyChecked => 4,
                 }] += 1
             }
             Err(why) => disagreements.push(format!("case {case}: {why}\n{text}")),
         }
     }
     eprintln!(
-        "{cases} programs: {} accepted, {} deadlocks, {} races, {} other findings",
-        counts[0], counts[1], counts[2], counts[3]
+        "{cases} programs: {} accepted, {} deadlocks, {} races, {} other findings, {} not every issue order checked",
+        counts[0], counts[1], counts[2], counts[3], counts[4]
     );
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n\n"));
-    // The generator must exercise every verdict, or the comparison proves little.
-    assert!(cases < 100 || counts.iter().all(|&n| n > 0), "verdicts: {counts:?}");
+    // The generator must exercise every verdict, or the comparison proves little; and
+    // a program checked in part is compared with nothing.
+    assert!(
+        cases < 100 || counts[..4].iter().all(|&n| n > 0),
+        "verdicts: {counts:?}"
+    );
+    assert!(
+        counts[4] * 10 <= cases as usize,
+        "{} of {cases} programs checked in part",
+        counts[4]
+    );
 }
 
 /// Random programs from handshakes, some broken on purpose.

@@ -17,10 +17,7 @@ fn sync_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable folder") {
         let path = entry.expect("readable entry").path();
         if path.is_dir() {
-            // Open disagreements (see its README) are kept apart until fixed.
-            if !path.ends_with("differential/open") {
-                sync_files(&path, out);
-            }
+            sync_files(&path, out);
         } else if path.extension().is_some_and(|ext| ext == "sync") {
             out.push(path);
         }

@@ -16,31 +16,54 @@ fn is_own_call(exec: &Execution, id: NodeId) -> bool {
 
 /// The first difference between the calls the run made and the verified Execution's:
 /// each host thread's calls in issue order, and each stream's or HCCL thread's calls
-/// in the order its queue executed them. `None` when they are the same.
+/// from each host thread in the order its queue executed them (host threads sharing a
+/// queue interleave differently from run to run; the verifier checks every order).
+/// `None` when they are the same.
 pub fn executed_differs(exec: &Execution, log: &RunLog, sim: &Sim) -> Option<String> {
     let executed = sim.executed_by_agent();
     for (index, agent) in exec.agents.iter().enumerate() {
         let id = AgentId(index as u32);
-        let (verified, ran): (Vec<NodeId>, Vec<NodeId>) = if agent.kind.is_device() {
-            let verified = agent.nodes.iter().copied().filter(|&n| is_own_call(exec, n));
-            (verified.collect(), executed[index].clone())
+        let differs = if agent.kind.is_device() {
+            let verified: Vec<NodeId> = agent.nodes.iter().copied().filter(|&n| is_own_call(exec, n)).collect();
+            let hosts = verified
+                .iter()
+                .map(|&n| exec.node(n).host)
+                .chain(executed[index].iter().map(|&n| exec.node(n).host));
+            let mut hosts: Vec<AgentId> = hosts.collect();
+            hosts.sort();
+            hosts.dedup();
+            hosts.into_iter().find_map(|host| {
+                let from = |nodes: &[NodeId]| nodes.iter().copied().filter(|&n| exec.node(n).host == host).collect();
+                compare(exec, id, from(&verified), from(&executed[index]))
+            })
         } else {
             let issued_by = |n: &NodeId| exec.node(*n).host == id;
             let verified = (0..exec.nodes.len() as u32).map(NodeId).filter(issued_by);
             let ran = log.calls.iter().map(|call| call.node).filter(issued_by);
-            (verified.filter(|&n| is_own_call(exec, n)).collect(), ran.collect())
+            compare(
+                exec,
+                id,
+                verified.filter(|&n| is_own_call(exec, n)).collect(),
+                ran.collect(),
+            )
         };
-        if verified != ran {
-            let calls = |nodes: &[NodeId]| nodes.iter().map(|&n| describe(exec, n)).collect::<Vec<_>>();
-            return Some(format!(
-                "{}: verified {:?}, ran {:?}",
-                exec.agent_name(id),
-                calls(&verified),
-                calls(&ran)
-            ));
+        if differs.is_some() {
+            return differs;
         }
     }
     None
+}
+
+fn compare(exec: &Execution, agent: AgentId, verified: Vec<NodeId>, ran: Vec<NodeId>) -> Option<String> {
+    (verified != ran).then(|| {
+        let calls = |nodes: &[NodeId]| nodes.iter().map(|&n| describe(exec, n)).collect::<Vec<_>>();
+        format!(
+            "{}: verified {:?}, ran {:?}",
+            exec.agent_name(agent),
+            calls(&verified),
+            calls(&ran)
+        )
+    })
 }
 
 /// `aclrtRecordEvent#12` (the API and the node).

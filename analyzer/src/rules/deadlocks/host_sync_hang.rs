@@ -1,6 +1,6 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Action, NodeId};
+use crate::exec::{Action, AgentId, NodeId};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -8,7 +8,11 @@ declare_rule! {
     /// A host synchronize (`aclrtSynchronizeStream`, `aclrtSynchronizeEvent`,
     /// `aclrtSynchronizeDevice`, `HcommThreadSynchronize`, CUDA's equivalents) that
     /// waits for device work that can never complete, because that work is stuck behind
-    /// a deadlock or a wait nothing satisfies.
+    /// a deadlock or a wait nothing satisfies. That work may be another host thread's:
+    /// a stream synchronize waits for whatever was queued on the stream before it, by
+    /// any thread, so a wait another thread can queue just before the synchronize,
+    /// which never completes or which needs what this thread does after the
+    /// synchronize, can block it (in the runs where that thread is first).
     ///
     /// ## Why is this a bug
     /// The host thread blocks in the call forever (or until the wait timeout turns into
@@ -43,7 +47,11 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         // The host is stuck here only if it got here: everything before it on the
         // host thread ran.
         let reached = node.issued_after.is_none_or(|before| hb.executes(before));
-        if hb.executes(id) || !reached {
+        if !reached {
+            continue;
+        }
+        if hb.executes(id) {
+            out.extend(may_block(analysis, id));
             continue;
         }
         let Some(&blocked) = waits_for.iter().find(|&&n| !hb.executes(n)) else {
@@ -67,4 +75,61 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             .with_help("fix the stuck wait; this synchronize is where the hang becomes visible"),
         );
     }
+}
+
+/// A synchronize that returns in this execution but can block in another run: another
+/// host thread can queue work on a synchronized queue before it (nothing orders that
+/// thread's issue after the synchronize), and that work never completes or needs what
+/// follows the synchronize.
+fn may_block(analysis: &Analysis, sync: NodeId) -> Option<Diagnostic> {
+    let (exec, hb) = (analysis.exec, analysis.hb);
+    let node = exec.node(sync);
+    let queues: Vec<AgentId> = match &node.action {
+        Action::AgentSync { agent, .. } => vec![*agent],
+        Action::DeviceSync { .. } => (0..exec.agents.len() as u32)
+            .map(AgentId)
+            .filter(|&a| exec.agent(a).rank == exec.agent(node.agent).rank && exec.agent(a).kind.is_device())
+            .collect(),
+        _ => return None,
+    };
+    let issued_after_sync = |n: NodeId| {
+        let queued = exec.node(n);
+        (queued.host == node.host && n > sync)
+            || queued
+                .issued_after
+                .is_some_and(|before| before == sync || hb.happens_before(sync, before))
+    };
+    for queue in queues {
+        for &queued in exec.agent(queue).nodes.iter().take_while(|&&n| !issued_after_sync(n)) {
+            let other = exec.node(queued).host;
+            if other == node.host {
+                continue;
+            }
+            let consequence = if !hb.executes(queued) {
+                "which never completes"
+            } else if hb.happens_before(sync, queued) {
+                "which runs only after work this thread issues once the synchronize has returned"
+            } else {
+                continue;
+            };
+            return Some(
+                Diagnostic::new(
+                    &HostSyncHang::INFO,
+                    analysis.span(sync),
+                    format!(
+                        "the host can block forever in {}: {} can queue {} before this call, {consequence}",
+                        node.op.api,
+                        exec.agent_name(other),
+                        analysis.describe(queued)
+                    ),
+                )
+                .with_label(format!("{} waits for it when it was queued first", node.op.api))
+                .with_related(analysis.span(queued), format!("queued by {}", exec.agent_name(other)))
+                .with_help(
+                    "order the other thread's work before or after this synchronize (an event it records and this thread waits for), or synchronize with an event instead of the whole queue",
+                ),
+            );
+        }
+    }
+    None
 }
