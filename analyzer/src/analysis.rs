@@ -194,26 +194,54 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
 /// which its host threads can issue their calls (see `exec::issue_orders`).
 fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
     let mut found = unevaluable_calls(exec);
+    let (per_order, unchecked) = findings_by_issue_order(program, exec, options);
+    if per_order.is_empty() {
+        // One order only (or, should no permuted order be realizable, the walk's, with
+        // the warning that orders went unchecked).
+        found.extend(rule_findings(program, exec, &HappensBefore::build(exec), options));
+    } else {
+        found.extend(merge_orders(exec, per_order));
+    }
+    if unchecked {
+        found.push(unchecked_orders(program, exec));
+    }
+    found
+}
+
+/// One order in which the host threads of a run issue their calls, with what the
+/// happens-before rules find in it.
+pub struct OrderFindings {
+    /// The calls whose order differs between orders (those on objects several host
+    /// threads use), in this order.
+    pub permuted: Vec<NodeId>,
+    pub findings: Vec<Diagnostic>,
+}
+
+/// The findings of every order in which the host threads of `exec` can issue their
+/// calls that some run makes (none when the threads share no object, so that the walk's
+/// order is the only one), and whether more orders exist than were checked.
+pub fn findings_by_issue_order(
+    program: &Program,
+    exec: &Execution,
+    options: &SmtOptions,
+) -> (Vec<OrderFindings>, bool) {
     let orders = issue_orders(exec);
-    let mut per_order: Vec<(&[NodeId], Vec<Diagnostic>)> = Vec::new();
+    let mut per_order = Vec::new();
     for order in &orders.orders {
         let reordered = reorder(exec, order);
         let hb = HappensBefore::build(&reordered);
         let permuted: Vec<bool> = order.iter().map(|n| orders.conflicts[n.index()]).collect();
         if hb.issue_order_realizable(&permuted) {
-            per_order.push((order, rule_findings(program, &reordered, &hb, options)));
+            per_order.push(OrderFindings {
+                permuted: order.iter().copied().filter(|n| orders.conflicts[n.index()]).collect(),
+                findings: rule_findings(program, &reordered, &hb, options),
+            });
         }
     }
-    if per_order.is_empty() {
-        // One order only (or, should no permuted order be realizable, the walk's).
-        found.extend(rule_findings(program, exec, &HappensBefore::build(exec), options));
-    } else {
-        found.extend(merge_orders(exec, &orders.conflicts, per_order));
-    }
-    if orders.unchecked {
-        found.push(unchecked_orders(program, exec));
-    }
-    found
+    // No realizable order among several is a gap in the order search: said, like orders
+    // past the limit.
+    let none_realizable = per_order.is_empty() && !orders.orders.is_empty();
+    (per_order, orders.unchecked || none_realizable)
 }
 
 fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, options: &SmtOptions) -> Vec<Diagnostic> {
@@ -234,10 +262,10 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
 
 /// The findings of every issue order, each once; one that only some orders show names
 /// the first of them.
-fn merge_orders(exec: &Execution, conflicts: &[bool], per_order: Vec<(&[NodeId], Vec<Diagnostic>)>) -> Vec<Diagnostic> {
+fn merge_orders(exec: &Execution, per_order: Vec<OrderFindings>) -> Vec<Diagnostic> {
     let mut count: std::collections::HashMap<FindingKey, usize> = std::collections::HashMap::new();
-    for (_, findings) in &per_order {
-        let distinct: HashSet<FindingKey> = findings.iter().map(finding_key).collect();
+    for order in &per_order {
+        let distinct: HashSet<FindingKey> = order.findings.iter().map(finding_key).collect();
         for key in distinct {
             *count.entry(key).or_default() += 1;
         }
@@ -245,14 +273,14 @@ fn merge_orders(exec: &Execution, conflicts: &[bool], per_order: Vec<(&[NodeId],
     let orders = per_order.len();
     let mut seen = HashSet::new();
     let mut merged = Vec::new();
-    for (order, findings) in per_order {
-        for diagnostic in findings {
+    for order in per_order {
+        for diagnostic in order.findings {
             let key = finding_key(&diagnostic);
             if !seen.insert(key.clone()) {
                 continue;
             }
             if count[&key] < orders {
-                merged.push(diagnostic.with_note(issue_order_note(exec, conflicts, order)));
+                merged.push(diagnostic.with_note(issue_order_note(exec, &order.permuted)));
             } else {
                 merged.push(diagnostic);
             }
@@ -276,11 +304,10 @@ fn finding_key(diagnostic: &Diagnostic) -> FindingKey {
 
 /// "only when the host threads issue in this order: ...", naming the calls whose
 /// order varies.
-fn issue_order_note(exec: &Execution, conflicts: &[bool], order: &[NodeId]) -> String {
+fn issue_order_note(exec: &Execution, permuted: &[NodeId]) -> String {
     const SHOWN: usize = 6;
-    let calls: Vec<String> = order
+    let calls: Vec<String> = permuted
         .iter()
-        .filter(|n| conflicts[n.index()])
         .map(|&n| {
             let node = exec.node(n);
             if node.agent == node.host {
@@ -305,13 +332,12 @@ fn issue_order_note(exec: &Execution, conflicts: &[bool], order: &[NodeId]) -> S
 fn unchecked_orders(program: &Program, exec: &Execution) -> Diagnostic {
     let assignment = exec.assignment().map_or(String::new(), |a| format!(" (with {a})"));
     Diagnostic::new(
-        &crate::rules::SyntaxErrorRule::INFO,
+        &crate::rules::SolverUnknown::INFO,
         program.threads[Program::MAIN_THREAD.index()].span.clone(),
         format!(
             "the host threads of this program{assignment} share streams, events or notifies in more issue orders than the {MAX_ISSUE_ORDERS} checked: findings that only other orders show are missed"
         ),
     )
-    .with_severity(crate::diagnostic::Severity::Warning)
     .with_label("not every issue order checked")
     .with_help("give each host thread its own streams and events, or order the threads' calls with an event synchronize")
 }

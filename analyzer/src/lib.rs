@@ -17,7 +17,7 @@ pub mod source;
 mod suggest;
 pub mod trace;
 
-pub use analysis::{Analyzed, analyze, analyze_assignment, analyze_with};
+pub use analysis::{Analyzed, OrderFindings, analyze, analyze_assignment, analyze_with, findings_by_issue_order};
 pub use diagnostic::{Diagnostic, Related, Severity};
 pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_with, check_sync_file};
 pub use model::Program;

@@ -262,6 +262,13 @@ pub trait Backend: Sync {
     fn enqueue(&self, host: Host, queue: InstId, work: &Work, node: NodeId) -> Result<(), Fault>;
     /// A host-side call; blocks as the API does.
     fn host_call(&self, host: Host, call: &HostCall) -> Result<(), Fault>;
+    /// `host_call`, calling `issued` once the call is issued: for a synchronize, once
+    /// what it waits for is fixed, before it blocks. A run that forces the order in
+    /// which host threads issue lets the next thread go then.
+    fn host_call_issued(&self, host: Host, call: &HostCall, issued: &dyn Fn()) -> Result<(), Fault> {
+        issued();
+        self.host_call(host, call)
+    }
     /// Runs a GE op's serialized task list (group Record/Wait tasks and their kernels).
     fn group_tasks(&self, tasks: GroupTasks<'_>) -> Result<(), Fault>;
     /// A host thread is about to start (before its first call), spawned by `parent`

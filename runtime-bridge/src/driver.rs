@@ -1,4 +1,6 @@
 //! Playing a plan: one OS thread per host thread, each making its calls in issue order.
+//! The threads interleave as the OS schedules them, or (`run_in_order`) in an order
+//! the verifier names.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +12,7 @@ use syncguard_analyzer::trace::write::TracedCall;
 
 use crate::backend::{Backend, Fault, GroupTasks, Host, ObjectSpec, lock};
 use crate::plan::{Call, Plan, Script};
+use crate::turns::Turns;
 
 /// What a run did.
 #[derive(Debug, Default)]
@@ -25,6 +28,17 @@ pub struct RunLog {
 /// Run `plan` on `backend`; returns once every host thread has finished and the
 /// backend has drained (or reported a hang).
 pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
+    play(plan, backend, None)
+}
+
+/// [`run`], with the host threads issuing the calls of `order` (nodes of several
+/// threads, as `OrderFindings::permuted` lists them) in that order; their other calls
+/// go as scheduled (see `Turns`).
+pub fn run_in_order(plan: &Plan, backend: &dyn Backend, order: &[NodeId]) -> RunLog {
+    play(plan, backend, Some(Turns::new(plan, order)))
+}
+
+fn play(plan: &Plan, backend: &dyn Backend, turns: Option<Turns>) -> RunLog {
     let start = Instant::now();
     let shared = Mutex::new(RunLog::default());
     let player = Player {
@@ -33,6 +47,7 @@ pub fn run(plan: &Plan, backend: &dyn Backend) -> RunLog {
         start,
         last_ts: AtomicU64::new(0),
         log: &shared,
+        turns,
     };
     // Every main thread counts as running before anything starts: an agent that runs
     // ahead and blocks (a GE task, a rank) must not see the others as not started,
@@ -69,6 +84,7 @@ struct Player<'a, 'e, 'p> {
     /// The latest `ts` handed out: every call gets a later one.
     last_ts: AtomicU64,
     log: &'a Mutex<RunLog>,
+    turns: Option<Turns>,
 }
 
 impl<'a> Player<'a, '_, '_> {
@@ -89,6 +105,9 @@ impl<'a> Player<'a, '_, '_> {
             return;
         }
         for step in &script.steps {
+            if let Some(turns) = &self.turns {
+                turns.wait(step.node);
+            }
             let host = Host {
                 rank: script.rank,
                 agent,
@@ -101,22 +120,36 @@ impl<'a> Player<'a, '_, '_> {
             if let Some(started) = started.take() {
                 let _ = started.send(());
             }
+            let issued = || {
+                if let Some(turns) = &self.turns {
+                    turns.issued(step.node);
+                }
+            };
             let result = match &step.call {
                 Call::Create(inst, spec) => self.backend.create(host, *inst, spec),
                 Call::Destroy(inst) => self.backend.destroy(host, *inst),
                 Call::Enqueue { queue, work } => self.backend.enqueue(host, *queue, work, step.node),
-                Call::Host(call) => self.backend.host_call(host, call),
+                Call::Host(call) => {
+                    self.in_call(agent, true);
+                    let result = self.backend.host_call_issued(host, call, &issued);
+                    self.in_call(agent, false);
+                    result
+                }
                 Call::Spawn(thread) => {
                     self.spawn(scope, agent, *thread);
                     Ok(())
                 }
             };
+            issued();
             if let Err(fault) = result {
                 self.fault(Some(step.node), fault);
                 break;
             }
         }
         lock(self.log).calls.extend(calls);
+        if let Some(turns) = &self.turns {
+            turns.finished(agent);
+        }
         self.backend.host_finished(agent);
     }
 
@@ -129,6 +162,11 @@ impl<'a> Player<'a, '_, '_> {
         'a: 's,
     {
         self.backend.host_started(thread, Some(parent));
+        if self.turns.is_some() {
+            // The forced order decides when the thread's calls go.
+            scope.spawn(move || self.play(scope, thread, None));
+            return;
+        }
         let (started, first_call_stamped) = channel();
         scope.spawn(move || self.play(scope, thread, Some(started)));
         // An error only says the thread ended (its sender dropped) without a call.
@@ -166,6 +204,12 @@ impl<'a> Player<'a, '_, '_> {
         Ok(())
     }
 
+    fn in_call(&self, agent: AgentId, inside: bool) {
+        if let Some(turns) = &self.turns {
+            turns.in_call(agent, inside);
+        }
+    }
+
     fn fault(&self, node: Option<NodeId>, fault: Fault) {
         if fault != Fault::Aborted {
             lock(self.log).faults.push((node, fault));
@@ -201,8 +245,8 @@ mod tests {
         fn destroy(&self, host: Host, _: InstId) -> Result<(), Fault> {
             self.push(format!("call from rank {}", host.rank))
         }
-        fn enqueue(&self, host: Host, _: InstId, _: &Work, _: NodeId) -> Result<(), Fault> {
-            self.push(format!("call from rank {}", host.rank))
+        fn enqueue(&self, _: Host, _: InstId, _: &Work, node: NodeId) -> Result<(), Fault> {
+            self.push(format!("enqueue {}", node.0))
         }
         fn host_call(&self, host: Host, _: &HostCall) -> Result<(), Fault> {
             self.push(format!("call from rank {}", host.rank))
@@ -239,6 +283,38 @@ mod tests {
             let started = events.iter().take_while(|e| e.starts_with("started")).count();
             assert_eq!(started, 4, "every main thread first: {events:?}");
             assert_eq!(events.iter().filter(|e| e.starts_with("call: GE")).count(), 4);
+        }
+    }
+
+    #[test]
+    fn run_in_order_issues_the_listed_calls_in_that_order() {
+        let text = "let a = aclrtCreateStream();
+            let b = aclrtCreateStream();
+            thread w1 { kernel(a, \"k\"); kernel(a, \"k\"); }
+            thread w2 { kernel(b, \"k\"); kernel(b, \"k\"); }";
+        let checked = check_sync_bytes(&mut Sources::default(), "two.sync", text.as_bytes());
+        let exec = instantiate(&checked.program, Vec::new());
+        let plan = Plan::new(&exec);
+        let kernels = |thread: &str| -> Vec<NodeId> {
+            (0..exec.nodes.len() as u32)
+                .map(NodeId)
+                .filter(|&n| exec.agent_name(exec.node(n).host).ends_with(thread))
+                .filter(|&n| matches!(exec.node(n).op.kind, syncguard_analyzer::model::OpKind::Kernel { .. }))
+                .collect()
+        };
+        let (w1, w2) = (kernels("w1"), kernels("w2"));
+        // Alternating, second thread first: the opposite of the walk's order.
+        let order = [w2[0], w1[0], w2[1], w1[1]];
+        for _ in 0..10 {
+            let recorder = Recorder::default();
+            run_in_order(&plan, &recorder, &order);
+            let enqueued: Vec<String> = lock(&recorder.events)
+                .iter()
+                .filter(|e| e.starts_with("enqueue"))
+                .cloned()
+                .collect();
+            let expected: Vec<String> = order.iter().map(|n| format!("enqueue {}", n.0)).collect();
+            assert_eq!(enqueued, expected);
         }
     }
 }

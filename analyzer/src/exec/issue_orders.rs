@@ -10,16 +10,16 @@
 //! certainly issued before it, and SG503 the work that may be.)
 //!
 //! Only the calls that touch an object another host thread also touches are permuted
-//! (the others keep their place in their thread), and of two orders that differ only by
-//! swapping neighbouring calls that touch nothing in common, one is kept: the others
-//! make the same execution.
+//! (the others keep their place in their thread), and of orders that differ only in
+//! the order of calls touching nothing in common, one is kept: the others make the
+//! same execution.
 
 use std::collections::HashMap;
 
 use super::{Action, AgentId, AgentKind, Execution, NodeId};
 
 /// Issue orders checked per run. Past it the rest are said to be unchecked.
-pub const MAX_ISSUE_ORDERS: usize = 256;
+pub const MAX_ISSUE_ORDERS: usize = 1024;
 
 /// Calls analyzed in all orders of one run together (orders x calls): a large trace
 /// keeps its walk order alone rather than take minutes.
@@ -47,8 +47,11 @@ enum Touch {
     /// An event: records and resets change what later calls see.
     EventChange(super::InstId),
     EventRead(super::InstId),
-    /// A notify flag: the k-th wait consumes the k-th record.
-    Flag(super::InstId),
+    /// A notify flag: the k-th wait consumes the k-th record, so the order of records
+    /// among themselves, and of waits among themselves, matters; not the order of a
+    /// record and a wait.
+    FlagRecord(super::InstId),
+    FlagWait(super::InstId),
 }
 
 impl Touch {
@@ -59,7 +62,7 @@ impl Touch {
             (EventChange(a), EventChange(b)) | (EventChange(a), EventRead(b)) | (EventRead(a), EventChange(b)) => {
                 a == b
             }
-            (Flag(a), Flag(b)) => a == b,
+            (FlagRecord(a), FlagRecord(b)) | (FlagWait(a), FlagWait(b)) => a == b,
             _ => false,
         }
     }
@@ -74,11 +77,12 @@ fn touches(exec: &Execution, node: NodeId) -> Vec<Touch> {
     match &n.action {
         Action::EventRecord(e) | Action::EventReset(e) => out.push(Touch::EventChange(*e)),
         Action::EventWait(e) | Action::EventQuery(e) | Action::EventSync(e) => out.push(Touch::EventRead(*e)),
-        Action::NotifyRecord(i) | Action::NotifyWait(i) => out.push(Touch::Flag(*i)),
-        Action::ChannelNotifyRecord { channel: i, .. }
+        Action::NotifyRecord(i)
+        | Action::ChannelNotifyRecord { channel: i, .. }
+        | Action::ThreadNotifyRecord { target: i, .. } => out.push(Touch::FlagRecord(*i)),
+        Action::NotifyWait(i)
         | Action::ChannelNotifyWait { channel: i, .. }
-        | Action::ThreadNotifyRecord { target: i, .. }
-        | Action::ThreadNotifyWait { thread: i, .. } => out.push(Touch::Flag(*i)),
+        | Action::ThreadNotifyWait { thread: i, .. } => out.push(Touch::FlagWait(*i)),
         _ => {}
     }
     out
@@ -100,6 +104,13 @@ struct RankThreads {
 
 /// The issue orders of `exec` to check, at most `MAX_ISSUE_ORDERS`.
 pub fn issue_orders(exec: &Execution) -> IssueOrders {
+    if !has_concurrent_host_threads(exec) {
+        return IssueOrders {
+            orders: Vec::new(),
+            unchecked: false,
+            conflicts: Vec::new(),
+        };
+    }
     let touched: Vec<Vec<Touch>> = (0..exec.nodes.len() as u32).map(|i| touches(exec, NodeId(i))).collect();
     let conflicting = conflicting_calls(exec, &touched);
     let conflict_count = conflicting.iter().filter(|&&c| c).count();
@@ -130,6 +141,13 @@ pub fn issue_orders(exec: &Execution) -> IssueOrders {
         unchecked: unchecked || more,
         conflicts: conflicting,
     }
+}
+
+/// Whether some rank has more than one host thread (agents are created rank by rank).
+fn has_concurrent_host_threads(exec: &Execution) -> bool {
+    let hosts = exec.agents.iter().filter(|a| matches!(a.kind, AgentKind::Host(_)));
+    let ranks: Vec<u32> = hosts.map(|a| a.rank).collect();
+    ranks.windows(2).any(|pair| pair[0] == pair[1])
 }
 
 /// Calls that touch, in a conflicting way, an object a call of another host thread of
@@ -170,6 +188,12 @@ fn conflicting_calls(exec: &Execution, touched: &[Vec<Touch>]) -> Vec<bool> {
     conflicting
 }
 
+/// Whether the order of calls `a` and `b` (of different host threads) matters: they
+/// touch one object in a conflicting way.
+pub fn calls_conflict(exec: &Execution, a: NodeId, b: NodeId) -> bool {
+    dependent(&touches(exec, a), &touches(exec, b))
+}
+
 fn dependent(a: &[Touch], b: &[Touch]) -> bool {
     a.iter().any(|&x| b.iter().any(|&y| x.conflicts_with(y)))
 }
@@ -181,18 +205,20 @@ impl RankThreads {
     }
 }
 
+/// The host threads of `rank`. The walk creates a rank's agents and nodes after the
+/// previous rank's, so each rank's are one contiguous range.
 fn rank_threads(exec: &Execution, rank: u32, conflicting: &[bool]) -> RankThreads {
-    let hosts: Vec<AgentId> = exec
-        .agents
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.rank == rank && matches!(a.kind, AgentKind::Host(_)))
-        .map(|(i, _)| AgentId(i as u32))
+    let agents = exec.agents.partition_point(|a| a.rank < rank)..exec.agents.partition_point(|a| a.rank <= rank);
+    let hosts: Vec<AgentId> = agents
+        .filter(|&i| matches!(exec.agents[i].kind, AgentKind::Host(_)))
+        .map(|i| AgentId(i as u32))
         .collect();
     let slot: HashMap<AgentId, usize> = hosts.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+    let rank_of = |n: &super::Node| n.rank(exec);
+    let nodes = exec.nodes.partition_point(|n| rank_of(n) < rank)..exec.nodes.partition_point(|n| rank_of(n) <= rank);
     let mut issued = vec![Vec::new(); hosts.len()];
-    for (i, node) in exec.nodes.iter().enumerate() {
-        if let Some(&t) = slot.get(&node.host) {
+    for i in nodes {
+        if let Some(&t) = slot.get(&exec.nodes[i].host) {
             issued[t].push(NodeId(i as u32));
         }
     }
@@ -422,5 +448,72 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             .map(|&(node, inst, index)| (map(node), inst, index))
             .collect(),
         cutoff: exec.cutoff.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::instantiate;
+    use crate::{Sources, check_sync_bytes};
+
+    fn orders_of(text: &str) -> Vec<Vec<String>> {
+        let checked = check_sync_bytes(&mut Sources::default(), "t.sync", text.as_bytes());
+        let exec = instantiate(&checked.program, Vec::new());
+        let orders = issue_orders(&exec);
+        assert!(!orders.unchecked);
+        let kernels = |order: &Vec<NodeId>| {
+            order
+                .iter()
+                .filter_map(|&n| match &exec.node(n).op.kind {
+                    crate::model::OpKind::Kernel { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        orders.orders.iter().map(kernels).collect()
+    }
+
+    #[test]
+    fn every_fifo_order_of_a_shared_stream_once() {
+        let orders = orders_of(
+            "let s = aclrtCreateStream();
+             thread a { kernel(s, \"a1\"); kernel(s, \"a2\"); }
+             thread b { kernel(s, \"b1\"); kernel(s, \"b2\"); }",
+        );
+        assert_eq!(orders.len(), 6, "{orders:?}");
+        let mut distinct = orders.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 6);
+        for order in &orders {
+            let position = |k: &str| order.iter().position(|n| n == k).unwrap();
+            assert!(position("a1") < position("a2") && position("b1") < position("b2"));
+        }
+    }
+
+    #[test]
+    fn threads_that_share_nothing_have_one_order() {
+        let orders = orders_of(
+            "let s = aclrtCreateStream();
+             let t = aclrtCreateStream();
+             thread a { kernel(s, \"a1\"); kernel(s, \"a2\"); }
+             thread b { kernel(t, \"b1\"); kernel(t, \"b2\"); }",
+        );
+        assert!(orders.is_empty(), "{orders:?}");
+    }
+
+    #[test]
+    fn a_thread_issues_nothing_before_it_is_spawned() {
+        let orders = orders_of(
+            "let s = aclrtCreateStream();
+             kernel(s, \"m1\");
+             thread a { kernel(s, \"a1\"); }
+             kernel(s, \"m2\");",
+        );
+        assert_eq!(orders.len(), 2, "{orders:?}");
+        for order in &orders {
+            assert_eq!(order[0], "m1", "{orders:?}");
+        }
     }
 }

@@ -12,7 +12,7 @@ mod issue_orders;
 pub use build::{core_envs, instantiate};
 pub use core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
-pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, issue_orders, reorder};
+pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, calls_conflict, issue_orders, reorder};
 
 use crate::model::{ObjId, Op, Program, ThreadId};
 use crate::source::Span;

@@ -11,6 +11,7 @@ mod host_sync;
 mod lifetimes;
 mod matching;
 mod races;
+mod realizable;
 
 pub use lifetimes::UseAroundDestroy;
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
@@ -139,57 +140,6 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         true
     }
 
-    /// Whether some run issues the calls in this execution's node order, judged on the
-    /// calls `permuted` marks (by node) as placed by `exec::issue_orders`:
-    /// - no host thread issues a call after a synchronize that returns only once another
-    ///   thread's call, issued later in that order, has run;
-    /// - a host thread never issues what follows a synchronize that never returns: such
-    ///   calls come after every other thread's issued calls, where they affect nothing.
-    ///
-    /// Orders that fail this are not checked.
-    pub fn issue_order_realizable(&self, permuted: &[bool]) -> bool {
-        let exec = self.exec;
-        let mut stuck_hosts: Vec<AgentId> = Vec::new();
-        let mut never_issued_seen: Vec<u32> = Vec::new();
-        for (index, node) in exec.nodes.iter().enumerate() {
-            let rank = node.rank(exec);
-            if stuck_hosts.contains(&node.host) {
-                if permuted[index] && !never_issued_seen.contains(&rank) {
-                    never_issued_seen.push(rank);
-                }
-            } else if permuted[index] && never_issued_seen.contains(&rank) {
-                return false;
-            }
-            if is_blocking(&node.action) && !self.executes(NodeId(index as u32)) {
-                stuck_hosts.push(node.host);
-            }
-        }
-        let mut next_by_host: HashMap<AgentId, NodeId> = HashMap::new();
-        for index in (0..exec.nodes.len()).rev() {
-            let id = NodeId(index as u32);
-            let node = exec.node(id);
-            if is_blocking(&node.action)
-                && self.executes(id)
-                && let Some(&next) = next_by_host.get(&node.host)
-                && !self.all_before_issued_before(id, next)
-            {
-                return false;
-            }
-            next_by_host.insert(node.host, id);
-        }
-        true
-    }
-
-    /// Every node of the rank of `sync` that happens before it comes before `next` in
-    /// node (issue) order.
-    fn all_before_issued_before(&self, sync: NodeId, next: NodeId) -> bool {
-        let rank = self.exec.node(sync).rank(self.exec);
-        self.exec.agents.iter().enumerate().all(|(index, agent)| {
-            let seen = self.clock(sync, AgentId(index as u32)) as usize;
-            agent.rank != rank || seen == 0 || agent.nodes[seen - 1] < next
-        })
-    }
-
     /// The nodes a host synchronize waits for: the last covered node of each queue, or
     /// the record an event synchronize is matched with.
     pub fn waited_for(&self, sync: NodeId) -> Vec<NodeId> {
@@ -287,14 +237,6 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             self.executed[node.index()] = true;
         }
     }
-}
-
-/// A host call that returns only once device work (or a record) has run.
-fn is_blocking(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::EventSync(_) | Action::AgentSync { .. } | Action::DeviceSync { .. }
-    )
 }
 
 fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u32> {

@@ -313,16 +313,19 @@ impl Sim {
 
     /// Blocks the host thread until `queue` has executed everything issued to it so far;
     /// returns the queue's clock at that point.
-    fn drain(&self, host: Host, queue: usize, timeout: Option<Timeout>) -> Result<Arc<VClock>, Fault> {
-        let target = {
-            let mut state = self.shared.lock();
-            let q = &mut state.queues[queue];
-            let target = q.enqueued;
-            if q.completed < target {
-                q.snapshots.entry(target).or_insert(None);
-            }
-            target
-        };
+    /// What a synchronize of `queue` made now waits for: everything enqueued so far.
+    fn drain_target(&self, queue: usize) -> u64 {
+        let mut state = self.shared.lock();
+        let q = &mut state.queues[queue];
+        let target = q.enqueued;
+        if q.completed < target {
+            q.snapshots.entry(target).or_insert(None);
+        }
+        target
+    }
+
+    /// Blocks until `queue` has completed `target` tasks; the clock it had then.
+    fn drained(&self, host: Host, queue: usize, target: u64, timeout: Option<Timeout>) -> Result<Arc<VClock>, Fault> {
         self.shared.block(
             host.agent.index(),
             Some(host.node),
@@ -545,31 +548,48 @@ impl Backend for Sim {
     }
 
     fn host_call(&self, host: Host, call: &HostCall) -> Result<(), Fault> {
+        self.host_call_issued(host, call, &|| {})
+    }
+
+    fn host_call_issued(&self, host: Host, call: &HostCall, issued: &dyn Fn()) -> Result<(), Fault> {
         self.perturb_host(host.agent);
         let tables = &self.shared.tables;
         match call {
             HostCall::SynchronizeStream { queue, timeout } => {
-                let clock = self.drain(host, tables.queue_agent(*queue)?, *timeout)?;
+                let queue = tables.queue_agent(*queue)?;
+                let target = self.drain_target(queue);
+                issued();
+                let clock = self.drained(host, queue, target, *timeout)?;
                 self.join_host(host.agent, &clock);
+                return Ok(());
             }
             HostCall::SynchronizeThread { thread } => {
-                let clock = self.drain(host, tables.queue_agent(*thread)?, None)?;
+                let queue = tables.queue_agent(*thread)?;
+                let target = self.drain_target(queue);
+                issued();
+                let clock = self.drained(host, queue, target, None)?;
                 self.join_host(host.agent, &clock);
+                return Ok(());
             }
             HostCall::SynchronizeDevice => {
-                let queues: Vec<usize> = (0..tables.agents)
+                // Everything queued on the device when the call is made, fixed at once.
+                let targets: Vec<(usize, u64)> = (0..tables.agents)
                     .filter(|&a| tables.agent_rank[a] == host.rank && tables.is_device[a])
+                    .map(|queue| (queue, self.drain_target(queue)))
                     .collect();
-                for queue in queues {
-                    let clock = self.drain(host, queue, None)?;
+                issued();
+                for (queue, target) in targets {
+                    let clock = self.drained(host, queue, target, None)?;
                     self.join_host(host.agent, &clock);
                 }
+                return Ok(());
             }
             HostCall::SynchronizeEvent { event, timeout } => {
-                let signal = self.wait_event_on_host(host, *event, *timeout)?;
+                let signal = self.wait_event_on_host(host, *event, *timeout, issued)?;
                 if let Some(signal) = signal {
                     self.join_host(host.agent, &signal.clock);
                 }
+                return Ok(());
             }
             HostCall::QueryEvent { .. } => {}
             HostCall::Copy { dst, src } => {
@@ -587,6 +607,7 @@ impl Backend for Sim {
                 }
             }
         }
+        issued();
         Ok(())
     }
 
@@ -657,9 +678,16 @@ impl Backend for Sim {
 impl Sim {
     /// `aclrtSynchronizeEvent`: the record of the current cycle (sync kind) or the latest
     /// record issued (capture kind); `None` when a capture-kind event was never recorded.
-    fn wait_event_on_host(&self, host: Host, event: InstId, timeout: Option<Timeout>) -> Result<Option<Signal>, Fault> {
+    fn wait_event_on_host(
+        &self,
+        host: Host,
+        event: InstId,
+        timeout: Option<Timeout>,
+        issued: &dyn Fn(),
+    ) -> Result<Option<Signal>, Fault> {
         let capture = self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture);
         let generation = capture.then(|| self.shared.lock().events.entry(event).or_default().issued);
+        issued();
         if generation == Some(0) {
             return Ok(None);
         }

@@ -1,6 +1,9 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
+use std::collections::HashMap;
+
 use crate::exec::{Action, AgentId, NodeId};
+use crate::model::{EventSemantics, ObjectKind};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -35,6 +38,8 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let (exec, hb) = (analysis.exec, analysis.hb);
+    let threaded_ranks = ranks_with_several_host_threads(analysis);
+    let bindings = capture_bindings(analysis);
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
         if !matches!(
@@ -51,7 +56,9 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             continue;
         }
         if hb.executes(id) {
-            out.extend(may_block(analysis, id));
+            if threaded_ranks.contains(&node.rank(exec)) {
+                out.extend(may_block(analysis, id, &bindings));
+            }
             continue;
         }
         let Some(&blocked) = waits_for.iter().find(|&&n| !hb.executes(n)) else {
@@ -81,7 +88,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
 /// host thread can queue work on a synchronized queue before it (nothing orders that
 /// thread's issue after the synchronize), and that work never completes or needs what
 /// follows the synchronize.
-fn may_block(analysis: &Analysis, sync: NodeId) -> Option<Diagnostic> {
+fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeId>) -> Option<Diagnostic> {
     let (exec, hb) = (analysis.exec, analysis.hb);
     let node = exec.node(sync);
     let queues: Vec<AgentId> = match &node.action {
@@ -92,13 +99,15 @@ fn may_block(analysis: &Analysis, sync: NodeId) -> Option<Diagnostic> {
             .collect(),
         _ => return None,
     };
-    let issued_after_sync = |n: NodeId| {
+    let issued_after = |n: NodeId| {
         let queued = exec.node(n);
         (queued.host == node.host && n > sync)
             || queued
                 .issued_after
                 .is_some_and(|before| before == sync || hb.happens_before(sync, before))
     };
+    // A capture-kind wait bound to a record is issued after that record.
+    let issued_after_sync = |n: NodeId| issued_after(n) || bindings.get(&n).is_some_and(|&record| issued_after(record));
     for queue in queues {
         for &queued in exec.agent(queue).nodes.iter().take_while(|&&n| !issued_after_sync(n)) {
             let other = exec.node(queued).host;
@@ -112,6 +121,9 @@ fn may_block(analysis: &Analysis, sync: NodeId) -> Option<Diagnostic> {
             } else {
                 continue;
             };
+            if !queued_after_others(analysis, sync) {
+                return None;
+            }
             return Some(
                 Diagnostic::new(
                     &HostSyncHang::INFO,
@@ -132,4 +144,52 @@ fn may_block(analysis: &Analysis, sync: NodeId) -> Option<Diagnostic> {
         }
     }
     None
+}
+
+/// Whether the device work the synchronizing thread issues after `sync` is queued behind
+/// every other thread's work on its queues. If the synchronize blocks, that work is
+/// never issued, so an order that queues it ahead of another thread's work (making that
+/// work wait for the synchronize) is no run's order; the order with it last shows
+/// whether the wait is real.
+fn queued_after_others(analysis: &Analysis, sync: NodeId) -> bool {
+    let exec = analysis.exec;
+    let host = exec.node(sync).host;
+    exec.agents.iter().filter(|agent| agent.kind.is_device()).all(|agent| {
+        let first_after = agent.nodes.iter().position(|&n| n > sync && exec.node(n).host == host);
+        first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| exec.node(n).host == host))
+    })
+}
+
+/// Ranks where another host thread can queue work before a synchronize.
+fn ranks_with_several_host_threads(analysis: &Analysis) -> Vec<u32> {
+    let mut hosts: HashMap<u32, usize> = HashMap::new();
+    for agent in analysis.exec.agents.iter().filter(|a| !a.kind.is_device()) {
+        *hosts.entry(agent.rank).or_default() += 1;
+    }
+    hosts
+        .into_iter()
+        .filter(|&(_, count)| count > 1)
+        .map(|(rank, _)| rank)
+        .collect()
+}
+
+/// Each capture-kind event wait and the record it bound to when it was issued (so it
+/// was issued after that record).
+fn capture_bindings(analysis: &Analysis) -> HashMap<NodeId, NodeId> {
+    let exec = analysis.exec;
+    let capture = |wait: NodeId| match exec.node(wait).action {
+        Action::EventWait(event) => matches!(
+            &exec.program.object(exec.instance(event).obj).kind,
+            ObjectKind::Event(info) if info.semantics == EventSemantics::Capture
+        ),
+        _ => false,
+    };
+    analysis
+        .hb
+        .matching
+        .edges
+        .iter()
+        .filter(|&&(_, wait)| capture(wait))
+        .map(|&(record, wait)| (wait, record))
+        .collect()
 }

@@ -5,7 +5,9 @@ declare_rule! {
     /// A property the z3 prover set out to prove for every parameter value (every rank
     /// count `N` in its range, every TilingKey) or a schedule it set out to decide, for
     /// which z3 gave no answer within the time limit (`--smt-timeout`, 2 s by default)
-    /// or in a theory it cannot decide (non-linear integer arithmetic).
+    /// or in a theory it cannot decide (non-linear integer arithmetic). Also: host threads
+    /// that share streams, events or notifies in more issue orders than the 1,024 the
+    /// happens-before analysis checks per run.
     ///
     /// ## Why is this a bug
     /// It is not a bug in the program: it is a hole in the verification. Nothing is
@@ -26,6 +28,8 @@ declare_rule! {
     /// ## Fix
     /// Raise the limit (`syncguard check --smt-timeout 10s`), or write the expression
     /// more simply (a table of indices, a linear formula), or narrow the parameter range.
+    /// For issue orders: give each host thread its own streams and events, or order the
+    /// threads' calls (an event one records and the other synchronizes on).
     pub struct SolverUnknown;
     code = "SG004",
     name = "solver-unknown",
