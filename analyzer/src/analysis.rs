@@ -160,7 +160,18 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             // blocks the proofs (already said in `unproved`) but is no finding.
             continue;
         }
-        if too_large {
+        if too_large && !counterexample.smallest {
+            // Values too large to run, and perhaps not the smallest: nothing confirms the
+            // finding, so the property is merely not proved.
+            unproved.push(crate::smt::Unproved::new(
+                counterexample.property,
+                format!(
+                    "z3 found a violation at values too large to run, and its search for smaller ones ran out of time: {}",
+                    found.message
+                ),
+                found.primary.clone(),
+            ));
+        } else if too_large {
             found = found.with_note(
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",
             );

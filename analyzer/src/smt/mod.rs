@@ -106,6 +106,9 @@ pub(crate) struct Query {
     timeout: Duration,
     /// The last check answered `unknown` because the deadline passed.
     out_of_time: Cell<bool>,
+    /// The last `solve` found its counterexample's smallest values (its search for
+    /// smaller ones did not run out of time).
+    minimized: Cell<bool>,
 }
 
 #[derive(Clone)]
@@ -145,6 +148,7 @@ impl Query {
             tracked: Vec::new(),
             timeout: options.timeout,
             out_of_time: Cell::new(false),
+            minimized: Cell::new(true),
         }
     }
 
@@ -254,6 +258,7 @@ impl Query {
             SatResult::Unknown => Answer::Unknown(self.reason()),
             SatResult::Sat => {
                 let mut model = self.solver().get_model().expect("a sat answer has a model");
+                self.minimized.set(true);
                 for (objective, lowest) in objectives {
                     model = self.minimize(objective, *lowest, model, deadline);
                 }
@@ -291,11 +296,19 @@ impl Query {
                     low = mid + 1;
                     step = step.saturating_mul(2).saturating_add(1);
                 }
-                SatResult::Unknown => break,
+                SatResult::Unknown => {
+                    self.minimized.set(false);
+                    break;
+                }
             }
         }
         self.assert(&objective.eq(high));
         model
+    }
+
+    /// Whether the last `solve`'s counterexample has its smallest values.
+    pub fn smallest(&self) -> bool {
+        self.minimized.get()
     }
 
     fn core(&self) -> Vec<usize> {

@@ -78,7 +78,10 @@ fn undefined_at(
     Ok(match query.solve(&objectives) {
         Answer::Holds(core) => Answer::Holds(core),
         Answer::Unknown(reason) => Answer::Unknown(reason),
-        Answer::Fails(model) => Answer::Fails(counterexample(space, evaluation, &rank, &model)),
+        Answer::Fails(model) => Answer::Fails(Counterexample {
+            smallest: query.smallest(),
+            ..counterexample(space, evaluation, &rank, &model)
+        }),
     })
 }
 
@@ -103,5 +106,6 @@ fn counterexample(space: &Space, evaluation: &Evaluation, rank: &Int, model: &z3
         property: PROPERTY,
         params,
         diagnostic,
+        smallest: true,
     }
 }

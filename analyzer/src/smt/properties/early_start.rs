@@ -216,6 +216,7 @@ fn prove_once(
                 property: name,
                 params,
                 diagnostic,
+                smallest: query.smallest(),
             });
         }
     }

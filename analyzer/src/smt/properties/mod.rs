@@ -45,7 +45,13 @@ pub(crate) struct Counterexample {
     pub params: Vec<i64>,
     /// The finding as the solver sees it; reported as is when no concrete rule does.
     pub diagnostic: Diagnostic,
+    /// Its values are the smallest (the search for smaller ones finished in time).
+    pub smallest: bool,
 }
+
+/// How a counterexample's note begins.
+const SMALLEST: &str = "smallest counterexample (z3)";
+const NOT_SMALLEST: &str = "counterexample (z3; a smaller one may exist: the search for it ran out of time)";
 
 /// Prove every property that applies to `program`.
 pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
@@ -77,6 +83,13 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
         }
     }
     early_start::prove(&space, options, &mut outcome);
+    for found in outcome.counterexamples.iter_mut().filter(|found| !found.smallest) {
+        for note in &mut found.diagnostic.notes {
+            if let Some(rest) = note.strip_prefix(SMALLEST) {
+                *note = format!("{NOT_SMALLEST}{rest}");
+            }
+        }
+    }
     outcome
 }
 

@@ -206,7 +206,10 @@ fn check_family(
     Ok(match query.solve(&objectives) {
         Answer::Holds(core) => Answer::Holds(core),
         Answer::Unknown(reason) => Answer::Unknown(reason),
-        Answer::Fails(model) => Answer::Fails(counterexample(space, family, &flag, members, &counts, &model)),
+        Answer::Fails(model) => Answer::Fails(Counterexample {
+            smallest: query.smallest(),
+            ..counterexample(space, family, &flag, members, &counts, &model)
+        }),
     })
 }
 
@@ -347,5 +350,6 @@ fn counterexample(
         property: PROPERTY,
         params,
         diagnostic,
+        smallest: true,
     }
 }

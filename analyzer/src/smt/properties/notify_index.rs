@@ -153,6 +153,7 @@ fn check_op(
                 property: PROPERTY,
                 params,
                 diagnostic,
+                smallest: query.smallest(),
             })
         }
     })
