@@ -1,7 +1,7 @@
 //! Running the rules on a Program: structural rules once, happens-before rules on every
 //! concrete execution the parameter domains call for.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, issue_orders, reorder};
@@ -160,16 +160,19 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             // blocks the proofs (already said in `unproved`) but is no finding.
             continue;
         }
-        if too_large && !counterexample.smallest {
-            // Values too large to run, and perhaps not the smallest: nothing confirms the
-            // finding, so the property is merely not proved.
-            unproved.push(crate::smt::Unproved::new(
+        // Nothing confirms the finding: the property is merely not proved.
+        let not_proved = |why: &str, found: &Diagnostic| {
+            crate::smt::Unproved::new(
                 counterexample.property,
-                format!(
-                    "z3 found a violation at values too large to run, and its search for smaller ones ran out of time: {}",
-                    found.message
-                ),
+                format!("{why}: {}", found.message),
                 found.primary.clone(),
+            )
+        };
+        if too_large && !counterexample.smallest {
+            // Too large to run, and perhaps not the smallest values.
+            unproved.push(not_proved(
+                "z3 found a violation at values too large to run, and its search for smaller ones ran out of time",
+                &found,
             ));
         } else if too_large {
             found = found.with_note(
@@ -177,15 +180,11 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             );
             diagnostics.push(found);
         } else if !merge_counterexample(&mut diagnostics, &found) {
-            // Not printed: a solver counterexample the run at its values does not show
-            // is an encoding gap, so the property is merely not proved.
-            unproved.push(crate::smt::Unproved::new(
-                counterexample.property,
-                format!(
-                    "z3's counterexample is not confirmed by the concrete run: {}",
-                    found.message
-                ),
-                found.primary.clone(),
+            // A solver counterexample the run at its values does not show is an
+            // encoding gap.
+            unproved.push(not_proved(
+                "z3's counterexample is not confirmed by the concrete run",
+                &found,
             ));
         }
     }
@@ -274,7 +273,7 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
 /// The findings of every issue order, each once; one that only some orders show names
 /// the first of them.
 fn merge_orders(exec: &Execution, per_order: Vec<OrderFindings>) -> Vec<Diagnostic> {
-    let mut count: std::collections::HashMap<FindingKey, usize> = std::collections::HashMap::new();
+    let mut count: HashMap<FindingKey, usize> = HashMap::new();
     for order in &per_order {
         let distinct: HashSet<FindingKey> = order.findings.iter().map(finding_key).collect();
         for key in distinct {

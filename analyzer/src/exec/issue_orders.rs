@@ -35,7 +35,8 @@ pub struct IssueOrders {
     pub orders: Vec<Vec<NodeId>>,
     /// Orders that exist beyond `orders`: not checked.
     pub unchecked: bool,
-    /// The calls whose order differs between orders, for messages.
+    /// The calls whose order differs between orders (by node): the ones judged for
+    /// realizability and named in messages.
     pub conflicts: Vec<bool>,
 }
 
@@ -104,7 +105,7 @@ struct RankThreads {
 
 /// The issue orders of `exec` to check, at most `MAX_ISSUE_ORDERS`.
 pub fn issue_orders(exec: &Execution) -> IssueOrders {
-    if !has_concurrent_host_threads(exec) {
+    if exec.ranks_with_several_host_threads().is_empty() {
         return IssueOrders {
             orders: Vec::new(),
             unchecked: false,
@@ -141,13 +142,6 @@ pub fn issue_orders(exec: &Execution) -> IssueOrders {
         unchecked: unchecked || more,
         conflicts: conflicting,
     }
-}
-
-/// Whether some rank has more than one host thread (agents are created rank by rank).
-fn has_concurrent_host_threads(exec: &Execution) -> bool {
-    let hosts = exec.agents.iter().filter(|a| matches!(a.kind, AgentKind::Host(_)));
-    let ranks: Vec<u32> = hosts.map(|a| a.rank).collect();
-    ranks.windows(2).any(|pair| pair[0] == pair[1])
 }
 
 /// Calls that touch, in a conflicting way, an object a call of another host thread of

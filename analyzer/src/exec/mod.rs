@@ -210,6 +210,16 @@ pub enum Action {
     Other,
 }
 
+impl Action {
+    /// A host call that returns only once device work (or a record) has run.
+    pub fn blocks_host(&self) -> bool {
+        matches!(
+            self,
+            Action::EventSync(_) | Action::AgentSync { .. } | Action::DeviceSync { .. }
+        )
+    }
+}
+
 /// Bytes `start..end` of one memory region, read or written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Access {
@@ -258,6 +268,24 @@ pub struct BadUse<'p> {
 }
 
 impl<'p> Execution<'p> {
+    /// Ranks with more than one host thread: where threads can issue concurrently.
+    pub fn ranks_with_several_host_threads(&self) -> Vec<u32> {
+        let hosts: Vec<u32> = self
+            .agents
+            .iter()
+            .filter(|a| matches!(a.kind, AgentKind::Host(_)))
+            .map(|a| a.rank)
+            .collect();
+        // Agents are created rank by rank, so a rank's host threads are neighbours.
+        let mut ranks: Vec<u32> = hosts
+            .windows(2)
+            .filter(|pair| pair[0] == pair[1])
+            .map(|pair| pair[0])
+            .collect();
+        ranks.dedup();
+        ranks
+    }
+
     /// The run was cut short (see `cutoff`): it is not the whole program.
     pub fn truncated(&self) -> bool {
         self.cutoff.is_some()

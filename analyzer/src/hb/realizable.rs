@@ -45,7 +45,7 @@ impl HappensBefore<'_, '_> {
             {
                 return false;
             }
-            if is_blocking(&node.action) && !self.executes(id) {
+            if node.action.blocks_host() && !self.executes(id) {
                 stuck_hosts.push(node.host);
             }
         }
@@ -62,7 +62,7 @@ impl HappensBefore<'_, '_> {
         for index in (0..exec.nodes.len()).rev() {
             let id = NodeId(index as u32);
             let node = exec.node(id);
-            if is_blocking(&node.action)
+            if node.action.blocks_host()
                 && self.executes(id)
                 && let Some(&next) = next_permuted.get(&node.host)
                 && !self.issued_in_time(id, next, permuted, &order)
@@ -108,12 +108,4 @@ impl HappensBefore<'_, '_> {
                 .all(|&m| exec.node(z).host != exec.node(m).host && !calls_conflict(exec, z, m))
         })
     }
-}
-
-/// A host call that returns only once device work (or a record) has run.
-fn is_blocking(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::EventSync(_) | Action::AgentSync { .. } | Action::DeviceSync { .. }
-    )
 }

@@ -313,6 +313,27 @@ impl Sim {
 
     /// Blocks the host thread until `queue` has executed everything issued to it so far;
     /// returns the queue's clock at that point.
+    /// A host synchronize of `queues`: what it waits for is fixed at once (everything
+    /// enqueued on them so far), then `issued` is told, then the host blocks.
+    fn synchronize_queues(
+        &self,
+        host: Host,
+        queues: Vec<usize>,
+        timeout: Option<Timeout>,
+        issued: &dyn Fn(),
+    ) -> Result<(), Fault> {
+        let targets: Vec<(usize, u64)> = queues
+            .into_iter()
+            .map(|queue| (queue, self.drain_target(queue)))
+            .collect();
+        issued();
+        for (queue, target) in targets {
+            let clock = self.drained(host, queue, target, timeout)?;
+            self.join_host(host.agent, &clock);
+        }
+        Ok(())
+    }
+
     /// What a synchronize of `queue` made now waits for: everything enqueued so far.
     fn drain_target(&self, queue: usize) -> u64 {
         let mut state = self.shared.lock();
@@ -556,33 +577,16 @@ impl Backend for Sim {
         let tables = &self.shared.tables;
         match call {
             HostCall::SynchronizeStream { queue, timeout } => {
-                let queue = tables.queue_agent(*queue)?;
-                let target = self.drain_target(queue);
-                issued();
-                let clock = self.drained(host, queue, target, *timeout)?;
-                self.join_host(host.agent, &clock);
-                return Ok(());
+                return self.synchronize_queues(host, vec![tables.queue_agent(*queue)?], *timeout, issued);
             }
             HostCall::SynchronizeThread { thread } => {
-                let queue = tables.queue_agent(*thread)?;
-                let target = self.drain_target(queue);
-                issued();
-                let clock = self.drained(host, queue, target, None)?;
-                self.join_host(host.agent, &clock);
-                return Ok(());
+                return self.synchronize_queues(host, vec![tables.queue_agent(*thread)?], None, issued);
             }
             HostCall::SynchronizeDevice => {
-                // Everything queued on the device when the call is made, fixed at once.
-                let targets: Vec<(usize, u64)> = (0..tables.agents)
+                let queues = (0..tables.agents)
                     .filter(|&a| tables.agent_rank[a] == host.rank && tables.is_device[a])
-                    .map(|queue| (queue, self.drain_target(queue)))
                     .collect();
-                issued();
-                for (queue, target) in targets {
-                    let clock = self.drained(host, queue, target, None)?;
-                    self.join_host(host.agent, &clock);
-                }
-                return Ok(());
+                return self.synchronize_queues(host, queues, None, issued);
             }
             HostCall::SynchronizeEvent { event, timeout } => {
                 let signal = self.wait_event_on_host(host, *event, *timeout, issued)?;

@@ -38,14 +38,11 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let (exec, hb) = (analysis.exec, analysis.hb);
-    let threaded_ranks = ranks_with_several_host_threads(analysis);
+    let threaded_ranks = exec.ranks_with_several_host_threads();
     let bindings = capture_bindings(analysis);
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
-        if !matches!(
-            node.action,
-            Action::AgentSync { .. } | Action::DeviceSync { .. } | Action::EventSync(_)
-        ) {
+        if !node.action.blocks_host() {
             continue;
         }
         let waits_for = hb.waited_for(id);
@@ -158,19 +155,6 @@ fn queued_after_others(analysis: &Analysis, sync: NodeId) -> bool {
         let first_after = agent.nodes.iter().position(|&n| n > sync && exec.node(n).host == host);
         first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| exec.node(n).host == host))
     })
-}
-
-/// Ranks where another host thread can queue work before a synchronize.
-fn ranks_with_several_host_threads(analysis: &Analysis) -> Vec<u32> {
-    let mut hosts: HashMap<u32, usize> = HashMap::new();
-    for agent in analysis.exec.agents.iter().filter(|a| !a.kind.is_device()) {
-        *hosts.entry(agent.rank).or_default() += 1;
-    }
-    hosts
-        .into_iter()
-        .filter(|&(_, count)| count > 1)
-        .map(|(rank, _)| rank)
-        .collect()
 }
 
 /// Each capture-kind event wait and the record it bound to when it was issued (so it
