@@ -18,7 +18,9 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     candidates
         .into_iter()
         .filter(|candidate| *candidate != name)
-        .map(|candidate| (distance(&name.to_lowercase(), &candidate.to_lowercase()), candidate))
+        // The distance is at least the difference in length: most candidates end here.
+        .filter(|candidate| candidate.chars().count().abs_diff(len) <= limit)
+        .map(|candidate| (distance(&lower, &candidate.to_lowercase()), candidate))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, candidate)| candidate)

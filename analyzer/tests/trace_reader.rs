@@ -384,3 +384,62 @@ fn objects_in_use_before_the_trace_are_declared_once_before_their_first_use() {
     let checked = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
     assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
 }
+
+/// What a trace line says that the `.sync` reader would reject is reported on that line,
+/// so that the converted program always reads back.
+fn format_errors(trace: &str) -> Vec<String> {
+    let (_, diagnostics) = check(trace.as_bytes());
+    let converted = convert_trace(&mut Sources::default(), "t.jsonl", trace.as_bytes(), None);
+    let read_back = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
+    let syntax: Vec<_> = read_back.diagnostics.iter().filter(|d| d.code == "SG001").collect();
+    assert!(syntax.is_empty(), "{syntax:#?}\n{}", converted.text);
+    diagnostics
+        .iter()
+        .filter(|d| d.code == "SG002")
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn a_buffer_size_that_is_not_positive_is_reported_and_ignored() {
+    let trace = concat!(
+        r#"{"api": "HcclCommInitRootInfo", "args": {"nRanks": 1, "rootInfo": "r", "rank": 0, "comm": "c"}}"#,
+        "\n",
+        r#"{"api": "HcclGetHcclBuffer", "args": {"comm": "c", "buffer": "b", "size": 0}}"#,
+        "\n",
+    );
+    assert_eq!(
+        format_errors(trace),
+        ["`size` of `HcclGetHcclBuffer` must be a positive byte count"]
+    );
+}
+
+#[test]
+fn a_negative_thread_count_is_reported() {
+    let trace = concat!(
+        r#"{"api": "HcclCommInitRootInfo", "args": {"nRanks": 1, "rootInfo": "r", "rank": 0, "comm": "c"}}"#,
+        "\n",
+        r#"{"api": "HcclThreadAcquire", "args": {"comm": "c", "engine": "COMM_ENGINE_AICPU_TS", "threadNum": -11, "notifyNumPerThread": 0, "threads": ["t"]}}"#,
+        "\n",
+    );
+    assert_eq!(
+        format_errors(trace),
+        ["`threadNum` must be a count (an integer, 0 or more)"]
+    );
+}
+
+#[test]
+fn op_attributes_named_like_keywords_convert() {
+    let trace = concat!(
+        r#"{"api": "ge.op", "args": {"type": "MatmulAllReduce", "attrs": ["group", "return", "ranks", "attrs"]}}"#,
+        "\n",
+        r#"{"api": "KernelLaunchInfo::CreateHcomWaitTask", "args": {"group_name": "ranks", "stream_id": 1}}"#,
+        "\n",
+        r#"{"api": "ge.op", "args": {"type": "Other", "attrs": ["NULL"]}}"#,
+        "\n",
+    );
+    assert_eq!(
+        format_errors(trace),
+        ["`attrs` must be an array of attribute names (identifiers)"]
+    );
+}

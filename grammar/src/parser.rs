@@ -144,6 +144,22 @@ where
     word().map(Word::into_ident)
 }
 
+/// An op's type or attribute name. These name GE prototype entries, not `.sync`
+/// objects, so a word that is a `.sync` keyword (an attribute called `ranks`) is a
+/// name here. `NULL` is not: it has two spellings, and the name must read back as written.
+fn op_name<'t, I, E>() -> impl Parser<'t, I, Ident, Extra<E>> + Clone
+where
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
+{
+    let keyword = select_ref! { Token::Kw(k) if *k != Keyword::Null => k.as_str() }
+        .map_with(|text, e| Ident {
+            name: text.to_string(),
+            span: span_of(e.span()),
+        });
+    ident().or(keyword).labelled("identifier")
+}
+
 /// Drops a collected vector's spare capacity. Most vectors in a syntax tree are short
 /// (a call's arguments, a one-element list), and growing them leaves room for four.
 fn tight<T>(mut items: Vec<T>) -> Vec<T> {
@@ -577,7 +593,7 @@ where
             .as_context();
 
         let attrs = kw(Keyword::Attrs).ignore_then(
-            ident()
+            op_name()
                 .separated_by(punct(Punct::Comma))
                 .allow_trailing()
                 .collect::<Vec<_>>()
@@ -585,7 +601,7 @@ where
                 .delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
         );
         let ge_op = kw(Keyword::Op)
-            .ignore_then(ident())
+            .ignore_then(op_name())
             .then(attrs.or_not())
             .then(block.clone())
             .map(|((name, attrs), body)| StmtKind::GeOp {

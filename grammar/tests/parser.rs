@@ -49,3 +49,17 @@ fn product_names_starting_with_a_digit_are_names() {
         "other digit-led words stay bad numbers"
     );
 }
+
+#[test]
+fn op_types_and_attributes_may_be_named_like_keywords() {
+    let parsed = parse("op return attrs(group, ranks, attrs, thread) { }");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let StmtKind::GeOp { name, attrs, .. } = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    assert_eq!(name.name, "return");
+    let attrs: Vec<&str> = attrs.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(attrs, ["group", "ranks", "attrs", "thread"]);
+    // `NULL` and `nullptr` are one keyword: neither could read back as written.
+    assert!(!parse("op X attrs(nullptr) { }").errors.is_empty());
+}

@@ -281,22 +281,35 @@ fn minimal_cycles(graph: &DiGraph<(), EdgeKind, u32>) -> Vec<Vec<NodeId>> {
 }
 
 fn shortest_cycle(graph: &DiGraph<(), EdgeKind, u32>, scc: &[NodeIndex<u32>]) -> Option<Vec<NodeId>> {
-    use std::collections::{HashMap, HashSet, VecDeque};
-    let members: HashSet<NodeIndex<u32>> = scc.iter().copied().collect();
+    const UNSEEN: u32 = u32::MAX;
+    let mut member = vec![false; graph.node_count()];
+    for node in scc {
+        member[node.index()] = true;
+    }
+    // Per node: its BFS parent and depth, reset after each search through `reached`.
+    let mut parent = vec![UNSEEN; graph.node_count()];
+    let mut depth = vec![0usize; graph.node_count()];
+    let mut reached: Vec<usize> = Vec::new();
     let mut best: Option<Vec<NodeIndex<u32>>> = None;
     // Bounded so that a huge component costs at most a few thousand searches.
     for &start in scc.iter().take(2048) {
-        let mut parent: HashMap<NodeIndex<u32>, NodeIndex<u32>> = HashMap::new();
-        let mut queue = VecDeque::from([start]);
+        // A cycle closed from a node at depth d has d + 1 nodes: only shorter ones help.
+        let deepest = best.as_ref().map_or(usize::MAX, |b| b.len().saturating_sub(2));
+        let mut queue = std::collections::VecDeque::from([start]);
         let mut found = None;
         'search: while let Some(node) = queue.pop_front() {
+            if depth[node.index()] > deepest {
+                break;
+            }
             for next in graph.neighbors(node) {
                 if next == start {
                     found = Some(node);
                     break 'search;
                 }
-                if members.contains(&next) && !parent.contains_key(&next) {
-                    parent.insert(next, node);
+                if member[next.index()] && parent[next.index()] == UNSEEN {
+                    parent[next.index()] = node.index() as u32;
+                    depth[next.index()] = depth[node.index()] + 1;
+                    reached.push(next.index());
                     queue.push_back(next);
                 }
             }
@@ -304,13 +317,15 @@ fn shortest_cycle(graph: &DiGraph<(), EdgeKind, u32>, scc: &[NodeIndex<u32>]) ->
         if let Some(mut last) = found {
             let mut path = vec![last];
             while last != start {
-                last = parent[&last];
+                last = NodeIndex::new(parent[last.index()] as usize);
                 path.push(last);
             }
             path.reverse();
-            if best.as_ref().is_none_or(|b| path.len() < b.len()) {
-                best = Some(path);
-            }
+            best = Some(path);
+        }
+        for index in reached.drain(..) {
+            parent[index] = UNSEEN;
+            depth[index] = 0;
         }
     }
     let mut cycle: Vec<NodeId> = best?.into_iter().map(|n| NodeId(n.index() as u32)).collect();

@@ -282,11 +282,18 @@ impl TraceLowerer {
         };
         // The size HCCL reports is the HCCL_BUFFSIZE the run used: the smallest seen is
         // what every rank can rely on.
-        if matches!(api.creates, Creates::HcclLocalBuffer | Creates::HcclPeerBuffer)
-            && let Some(size) = json
-                .get("size")
-                .and_then(Json::as_int)
-                .and_then(|s| u64::try_from(s).ok())
+        let reported_size = match json.get("size") {
+            Some(size) if matches!(api.creates, Creates::HcclLocalBuffer | Creates::HcclPeerBuffer) => {
+                let positive = size.as_int().filter(|&s| s > 0);
+                if positive.is_none() {
+                    let message = format!("`size` of `{}` must be a positive byte count", api.name);
+                    self.format_error(span, message, "the size is ignored");
+                }
+                positive
+            }
+            _ => None,
+        };
+        if let Some(size) = reported_size.map(|s| s as u64)
             && let Some(ObjectKind::Buffer(info)) = kinds.first_mut()
         {
             info.size = Expr::Int(size as i64);
@@ -348,7 +355,12 @@ fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<
 
 /// `threads` and `channels` must list as many handles as the call creates.
 fn count_problem(api: &Api, args: &CallArgs, handles: usize) -> Option<String> {
-    let expected = calls::created_count(api, args)?;
+    let Some(expected) = calls::created_count(api, args) else {
+        return Some(match api.creates {
+            Creates::HcclThreads => "`threadNum` must be a count (an integer, 0 or more)".into(),
+            _ => format!("`{}` cannot say how many handles it creates", api.name),
+        });
+    };
     match api.creates {
         Creates::HcclThreads | Creates::Channels if expected != handles => Some(format!(
             "`{}` lists {handles} handle(s) but the call creates {expected}",
@@ -373,14 +385,14 @@ fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
     }
 }
 
-/// A `.sync`-compatible name for a handle: the handle itself when it is a plain
-/// identifier, else `event_0x7f3a` and the like.
 /// Whether `text` is a `.sync` (and C) identifier.
 pub(super) fn is_identifier(text: &str) -> bool {
     text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// A `.sync`-compatible name for a handle: the handle itself when it is a plain
+/// identifier, else `event_0x7f3a` and the like.
 pub(super) fn object_name(handle: &str, noun: &str) -> String {
     let is_ident = is_identifier(handle);
     let reserved = RESERVED.contains(&handle) || syncguard_grammar::lexer::Keyword::is_keyword(handle);

@@ -9,6 +9,12 @@ use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 use super::args::is_identifier;
+
+/// A GE op type or attribute name: an identifier; `.sync` keywords other than `NULL`
+/// are fine there.
+fn is_op_name(text: &str) -> bool {
+    is_identifier(text) && !matches!(text, "NULL" | "nullptr")
+}
 use super::json::{Args, Json, Line};
 use super::locations::{SourceFiles, SourceLocation};
 use crate::api::{self, Api, Effect, Place};
@@ -405,7 +411,7 @@ impl TraceLowerer {
     fn ge_op(&mut self, rank: usize, args: &Args, span: &Span) {
         let Some(Json::Str(name)) = args
             .get("type")
-            .filter(|t| matches!(t, Json::Str(n) if is_identifier(n)))
+            .filter(|t| matches!(t, Json::Str(n) if is_op_name(n)))
         else {
             self.format_error(
                 span,
@@ -416,7 +422,7 @@ impl TraceLowerer {
         };
         let attrs = match args.get("attrs") {
             None => Vec::new(),
-            Some(Json::Array(items)) if items.iter().all(|i| matches!(i, Json::Str(a) if is_identifier(a))) => items
+            Some(Json::Array(items)) if items.iter().all(|i| matches!(i, Json::Str(a) if is_op_name(a))) => items
                 .iter()
                 .filter_map(|item| match item {
                     Json::Str(attr) => Some((attr.to_string(), span.clone())),
