@@ -128,6 +128,10 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     let mut seen: HashSet<(&'static str, Span)> = diagnostics.iter().map(|d| (d.code, d.primary.clone())).collect();
     let mut run_names = Vec::new();
     let mut not_run: Vec<Vec<i64>> = Vec::new();
+    let mut refuted = ConcreteRefutations::default();
+    // What each run found, deduplicated or not: a counterexample is confirmed only by the
+    // run at its own values.
+    let mut found_at: HashMap<Vec<i64>, Vec<FindingKey>> = HashMap::new();
     for (params, for_counterexample) in runs {
         let exec = instantiate(program, params.clone());
         run_names.extend(exec.assignment());
@@ -138,21 +142,33 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                 not_run.push(params);
             } else {
                 diagnostics.push(too_large(program, &exec));
+                refuted.every_smaller_ran = false;
             }
             continue;
         }
-        for mut diagnostic in execution_findings(program, &exec, options) {
+        let smallest_yet = !for_counterexample && refuted.every_smaller_ran && every_smaller_sampled(program, &params);
+        let findings = execution_findings(program, &exec, options);
+        found_at.insert(params.clone(), findings.iter().map(finding_key).collect());
+        for mut diagnostic in findings {
             // The same finding in several runs is reported once, for the first run.
             if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
                 if let Some(assignment) = exec.assignment() {
                     diagnostic = diagnostic.with_note(format!("found with {assignment}"));
+                    if smallest_yet {
+                        refuted.first(diagnostic.code, diagnostics.len(), assignment);
+                    }
                 }
                 diagnostics.push(diagnostic);
             }
         }
     }
     let mut unproved = proved.unproved;
+    let mut smallest_by_z3: HashSet<&str> = HashSet::new();
     for counterexample in proved.counterexamples {
+        if !counterexample.smallest && refuted.smallest.contains_key(counterexample.property) {
+            // The concrete runs know the smallest values; z3's larger ones add nothing.
+            continue;
+        }
         let mut found = counterexample.diagnostic;
         let too_large = not_run.contains(&counterexample.params);
         if too_large && counterexample.property == crate::smt::properties::VALUES_DEFINED {
@@ -179,13 +195,25 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",
             );
             diagnostics.push(found);
-        } else if !merge_counterexample(&mut diagnostics, &found) {
+        } else if confirmed_by_its_run(&found_at, &counterexample.params, &found)
+            && merge_counterexample(&mut diagnostics, &found)
+        {
+            if counterexample.smallest {
+                smallest_by_z3.insert(counterexample.property);
+            }
+        } else {
             // A solver counterexample the run at its values does not show is an
             // encoding gap.
             unproved.push(not_proved(
                 "z3's counterexample is not confirmed by the concrete run",
                 &found,
             ));
+        }
+    }
+    for (property, (index, assignment)) in &refuted.smallest {
+        if !smallest_by_z3.contains(property) {
+            let note = format!("smallest counterexample (concrete runs): {assignment} (the runs at every smaller value do not show it)");
+            diagnostics[*index].notes.push(note);
         }
     }
     diagnostics.extend(proved.unknown);
@@ -198,6 +226,52 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         proofs: proved.proofs,
         unproved,
     }
+}
+
+/// Properties the concrete runs refute at their smallest values.
+struct ConcreteRefutations {
+    /// Every sampled run so far was analyzed (none was too large).
+    every_smaller_ran: bool,
+    /// Per property: the index of its first finding and the run's assignment ("N = 2").
+    smallest: HashMap<&'static str, (usize, String)>,
+}
+
+impl Default for ConcreteRefutations {
+    fn default() -> Self {
+        ConcreteRefutations {
+            every_smaller_ran: true,
+            smallest: HashMap::new(),
+        }
+    }
+}
+
+impl ConcreteRefutations {
+    /// A finding of the first run to report `code`'s property, at `index`.
+    fn first(&mut self, code: &str, index: usize, assignment: String) {
+        if let Some(property) = crate::smt::properties::refuted_by(code) {
+            self.smallest.entry(property).or_insert((index, assignment));
+        }
+    }
+}
+
+/// Whether every assignment smaller than `params` (parameters compared in declaration
+/// order) is among the sampled runs, which come in that order: each parameter that is
+/// above its minimum must be followed only by parameters whose whole range is sampled.
+fn every_smaller_sampled(program: &Program, params: &[i64]) -> bool {
+    let sampled: Vec<Vec<i64>> = program.params.iter().map(parameter_values).collect();
+    let combinations = sampled.iter().try_fold(1usize, |n, values| n.checked_mul(values.len()));
+    if combinations.is_none_or(|n| n > MAX_ASSIGNMENTS) {
+        return false;
+    }
+    let whole = |index: usize| {
+        let param = &program.params[index];
+        param.max.is_some_and(|max| sampled[index].last() == Some(&max))
+    };
+    params
+        .iter()
+        .zip(&program.params)
+        .enumerate()
+        .all(|(index, (&value, param))| value == param.min || (index + 1..params.len()).all(whole))
 }
 
 /// What the happens-before rules find on one concrete execution, in every order in
@@ -372,6 +446,19 @@ pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOpti
     found
 }
 
+/// Whether the run at a counterexample's values reports its finding (same rule, a call
+/// in common). A rule checked once per Program (SuperKernel code paths) walks every
+/// value itself and has no run of its own: its finding confirms it wherever it is.
+fn confirmed_by_its_run(found_at: &HashMap<Vec<i64>, Vec<FindingKey>>, params: &[i64], found: &Diagnostic) -> bool {
+    let per_program = crate::rules::find(found.code).is_some_and(|rule| matches!(rule.check, Check::Program(_)));
+    let (_, theirs) = finding_key(found);
+    per_program
+        || found_at.get(params).is_some_and(|keys| {
+            keys.iter()
+                .any(|(code, spans)| *code == found.code && spans.iter().any(|span| theirs.contains(span)))
+        })
+}
+
 /// A solver counterexample adds its note (the smallest values, the rank, the index) to
 /// the concrete finding of the same rule about the same calls; without one, it is
 /// is not reported: false then.
@@ -479,5 +566,19 @@ mod tests {
         assert_eq!(parameter_values(&param(0, Some(1))), vec![0, 1]);
         assert_eq!(parameter_values(&param(2, Some(1024))), vec![2, 3, 4]);
         assert_eq!(parameter_values(&param(2, None)), vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn a_run_is_the_smallest_failing_one_only_when_every_smaller_assignment_ran() {
+        let mut program = Program::new(Span::new(crate::source::FileId(0), 0..0));
+        program.params = vec![param(2, None)];
+        assert!(every_smaller_sampled(&program, &[4]));
+        // N whole (2..=3), K sampled (1, 2, 3 of 1..): (3, 1) comes after (2, 3), not (2, 4).
+        program.params = vec![param(2, Some(3)), param(1, None)];
+        assert!(every_smaller_sampled(&program, &[2, 3]));
+        assert!(!every_smaller_sampled(&program, &[3, 1]));
+        // K whole: every smaller assignment of (3, 1) ran.
+        program.params = vec![param(2, None), param(1, Some(2))];
+        assert!(every_smaller_sampled(&program, &[3, 1]));
     }
 }

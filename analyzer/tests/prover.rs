@@ -121,7 +121,7 @@ fn superkernel_counterexample_names_the_tiling_key() {
     let scopes = proved(&checked);
     assert!(scopes.contains(&(
         "wait-pre-task-end-once".into(),
-        "TilingKey in [1, 2, 3], all 48 AIV cores".into()
+        "sub-kernel scale_custom, TilingKey in [1, 2, 3], all 48 AIV cores".into()
     )));
 }
 

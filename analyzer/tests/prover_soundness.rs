@@ -136,6 +136,27 @@ fn a_signal_to_a_rank_that_does_not_exist_is_never_balanced() {
     }
 }
 
+/// When z3 gives no smallest counterexample (its query or its minimization ran out of
+/// time), the concrete runs of every value up to the first failing one give it.
+#[test]
+fn the_concrete_runs_give_the_smallest_counterexample_z3_could_not() {
+    for (file, smallest) in [
+        ("11-unbounded-range-cex-zero.sync", "N = 2"),
+        ("12-unbounded-range-cex-not-smallest.sync", "N = 3"),
+    ] {
+        let checked = check_fixture(file);
+        let notes: Vec<&String> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "SG301")
+            .flat_map(|d| d.notes.iter())
+            .filter(|n| n.contains("counterexample"))
+            .collect();
+        let expected = format!("smallest counterexample (concrete runs): {smallest} (the runs at every smaller value do not show it)");
+        assert_eq!(notes, [&expected], "{file}");
+    }
+}
+
 #[test]
 #[ignore]
 fn print_summary() {

@@ -1,24 +1,38 @@
 //! The prover and the concrete runs check each other on random parametric programs over
-//! `ranks N in 2..=4`, a range small enough that the concrete runs cover every value:
-//! - a property z3 proves has no concrete finding of its rule at any N;
+//! ranges small enough that the concrete runs cover every value:
+//! - a property z3 proves has no concrete finding of its rule at any value;
 //! - a counterexample z3 finds is confirmed by the concrete runs: they report the same
 //!   rule (z3 may add a finding for another call the runs folded into one finding).
 //!
-//! The shapes include peers that leave `0..N` (`up`, `down`), conditions that divide by
-//! zero for some N, and notifies created inside a loop. `PROVER_VS_RUNS_CASES` sets
-//! the number of programs (default 300; see BENCHMARKS.md for a long run).
+//! Host programs (`ranks N in 2..=4`) have peers that leave `0..N` (`up`, `down`),
+//! `notifyNum` expressions in `rank` and `N`, conditions that divide by zero for some N,
+//! early returns, loops over steps and notifies created inside a loop. SuperKernel
+//! programs (`param K in 1..=3`) have sub-kernels with two TilingKeys, branches on the
+//! core index, the core type, the key and `K`, loops and early returns.
+//! `PROVER_VS_RUNS_CASES` sets the number of programs of each kind (default 300; see
+//! BENCHMARKS.md for a long run).
 
 use proptest::prelude::*;
 use syncguard_analyzer::{Sources, check_sync_bytes};
 
-const PRELUDE: &str = "ranks N in 2..=4;
+/// Communicator, threads and channels; `notify_num` is every channel's `notifyNum`.
+fn prelude(notify_num: &str) -> String {
+    format!(
+        "{}
 let comm = HcclCommInitRootInfo(N, \"root\", rank);
 let s = aclrtCreateStream();
 let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_CPU_TS, s, 2);
 let t2 = HcclThreadAcquireWithStream(comm, COMM_ENGINE_CPU_TS, s, 2);
-let [next, prev] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: (rank + 1) % N, notifyNum: 2 }, { remoteRank: (rank + N - 1) % N, notifyNum: 2 }], 2);
-let [up, down] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{ remoteRank: rank + 1, notifyNum: 2 }, { remoteRank: rank - 1, notifyNum: 2 }], 2);
-";
+let [next, prev] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{{ remoteRank: (rank + 1) % N, notifyNum: {notify_num} }}, {{ remoteRank: (rank + N - 1) % N, notifyNum: {notify_num} }}], 2);
+let [up, down] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{{ remoteRank: rank + 1, notifyNum: {notify_num} }}, {{ remoteRank: rank - 1, notifyNum: {notify_num} }}], 2);
+",
+        RANKS.declaration
+    )
+}
+
+fn notify_num() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["2", "2", "3", "N - 1", "rank % 2 + 1", "N - rank"])
+}
 
 /// Programs per run: `PROVER_VS_RUNS_CASES`, or a count that keeps CI short.
 fn cases() -> u32 {
@@ -78,11 +92,169 @@ fn statement() -> impl Strategy<Value = String> {
         let bound = prop::sample::select(vec!["N", "N - 1", "2", "rank"]);
         prop_oneof![
             3 => call(),
-            1 => (condition, prop::collection::vec(inner.clone(), 1..3))
+            1 => (condition.clone(), prop::collection::vec(inner.clone(), 1..3))
                 .prop_map(|(c, body)| format!("if {c} {{\n{}\n}}", body.join("\n"))),
+            1 => condition.prop_map(|c| format!("if {c} {{ return; }}")),
             1 => (bound, prop::collection::vec(inner, 1..3))
                 .prop_map(|(b, body)| format!("for i in 0..{b} {{\n{}\n}}", body.join("\n"))),
         ]
+    })
+}
+
+/// Each property and the rules whose concrete findings refute it.
+const PROPERTY_CODES: &[(&str, &[&str])] = &[
+    ("notify-balance", &["SG301"]),
+    ("notify-index-in-range", &["SG302"]),
+    ("next-task-start-once", &["SG401", "SG402"]),
+    ("wait-pre-task-end-once", &["SG406"]),
+];
+
+/// The one parameter of a generated program: its declaration's prefix, name and values.
+struct Parameter {
+    declaration: &'static str,
+    name: &'static str,
+    values: std::ops::RangeInclusive<i64>,
+}
+
+const RANKS: Parameter = Parameter {
+    declaration: "ranks N in 2..=4;",
+    name: "N",
+    values: 2..=4,
+};
+
+const K: Parameter = Parameter {
+    declaration: "param K in 1..=3;",
+    name: "K",
+    values: 1..=3,
+};
+
+/// The rule codes one value of the parameter shows, checked on its own: the program
+/// with the range narrowed to that value.
+fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, String)> {
+    let narrowed = src.replacen(
+        parameter.declaration,
+        &parameter.declaration.replace(&format!("{}..={}", parameter.values.start(), parameter.values.end()), &format!("{value}..={value}")),
+        1,
+    );
+    check_sync_bytes(&mut Sources::default(), "value.sync", narrowed.as_bytes())
+        .diagnostics
+        .into_iter()
+        .map(|d| (d.code, d.message))
+        .collect()
+}
+
+/// The parameter's value in a counterexample note ("..., K = 2: ...").
+fn value_in(note: &str, parameter: &Parameter) -> Option<i64> {
+    let at = note.find(&format!("{} = ", parameter.name))? + parameter.name.len() + 3;
+    let digits: String = note[at..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    digits.parse().ok()
+}
+
+/// Whether a finding's message is about the sub-kernel a proof covers (an early-start
+/// proof's scope starts "sub-kernel a, ..."; host proofs cover everything).
+fn covered_by(proof_scope: &str, message: &str) -> bool {
+    let Some(name) = proof_scope.strip_prefix("sub-kernel ").and_then(|rest| rest.split(',').next()) else {
+        return true;
+    };
+    let mention = format!("sub-kernel {name}");
+    message
+        .match_indices(&mention)
+        .any(|(at, _)| !message[at + mention.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+/// A proved property no value violates, checked at each value on its own; a z3
+/// counterexample is a finding of the same rule at its value.
+fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCaseError> {
+    let checked = check_sync_bytes(&mut Sources::default(), "random.sync", src.as_bytes());
+    let at_each: Vec<(i64, Vec<(&str, String)>)> =
+        parameter.values.clone().map(|v| (v, codes_at(src, parameter, v))).collect();
+    for proof in &checked.proofs {
+        let codes = PROPERTY_CODES
+            .iter()
+            .find(|(property, _)| *property == proof.property)
+            .map_or(&[][..], |(_, codes)| *codes);
+        for (value, found) in &at_each {
+            let violated = found
+                .iter()
+                .find(|(code, message)| codes.contains(code) && covered_by(&proof.scope, message));
+            prop_assert!(
+                violated.is_none(),
+                "{} is proved for {}, yet {} = {value} reports {:?}:\n{src}",
+                proof.property,
+                proof.scope,
+                parameter.name,
+                violated
+            );
+        }
+    }
+    for diagnostic in &checked.diagnostics {
+        for note in diagnostic.notes.iter().filter(|n| n.contains("counterexample (z3")) {
+            let value = value_in(note, parameter).unwrap_or(*parameter.values.start());
+            let confirmed = at_each
+                .iter()
+                .any(|(v, found)| *v == value && found.iter().any(|(code, _)| *code == diagnostic.code));
+            prop_assert!(
+                confirmed,
+                "{} {note}: the run at {} = {value} does not report it:\n{src}",
+                diagnostic.code,
+                parameter.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Kernel code: the early-start calls, a data move, an early return, and branches and
+/// loops over what differs between cores, keys and parameter values.
+fn kernel_statement() -> impl Strategy<Value = String> {
+    let call = prop::sample::select(vec![
+        "AscendC::SetNextTaskStart();",
+        "AscendC::SetNextTaskStart();",
+        "AscendC::WaitPreTaskEnd();",
+        "AscendC::DataCopy(UB, x[0..256]);",
+        "return;",
+    ])
+    .prop_map(String::from);
+    call.prop_recursive(2, 12, 3, |inner| {
+        let condition = prop::sample::select(vec![
+            "GetBlockIdx() < 2",
+            "GetBlockIdx() % 2 == 0",
+            "TILING_KEY_IS(1)",
+            "TILING_KEY_IS(2)",
+            "ASCEND_IS_AIV",
+            "K > 1",
+            "GetBlockIdx() < K",
+            "GetBlockIdx() + K == 3",
+            "4 / (K - 1) > GetBlockIdx()",
+        ]);
+        let bound = prop::sample::select(vec!["K", "2", "K - 1"]);
+        let block = prop::collection::vec(inner.clone(), 1..3).prop_map(|body| body.join("\n"));
+        prop_oneof![
+            3 => inner,
+            1 => (condition, block.clone(), prop::option::of(block.clone())).prop_map(|(c, then, otherwise)| {
+                match otherwise {
+                    Some(otherwise) => format!("if {c} {{\n{then}\n}} else {{\n{otherwise}\n}}"),
+                    None => format!("if {c} {{\n{then}\n}}"),
+                }
+            }),
+            1 => (bound, block).prop_map(|(b, body)| format!("for i in 0..{b} {{\n{body}\n}}")),
+        ]
+    })
+}
+
+/// One or two sub-kernels with their own TilingKeys in a SuperKernel on AIC and AIV cores.
+fn superkernel_program() -> impl Strategy<Value = String> {
+    let subkernel = |name: &'static str, keys: &'static str| {
+        prop::collection::vec(kernel_statement(), 1..6)
+            .prop_map(move |body| format!("subkernel {name}(tiling_keys: {keys}) {{\n{}\n}}", body.join("\n")))
+    };
+    let cores = prop::sample::select(vec!["aiv: 2", "aic: 1, aiv: 2", "aic: 2, aiv: 4"]);
+    (cores, subkernel("a", "[1, 2]"), prop::option::of(subkernel("b", "[1]"))).prop_map(|(cores, a, b)| {
+        format!(
+            "{}\nlet s = aclrtCreateStream();\nlet x = aclrtMalloc(64 KiB);\nsuperkernel sk(s, {cores}) {{\n{a}\n{}\n}}\naclrtSynchronizeStream(s);\n",
+            K.declaration,
+            b.unwrap_or_default()
+        )
     })
 }
 
@@ -90,28 +262,16 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
-    fn proofs_and_counterexamples_agree_with_the_concrete_runs(body in prop::collection::vec(statement(), 1..8)) {
-        let src = format!("{PRELUDE}{}\naclrtSynchronizeStream(s);\n", body.join("\n"));
-        let checked = check_sync_bytes(&mut Sources::default(), "random.sync", src.as_bytes());
-        for (property, code) in [("notify-balance", "SG301"), ("notify-index-in-range", "SG302")] {
-            if checked.proofs.iter().any(|p| p.property == property) {
-                prop_assert!(
-                    checked.diagnostics.iter().all(|d| d.code != code),
-                    "{property} is proved, yet a run reports {code}:\n{src}"
-                );
-            }
-        }
-        for diagnostic in &checked.diagnostics {
-            let from_solver = diagnostic.notes.iter().any(|n| n.starts_with("smallest counterexample (z3)"));
-            let confirmed = checked.diagnostics.iter().any(|d| {
-                d.code == diagnostic.code && d.notes.iter().any(|n| n.starts_with("found with"))
-            });
-            prop_assert!(
-                !from_solver || confirmed,
-                "{} {:?}: no concrete run confirms it:\n{src}",
-                diagnostic.code,
-                diagnostic.notes
-            );
-        }
+    fn host_proofs_and_counterexamples_agree_with_the_concrete_runs(
+        notify_num in notify_num(),
+        body in prop::collection::vec(statement(), 1..8),
+    ) {
+        let src = format!("{}{}\naclrtSynchronizeStream(s);\n", prelude(notify_num), body.join("\n"));
+        proofs_agree_with_runs(&src, &RANKS)?;
+    }
+
+    #[test]
+    fn superkernel_proofs_and_counterexamples_agree_with_the_concrete_runs(src in superkernel_program()) {
+        proofs_agree_with_runs(&src, &K)?;
     }
 }

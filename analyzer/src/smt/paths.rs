@@ -124,15 +124,18 @@ fn host_walk(program: &Program) -> Result<Walker<'_>, Unsupported> {
     Ok(walker)
 }
 
-/// Every op of one sub-kernel's code.
-pub(crate) fn core_ops<'p>(program: &'p Program, body: &'p Block) -> Result<Vec<PathOp<'p>>, Unsupported> {
+/// Every op of one sub-kernel's code, and every condition and loop bound it evaluates.
+pub(crate) fn core_walk<'p>(
+    program: &'p Program,
+    body: &'p Block,
+) -> Result<(Vec<PathOp<'p>>, Vec<Evaluation<'p>>), Unsupported> {
     let mut walker = Walker {
         program,
         out: Vec::new(),
         evaluated: Vec::new(),
     };
     walker.block(body, &Guard::True, &[])?;
-    Ok(walker.out)
+    Ok((walker.out, walker.evaluated))
 }
 
 struct Walker<'p> {

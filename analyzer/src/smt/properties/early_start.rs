@@ -10,7 +10,8 @@ use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
 use crate::model::{OpKind, SubKernel, SuperKernel};
 use crate::smt::encode::Scope;
-use crate::smt::paths::{PathOp, core_ops, count};
+use crate::smt::encode::Encoder;
+use crate::smt::paths::{Evaluation, PathOp, bind_loops, core_walk, count};
 use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
 
 /// A call every core makes exactly once.
@@ -41,11 +42,19 @@ const PROPERTIES: [Once; 2] = [
     },
 ];
 
+/// The property whose rule has this code.
+pub(super) fn refuted_by(code: &str) -> Option<&'static str> {
+    PROPERTIES
+        .iter()
+        .find(|once| once.never == code || once.repeated == code)
+        .map(|once| once.property)
+}
+
 pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) {
     for superkernel in &space.program.superkernels {
         for sub in &superkernel.subkernels {
-            let ops = match core_ops(space.program, &sub.body) {
-                Ok(ops) => ops,
+            let (ops, evaluations) = match core_walk(space.program, &sub.body) {
+                Ok(walk) => walk,
                 Err(unsupported) => {
                     for once in &PROPERTIES {
                         outcome.unproved.push(Unproved::new(
@@ -57,14 +66,66 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
                     continue;
                 }
             };
+            let undefined = undefined_value(space, sub, &evaluations, options);
             for once in &PROPERTIES {
                 let members: Vec<&PathOp> = ops.iter().filter(|p| (once.is_call)(&p.op.kind)).collect();
-                if !members.is_empty() {
-                    prove_once(space, superkernel, sub, &members, once, options, outcome);
+                match (&undefined, members.is_empty()) {
+                    (_, true) => {}
+                    (Some((reason, span)), false) => {
+                        outcome.unproved.push(Unproved::new(once.property, reason.clone(), span.clone()))
+                    }
+                    (None, false) => prove_once(space, superkernel, sub, &members, once, options, outcome),
                 }
             }
         }
     }
+}
+
+/// Why no early-start property of `sub` is proved: a condition or loop bound that has no
+/// value on some core for some parameter value. That core's concrete walk stops there,
+/// a semantics the call counts do not encode; the concrete runs check such programs.
+fn undefined_value(
+    space: &Space,
+    sub: &SubKernel,
+    evaluations: &[Evaluation],
+    options: &SmtOptions,
+) -> Option<(String, crate::source::Span)> {
+    for evaluation in evaluations {
+        let unbound = || {
+            let reason = format!("{} uses a name z3 cannot bind there", evaluation.what);
+            Some((reason, evaluation.span.clone()))
+        };
+        let (rank, rank_facts) = space.rank("rank");
+        let core = core(space, sub, &rank);
+        let query = space.query(options);
+        query.assert(&Bool::and(&rank_facts));
+        query.assert(&Bool::and(&core.facts));
+        let Ok((bound, loop_facts)) = bind_loops(&evaluation.loops, &core.scope) else {
+            return unbound();
+        };
+        let mut reach = Encoder::new(&bound);
+        let Ok(reached) = reach.guard(&evaluation.guard) else {
+            return unbound();
+        };
+        let mut value = Encoder::new(&bound);
+        if value.bool(evaluation.expr).is_err() {
+            return unbound();
+        }
+        for fact in loop_facts.iter().chain([&reached, &reach.definedness(), &value.definedness().not()]) {
+            query.assert(fact);
+        }
+        let reason = match query.solve(&[]) {
+            Answer::Holds(_) => continue,
+            Answer::Fails(model) => {
+                let (_, assignment) = space.assignment(&model);
+                let at = [core.describe(&model), assignment].join(", ");
+                format!("{} has no value on {at}, where that core's walk stops", evaluation.what)
+            }
+            Answer::Unknown(reason) => format!("z3 cannot decide whether {} always has a value: {reason}", evaluation.what),
+        };
+        return Some((reason, evaluation.span.clone()));
+    }
+    None
 }
 
 /// One core of a sub-kernel: its TilingKey, type and index, as z3 terms.
@@ -230,7 +291,7 @@ fn scope(space: &Space, sub: &SubKernel) -> String {
         (aiv, 0) => format!("all {aiv} AIV cores"),
         (aiv, aic) => format!("all {aiv} AIV and {aic} AIC cores"),
     };
-    let mut text = format!("TilingKey in [{}], {cores}", keys.join(", "));
+    let mut text = format!("sub-kernel {}, TilingKey in [{}], {cores}", sub.name, keys.join(", "));
     if !space.program.params.is_empty() {
         text = format!("{text}, {}", space.describe());
     }

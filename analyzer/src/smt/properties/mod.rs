@@ -27,6 +27,16 @@ use crate::diagnostic::Diagnostic;
 use crate::model::{Program, RankCount};
 use crate::source::Span;
 
+/// The property a concrete finding refutes: a run that reports this rule's code violates
+/// it at that run's parameter values.
+pub(crate) fn refuted_by(code: &str) -> Option<&'static str> {
+    match code {
+        "SG301" => Some(notify_balance::PROPERTY),
+        "SG302" => Some(notify_index::PROPERTY),
+        _ => early_start::refuted_by(code),
+    }
+}
+
 /// What the prover found for one Program.
 #[derive(Default)]
 pub(crate) struct Outcome {
