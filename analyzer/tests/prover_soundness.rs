@@ -136,10 +136,11 @@ fn a_signal_to_a_rank_that_does_not_exist_is_never_balanced() {
     }
 }
 
-/// When z3 gives no smallest counterexample (its query or its minimization ran out of
-/// time), the concrete runs of every value up to the first failing one give it.
+/// The smallest counterexample, from z3 or, when its query or its minimization runs out
+/// of time (which depends on the machine), from the concrete runs of every value up to
+/// the first failing one: never a larger one, never none.
 #[test]
-fn the_concrete_runs_give_the_smallest_counterexample_z3_could_not() {
+fn an_unbounded_range_gets_its_smallest_counterexample() {
     for (file, smallest) in [
         ("11-unbounded-range-cex-zero.sync", "N = 2"),
         ("12-unbounded-range-cex-not-smallest.sync", "N = 3"),
@@ -152,8 +153,14 @@ fn the_concrete_runs_give_the_smallest_counterexample_z3_could_not() {
             .flat_map(|d| d.notes.iter())
             .filter(|n| n.contains("counterexample"))
             .collect();
-        let expected = format!("smallest counterexample (concrete runs): {smallest} (the runs at every smaller value do not show it)");
-        assert_eq!(notes, [&expected], "{file}");
+        let by_z3 = format!("smallest counterexample (z3): {smallest},");
+        let by_runs = format!(
+            "smallest counterexample (concrete runs): {smallest} (the runs at every smaller value do not show it)"
+        );
+        assert!(
+            notes.len() == 1 && (notes[0].starts_with(&by_z3) || *notes[0] == by_runs),
+            "{file}: {notes:?}"
+        );
     }
 }
 

@@ -140,9 +140,27 @@ impl<'s> Encoder<'s> {
             Guard::False => Bool::from_bool(false),
             Guard::Cond(expr) => self.bool(expr)?,
             Guard::Not(inner) => self.guard(inner)?.not(),
-            Guard::And(parts) => Bool::and(&parts.iter().map(|g| self.guard(g)).collect::<Result<Vec<_>, _>>()?),
-            Guard::Or(parts) => Bool::or(&parts.iter().map(|g| self.guard(g)).collect::<Result<Vec<_>, _>>()?),
+            Guard::And(parts) => self.in_walk_order(parts, true)?,
+            Guard::Or(parts) => self.in_walk_order(parts, false)?,
         })
+    }
+
+    /// Path conditions joined by and (`all`) or by or, in the order the walk meets them:
+    /// a part's values are computed only when the parts before it let the walk get there
+    /// (all true for and, all false for or), so only then must they be defined. `if N > 2
+    /// { if rank % (N - 2) == 0 { return; } }` says nothing about N = 2.
+    fn in_walk_order(&mut self, parts: &[Guard], all: bool) -> Result<Bool, Unbound> {
+        let mut values: Vec<Bool> = Vec::new();
+        for part in parts {
+            let outer = std::mem::take(&mut self.defined);
+            let value = self.guard(part);
+            let inner = Bool::and(&std::mem::replace(&mut self.defined, outer));
+            let value = value?;
+            let gets_here: Vec<Bool> = values.iter().map(|v| if all { v.clone() } else { v.not() }).collect();
+            self.defined.push(Bool::and(&gets_here).implies(&inner));
+            values.push(value);
+        }
+        Ok(if all { Bool::and(&values) } else { Bool::or(&values) })
     }
 }
 

@@ -215,11 +215,14 @@ fn wait_before_previous_reset(
     if !hb.executes(reset) {
         return None;
     }
-    let wait = cycle.waits.iter().copied().find(|&wait| {
-        matches!(exec.node(wait).action, Action::EventWait(_))
-            && hb.executes(wait)
-            && !ordered_before_wait(analysis, reset, wait)
-            && !hb.happens_before(wait, old_record)
+    // Stream waits, and host synchronizes, which block on the flag the same way.
+    let stream_waits = cycle
+        .waits
+        .iter()
+        .copied()
+        .filter(|&wait| matches!(exec.node(wait).action, Action::EventWait(_)));
+    let wait = stream_waits.chain(host_syncs_on(analysis, &cycle.records)).find(|&wait| {
+        hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
     })?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
@@ -232,9 +235,14 @@ fn wait_before_previous_reset(
         Diagnostic::new(
             &MissingReset::INFO,
             analysis.span(wait),
-            format!(
-                "this wait on {waiter} can pass at once: it can run before the reset on {resetter}, while {name} is still set by its previous record"
-            ),
+            match exec.node(wait).action {
+                Action::EventSync(_) => format!(
+                    "this synchronize on {waiter} can return at once: it can run before the reset on {resetter}, while {name} is still set by its previous record, so the work it waits for may still be running"
+                ),
+                _ => format!(
+                    "this wait on {waiter} can pass at once: it can run before the reset on {resetter}, while {name} is still set by its previous record"
+                ),
+            },
         )
         .with_label(format!("nothing orders this wait after the reset on {resetter}"))
         .with_related(analysis.span(old_record), format!("the previous record of {name}, which this wait can see"))
