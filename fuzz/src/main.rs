@@ -34,11 +34,15 @@ struct Args {
     /// Child processes at once.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
-    /// Time one input may take before it counts as a hang.
-    #[arg(long, default_value_t = 10_000)]
+    /// Time one input may take before it counts as a hang. The analysis accepts runs
+    /// of up to 20M calls (`exec::MAX_NODES`): a four-line loop of 10M kernel launches
+    /// is checked, planned and run through in about 25 s, so the limit is above that.
+    #[arg(long, default_value_t = 60_000)]
     per_input_ms: u64,
-    /// Resident memory a child may reach before it counts as a blow-up.
-    #[arg(long, default_value_t = 2048)]
+    /// Resident memory a child may reach before it counts as a blow-up: above the
+    /// 20M-call envelope (about 280 bytes a call, 3.7 GiB for the 10M-launch loop
+    /// planned), so that only memory out of proportion to the calls fails.
+    #[arg(long, default_value_t = 6144)]
     max_rss_mib: u64,
     #[arg(long, default_value = "target/fuzz-failures")]
     out: PathBuf,

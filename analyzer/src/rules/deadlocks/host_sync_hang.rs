@@ -118,7 +118,7 @@ fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeI
             } else {
                 continue;
             };
-            if !queued_after_others(analysis, sync) {
+            if !queued_after_others(analysis, &issued_after) {
                 return None;
             }
             return Some(
@@ -143,17 +143,15 @@ fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeI
     None
 }
 
-/// Whether the device work the synchronizing thread issues after `sync` is queued behind
-/// every other thread's work on its queues. If the synchronize blocks, that work is
-/// never issued, so an order that queues it ahead of another thread's work (making that
-/// work wait for the synchronize) is no run's order; the order with it last shows
-/// whether the wait is real.
-fn queued_after_others(analysis: &Analysis, sync: NodeId) -> bool {
-    let exec = analysis.exec;
-    let host = exec.node(sync).host;
-    exec.agents.iter().filter(|agent| agent.kind.is_device()).all(|agent| {
-        let first_after = agent.nodes.iter().position(|&n| n > sync && exec.node(n).host == host);
-        first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| exec.node(n).host == host))
+/// Whether the device work issued after the synchronize returned (by its thread, or by
+/// a thread that thread starts afterwards) is queued behind every other thread's work
+/// on its queues. If the synchronize blocks, that work is never issued, so an order that
+/// queues it ahead of another thread's work (making that work wait for the synchronize)
+/// is no run's order; the order with it last shows whether the wait is real.
+fn queued_after_others(analysis: &Analysis, issued_after_sync: &dyn Fn(NodeId) -> bool) -> bool {
+    analysis.exec.agents.iter().filter(|agent| agent.kind.is_device()).all(|agent| {
+        let first_after = agent.nodes.iter().position(|&n| issued_after_sync(n));
+        first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| issued_after_sync(n)))
     })
 }
 
