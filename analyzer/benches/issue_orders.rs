@@ -73,7 +73,8 @@ fn main() {
             shared.as_secs_f64() / private.as_secs_f64()
         );
     }
-    let found = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/found/sync/shared-event-many-orders.sync");
+    let found =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/found/sync/shared-event-many-orders.sync");
     let text = std::fs::read_to_string(&found).expect("the fuzz input is in the repository");
     let mut times: Vec<Duration> = (0..5).map(|_| timed_check(&text).1).collect();
     times.sort();

@@ -163,14 +163,51 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         }
     }
     let mut unproved = proved.unproved;
+    let runs = ConcreteRuns {
+        not_run,
+        found_at,
+        refuted,
+    };
+    add_counterexamples(proved.counterexamples, &runs, &mut diagnostics, &mut unproved);
+    diagnostics.extend(proved.unknown);
+    Diagnostic::sort(&mut diagnostics);
+    for entry in &mut unproved {
+        entry.checked = run_names.clone();
+    }
+    Analyzed {
+        diagnostics,
+        proofs: proved.proofs,
+        unproved,
+    }
+}
+
+/// What the concrete runs of one Program leave for the prover's counterexamples.
+struct ConcreteRuns {
+    /// Counterexample values too large to run.
+    not_run: Vec<Vec<i64>>,
+    /// Every run's findings, deduplicated across runs or not.
+    found_at: HashMap<Vec<i64>, Vec<FindingKey>>,
+    refuted: ConcreteRefutations,
+}
+
+/// Each z3 counterexample joins the concrete finding the run at its values made, or is
+/// reported alone where that run is too large, or is a `not proved` line where nothing
+/// confirms it; a property z3 gave no smallest counterexample for gets the one the
+/// concrete runs know.
+fn add_counterexamples(
+    counterexamples: Vec<crate::smt::properties::Counterexample>,
+    runs: &ConcreteRuns,
+    diagnostics: &mut Vec<Diagnostic>,
+    unproved: &mut Vec<Unproved>,
+) {
     let mut smallest_by_z3: HashSet<&str> = HashSet::new();
-    for counterexample in proved.counterexamples {
-        if !counterexample.smallest && refuted.smallest.contains_key(counterexample.property) {
+    for counterexample in counterexamples {
+        if !counterexample.smallest && runs.refuted.smallest.contains_key(counterexample.property) {
             // The concrete runs know the smallest values; z3's larger ones add nothing.
             continue;
         }
         let mut found = counterexample.diagnostic;
-        let too_large = not_run.contains(&counterexample.params);
+        let too_large = runs.not_run.contains(&counterexample.params);
         if too_large && counterexample.property == crate::smt::properties::VALUES_DEFINED {
             // An overflow only at values too large to run (`rank + 2` at N = i64::MAX)
             // blocks the proofs (already said in `unproved`) but is no finding.
@@ -195,8 +232,8 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",
             );
             diagnostics.push(found);
-        } else if confirmed_by_its_run(&found_at, &counterexample.params, &found)
-            && merge_counterexample(&mut diagnostics, &found)
+        } else if confirmed_by_its_run(&runs.found_at, &counterexample.params, &found)
+            && merge_counterexample(diagnostics, &found)
         {
             if counterexample.smallest {
                 smallest_by_z3.insert(counterexample.property);
@@ -210,21 +247,13 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             ));
         }
     }
-    for (property, (index, assignment)) in &refuted.smallest {
+    for (property, (index, assignment)) in &runs.refuted.smallest {
         if !smallest_by_z3.contains(property) {
-            let note = format!("smallest counterexample (concrete runs): {assignment} (the runs at every smaller value do not show it)");
+            let note = format!(
+                "smallest counterexample (concrete runs): {assignment} (the runs at every smaller value do not show it)"
+            );
             diagnostics[*index].notes.push(note);
         }
-    }
-    diagnostics.extend(proved.unknown);
-    Diagnostic::sort(&mut diagnostics);
-    for entry in &mut unproved {
-        entry.checked = run_names.clone();
-    }
-    Analyzed {
-        diagnostics,
-        proofs: proved.proofs,
-        unproved,
     }
 }
 

@@ -133,7 +133,10 @@ const K: Parameter = Parameter {
 fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, String)> {
     let narrowed = src.replacen(
         parameter.declaration,
-        &parameter.declaration.replace(&format!("{}..={}", parameter.values.start(), parameter.values.end()), &format!("{value}..={value}")),
+        &parameter.declaration.replace(
+            &format!("{}..={}", parameter.values.start(), parameter.values.end()),
+            &format!("{value}..={value}"),
+        ),
         1,
     );
     check_sync_bytes(&mut Sources::default(), "value.sync", narrowed.as_bytes())
@@ -146,14 +149,20 @@ fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, 
 /// The parameter's value in a counterexample note ("..., K = 2: ...").
 fn value_in(note: &str, parameter: &Parameter) -> Option<i64> {
     let at = note.find(&format!("{} = ", parameter.name))? + parameter.name.len() + 3;
-    let digits: String = note[at..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    let digits: String = note[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
     digits.parse().ok()
 }
 
 /// Whether a finding's message is about the sub-kernel a proof covers (an early-start
 /// proof's scope starts "sub-kernel a, ..."; host proofs cover everything).
 fn covered_by(proof_scope: &str, message: &str) -> bool {
-    let Some(name) = proof_scope.strip_prefix("sub-kernel ").and_then(|rest| rest.split(',').next()) else {
+    let Some(name) = proof_scope
+        .strip_prefix("sub-kernel ")
+        .and_then(|rest| rest.split(',').next())
+    else {
         return true;
     };
     let mention = format!("sub-kernel {name}");
@@ -166,8 +175,11 @@ fn covered_by(proof_scope: &str, message: &str) -> bool {
 /// counterexample is a finding of the same rule at its value.
 fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCaseError> {
     let checked = check_sync_bytes(&mut Sources::default(), "random.sync", src.as_bytes());
-    let at_each: Vec<(i64, Vec<(&str, String)>)> =
-        parameter.values.clone().map(|v| (v, codes_at(src, parameter, v))).collect();
+    let at_each: Vec<(i64, Vec<(&str, String)>)> = parameter
+        .values
+        .clone()
+        .map(|v| (v, codes_at(src, parameter, v)))
+        .collect();
     for proof in &checked.proofs {
         let codes = PROPERTY_CODES
             .iter()

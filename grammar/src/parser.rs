@@ -152,11 +152,10 @@ where
     I: TokenInput<'t>,
     E: GrammarError<'t, I>,
 {
-    let keyword = select_ref! { Token::Kw(k) if *k != Keyword::Null => k.as_str() }
-        .map_with(|text, e| Ident {
-            name: text.to_string(),
-            span: span_of(e.span()),
-        });
+    let keyword = select_ref! { Token::Kw(k) if *k != Keyword::Null => k.as_str() }.map_with(|text, e| Ident {
+        name: text.to_string(),
+        span: span_of(e.span()),
+    });
     ident().or(keyword).labelled("identifier")
 }
 

@@ -118,7 +118,11 @@ const MAX_GRAPH_CHOICES: usize = 6;
 /// no cycle with happens-before. The witness is the execution that runs only what must
 /// come before the hazard's last op, the fewest for any choice. `None` past
 /// `MAX_GRAPH_CHOICES` open constraints.
-fn decide_on_graph(analysis: &Analysis, order: &[NodeId], not_between: &[(NodeId, NodeId, NodeId)]) -> Option<Schedule> {
+fn decide_on_graph(
+    analysis: &Analysis,
+    order: &[NodeId],
+    not_between: &[(NodeId, NodeId, NodeId)],
+) -> Option<Schedule> {
     let hb = analysis.hb;
     // Met in every execution: `m` is an end itself, or happens-before already puts it
     // outside.
@@ -158,7 +162,12 @@ fn decide_on_graph(analysis: &Analysis, order: &[NodeId], not_between: &[(NodeId
 /// `ops` (other than `order`'s) must run before the last op of `order`. A cycle must use
 /// an added edge, so the closure over the edges' ends (happens-before between them plus
 /// the edges) finds it.
-fn runs_before_last(analysis: &Analysis, order: &[NodeId], edges: &[(NodeId, NodeId)], ops: &[NodeId]) -> Option<usize> {
+fn runs_before_last(
+    analysis: &Analysis,
+    order: &[NodeId],
+    edges: &[(NodeId, NodeId)],
+    ops: &[NodeId],
+) -> Option<usize> {
     let hb = analysis.hb;
     let last = *order.last()?;
     let mut points: Vec<NodeId> = edges.iter().flat_map(|&(u, v)| [u, v]).chain([last]).collect();
@@ -174,11 +183,10 @@ fn runs_before_last(analysis: &Analysis, order: &[NodeId], edges: &[(NodeId, Nod
         reach[at(u)][at(v)] = true;
     }
     for k in 0..n {
-        for i in 0..n {
-            if reach[i][k] {
-                for j in 0..n {
-                    reach[i][j] |= reach[k][j];
-                }
+        let through = reach[k].clone();
+        for row in reach.iter_mut().filter(|row| row[k]) {
+            for (cell, &onward) in row.iter_mut().zip(&through) {
+                *cell |= onward;
             }
         }
     }
@@ -186,7 +194,10 @@ fn runs_before_last(analysis: &Analysis, order: &[NodeId], edges: &[(NodeId, Nod
         return None;
     }
     let last_at = at(last);
-    let before_last: Vec<NodeId> = (0..n).filter(|&i| i == last_at || reach[i][last_at]).map(|i| points[i]).collect();
+    let before_last: Vec<NodeId> = (0..n)
+        .filter(|&i| i == last_at || reach[i][last_at])
+        .map(|i| points[i])
+        .collect();
     let before = ops
         .iter()
         .filter(|&&node| !order.contains(&node))
@@ -300,7 +311,10 @@ mod tests {
             hb: &hb,
             smt: &options,
         };
-        let nodes: Vec<NodeId> = (0..exec.nodes.len() as u32).map(NodeId).filter(|&n| hb.executes(n)).collect();
+        let nodes: Vec<NodeId> = (0..exec.nodes.len() as u32)
+            .map(NodeId)
+            .filter(|&n| hb.executes(n))
+            .collect();
         assert!(nodes.len() >= 12, "{}", nodes.len());
         // A fixed pseudo-random walk over hazards: 2 to 3 ops in order, 0 to 3 triples.
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -314,7 +328,13 @@ mod tests {
         for _ in 0..400 {
             let order: Vec<NodeId> = (0..2 + pick(2)).map(|_| nodes[pick(nodes.len())]).collect();
             let not_between: Vec<_> = (0..pick(4))
-                .map(|_| (nodes[pick(nodes.len())], nodes[pick(nodes.len())], nodes[pick(nodes.len())]))
+                .map(|_| {
+                    (
+                        nodes[pick(nodes.len())],
+                        nodes[pick(nodes.len())],
+                        nodes[pick(nodes.len())],
+                    )
+                })
                 .collect();
             let hazard = Hazard {
                 order: &order,
@@ -330,6 +350,9 @@ mod tests {
                 _ => panic!("{order:?} {not_between:?}: the graph and z3 disagree"),
             }
         }
-        assert!(possible > 50 && impossible > 50, "{possible} possible, {impossible} impossible");
+        assert!(
+            possible > 50 && impossible > 50,
+            "{possible} possible, {impossible} impossible"
+        );
     }
 }

@@ -409,10 +409,7 @@ impl TraceLowerer {
     }
 
     fn ge_op(&mut self, rank: usize, args: &Args, span: &Span) {
-        let Some(Json::Str(name)) = args
-            .get("type")
-            .filter(|t| matches!(t, Json::Str(n) if is_op_name(n)))
-        else {
+        let Some(Json::Str(name)) = args.get("type").filter(|t| matches!(t, Json::Str(n) if is_op_name(n))) else {
             self.format_error(
                 span,
                 "`ge.op` needs `type`, the op's type name (an identifier)",

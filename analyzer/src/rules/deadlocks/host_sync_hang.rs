@@ -149,10 +149,15 @@ fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeI
 /// queues it ahead of another thread's work (making that work wait for the synchronize)
 /// is no run's order; the order with it last shows whether the wait is real.
 fn queued_after_others(analysis: &Analysis, issued_after_sync: &dyn Fn(NodeId) -> bool) -> bool {
-    analysis.exec.agents.iter().filter(|agent| agent.kind.is_device()).all(|agent| {
-        let first_after = agent.nodes.iter().position(|&n| issued_after_sync(n));
-        first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| issued_after_sync(n)))
-    })
+    analysis
+        .exec
+        .agents
+        .iter()
+        .filter(|agent| agent.kind.is_device())
+        .all(|agent| {
+            let first_after = agent.nodes.iter().position(|&n| issued_after_sync(n));
+            first_after.is_none_or(|at| agent.nodes[at..].iter().all(|&n| issued_after_sync(n)))
+        })
 }
 
 /// Each capture-kind event wait and the record it bound to when it was issued (so it

@@ -221,9 +221,11 @@ fn wait_before_previous_reset(
         .iter()
         .copied()
         .filter(|&wait| matches!(exec.node(wait).action, Action::EventWait(_)));
-    let wait = stream_waits.chain(host_syncs_on(analysis, &cycle.records)).find(|&wait| {
-        hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
-    })?;
+    let wait = stream_waits
+        .chain(host_syncs_on(analysis, &cycle.records))
+        .find(|&wait| {
+            hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
+        })?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
     let resetter = exec.agent_name(exec.node(reset).agent);

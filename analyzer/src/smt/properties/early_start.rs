@@ -9,8 +9,8 @@ use z3::ast::{Bool, Int};
 use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
 use crate::model::{OpKind, SubKernel, SuperKernel};
-use crate::smt::encode::Scope;
 use crate::smt::encode::Encoder;
+use crate::smt::encode::Scope;
 use crate::smt::paths::{Evaluation, PathOp, bind_loops, core_walk, count};
 use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
 
@@ -72,7 +72,9 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
                 match (&undefined, members.is_empty()) {
                     (_, true) => {}
                     (Some((reason, span)), false) => {
-                        outcome.unproved.push(Unproved::new(once.property, reason.clone(), span.clone()))
+                        outcome
+                            .unproved
+                            .push(Unproved::new(once.property, reason.clone(), span.clone()))
                     }
                     (None, false) => prove_once(space, superkernel, sub, &members, once, options, outcome),
                 }
@@ -111,7 +113,10 @@ fn undefined_value(
         if value.bool(evaluation.expr).is_err() {
             return unbound();
         }
-        for fact in loop_facts.iter().chain([&reached, &reach.definedness(), &value.definedness().not()]) {
+        for fact in loop_facts
+            .iter()
+            .chain([&reached, &reach.definedness(), &value.definedness().not()])
+        {
             query.assert(fact);
         }
         let reason = match query.solve(&[]) {
@@ -121,7 +126,10 @@ fn undefined_value(
                 let at = [core.describe(&model), assignment].join(", ");
                 format!("{} has no value on {at}, where that core's walk stops", evaluation.what)
             }
-            Answer::Unknown(reason) => format!("z3 cannot decide whether {} always has a value: {reason}", evaluation.what),
+            Answer::Unknown(reason) => format!(
+                "z3 cannot decide whether {} always has a value: {reason}",
+                evaluation.what
+            ),
         };
         return Some((reason, evaluation.span.clone()));
     }
