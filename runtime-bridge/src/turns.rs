@@ -23,18 +23,23 @@ const TURN_PATIENCE: Duration = Duration::from_secs(5);
 /// queued just before it). The order cannot be kept; waiting longer only delays the run.
 const BLOCKED_PATIENCE: Duration = Duration::from_millis(500);
 
-/// The order in which host threads take their turns at the calls it lists.
+/// The order in which host threads take their turns at the calls it lists, per rank:
+/// ranks run side by side, and only threads of one rank share objects, so the order
+/// between two ranks' calls is no part of it (forcing one could make a thread wait for
+/// a turn behind a call that waits for its own signal).
 pub(crate) struct Turns {
-    order: Vec<NodeId>,
-    /// The host thread that issues each call of `order`.
-    owner: HashMap<NodeId, AgentId>,
+    /// Per rank, the calls in turn order.
+    orders: Vec<Vec<NodeId>>,
+    /// The rank and host thread that issue each call of `orders`.
+    owner: HashMap<NodeId, (usize, AgentId)>,
     state: Mutex<TurnState>,
     changed: Condvar,
 }
 
 #[derive(Default)]
 struct TurnState {
-    next: usize,
+    /// Per rank, the position of the call whose turn it is.
+    next: Vec<usize>,
     finished: Vec<AgentId>,
     /// Threads inside a host call (which may block).
     in_call: Vec<AgentId>,
@@ -50,37 +55,47 @@ impl Turns {
             .flatten()
             .flat_map(|script| script.steps.iter().map(|step| step.node))
             .collect();
-        let order: Vec<NodeId> = order.iter().copied().filter(|n| steps.contains(n)).collect();
-        let owner = order.iter().map(|&n| (n, plan.exec.node(n).host)).collect();
+        let ranks = plan.exec.ranks as usize;
+        let mut orders = vec![Vec::new(); ranks];
+        let mut owner = HashMap::new();
+        for &node in order.iter().filter(|n| steps.contains(n)) {
+            let host = plan.exec.node(node).host;
+            let rank = plan.exec.agent(host).rank as usize;
+            orders[rank].push(node);
+            owner.insert(node, (rank, host));
+        }
         Turns {
-            order,
+            orders,
             owner,
-            state: Mutex::new(TurnState::default()),
+            state: Mutex::new(TurnState {
+                next: vec![0; ranks],
+                ..TurnState::default()
+            }),
             changed: Condvar::new(),
         }
     }
 
     /// Blocks until it is `node`'s turn (at once for a call that takes none).
     pub(crate) fn wait(&self, node: NodeId) {
-        if !self.owner.contains_key(&node) {
+        let Some(&(rank, _)) = self.owner.get(&node) else {
             return;
-        }
+        };
+        let order = &self.orders[rank];
         let mut state = lock(&self.state);
-        let mut since = (state.next, Instant::now());
+        let mut since = (state.next[rank], Instant::now());
         loop {
-            while state.next < self.order.len() && state.finished.contains(&self.owner[&self.order[state.next]]) {
-                state.next += 1;
+            while state.next[rank] < order.len() && state.finished.contains(&self.owner[&order[state.next[rank]]].1) {
+                state.next[rank] += 1;
             }
-            if state.given_up || self.order.get(state.next) == Some(&node) {
+            if state.given_up || order.get(state.next[rank]) == Some(&node) {
                 return;
             }
-            if since.0 != state.next {
-                since = (state.next, Instant::now());
+            if since.0 != state.next[rank] {
+                since = (state.next[rank], Instant::now());
             }
-            let owner_blocked = self
-                .order
-                .get(state.next)
-                .is_some_and(|next| state.in_call.contains(&self.owner[next]));
+            let owner_blocked = order
+                .get(state.next[rank])
+                .is_some_and(|next| state.in_call.contains(&self.owner[next].1));
             let patience = if owner_blocked { BLOCKED_PATIENCE } else { TURN_PATIENCE };
             let Some(left) = patience.checked_sub(since.1.elapsed()) else {
                 state.given_up = true;
@@ -105,11 +120,14 @@ impl Turns {
         }
     }
 
-    /// `node` is issued: the next call's thread may go.
+    /// `node` is issued: the next call's thread of its rank may go.
     pub(crate) fn issued(&self, node: NodeId) {
+        let Some(&(rank, _)) = self.owner.get(&node) else {
+            return;
+        };
         let mut state = lock(&self.state);
-        if self.order.get(state.next) == Some(&node) {
-            state.next += 1;
+        if self.orders[rank].get(state.next[rank]) == Some(&node) {
+            state.next[rank] += 1;
             self.changed.notify_all();
         }
     }
