@@ -319,10 +319,10 @@ fn verifier_and_simulator_agree_on_random_programs() {
 
 /// The threaded generator where any host thread may use any stream and event: the
 /// verifier checks every order in which the threads can issue to them; a finding only
-/// rare orders show is run in its order. Open: of the 8 programs in 5,000 that disagreed,
-/// cases 1670 and 3617 still do (README, "Differential testing").
+/// rare orders show is run in its order. Open: 4 of 5,000 programs disagree, findings the
+/// simulator shows in no run or only in some (README, "Differential testing").
 #[test]
-#[ignore = "shared-stream cases 1670 and 3617 still disagree (deadlocks no forced-order run reproduces)"]
+#[ignore = "4 of 5,000 shared-stream programs disagree: findings the simulator shows in no run or only in some"]
 fn verifier_and_simulator_agree_on_threaded_programs() {
     let (first, cases) = (
         setting("SYNCGUARD_DIFF_FROM", 0),
