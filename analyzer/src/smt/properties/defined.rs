@@ -7,9 +7,9 @@ use z3::ast::{Bool, Int};
 
 use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
-use crate::smt::encode::{Encoder, Unbound};
+use crate::smt::encode::{Encoder, Scope, Unbound};
 use crate::smt::paths::{Evaluation, bind_loops};
-use crate::smt::{Answer, SmtOptions, value_of};
+use crate::smt::{Answer, Query, SmtOptions, value_of};
 
 /// Every condition and loop bound of the host code has a value for every parameter value.
 pub(crate) const PROPERTY: &str = "values-defined";
@@ -63,16 +63,7 @@ fn undefined_at(
     query.assert(&Bool::and(&facts));
     let mut scope = space.scope.clone();
     scope.rank = Some(rank.clone());
-    let (bound, loop_facts) = bind_loops(&evaluation.loops, &scope)?;
-    for fact in &loop_facts {
-        query.assert(fact);
-    }
-    let mut reach = Encoder::new(&bound);
-    query.assert(&reach.guard(&evaluation.guard)?);
-    query.assert(&reach.definedness());
-    let mut value = Encoder::new(&bound);
-    value.bool(evaluation.expr)?;
-    query.assert(&value.definedness().not());
+    assert_reached_without_value(&query, &scope, evaluation)?;
     let mut objectives = space.objectives();
     objectives.push((rank.clone(), 0));
     Ok(match query.solve(&objectives) {
@@ -83,6 +74,26 @@ fn undefined_at(
             ..counterexample(space, evaluation, &rank, &model)
         }),
     })
+}
+
+/// Asserts that the walk reaches `evaluation` in `scope` (its loops bound, its path
+/// taken with every value on it defined) and that the value there has none.
+pub(super) fn assert_reached_without_value(
+    query: &Query,
+    scope: &Scope,
+    evaluation: &Evaluation,
+) -> Result<(), Unbound> {
+    let (bound, loop_facts) = bind_loops(&evaluation.loops, scope)?;
+    for fact in &loop_facts {
+        query.assert(fact);
+    }
+    let mut reach = Encoder::new(&bound);
+    query.assert(&reach.guard(&evaluation.guard)?);
+    query.assert(&reach.definedness());
+    let mut value = Encoder::new(&bound);
+    value.bool(evaluation.expr)?;
+    query.assert(&value.definedness().not());
+    Ok(())
 }
 
 fn counterexample(space: &Space, evaluation: &Evaluation, rank: &Int, model: &z3::Model) -> Counterexample {

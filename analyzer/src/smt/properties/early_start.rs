@@ -9,9 +9,8 @@ use z3::ast::{Bool, Int};
 use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
 use crate::model::{OpKind, SubKernel, SuperKernel};
-use crate::smt::encode::Encoder;
 use crate::smt::encode::Scope;
-use crate::smt::paths::{Evaluation, PathOp, bind_loops, core_walk, count};
+use crate::smt::paths::{Evaluation, PathOp, core_walk, count};
 use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
 
 /// A call every core makes exactly once.
@@ -93,37 +92,23 @@ fn undefined_value(
     options: &SmtOptions,
 ) -> Option<(String, crate::source::Span)> {
     for evaluation in evaluations {
-        let unbound = || {
-            let reason = format!("{} uses a name z3 cannot bind there", evaluation.what);
-            Some((reason, evaluation.span.clone()))
-        };
         let (rank, rank_facts) = space.rank("rank");
         let core = core(space, sub, &rank);
         let query = space.query(options);
         query.assert(&Bool::and(&rank_facts));
         query.assert(&Bool::and(&core.facts));
-        let Ok((bound, loop_facts)) = bind_loops(&evaluation.loops, &core.scope) else {
-            return unbound();
-        };
-        let mut reach = Encoder::new(&bound);
-        let Ok(reached) = reach.guard(&evaluation.guard) else {
-            return unbound();
-        };
-        let mut value = Encoder::new(&bound);
-        if value.bool(evaluation.expr).is_err() {
-            return unbound();
-        }
-        for fact in loop_facts
-            .iter()
-            .chain([&reached, &reach.definedness(), &value.definedness().not()])
-        {
-            query.assert(fact);
+        if super::defined::assert_reached_without_value(&query, &core.scope, evaluation).is_err() {
+            let reason = format!("{} uses a name z3 cannot bind there", evaluation.what);
+            return Some((reason, evaluation.span.clone()));
         }
         let reason = match query.solve(&[]) {
             Answer::Holds(_) => continue,
             Answer::Fails(model) => {
                 let (_, assignment) = space.assignment(&model);
-                let at = [core.describe(&model), assignment].join(", ");
+                let at = match assignment.is_empty() {
+                    true => core.describe(&model),
+                    false => format!("{}, {assignment}", core.describe(&model)),
+                };
                 format!("{} has no value on {at}, where that core's walk stops", evaluation.what)
             }
             Answer::Unknown(reason) => format!(
