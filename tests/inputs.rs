@@ -98,8 +98,9 @@ fn scratch_dir(name: &str) -> PathBuf {
 }
 
 const CLEAN: &str = "let s = aclrtCreateStream();\naclrtSynchronizeStream(s);\n";
-/// Fails with SG003, so that a run shows whether it checked the file.
-const UNKNOWN_API: &str = "frobnicate();\n";
+/// Fails with SG003 (a handle nothing created), so that a run shows whether it checked
+/// the file.
+const UNKNOWN_NAME: &str = "aclrtSynchronizeStream(s);\n";
 
 fn check_dir(dir: &Path) -> Output {
     syncguard(&["check", dir.to_str().unwrap()])
@@ -145,7 +146,7 @@ fn a_file_reached_through_two_links_or_named_twice_is_checked_once() {
     let dir = root.join("project");
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(shared.join("c.sync"), UNKNOWN_API).unwrap();
+    std::fs::write(shared.join("c.sync"), UNKNOWN_NAME).unwrap();
     symlink("../shared", dir.join("x")).unwrap();
     symlink("../shared", dir.join("y")).unwrap();
     let output = check_dir(&dir);
@@ -170,7 +171,7 @@ fn ignored_files_are_skipped_in_folders_but_checked_when_named() {
     let dir = scratch_dir("gitignore");
     std::fs::write(dir.join(".gitignore"), "build/\n").unwrap();
     std::fs::create_dir_all(dir.join("build")).unwrap();
-    std::fs::write(dir.join("build/generated.sync"), UNKNOWN_API).unwrap();
+    std::fs::write(dir.join("build/generated.sync"), UNKNOWN_NAME).unwrap();
     std::fs::write(dir.join("a.sync"), CLEAN).unwrap();
     let output = check_dir(&dir);
     assert_eq!(stdout(&output), "checked 1 file: 0 errors, 0 warnings\n");
@@ -190,7 +191,7 @@ fn ignored_files_are_skipped_in_folders_but_checked_when_named() {
 #[test]
 fn an_unreadable_entry_is_reported_and_the_rest_is_checked() {
     let dir = scratch_dir("unreadable");
-    std::fs::write(dir.join("a.sync"), UNKNOWN_API).unwrap();
+    std::fs::write(dir.join("a.sync"), UNKNOWN_NAME).unwrap();
     symlink("nowhere", dir.join("dangling.sync")).unwrap();
     symlink("itself", dir.join("itself")).unwrap();
     let output = check_dir(&dir);
@@ -297,8 +298,8 @@ fn an_unreadable_subfolder_is_reported_and_the_rest_is_checked() {
     let dir = scratch_dir("unreadable-subfolder");
     let locked = dir.join("locked");
     std::fs::create_dir_all(&locked).unwrap();
-    std::fs::write(locked.join("hidden.sync"), UNKNOWN_API).unwrap();
-    std::fs::write(dir.join("a.sync"), UNKNOWN_API).unwrap();
+    std::fs::write(locked.join("hidden.sync"), UNKNOWN_NAME).unwrap();
+    std::fs::write(dir.join("a.sync"), UNKNOWN_NAME).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
     let permissions_apply = std::fs::read_dir(&locked).is_err();
     let output = check_dir(&dir);

@@ -207,6 +207,19 @@ fn the_cuda_backend_needs_the_cuda_feature() {
 }
 
 #[test]
+fn a_program_ordered_by_the_legacy_default_stream_is_verified_but_not_run() {
+    let program = "tests/verify-then-run/cuda-legacy-default-stream.sync";
+    assert_eq!(syncguard(&["check", program]).status.code(), Some(0));
+    let output = syncguard(&["verify-then-run", program]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("legacy default stream") && stderr.contains("nothing was executed"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn one_file_at_a_time() {
     let output = syncguard(&["verify-then-run", "examples"]);
     assert_eq!(output.status.code(), Some(2));

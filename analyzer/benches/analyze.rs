@@ -87,7 +87,11 @@ fn generate_program(ops: usize) -> Program {
             space: MemorySpace::Device,
             size: Expr::Int(64 << 10),
         };
-        streams.push(object(&mut program, format!("s{i}"), ObjectKind::Stream));
+        streams.push(object(
+            &mut program,
+            format!("s{i}"),
+            ObjectKind::Stream(syncguard_analyzer::model::StreamSync::Independent),
+        ));
         events.push(object(&mut program, format!("e{i}"), ObjectKind::Event(event)));
         buffers.push(object(&mut program, format!("b{i}"), ObjectKind::Buffer(buffer)));
         for id in [streams[i], events[i], buffers[i]] {

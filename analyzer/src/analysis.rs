@@ -325,7 +325,7 @@ fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions)
 /// happens-before rules find in it.
 pub struct OrderFindings {
     /// The calls whose order differs between orders (those on objects several host
-    /// threads use), in this order.
+    /// threads use), in this order: one a run can make.
     pub permuted: Vec<NodeId>,
     pub findings: Vec<Diagnostic>,
 }
@@ -344,9 +344,10 @@ pub fn findings_by_issue_order(
         let reordered = reorder(exec, order);
         let hb = HappensBefore::build(&reordered);
         let permuted: Vec<bool> = order.iter().map(|n| orders.conflicts[n.index()]).collect();
-        if hb.issue_order_realizable(&permuted) {
+        if let Some(realizable) = hb.realizable_issue_order(&permuted) {
             per_order.push(OrderFindings {
-                permuted: order.iter().copied().filter(|n| orders.conflicts[n.index()]).collect(),
+                // The reordered execution's node `i` is `order[i]`.
+                permuted: realizable.iter().map(|n| order[n.index()]).collect(),
                 findings: rule_findings(program, &reordered, &hb, options),
             });
         }
@@ -609,5 +610,53 @@ mod tests {
         // K whole: every smaller assignment of (3, 1) ran.
         program.params = vec![param(2, None), param(1, Some(2))];
         assert!(every_smaller_sampled(&program, &[3, 1]));
+    }
+
+    /// Thread w1 waits on `n` before a synchronize; w2 records `n` on a stream the main
+    /// thread also uses (so its calls are ordered against the main thread's). An
+    /// order that puts w1's wait on `m` before w2's record of `n` is the same execution
+    /// as one with the record first (the two touch nothing in common), and only that
+    /// one can be run: w1's synchronize returns only after the record.
+    #[test]
+    fn each_order_is_given_as_a_run_can_issue_it() {
+        let text = "let s0 = aclrtCreateStream();
+let s1 = aclrtCreateStream();
+let n = aclrtCreateNotify();
+let m = aclrtCreateNotify();
+thread w1 {
+    aclrtWaitAndResetNotify(n, s0, 0);
+    aclrtSynchronizeStream(s0);
+    aclrtWaitAndResetNotify(m, s0, 0);
+}
+thread w2 {
+    kernel(s1, \"k\");
+    aclrtRecordNotify(n, s1);
+}
+aclrtRecordNotify(m, s0);
+kernel(s1, \"k0\");
+aclrtSynchronizeStream(s0);
+";
+        let checked = crate::check_sync_bytes(&mut crate::Sources::default(), "t.sync", text.as_bytes());
+        let exec = instantiate(&checked.program, Vec::new());
+        let (orders, unchecked) = findings_by_issue_order(&checked.program, &exec, &SmtOptions::default());
+        assert!(!unchecked && orders.len() > 1);
+        let position = |order: &[NodeId], line: &str| {
+            order.iter().position(|&n| {
+                let span = &exec.node(n).op.span;
+                text[span.range.clone()].starts_with(line)
+            })
+        };
+        let mut deadlocking = 0;
+        for order in &orders {
+            let record_n = position(&order.permuted, "aclrtRecordNotify(n").expect("permuted");
+            let wait_m = position(&order.permuted, "aclrtWaitAndResetNotify(m").expect("permuted");
+            let record_m = position(&order.permuted, "aclrtRecordNotify(m").expect("permuted");
+            assert!(record_n < wait_m, "w1 waits on m only after its synchronize returns");
+            if wait_m < record_m {
+                deadlocking += 1;
+                assert!(order.findings.iter().any(|d| d.code == "SG501"));
+            }
+        }
+        assert!(deadlocking > 0, "the order with the wait on m first is checked");
     }
 }

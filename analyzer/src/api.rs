@@ -407,6 +407,9 @@ const NONE: Creates = C::Nothing;
 
 const P_STREAM: &[Param] = &[p("stream", Stream)];
 const P_EVENT: &[Param] = &[p("event", Event)];
+/// A query with its out-parameter: what it saw (a trace's `status`).
+const P_EVENT_STATUS: &[Param] = &[p("event", Event), opt("status", Opaque)];
+const P_STREAM_STATUS: &[Param] = &[p("stream", Stream), opt("status", Opaque)];
 const P_EVENT_STREAM: &[Param] = &[p("event", Event), p("stream", Stream)];
 const P_STREAM_EVENT: &[Param] = &[p("stream", Stream), p("event", Event)];
 const P_FLAG: &[Param] = &[p("flag", Flags)];
@@ -479,7 +482,7 @@ pub static APIS: &[Api] = &[
     host("aclFinalize", &[], NONE, E::None),
     host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::None),
     host("aclrtResetDevice", &[p("deviceId", Int)], NONE, E::None),
-    host("aclrtStreamQuery", P_STREAM, NONE, E::None),
+    host("aclrtStreamQuery", P_STREAM_STATUS, NONE, E::None),
     // ACL events
     host("aclrtCreateEvent", &[], C::Event(Sync, AclCreateEvent), E::Create),
     host(
@@ -528,7 +531,7 @@ pub static APIS: &[Api] = &[
     host("aclrtResetEvent", P_EVENT_STREAM, NONE, E::EventReset),
     host(
         "aclrtQueryEventStatus",
-        P_EVENT,
+        P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: false },
     ),
@@ -639,7 +642,7 @@ pub static APIS: &[Api] = &[
     host("acl.rt.reset_event", P_EVENT_STREAM, NONE, E::EventReset),
     host(
         "acl.rt.query_event_status",
-        P_EVENT,
+        P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: false },
     ),

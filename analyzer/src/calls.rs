@@ -7,7 +7,7 @@
 use crate::api::{Api, Creates, Effect};
 use crate::model::{
     BinOp, BufferInfo, ChannelInfo, CopyDirection, EventInfo, Expr, GeTaskKind, MemRange, MemorySpace, ObjId,
-    ObjectKind, OpKind, Program, Timeout,
+    ObjectKind, OpKind, Program, StreamSync, Timeout,
 };
 use crate::source::Span;
 
@@ -100,9 +100,9 @@ impl CallArgs {
     }
 
     /// A stream argument; a left-out optional stream is the default stream.
-    fn stream_or_default(&self, index: usize) -> Option<ObjId> {
+    fn stream_or_default(&self, index: usize, program: &Program) -> Option<ObjId> {
         match self.get(index) {
-            None => Some(Program::DEFAULT_STREAM),
+            None => Some(program.default_stream()),
             Some(_) => self.object(index),
         }
     }
@@ -162,7 +162,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         },
         Effect::EventRecord => OpKind::EventRecord {
             event: obj(0)?,
-            stream: args.stream_or_default(1)?,
+            stream: args.stream_or_default(1, program)?,
         },
         Effect::EventWait => OpKind::EventWait {
             stream: obj(0)?,
@@ -271,14 +271,19 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         Effect::Memset { with_stream } => {
             let index = |name: &str| api.params.iter().position(|p| p.name == name);
             let range = args.address(0)?.range(Some(args.int(index("count")?)?), program);
-            match with_stream {
-                true => OpKind::Kernel {
-                    stream: args.stream_or_default(index("stream")?)?,
-                    name: "memset".into(),
-                    reads: Vec::new(),
-                    writes: vec![range],
-                },
-                false => OpKind::HostAccess { write: true, range },
+            let stream = match (with_stream, api.name.starts_with("cuda")) {
+                (true, _) => args.stream_or_default(index("stream")?, program)?,
+                // CUDA's synchronous memset is work on the default stream; it may return
+                // before the work is done (the CUDA runtime's "API synchronization
+                // behavior"), unlike ACL's.
+                (false, true) => program.default_stream(),
+                (false, false) => return Some(OpKind::HostAccess { write: true, range }),
+            };
+            OpKind::Kernel {
+                stream,
+                name: "memset".into(),
+                reads: Vec::new(),
+                writes: vec![range],
             }
         }
         Effect::HostAccess { write } => OpKind::HostAccess {
@@ -342,17 +347,34 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
     let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
     let stream = match with_stream {
         true => Some(match index("stream") {
-            Some(i) => args.stream_or_default(i)?,
-            None => Program::DEFAULT_STREAM,
+            Some(i) => args.stream_or_default(i, program)?,
+            None => program.default_stream(),
         }),
         false => None,
     };
+    let synchronous_on = (!with_stream && api.name.starts_with("cuda")).then(|| program.default_stream());
     Some(OpKind::Memcpy {
         stream,
+        synchronous_on,
         dst,
         src,
         dest_max,
     })
+}
+
+/// How a created stream is ordered against CUDA's legacy default stream: blocking,
+/// unless created with `cudaStreamNonBlocking` (ACL streams never are).
+fn stream_sync(api: &Api, args: &CallArgs) -> StreamSync {
+    const CUDA_STREAM_NON_BLOCKING: u32 = 0x1;
+    let flags = args.named(api, "flags").and_then(|value| match value {
+        ArgValue::Flags(flags) => Some(*flags),
+        _ => None,
+    });
+    if !api.name.starts_with("cuda") || flags.is_some_and(|f| f & CUDA_STREAM_NON_BLOCKING != 0) {
+        StreamSync::Independent
+    } else {
+        StreamSync::Blocking
+    }
 }
 
 /// The objects a creating call makes, in handle order. `count` is the number of
@@ -365,7 +387,7 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
     };
     Some(match api.creates {
         Creates::Nothing => Vec::new(),
-        Creates::Stream => vec![ObjectKind::Stream],
+        Creates::Stream => vec![ObjectKind::Stream(stream_sync(api, args))],
         Creates::Notify => vec![ObjectKind::Notify],
         Creates::Comm => vec![ObjectKind::Comm],
         Creates::Event(semantics, creator) => vec![ObjectKind::Event(EventInfo {

@@ -2,7 +2,7 @@
 
 use syncguard_grammar::SyntaxError;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::lower::lower;
 use crate::model::{CannPolicy, Program, Target};
 use crate::rules::SyntaxErrorRule;
@@ -98,15 +98,19 @@ fn check_sync_file_with(
         program.settings.cann = cann;
     }
     // Analysis of a partly lowered file would report the consequences of its syntax
-    // and name errors (a misspelt record makes its wait hang): fix those first.
-    if !diagnostics.is_empty() {
+    // and name errors (a misspelt handle makes its wait hang): fix those first. An
+    // unknown API is a warning: the program is analyzed without its calls.
+    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         Diagnostic::sort(&mut diagnostics);
         return CheckedFile::unanalyzed(program, diagnostics);
     }
     let analyzed = crate::analysis::analyze_with(&program, &overrides.smt);
+    // The calls left out come first: they may be the cause of what the analysis finds.
+    Diagnostic::sort(&mut diagnostics);
+    diagnostics.extend(analyzed.diagnostics);
     CheckedFile {
         program,
-        diagnostics: analyzed.diagnostics,
+        diagnostics,
         proofs: analyzed.proofs,
         unproved: analyzed.unproved,
     }

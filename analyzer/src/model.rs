@@ -27,7 +27,8 @@ pub struct Program {
     pub settings: Settings,
     pub params: Vec<Param>,
     /// Every resource a program creates: streams, events, notifies, buffers, HCCL handles.
-    /// `objects[0]` is the default stream, which exists without being created.
+    /// `objects[0]` is the default stream and `objects[1]` CUDA's per-thread default
+    /// stream, which exist without being created.
     pub objects: Vec<Object>,
     /// Loop variables, for names in messages.
     pub vars: Vec<Var>,
@@ -38,19 +39,28 @@ pub struct Program {
 }
 
 impl Program {
+    /// The stream `0` / `NULL` names: ACL's default stream, or CUDA's legacy default
+    /// stream (`cudaStreamLegacy`), one per rank.
     pub const DEFAULT_STREAM: ObjId = ObjId(0);
+    /// CUDA's per-thread default stream (`cudaStreamPerThread`, and `0` in a program
+    /// built with `--default-stream per-thread`): one per host thread.
+    pub const PER_THREAD_STREAM: ObjId = ObjId(1);
     pub const MAIN_THREAD: ThreadId = ThreadId(0);
 
     pub fn new(main_span: Span) -> Self {
+        let implicit_stream = |name: &str, sync| Object {
+            name: name.into(),
+            kind: ObjectKind::Stream(sync),
+            span: main_span.clone(),
+            created_by: None,
+        };
         Program {
             settings: Settings::default(),
             params: Vec::new(),
-            objects: vec![Object {
-                name: "default stream".into(),
-                kind: ObjectKind::Stream,
-                span: main_span.clone(),
-                created_by: None,
-            }],
+            objects: vec![
+                implicit_stream("default stream", StreamSync::Independent),
+                implicit_stream("per-thread default stream", StreamSync::Blocking),
+            ],
             vars: Vec::new(),
             threads: vec![HostThread {
                 name: "main".into(),
@@ -64,6 +74,24 @@ impl Program {
 
     pub fn object(&self, id: ObjId) -> &Object {
         &self.objects[id.index()]
+    }
+
+    /// The stream `0` / `NULL` names in this program.
+    pub fn default_stream(&self) -> ObjId {
+        match self.settings.default_stream {
+            DefaultStream::Legacy => Program::DEFAULT_STREAM,
+            DefaultStream::PerThread => Program::PER_THREAD_STREAM,
+        }
+    }
+
+    /// Whether the program calls the CUDA runtime: then its default stream is CUDA's
+    /// legacy default stream, which synchronizes with every blocking stream.
+    pub fn calls_cuda(&self) -> bool {
+        let mut cuda = false;
+        for thread in &self.threads {
+            for_each_op(&thread.body, &mut |op| cuda |= op.api.starts_with("cuda"));
+        }
+        cuda
     }
 
     /// Number of ops in the program text (not unrolled).
@@ -97,6 +125,30 @@ pub struct Settings {
     /// threads happened in the order of their lines, ordered by host synchronization a
     /// trace cannot show (a join, a mutex). Only object lifetimes rely on it.
     pub observed_run: bool,
+    /// What `0` / `NULL` means as a CUDA stream (`nvcc --default-stream`).
+    pub default_stream: DefaultStream,
+}
+
+/// The stream CUDA code means by `0` / `NULL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DefaultStream {
+    /// The legacy default stream, shared by the host threads (nvcc's default).
+    #[default]
+    Legacy,
+    /// Each host thread's own default stream (`--default-stream per-thread`).
+    PerThread,
+}
+
+impl DefaultStream {
+    pub const NAMES: [(&'static str, DefaultStream); 2] = [
+        ("legacy", DefaultStream::Legacy),
+        ("per-thread", DefaultStream::PerThread),
+    ];
+
+    pub fn from_name(name: &str) -> Option<DefaultStream> {
+        let name = name.replace('_', "-");
+        DefaultStream::NAMES.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+    }
 }
 
 impl Default for Settings {
@@ -107,6 +159,7 @@ impl Default for Settings {
             ranks: RankCount::Fixed(1),
             hccl_buffer_size: 400 << 20,
             observed_run: false,
+            default_stream: DefaultStream::Legacy,
         }
     }
 }
@@ -334,6 +387,10 @@ pub enum OpKind {
     /// `stream: None` is a synchronous copy that blocks the host.
     Memcpy {
         stream: Option<ObjId>,
+        /// A synchronous copy that runs as work of this stream and returns once it is
+        /// done (CUDA's `cudaMemcpy`, on the default stream); `None` for ACL's, which
+        /// the host makes itself.
+        synchronous_on: Option<ObjId>,
         dst: Box<MemRange>,
         src: Box<MemRange>,
         /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
@@ -438,7 +495,7 @@ pub struct Object {
 
 #[derive(Clone, Debug)]
 pub enum ObjectKind {
-    Stream,
+    Stream(StreamSync),
     Event(EventInfo),
     /// An ACL notify (`aclrtCreateNotify`).
     Notify,
@@ -459,7 +516,7 @@ impl ObjectKind {
     /// "stream", "event", ... for messages.
     pub fn noun(&self) -> &'static str {
         match self {
-            ObjectKind::Stream => "stream",
+            ObjectKind::Stream(_) => "stream",
             ObjectKind::Event(_) => "event",
             ObjectKind::Notify => "notify",
             ObjectKind::Comm => "communicator",
@@ -468,6 +525,18 @@ impl ObjectKind {
             ObjectKind::Buffer(_) => "buffer",
         }
     }
+}
+
+/// How a stream's work is ordered against CUDA's legacy default stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamSync {
+    /// Only by its own work and explicit waits: ACL streams, and CUDA streams created
+    /// with `cudaStreamNonBlocking`.
+    Independent,
+    /// A CUDA blocking stream (`cudaStreamCreate`, or no `cudaStreamNonBlocking` flag):
+    /// its work waits for the legacy default stream's earlier work, and the legacy
+    /// default stream's later work waits for its work.
+    Blocking,
 }
 
 #[derive(Clone, Debug)]

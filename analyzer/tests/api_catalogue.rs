@@ -146,10 +146,12 @@ fn acl_wait_with_flag_needs_its_timeout() {
 // ---------------------------------------------------------------------------------------
 // CUDA: cudaEventRecordWithFlags
 
+/// `body` with non-blocking streams `s1`, `s2` (the legacy default stream does not
+/// order them), an event `ev` and a device buffer `x`.
 fn cuda_program(body: &str) -> String {
     format!(
-        "let s1 = cudaStreamCreate();
-         let s2 = cudaStreamCreate();
+        "let s1 = cudaStreamCreateWithFlags(cudaStreamNonBlocking);
+         let s2 = cudaStreamCreateWithFlags(cudaStreamNonBlocking);
          let ev = cudaEventCreateWithFlags(cudaEventDisableTiming);
          let x = cudaMalloc(4 KiB);
          {body}
@@ -317,9 +319,12 @@ fn cuda_memset_async_and_memset() {
         &[],
     );
     assert_codes(&cuda_program("cudaMemsetAsync(x, 0, 8 KiB);"), &["SG306"]);
+    // `cudaMemset` is work on the default stream, which may still run when it returns
+    // (CUDA's "API synchronization behavior"): racing a non-blocking stream's kernel is
+    // a race between two device accesses.
     assert_codes(
         &cuda_program("kernel(s1, \"producer\", writes: [x]); cudaMemset(x, 0, 4 KiB);"),
-        &["SG602"],
+        &["SG601"],
     );
     assert_codes(
         &cuda_program(
@@ -329,6 +334,119 @@ fn cuda_memset_async_and_memset() {
         ),
         &[],
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// CUDA's legacy default stream synchronizes with blocking streams
+
+/// `body` with a blocking stream `b` (`cudaStreamCreate`), a non-blocking stream `nb`,
+/// device buffers `x`, `y` and pinned host memory `h`.
+fn legacy_program(settings: &str, body: &str) -> String {
+    format!(
+        "{settings}
+         let b = cudaStreamCreate();
+         let nb = cudaStreamCreateWithFlags(cudaStreamNonBlocking);
+         let x = cudaMalloc(4 KiB);
+         let y = cudaMalloc(4 KiB);
+         let h = cudaMallocHost(4 KiB);
+         {body}
+         cudaDeviceSynchronize();"
+    )
+}
+
+#[test]
+fn the_legacy_default_stream_orders_blocking_streams_both_ways() {
+    let chain = |producer: &str, consumer: &str| {
+        legacy_program(
+            "",
+            &format!(
+                "kernel({producer}, \"produce\", writes: [x]);
+                 kernel(NULL, \"transform\", reads: [x], writes: [y]);
+                 kernel({consumer}, \"consume\", reads: [y]);"
+            ),
+        )
+    };
+    assert_codes(&chain("b", "b"), &[]);
+    assert_codes(&chain("nb", "b"), &["SG601"]);
+    assert_codes(&chain("b", "nb"), &["SG601"]);
+    // Blocking streams are not ordered among themselves.
+    let siblings = legacy_program(
+        "let b2 = cudaStreamCreate();",
+        "kernel(b, \"produce\", writes: [x]); kernel(b2, \"consume\", reads: [x]);",
+    );
+    assert_codes(&siblings, &["SG601"]);
+    // `cudaStreamLegacy` names the legacy stream, `0` too.
+    assert_codes(
+        &legacy_program(
+            "",
+            "kernel(b, \"produce\", writes: [x]); kernel(cudaStreamLegacy, \"consume\", reads: [x]);",
+        ),
+        &[],
+    );
+}
+
+#[test]
+fn synchronous_copies_and_stream_zero_synchronize_wait_for_blocking_streams() {
+    let copy_back = |stream: &str, then: &str| {
+        legacy_program(
+            "",
+            &format!(
+                "kernel({stream}, \"produce\", writes: [x]);
+                 {then}
+                 host_read(h);"
+            ),
+        )
+    };
+    let memcpy = "cudaMemcpy(h, x, 4 KiB, cudaMemcpyDeviceToHost);";
+    assert_codes(&copy_back("b", memcpy), &[]);
+    assert_codes(&copy_back("nb", memcpy), &["SG602"]);
+    let async_then_sync_zero = "cudaMemcpyAsync(h, x, 4 KiB, cudaMemcpyDeviceToHost, b);
+                                cudaStreamSynchronize(0);";
+    assert_codes(&copy_back("b", async_then_sync_zero), &[]);
+    let async_on_nb = "cudaMemcpyAsync(h, x, 4 KiB, cudaMemcpyDeviceToHost, nb);
+                       cudaStreamSynchronize(0);";
+    assert_codes(&copy_back("nb", async_on_nb), &["SG602"]);
+}
+
+#[test]
+fn a_per_thread_default_stream_is_an_ordinary_stream() {
+    let chain = |settings: &str, zero: &str| {
+        legacy_program(
+            settings,
+            &format!(
+                "kernel(b, \"produce\", writes: [x]);
+                 kernel({zero}, \"consume\", reads: [x]);"
+            ),
+        )
+    };
+    assert_codes(&chain("", "0"), &[]);
+    assert_codes(&chain("default_stream per_thread;", "0"), &["SG601"]);
+    assert_codes(&chain("", "cudaStreamPerThread"), &["SG601"]);
+    assert_codes(&chain("default_stream per_thread;", "cudaStreamLegacy"), &[]);
+    // Each host thread has its own: a kernel on one thread's is unordered with the other's.
+    let two_threads = legacy_program(
+        "default_stream per_thread;",
+        "thread worker { kernel(0, \"consume\", reads: [x]); }
+         kernel(0, \"produce\", writes: [x]);",
+    );
+    assert_codes(&two_threads, &["SG601"]);
+}
+
+#[test]
+fn legacy_work_of_another_host_thread_is_ordered_in_every_issue_order() {
+    // Whichever thread issues first, the blocking stream's kernel and the legacy
+    // stream's are ordered one way or the other; a non-blocking stream's is not.
+    let threaded = |stream: &str| {
+        legacy_program(
+            "",
+            &format!(
+                "thread worker {{ kernel({stream}, \"produce\", writes: [x]); }}
+                 kernel(0, \"consume\", writes: [x]);"
+            ),
+        )
+    };
+    assert_codes(&threaded("b"), &[]);
+    assert_codes(&threaded("nb"), &["SG601"]);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo run --release -p syncguard-fuzz -- --inputs 1000000            # every target
 //! cargo run --release -p syncguard-fuzz -- sync trace --inputs 100000 --seed 7
+//! cargo run --release -p syncguard-fuzz -- plan --inputs 1000000 --seed 7 --first-chunk 29  # resume
 //! ```
 //! Failing inputs are written to `--out` (default `target/fuzz-failures`).
 
@@ -31,6 +32,10 @@ struct Args {
     /// Inputs per child process.
     #[arg(long, default_value_t = 20_000)]
     chunk: u64,
+    /// Skip the first chunks of each target: resumes a stopped run of the same seed
+    /// (chunk `k` of seed `S` always holds the same inputs).
+    #[arg(long, default_value_t = 0)]
+    first_chunk: u64,
     /// Child processes at once.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
@@ -171,7 +176,9 @@ fn supervise(args: &Args) -> ExitCode {
         let mut chunk = 0;
         while left > 0 {
             let count = left.min(args.chunk);
-            queue.push((target, args.seed.wrapping_mul(1_000_003).wrapping_add(chunk), count));
+            if chunk >= args.first_chunk {
+                queue.push((target, args.seed.wrapping_mul(1_000_003).wrapping_add(chunk), count));
+            }
             left -= count;
             chunk += 1;
         }

@@ -44,7 +44,7 @@ pub struct Block {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StmtKind {
-    /// `target A3;`, `cann legacy;`, `hccl_buffer_size 400 MiB;`
+    /// `target A3;`, `cann legacy;`, `hccl_buffer_size 400 MiB;`, `default_stream per_thread;`
     Setting { key: Ident, value: Expr },
     /// `ranks 2;` or `ranks N in 2..=1024;`
     Ranks(RankCount),

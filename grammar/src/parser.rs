@@ -46,7 +46,7 @@ impl<'t, I: Input<'t>> GrammarError<'t, I> for EmptyErr {
 }
 
 /// Setting keys: identifiers that start a `key value;` statement at the top level.
-pub const SETTING_KEYS: [&str; 3] = ["target", "cann", "hccl_buffer_size"];
+pub const SETTING_KEYS: [&str; 4] = ["target", "cann", "hccl_buffer_size", "default_stream"];
 
 pub(crate) fn parse_tokens(tokens: Vec<(Token, Span)>, src: &str) -> (File, Vec<SyntaxError>) {
     let src_len = src.len();

@@ -20,4 +20,4 @@ mod turns;
 
 pub use backend::{Backend, Fault};
 pub use driver::{RunLog, run, run_in_order};
-pub use plan::Plan;
+pub use plan::{Plan, cannot_run};

@@ -43,7 +43,8 @@ pub struct Plan<'e, 'p> {
     pub scripts: Vec<Option<Script>>,
     /// The main thread of each rank: the threads that start on their own.
     pub mains: Vec<AgentId>,
-    /// Each rank's default stream instance, if the program uses it.
+    /// Each rank's default stream instance and its host threads' per-thread default
+    /// streams, if the program uses them: streams no call creates.
     pub default_streams: Vec<(u32, InstId)>,
 }
 
@@ -97,7 +98,10 @@ impl<'e, 'p> Plan<'e, 'p> {
             .instances
             .iter()
             .enumerate()
-            .filter(|(_, instance)| instance.created.is_none() && instance.obj == Program::DEFAULT_STREAM)
+            .filter(|(_, instance)| {
+                let implicit_stream = [Program::DEFAULT_STREAM, Program::PER_THREAD_STREAM].contains(&instance.obj);
+                instance.created.is_none() && implicit_stream
+            })
             .map(|(index, instance)| (instance.rank, InstId(index as u32)))
             .collect();
         Plan {
@@ -112,6 +116,19 @@ impl<'e, 'p> Plan<'e, 'p> {
     pub fn call_count(&self) -> usize {
         self.scripts.iter().flatten().map(|s| s.steps.len()).sum()
     }
+}
+
+/// Why the backends cannot run `exec` as the execution that was verified, if so: they
+/// run every stream as an ordinary one, so work that CUDA's legacy default stream
+/// orders would run unordered.
+pub fn cannot_run(exec: &Execution) -> Option<String> {
+    let implicit = syncguard_analyzer::hb::legacy_edges(exec).len();
+    let plural = if implicit == 1 { "y" } else { "ies" };
+    (implicit > 0).then(|| {
+        format!(
+            "relies on CUDA's legacy default stream to order its work ({implicit} implicit dependenc{plural}), which no backend executes yet"
+        )
+    })
 }
 
 /// Which instance of each object is live on each rank, as the calls are replayed.
@@ -140,7 +157,21 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
     };
     // The instance an op names as its queue: the HCCL thread for Hcomm calls (even
     // when it is bound to a stream), else the stream.
-    let queue = |obj: ObjId| live.get(rank, obj);
+    // A per-thread default stream is one instance per host thread: the node's own.
+    let own_stream = || {
+        let agent = match node.action {
+            Action::AgentSync { agent, .. } => agent,
+            _ => node.agent,
+        };
+        match exec.agent(agent).kind {
+            AgentKind::Stream(inst) => Some(inst),
+            _ => None,
+        }
+    };
+    let queue = |obj: ObjId| match obj {
+        Program::PER_THREAD_STREAM => own_stream(),
+        _ => live.get(rank, obj),
+    };
     let enqueue = |queue: Option<InstId>, work: Work| Some(Call::Enqueue { queue: queue?, work });
     let index = |i: i64| u32::try_from(i).ok();
     Some(match (&node.op.kind, &node.action) {
@@ -333,7 +364,7 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
     let lookup = |obj: ObjId| live.get(rank, obj);
     let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
     match &exec.program.object(instance.obj).kind {
-        ObjectKind::Stream => ObjectSpec::Stream,
+        ObjectKind::Stream(_) => ObjectSpec::Stream,
         ObjectKind::Event(info) => ObjectSpec::Event {
             semantics: info.semantics,
             creator: info.creator,

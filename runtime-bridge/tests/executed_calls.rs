@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use syncguard_analyzer::exec::instantiate;
 use syncguard_analyzer::{Severity, Sources, check_sync_bytes};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
-use syncguard_runtime_bridge::{Plan, run};
+use syncguard_runtime_bridge::{Plan, cannot_run, run};
 
 fn sync_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable folder") {
@@ -33,6 +33,9 @@ fn runs_as_verified(name: &str, text: &str, seed: u64) -> Result<bool, String> {
     }
     let smallest = checked.program.params.iter().map(|p| p.min).collect();
     let exec = instantiate(&checked.program, smallest);
+    if cannot_run(&exec).is_some() {
+        return Ok(false); // refused by `verify-then-run`, as tested there
+    }
     let sim = Sim::new(
         &exec,
         SimOptions {

@@ -7,7 +7,7 @@ use syncguard_analyzer::exec::{Execution, instantiate};
 use syncguard_analyzer::trace::write::write_trace;
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Program, Sources, analyze_assignment};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
-use syncguard_runtime_bridge::{Fault, Plan, RunLog, report, run as run_plan};
+use syncguard_runtime_bridge::{Fault, Plan, RunLog, cannot_run, report, run as run_plan};
 
 use super::check::{Findings, Report, check_input, print_diagnostics};
 use super::inputs::{collect_inputs, report as report_io};
@@ -102,6 +102,11 @@ pub fn run(request: &Request) -> Outcome {
         }
     }
     let exec = instantiate(&program, params);
+    if let Some(why) = cannot_run(&exec) {
+        let message = format!("{} {why}: nothing was executed", input.display);
+        eprintln!("syncguard: {message}");
+        return refuse(&mut findings, &mut sources, json!({"error": message}), Outcome::Failure);
+    }
     let plan = Plan::new(&exec);
     let calls = plan.call_count();
     let (log, run_findings) = match execute(request, &exec, &plan) {

@@ -29,6 +29,8 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
             cutoff: None,
+            legacy_default_stream: program.calls_cuda(),
+            synchronous_work: Vec::new(),
         },
         env: Env {
             params,
@@ -163,6 +165,8 @@ impl<'p> Builder<'p> {
     fn walk_thread(&mut self, agent: AgentId, spawned_at: Option<NodeId>, body: &'p Block) {
         self.rank.host = Some(agent);
         self.rank.last_host_node = spawned_at;
+        // Each host thread has a per-thread default stream of its own, made at first use.
+        self.rank.current.remove(&Program::PER_THREAD_STREAM);
         self.walk_block(body);
     }
 
@@ -357,6 +361,11 @@ impl<'p> Builder<'p> {
     /// to decide (`HappensBefore::uses_around_destroys`).
     fn live(&mut self, op: &'p Op, obj: ObjId) -> Option<InstId> {
         let rank = self.env.rank as u32;
+        if obj == Program::PER_THREAD_STREAM && !self.rank.current.contains_key(&obj) {
+            let stream = self.new_instance(obj, rank);
+            self.attach_agent(stream, AgentKind::Stream(stream));
+            self.rank.current.insert(obj, stream);
+        }
         match self.rank.current.get(&obj) {
             Some(&inst) => match self.exec.instance(inst).destroyed {
                 None => Some(inst),
@@ -524,7 +533,13 @@ impl<'p> Builder<'p> {
                 let accesses = self.accesses(op, reads, writes)?;
                 self.device_node(agent, op, Action::Access(accesses));
             }
-            OpKind::Memcpy { stream, dst, src, .. } => {
+            OpKind::Memcpy {
+                stream,
+                synchronous_on,
+                dst,
+                src,
+                ..
+            } => {
                 let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
                 match stream {
                     Some(stream) => {
@@ -532,7 +547,12 @@ impl<'p> Builder<'p> {
                         self.device_node(agent, op, Action::Access(accesses));
                     }
                     None => {
-                        self.host_node(op, Action::Access(accesses));
+                        let on = match synchronous_on {
+                            Some(stream) => Some(self.queue(op, *stream)?),
+                            None => None,
+                        };
+                        let node = self.host_node(op, Action::Access(accesses));
+                        self.exec.synchronous_work.extend(on.map(|agent| (node, agent)));
                     }
                 }
             }
@@ -565,7 +585,7 @@ impl<'p> Builder<'p> {
         let rank = self.env.rank as u32;
         let inst = self.new_instance(obj, rank);
         match &self.program().object(obj).kind {
-            ObjectKind::Stream => {
+            ObjectKind::Stream(_) => {
                 self.attach_agent(inst, AgentKind::Stream(inst));
             }
             ObjectKind::HcclThread { stream, notify_num, .. } => {

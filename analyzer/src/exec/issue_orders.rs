@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::{Action, AgentId, AgentKind, Execution, NodeId};
+use super::{Action, AgentId, AgentKind, Execution, LegacyOrder, NodeId};
 
 /// Issue orders checked per run. Past it the rest are said to be unchecked.
 pub const MAX_ISSUE_ORDERS: usize = 1024;
@@ -53,6 +53,10 @@ enum Touch {
     /// record and a wait.
     FlagRecord(super::InstId),
     FlagWait(super::InstId),
+    /// Work on (or a synchronize of) CUDA's legacy default stream, and work on a
+    /// blocking stream: which comes first decides which waits for which.
+    LegacyWork,
+    BlockingWork,
 }
 
 impl Touch {
@@ -64,6 +68,7 @@ impl Touch {
                 a == b
             }
             (FlagRecord(a), FlagRecord(b)) | (FlagWait(a), FlagWait(b)) => a == b,
+            (LegacyWork, LegacyWork | BlockingWork) | (BlockingWork, LegacyWork) => true,
             _ => false,
         }
     }
@@ -74,6 +79,9 @@ fn touches(exec: &Execution, node: NodeId) -> Vec<Touch> {
     let mut out = Vec::new();
     if exec.agent(n.agent).kind.is_device() {
         out.push(Touch::Queue(n.agent));
+    }
+    if exec.legacy_default_stream {
+        out.extend(legacy_touch(exec, node));
     }
     match &n.action {
         Action::EventRecord(e) | Action::EventReset(e) => out.push(Touch::EventChange(*e)),
@@ -87,6 +95,21 @@ fn touches(exec: &Execution, node: NodeId) -> Vec<Touch> {
         _ => {}
     }
     out
+}
+
+/// How a call takes part in CUDA's legacy default stream ordering (`hb::legacy`).
+fn legacy_touch(exec: &Execution, node: NodeId) -> Option<Touch> {
+    let n = exec.node(node);
+    let (queue, synchronize) = match n.action {
+        Action::AgentSync { agent, .. } => (agent, true),
+        _ if exec.agent(n.agent).kind.is_device() => (n.agent, false),
+        _ => (exec.synchronous_work_of(node)?, false),
+    };
+    match exec.legacy_order(queue) {
+        LegacyOrder::Legacy => Some(Touch::LegacyWork),
+        LegacyOrder::Blocking if !synchronize => Some(Touch::BlockingWork),
+        _ => None,
+    }
 }
 
 /// One rank's host threads, each with the calls it issues that touch an object another
@@ -152,9 +175,11 @@ fn conflicting_calls(exec: &Execution, touched: &[Vec<Touch>]) -> Vec<bool> {
         let node = NodeId(i as u32);
         let rank = exec.node(node).rank(exec);
         for &touch in touches {
-            // Event reads and changes meet under the event's key.
+            // Event reads and changes meet under the event's key, blocking work under
+            // the legacy stream's.
             let key = match touch {
                 Touch::EventRead(e) => Touch::EventChange(e),
+                Touch::BlockingWork => Touch::LegacyWork,
                 other => other,
             };
             by_object.entry((rank, key)).or_default().push(node);
@@ -442,6 +467,16 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             .map(|&(node, inst, index)| (map(node), inst, index))
             .collect(),
         cutoff: exec.cutoff.clone(),
+        legacy_default_stream: exec.legacy_default_stream,
+        synchronous_work: {
+            let mut work: Vec<_> = exec
+                .synchronous_work
+                .iter()
+                .map(|&(node, agent)| (map(node), agent))
+                .collect();
+            work.sort();
+            work
+        },
     }
 }
 

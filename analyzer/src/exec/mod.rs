@@ -42,6 +42,24 @@ pub struct Execution<'p> {
     pub rejected_notifies: Vec<(NodeId, InstId, i64)>,
     /// Why the run was cut short, if it was.
     pub cutoff: Option<Cutoff>,
+    /// Whether the default stream is CUDA's legacy default stream (the program calls
+    /// the CUDA runtime), which synchronizes with every blocking stream.
+    pub legacy_default_stream: bool,
+    /// Host calls that run as work of a stream and return once it is done (CUDA's
+    /// `cudaMemcpy` on the default stream), with that stream; sorted by node.
+    pub synchronous_work: Vec<(NodeId, AgentId)>,
+}
+
+/// How an agent's work is ordered against CUDA's legacy default stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LegacyOrder {
+    /// The legacy default stream itself.
+    Legacy,
+    /// A blocking stream: ordered after the legacy stream's earlier work, and before
+    /// its later work.
+    Blocking,
+    /// Not ordered against it: host threads, HCCL threads, ACL and non-blocking streams.
+    Independent,
 }
 
 /// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
@@ -303,13 +321,43 @@ impl<'p> Execution<'p> {
         &self.instances[id.index()]
     }
 
+    /// The stream a host call runs its work on, for a synchronous copy.
+    pub fn synchronous_work_of(&self, node: NodeId) -> Option<AgentId> {
+        let at = self.synchronous_work.binary_search_by_key(&node, |&(n, _)| n).ok()?;
+        Some(self.synchronous_work[at].1)
+    }
+
+    /// How `agent`'s work is ordered against CUDA's legacy default stream.
+    pub fn legacy_order(&self, agent: AgentId) -> LegacyOrder {
+        let AgentKind::Stream(inst) = self.agent(agent).kind else {
+            return LegacyOrder::Independent;
+        };
+        if !self.legacy_default_stream {
+            return LegacyOrder::Independent;
+        }
+        let obj = self.instance(inst).obj;
+        match self.program.object(obj).kind {
+            _ if obj == crate::model::Program::DEFAULT_STREAM => LegacyOrder::Legacy,
+            crate::model::ObjectKind::Stream(crate::model::StreamSync::Blocking) => LegacyOrder::Blocking,
+            _ => LegacyOrder::Independent,
+        }
+    }
+
     /// "stream s2", "HCCL thread t (rank 1)", "host thread main" for messages.
     pub fn agent_name(&self, id: AgentId) -> String {
         let agent = self.agent(id);
         let name = match agent.kind {
             AgentKind::Host(thread) => format!("host thread {}", self.program.threads[thread.index()].name),
             AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::DEFAULT_STREAM => {
-                "the default stream".to_string()
+                match self.legacy_default_stream {
+                    true => "the legacy default stream".to_string(),
+                    false => "the default stream".to_string(),
+                }
+            }
+            AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::PER_THREAD_STREAM => {
+                // Only its own host thread issues to it.
+                let owner = agent.nodes.first().map(|&n| self.agent_name(self.node(n).host));
+                format!("the per-thread default stream of {}", owner.unwrap_or_default())
             }
             AgentKind::Stream(inst) | AgentKind::HcclThread(inst) => {
                 let object = self.program.object(self.instance(inst).obj);

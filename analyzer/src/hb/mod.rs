@@ -2,17 +2,20 @@
 //!
 //! Edges: program order on every agent (a stream is FIFO), issue (a device op runs after
 //! what its host thread did before issuing it), match (signal → wait) and host sync
-//! (device op → the synchronize that waits for it). Nodes are ordered by Kahn's
+//! (device op → the synchronize that waits for it), and CUDA's legacy default stream
+//! (see `legacy`). Nodes are ordered by Kahn's
 //! algorithm; a node that never becomes ready never executes (it sits on or behind a
 //! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks, so that
 //! "does a happen before b" is one comparison.
 
 mod host_sync;
+mod legacy;
 mod lifetimes;
 mod matching;
 mod races;
 mod realizable;
 
+pub use legacy::legacy_edges;
 pub use lifetimes::UseAroundDestroy;
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
 pub use races::Race;
@@ -35,6 +38,8 @@ pub enum EdgeKind {
     Issue,
     Match,
     HostSync,
+    /// CUDA's legacy default stream and a blocking stream.
+    LegacyStream,
 }
 
 pub struct HappensBefore<'e, 'p> {
@@ -257,6 +262,9 @@ fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u
         {
             graph.add_edge(index(before), index(id), EdgeKind::Issue);
         }
+    }
+    for (before, after) in legacy::legacy_edges(exec) {
+        graph.add_edge(index(before), index(after), EdgeKind::LegacyStream);
     }
     for &(signal, wait) in &matching.edges {
         let kind = match exec.node(wait).action {

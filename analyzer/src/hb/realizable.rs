@@ -17,8 +17,27 @@ impl HappensBefore<'_, '_> {
     ///
     /// The other calls keep their place in their own thread only; where the order puts
     /// them among other threads' calls changes nothing, so they are not judged.
-    pub fn issue_order_realizable(&self, permuted: &[bool]) -> bool {
-        self.stuck_threads_issue_last(permuted) && self.synchronizes_return_in_time(permuted)
+    ///
+    /// Returns the permuted calls in an order a run makes: node order, or, where a
+    /// synchronize returns only after calls node order puts after its thread's next
+    /// call, an equivalent order with those calls first (it differs only in calls that
+    /// touch nothing in common, so it is the same execution, and a run forced to issue in
+    /// it does not wait forever for its own synchronize).
+    pub fn realizable_issue_order(&self, permuted: &[bool]) -> Option<Vec<NodeId>> {
+        if !self.stuck_threads_issue_last(permuted) {
+            return None;
+        }
+        let order: Vec<NodeId> = (0..self.exec.nodes.len() as u32)
+            .map(NodeId)
+            .filter(|n| permuted[n.index()])
+            .collect();
+        let issued_first = self.synchronizes_return_in_time(permuted, &order)?;
+        if issued_first.is_empty() {
+            return Some(order);
+        }
+        // Should the moves contradict each other, node order is still the execution
+        // checked; only a run forced into it may give the order up.
+        Some(self.equivalent_order(&order, &issued_first).unwrap_or(order))
     }
 
     fn stuck_threads_issue_last(&self, permuted: &[bool]) -> bool {
@@ -52,34 +71,37 @@ impl HappensBefore<'_, '_> {
         true
     }
 
-    fn synchronizes_return_in_time(&self, permuted: &[bool]) -> bool {
+    /// For each synchronize whose thread issues a permuted call `next` after it, the
+    /// permuted calls that happen before the synchronize but come after `next`, which
+    /// must move before it; `None` when one cannot.
+    fn synchronizes_return_in_time(&self, permuted: &[bool], order: &[NodeId]) -> Option<Vec<(NodeId, Vec<NodeId>)>> {
         let exec = self.exec;
-        let order: Vec<NodeId> = (0..exec.nodes.len() as u32)
-            .map(NodeId)
-            .filter(|n| permuted[n.index()])
-            .collect();
         let mut next_permuted: HashMap<AgentId, NodeId> = HashMap::new();
+        let mut issued_first = Vec::new();
         for index in (0..exec.nodes.len()).rev() {
             let id = NodeId(index as u32);
             let node = exec.node(id);
             if node.action.blocks_host()
                 && self.executes(id)
                 && let Some(&next) = next_permuted.get(&node.host)
-                && !self.issued_in_time(id, next, permuted, &order)
             {
-                return false;
+                let late = self.issued_in_time(id, next, permuted, order)?;
+                if !late.is_empty() {
+                    issued_first.push((next, late));
+                }
             }
             if permuted[index] {
                 next_permuted.insert(node.host, id);
             }
         }
-        true
+        Some(issued_first)
     }
 
-    /// Whether the permuted calls that happen before `sync` are issued before `next`
-    /// (the synchronizing thread's next permuted call), or can be moved there: an order
-    /// that differs only in calls touching nothing in common is the same execution.
-    fn issued_in_time(&self, sync: NodeId, next: NodeId, permuted: &[bool], order: &[NodeId]) -> bool {
+    /// The permuted calls that happen before `sync` but come after `next` (the
+    /// synchronizing thread's next permuted call), if they can be moved before it (an
+    /// order that differs only in calls touching nothing in common is the same
+    /// execution); `None` when they cannot.
+    fn issued_in_time(&self, sync: NodeId, next: NodeId, permuted: &[bool], order: &[NodeId]) -> Option<Vec<NodeId>> {
         let exec = self.exec;
         let rank = exec.node(sync).rank(exec);
         let mut late: Vec<NodeId> = Vec::new();
@@ -98,14 +120,60 @@ impl HappensBefore<'_, '_> {
             );
         }
         let Some(&last) = late.iter().max() else {
-            return true;
+            return Some(late);
         };
         // Each call between `next` and a late call must commute with it.
         let window = &order[order.partition_point(|&n| n < next)..order.partition_point(|&n| n < last)];
-        window.iter().filter(|z| !late.contains(z)).all(|&z| {
-            late.iter()
-                .filter(|&&m| m > z)
-                .all(|&m| exec.node(z).host != exec.node(m).host && !calls_conflict(exec, z, m))
-        })
+        let movable = window
+            .iter()
+            .filter(|z| !late.contains(z))
+            .all(|&z| late.iter().filter(|&&m| m > z).all(|&m| self.commute(z, m)));
+        movable.then_some(late)
+    }
+
+    /// Whether two calls of different threads touch nothing in common, so that issuing
+    /// them the other way round makes the same execution.
+    fn commute(&self, a: NodeId, b: NodeId) -> bool {
+        self.exec.node(a).host != self.exec.node(b).host && !calls_conflict(self.exec, a, b)
+    }
+
+    /// `order` with each `(next, late)` pair's late calls before `next`, every other pair
+    /// of calls that do not commute kept as it was, and the rest as close to `order` as
+    /// that allows; `None` when the moves contradict each other.
+    fn equivalent_order(&self, order: &[NodeId], issued_first: &[(NodeId, Vec<NodeId>)]) -> Option<Vec<NodeId>> {
+        let position = |n: NodeId| order.binary_search(&n).expect("a permuted call");
+        let mut after: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+        let mut before_count = vec![0usize; order.len()];
+        let mut constrain = |first: usize, then: usize| {
+            after[first].push(then);
+            before_count[then] += 1;
+        };
+        for i in 0..order.len() {
+            for j in i + 1..order.len() {
+                if !self.commute(order[i], order[j]) {
+                    constrain(i, j);
+                }
+            }
+        }
+        for (next, late) in issued_first {
+            for &m in late {
+                constrain(position(m), position(*next));
+            }
+        }
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..order.len())
+            .filter(|&i| before_count[i] == 0)
+            .map(std::cmp::Reverse)
+            .collect();
+        let mut equivalent = Vec::with_capacity(order.len());
+        while let Some(std::cmp::Reverse(i)) = ready.pop() {
+            equivalent.push(order[i]);
+            for &j in &after[i] {
+                before_count[j] -= 1;
+                if before_count[j] == 0 {
+                    ready.push(std::cmp::Reverse(j));
+                }
+            }
+        }
+        (equivalent.len() == order.len()).then_some(equivalent)
     }
 }

@@ -156,8 +156,15 @@ impl Lowerer {
     /// An object of the kind `kind` names (`ArgKind::Stream` → a stream, ...).
     pub(super) fn arg_object(&mut self, expr: &ast::Expr, kind: ArgKind) -> Option<ObjId> {
         let noun = kind.noun();
-        if kind == ArgKind::Stream && is_default_stream(expr) {
-            return Some(Program::DEFAULT_STREAM);
+        if kind == ArgKind::Stream {
+            if is_default_stream(expr) {
+                return Some(self.program.default_stream());
+            }
+            if let ExprKind::Name(path) = &expr.kind
+                && let Some(stream) = cuda_stream_constant(&path.text)
+            {
+                return Some(stream);
+            }
         }
         let ExprKind::Name(path) = &expr.kind else {
             if !matches!(expr.kind, ExprKind::Error) {
@@ -424,6 +431,15 @@ fn is_default_stream(expr: &ast::Expr) -> bool {
         ExprKind::Null => true,
         ExprKind::Int(lit) => lit.value == 0 && lit.unit.is_none(),
         _ => false,
+    }
+}
+
+/// CUDA's names for its implicit streams, whatever `0` means in the program.
+pub(crate) fn cuda_stream_constant(name: &str) -> Option<ObjId> {
+    match name {
+        "cudaStreamLegacy" => Some(Program::DEFAULT_STREAM),
+        "cudaStreamPerThread" => Some(Program::PER_THREAD_STREAM),
+        _ => None,
     }
 }
 

@@ -7,12 +7,13 @@ use super::{Lowerer, Place};
 use crate::api::{self, Api, Creates, Effect};
 use crate::calls::{self, CallArgs};
 use crate::model::{Block, GeTask, ObjId, Op, OpKind, Pipe, Stmt};
+use crate::rules::frontend::unknown_name::unknown_api;
 
 impl Lowerer {
     pub(super) fn lower_call(&mut self, call: &ast::Call, pattern: Option<&ast::Pattern>, out: &mut Block) {
         let Some(api) = api::lookup(&call.callee.text) else {
-            let names = api::APIS.iter().map(|a| a.name);
-            self.unknown_name(&call.callee.span, "API", &call.callee.text, names);
+            let span = self.span(&call.callee.span);
+            self.diagnostics.push(unknown_api(span, &call.callee.text, None));
             return;
         };
         if !self.check_call_shape(api, call, pattern) {

@@ -96,7 +96,6 @@ impl Lowerer {
     ) {
         let message = format!("unknown {what} `{name}`");
         let mut diagnostic = Diagnostic::new(&UnknownName::INFO, self.span(range), message).with_label(match what {
-            "API" => "syncguard knows no API of this name (grammar/SYNC.md lists them)".to_string(),
             "flag" | "constant" | "pipe" => format!("not a {what} this parameter accepts"),
             _ => format!("nothing declares `{name}` before this point"),
         });

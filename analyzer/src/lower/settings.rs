@@ -1,4 +1,5 @@
-//! Top-level settings: `target`, `cann`, `ranks`, `param`, `hccl_buffer_size`.
+//! Top-level settings: `target`, `cann`, `ranks`, `param`, `hccl_buffer_size`,
+//! `default_stream`.
 //! They are read before any code, so `N` and parameters are usable everywhere.
 
 use std::collections::HashMap;
@@ -6,7 +7,7 @@ use std::collections::HashMap;
 use syncguard_grammar::ast::{self, ExprKind, RankCount as AstRanks, StmtKind};
 
 use super::{Binding, Lowerer};
-use crate::model::{CannPolicy, Param, ParamId, RankCount, Target};
+use crate::model::{CannPolicy, DefaultStream, Param, ParamId, RankCount, Target};
 
 impl Lowerer {
     pub(super) fn collect_settings(&mut self, stmts: &[ast::Stmt]) {
@@ -43,6 +44,20 @@ impl Lowerer {
                 Some("legacy") => self.program.settings.cann = CannPolicy::Legacy,
                 _ => self.syntax_error(&value.span, "`cann` is `current` or `legacy`", "unknown CANN policy"),
             },
+            "default_stream" => {
+                let mode = match &value.kind {
+                    ExprKind::Str(name) => DefaultStream::from_name(name),
+                    _ => bare_name(value).and_then(DefaultStream::from_name),
+                };
+                match mode {
+                    Some(mode) => self.program.settings.default_stream = mode,
+                    None => self.syntax_error(
+                        &value.span,
+                        "`default_stream` is `legacy` or `per_thread`",
+                        "how nvcc's `--default-stream` was set",
+                    ),
+                }
+            }
             _ => match self.const_int(value) {
                 Some(size) if size > 0 => self.program.settings.hccl_buffer_size = size as u64,
                 _ => self.syntax_error(

@@ -5,7 +5,7 @@ use crate::diagnostic::Severity;
 
 mod deadlocks;
 mod events;
-mod frontend;
+pub(crate) mod frontend;
 mod groups;
 mod memory;
 mod notifies;

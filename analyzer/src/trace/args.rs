@@ -11,19 +11,13 @@ use crate::diagnostic::{Diagnostic, with_article};
 use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
 use crate::source::Span;
 
-/// Stream handles that mean the default stream.
-const DEFAULT_STREAM_NAMES: [&str; 7] = [
-    "0",
-    "0x0",
-    "NULL",
-    "null",
-    "nullptr",
-    "cudaStreamLegacy",
-    "cudaStreamPerThread",
-];
+/// Stream handles that mean the stream `0`.
+const DEFAULT_STREAM_NAMES: [&str; 5] = ["0", "0x0", "NULL", "null", "nullptr"];
 /// Names with a meaning of their own in `.sync` besides the keywords: handles never
 /// become them.
 const RESERVED: [&str; 2] = ["rank", "context"];
+/// The handle of the one space all raw pointers outside the trace's allocations are in.
+pub(super) const UNKNOWN_MEMORY: &str = "unknown_memory";
 /// The size given to memory that existed before the trace began: large enough for any
 /// offset a tracer prints.
 const UNKNOWN_SIZE: i64 = 1 << 62;
@@ -114,8 +108,17 @@ impl TraceLowerer {
     /// any creates them existed before the trace began; other handles must be created.
     fn object(&mut self, rank: usize, kind: ArgKind, value: &Json, span: &Span) -> Result<ObjId, Problem> {
         let key = handle_key(value).ok_or_else(|| expected("a handle (string or integer)", value))?;
-        if kind == ArgKind::Stream && DEFAULT_STREAM_NAMES.contains(&key.as_ref()) {
-            return Ok(crate::model::Program::DEFAULT_STREAM);
+        if kind == ArgKind::Stream {
+            if DEFAULT_STREAM_NAMES.contains(&key.as_ref()) {
+                return Ok(self.program.default_stream());
+            }
+            // CUDA's handle values: `cudaStreamLegacy` is `(cudaStream_t)0x1`,
+            // `cudaStreamPerThread` is `(cudaStream_t)0x2`.
+            match key.as_ref() {
+                "cudaStreamLegacy" | "0x1" => return Ok(crate::model::Program::DEFAULT_STREAM),
+                "cudaStreamPerThread" | "0x2" => return Ok(crate::model::Program::PER_THREAD_STREAM),
+                _ => {}
+            }
         }
         let noun = kind.noun();
         if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
@@ -131,7 +134,10 @@ impl TraceLowerer {
             )));
         }
         if kind == ArgKind::Stream {
-            return Ok(self.implicit(rank, &key, ObjectKind::Stream, "aclrtCreateStream", span));
+            // Its creation flags are unknown: taken as blocking, which orders it against
+            // CUDA's legacy default stream (no false alarm); no ACL stream is ordered so.
+            let stream = ObjectKind::Stream(crate::model::StreamSync::Blocking);
+            return Ok(self.implicit(rank, &key, stream, "aclrtCreateStream", span));
         }
         let uses = self.ranks[rank]
             .pending
@@ -194,7 +200,7 @@ impl TraceLowerer {
         }
         // All memory from outside the trace is one space, so overlapping raw pointers
         // still overlap in the model.
-        let unknown = self.implicit_buffer(rank, "unknown_memory", span);
+        let unknown = self.implicit_buffer(rank, UNKNOWN_MEMORY, span);
         Ok((unknown, address as i64))
     }
 

@@ -73,6 +73,9 @@ impl Printer<'_> {
         if settings.hccl_buffer_size != model::Settings::default().hccl_buffer_size {
             stmts.push(setting("hccl_buffer_size", int(settings.hccl_buffer_size as i64)));
         }
+        if settings.default_stream == model::DefaultStream::PerThread {
+            stmts.push(setting("default_stream", name("per_thread")));
+        }
         if settings.cann == model::CannPolicy::Legacy {
             stmts.push(setting("cann", name("legacy")));
         }
@@ -225,6 +228,13 @@ impl Printer<'_> {
 
     fn op(&self, op: &model::Op) -> Option<ast::Stmt> {
         let call = self.calls.get(&op.span.range.start)?;
+        if let Some(synchronize) = synchronize_for_query(op, call) {
+            // A traced query that saw the work done orders like this synchronize; in
+            // `.sync`, where the code's use of the result is not known, a query orders
+            // nothing.
+            let args = self.arguments(call, |name| name != "status");
+            return Some(stmt(ast::StmtKind::Call(make_call(synchronize, args))));
+        }
         Some(self.recorded(call))
     }
 
@@ -248,7 +258,8 @@ impl Printer<'_> {
     }
 
     fn recorded(&self, call: &RecordedCall) -> ast::Stmt {
-        let args = self.arguments(call, |_| true);
+        // A query's `status` is what the run saw, not an argument the code passes.
+        let args = self.arguments(call, |name| name != "status");
         if call.created.is_empty() {
             return stmt(ast::StmtKind::Call(make_call(call.api.name, args)));
         }
@@ -320,7 +331,9 @@ impl Printer<'_> {
 
     fn value(&self, api: &Api, kind: ArgKind, value: &ArgValue) -> ast::Expr {
         match value {
-            ArgValue::Object(id) if *id == Program::DEFAULT_STREAM => plain(ast::ExprKind::Null),
+            ArgValue::Object(id) if *id == self.program.default_stream() => plain(ast::ExprKind::Null),
+            ArgValue::Object(id) if *id == Program::DEFAULT_STREAM => name("cudaStreamLegacy"),
+            ArgValue::Object(id) if *id == Program::PER_THREAD_STREAM => name("cudaStreamPerThread"),
             ArgValue::Object(id) => name(&self.program.object(*id).name),
             ArgValue::Int(value) => expr(value),
             ArgValue::Address(address) => {
@@ -531,6 +544,21 @@ fn reused_names(program: &Program) -> HashSet<&str> {
 }
 
 /// The objects a recorded call names: handles, pointers and memory ranges.
+/// The synchronize a traced query stands for, when its op became one (it saw the work
+/// done).
+fn synchronize_for_query(op: &model::Op, call: &RecordedCall) -> Option<&'static str> {
+    let name = call.api.name;
+    let is_query = name.contains("Query") || name.contains("query");
+    Some(match op.kind {
+        OpKind::EventSynchronize { .. } if is_query && name.starts_with("cuda") => "cudaEventSynchronize",
+        OpKind::EventSynchronize { .. } if is_query && name.starts_with("acl.rt.") => "acl.rt.synchronize_event",
+        OpKind::EventSynchronize { .. } if is_query => "aclrtSynchronizeEvent",
+        OpKind::StreamSynchronize { .. } if is_query && name.starts_with("cuda") => "cudaStreamSynchronize",
+        OpKind::StreamSynchronize { .. } if is_query => "aclrtSynchronizeStream",
+        _ => return None,
+    })
+}
+
 fn call_objects(call: &RecordedCall) -> impl Iterator<Item = ObjId> + '_ {
     call.args.values.iter().flatten().flat_map(|value| match value {
         ArgValue::Object(id) => vec![*id],

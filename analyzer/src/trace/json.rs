@@ -211,6 +211,8 @@ pub struct Line<'a> {
     pub target: Option<Json<'a>>,
     #[serde(borrow)]
     pub cann: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub default_stream: Option<Json<'a>>,
 }
 
 #[cfg(test)]

@@ -17,13 +17,14 @@ fn is_op_name(text: &str) -> bool {
 }
 use super::json::{Args, Json, Line};
 use super::locations::{SourceFiles, SourceLocation};
-use crate::api::{self, Api, Effect, Place};
+use crate::api::{self, Api, ArgKind, Effect, Place};
 use crate::calls::{self, CallArgs};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::frontend::{CheckedFile, Overrides};
 use crate::model::{
-    BinOp, Block, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
+    BinOp, Block, DefaultStream, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
 };
+use crate::rules::frontend::unknown_name::unknown_api;
 use crate::rules::{TraceFormatError, UnknownName};
 use crate::source::{FileId, Sources, Span};
 
@@ -270,6 +271,16 @@ impl TraceLowerer {
             }
             Some(_) => self.format_error(span, "`cann` is \"current\" or \"legacy\"", "ignored"),
         }
+        if let Some(value) = &line.default_stream {
+            let mode = match value {
+                Json::Str(name) => DefaultStream::from_name(name),
+                _ => None,
+            };
+            match mode {
+                Some(mode) => self.program.settings.default_stream = mode,
+                None => self.format_error(span, "`default_stream` is \"legacy\" or \"per-thread\"", "ignored"),
+            }
+        }
     }
 
     fn rank_of(&mut self, rank: Option<&Json>, span: &Span) -> Option<usize> {
@@ -359,18 +370,8 @@ impl TraceLowerer {
         if !self.unknown_apis.insert(name.to_string()) {
             return;
         }
-        let mut diagnostic = Diagnostic::new(
-            &TraceFormatError::INFO,
-            span.clone(),
-            format!("unknown API `{name}`: its calls are skipped"),
-        )
-        .with_severity(Severity::Warning)
-        .with_label("syncguard knows no API of this name")
-        .with_note("reported once; every line calling it is skipped");
-        if let Some(close) = crate::suggest::closest(name, api::APIS.iter().map(|a| a.name)) {
-            diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
-        }
-        self.report(diagnostic);
+        let note = "reported once: every line calling it is left out";
+        self.report(unknown_api(span.clone(), name, Some(note)));
     }
 
     fn host_call(&mut self, rank: usize, target: Target, api: &'static Api, args: &Args, span: &Span) {
@@ -385,6 +386,20 @@ impl TraceLowerer {
             }
         } else if api.effect == Effect::NotifyId {
             self.alias_notify(rank, api, &resolved, span);
+        } else if api.effect == Effect::Destroy && self.frees_unknown_memory(rank, &resolved) {
+            let message = format!(
+                "`{}` frees memory that no line allocated: it existed before the trace began, and the trace does not say which bytes the allocation spans, so the free is left out of the analysis",
+                api.name
+            );
+            let diagnostic = Diagnostic::new(&TraceFormatError::INFO, span.clone(), message)
+                .with_severity(Severity::Warning)
+                .with_label("allocation unknown to the trace")
+                .with_help(
+                    "start the capture before this memory is allocated, so that uses after the free are checked",
+                );
+            self.report(diagnostic);
+        } else if let Some(kind) = observed_completion(api, &resolved, args) {
+            self.push(target, api, kind, span);
         } else if let Some(kind) = calls::effect_op(api, &resolved, &self.program) {
             self.push(target, api, kind, span);
         }
@@ -396,6 +411,15 @@ impl TraceLowerer {
             };
             calls.insert(span.range.start, call);
         }
+    }
+
+    /// Whether a free names a raw pointer inside no allocation of the trace: all such
+    /// memory is one space in the model, which this free must not end.
+    fn frees_unknown_memory(&self, rank: usize, args: &CallArgs) -> bool {
+        let Some(calls::ArgValue::Address(address)) = args.get(0) else {
+            return false;
+        };
+        self.ranks[rank].handles.get(super::args::UNKNOWN_MEMORY) == Some(&address.buffer)
     }
 
     /// `aclrtGetNotifyId(notify, notifyId)`: the id names the notify from now on.
@@ -534,6 +558,11 @@ impl TraceLowerer {
             });
         }
         self.program.threads[Program::MAIN_THREAD.index()].body = main;
+        if self.program.calls_cuda() {
+            let mut main = std::mem::take(&mut self.program.threads[Program::MAIN_THREAD.index()].body);
+            created_before_by_cuda(&self.program, &mut main);
+            self.program.threads[Program::MAIN_THREAD.index()].body = main;
+        }
         if let Some(target) = overrides.target {
             self.program.settings.target = target;
         }
@@ -622,6 +651,55 @@ fn spawn(thread: ThreadId, span: Span) -> Stmt {
         api: "thread",
         kind: OpKind::Spawn(thread),
         span,
+    })
+}
+
+/// In a CUDA trace, the streams from before the trace are CUDA streams: their
+/// creation (which a converted program writes out) says so. They are taken as blocking.
+fn created_before_by_cuda(program: &Program, block: &mut Block) {
+    for stmt in block {
+        match stmt {
+            Stmt::Op(op) => {
+                if let OpKind::Create(id) = op.kind
+                    && program.object(id).created_by.is_none()
+                    && matches!(program.object(id).kind, crate::model::ObjectKind::Stream(_))
+                {
+                    op.api = "cudaStreamCreate";
+                }
+            }
+            Stmt::If { then, .. } => created_before_by_cuda(program, then),
+            _ => {}
+        }
+    }
+}
+
+/// A query that saw the work done, which orders what the host does next after that work
+/// (a busy-wait loop on a query is correct code): `cudaEventQuery` and `cudaStreamQuery`
+/// returning `cudaSuccess` (a failed line, such as `cudaErrorNotReady`, is no call), and
+/// the ACL queries whose `status` says complete. It is the synchronize it stands for.
+fn observed_completion(api: &Api, resolved: &calls::CallArgs, args: &Args) -> Option<OpKind> {
+    let status = args.get("status");
+    let complete = match api.name {
+        "cudaEventQuery" | "cudaStreamQuery" => true,
+        "aclrtQueryEventStatus" | "acl.rt.query_event_status" => status.is_some_and(|s| {
+            s.as_int() == Some(1) || matches!(s, Json::Str(n) if n == "ACL_EVENT_RECORDED_STATUS_COMPLETE")
+        }),
+        "aclrtStreamQuery" => status.is_some_and(|s| matches!(s, Json::Str(n) if n == "ACL_STREAM_STATUS_COMPLETE")),
+        _ => false,
+    };
+    if !complete {
+        return None;
+    }
+    let object = resolved.object(0)?;
+    Some(match api.params.first()?.kind {
+        ArgKind::Event => OpKind::EventSynchronize {
+            event: object,
+            timeout: None,
+        },
+        _ => OpKind::StreamSynchronize {
+            stream: object,
+            timeout: None,
+        },
     })
 }
 

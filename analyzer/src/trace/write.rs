@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{self, Api, ArgKind, Creates, EnumFamily};
 use crate::exec::{Access, Action, Execution, InstId, NodeId};
-use crate::model::{GeOp, GeTaskKind, MemorySpace, ObjId, ObjectKind, OpKind, Program};
+use crate::model::{DefaultStream, GeOp, GeTaskKind, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync};
 use crate::source::{Sources, Span};
 
 /// One call as it was made: its node and when (ns since the run started).
@@ -37,8 +37,11 @@ pub fn write_trace(
         crate::model::CannPolicy::Current => "current",
         crate::model::CannPolicy::Legacy => "legacy",
     };
-    let header =
+    let mut header =
         json!({"syncguard_trace": 1, "world_size": exec.ranks, "target": settings.target.name(), "cann": cann});
+    if settings.default_stream == DefaultStream::PerThread {
+        header["default_stream"] = json!("per-thread");
+    }
     writeln!(out, "{header}")?;
     let mut index = 0;
     while index < calls.len() {
@@ -125,16 +128,31 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
 
     fn handle(&self, inst: InstId) -> Value {
         let instance = self.exec.instance(inst);
-        if instance.obj == Program::DEFAULT_STREAM {
-            return Value::Null;
+        if let Some(name) = self.implicit_stream(instance.obj) {
+            return name;
         }
         Value::String(self.handles[inst.index()].clone())
     }
 
+    /// The handle of a stream that exists without being created: `null` for the stream
+    /// `0` means, the CUDA name for the other.
+    fn implicit_stream(&self, obj: ObjId) -> Option<Value> {
+        let program = self.exec.program;
+        if obj == program.default_stream() {
+            Some(Value::Null)
+        } else if obj == Program::DEFAULT_STREAM {
+            Some(json!("cudaStreamLegacy"))
+        } else if obj == Program::PER_THREAD_STREAM {
+            Some(json!("cudaStreamPerThread"))
+        } else {
+            None
+        }
+    }
+
     /// The instance of `obj` that a call at `node` names: the latest one created before it.
     fn object(&self, node: NodeId, obj: ObjId) -> Value {
-        if obj == Program::DEFAULT_STREAM {
-            return Value::Null;
+        if let Some(name) = self.implicit_stream(obj) {
+            return name;
         }
         let rank = self.exec.node(node).rank(self.exec);
         let created = self.instances.get(&(rank, obj)).map_or(&[][..], Vec::as_slice);
@@ -276,10 +294,12 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
                 args.extend(timeout(t));
+                args.extend(completed_status(api));
             }
             (OpKind::StreamSynchronize { stream, timeout: t }, _) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 args.extend(timeout(t));
+                args.extend(completed_status(api));
             }
             (OpKind::DeviceSynchronize, _) => {}
             (OpKind::NotifyRecord { stream, .. }, Action::NotifyRecord(notify)) => {
@@ -430,7 +450,14 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         };
         let int = |value: i64| Arg::new(ArgKind::Int, json!(value));
         Some(match &program.object(first.obj).kind {
-            ObjectKind::Stream | ObjectKind::Notify => Vec::new(),
+            ObjectKind::Stream(sync) if self.exec.node(node).op.api.starts_with("cuda") => {
+                let non_blocking = match sync {
+                    StreamSync::Independent => 1, // cudaStreamNonBlocking
+                    StreamSync::Blocking => 0,
+                };
+                vec![Arg::new(ArgKind::Flags, json!(non_blocking))]
+            }
+            ObjectKind::Stream(_) | ObjectKind::Notify => Vec::new(),
             ObjectKind::Event(info) => vec![Arg::new(ArgKind::Flags, json!(info.flags))],
             ObjectKind::Comm => vec![
                 int(i64::from(self.exec.ranks)),
@@ -522,6 +549,17 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         }
         line
     }
+}
+
+/// For a query that stands for a synchronize (it saw the work done), the `status` it
+/// returned.
+fn completed_status(api: &Api) -> Option<Arg> {
+    let status = match api.name {
+        "aclrtQueryEventStatus" | "acl.rt.query_event_status" => "ACL_EVENT_RECORDED_STATUS_COMPLETE",
+        "aclrtStreamQuery" => "ACL_STREAM_STATUS_COMPLETE",
+        _ => return None,
+    };
+    Some(Arg::new(ArgKind::Opaque, json!(status)))
 }
 
 fn is_memset(api: &Api) -> bool {

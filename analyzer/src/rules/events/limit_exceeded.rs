@@ -76,7 +76,7 @@ impl Resource {
     fn of(kind: &ObjectKind) -> Option<Resource> {
         match kind {
             ObjectKind::Event(info) => Resource::Event.counts(info).then_some(Resource::Event),
-            ObjectKind::Stream => Some(Resource::Stream),
+            ObjectKind::Stream(_) => Some(Resource::Stream),
             ObjectKind::Notify => Some(Resource::Notify),
             _ => None,
         }

@@ -117,6 +117,7 @@ mod tests {
     #[test]
     fn a_record_issued_before_the_creation_is_reported() {
         let mut program = Program::new(span(0));
+        let event = ObjId(program.objects.len() as u32);
         program.objects.push(Object {
             name: "ev1".into(),
             kind: ObjectKind::Event(EventInfo {
@@ -127,7 +128,6 @@ mod tests {
             span: span(20),
             created_by: Some("aclrtCreateEventWithFlag".into()),
         });
-        let event = ObjId(1);
         let op = |kind, at| {
             Stmt::Op(Op {
                 api: match kind {

@@ -27,8 +27,7 @@ declare_rule! {
     /// ## Fix
     /// Fix the tracer that wrote the line: one JSON object per line, argument names as
     /// in the C prototype (DESIGN.md, "Call-trace format"), every required argument
-    /// present. For an unknown API, check the spelling or ask for it to be added to
-    /// the API table.
+    /// present.
     pub struct TraceFormatError;
     code = "SG002",
     name = "trace-format-error",

@@ -1,4 +1,6 @@
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::rules::declare_rule;
+use crate::source::Span;
 
 declare_rule! {
     /// ## What it detects
@@ -14,6 +16,10 @@ declare_rule! {
     /// stream nobody waits on. syncguard cannot know which object was meant, so every
     /// op that uses the name is left out of the analysis.
     ///
+    /// An unknown API (in a `.sync` file or a trace) is a warning instead: its calls
+    /// are left out and the rest of the program is still analyzed, so what the missing
+    /// call would have done (a record a wait needs) can show up as findings of its own.
+    ///
     /// ## Example
     /// ```text
     /// let s1 = aclrtCreateStream();
@@ -27,4 +33,23 @@ declare_rule! {
     name = "unknown-name",
     severity = Error,
     check = crate::rules::Check::Frontend,
+}
+
+/// The warning for a call to an API syncguard does not know, suggesting the closest
+/// known name; `note` says what happens to the file's other calls of it.
+pub fn unknown_api(span: Span, name: &str, note: Option<&str>) -> Diagnostic {
+    let mut diagnostic = Diagnostic::new(
+        &UnknownName::INFO,
+        span,
+        format!("unknown API `{name}`: its call is left out of the analysis"),
+    )
+    .with_severity(Severity::Warning)
+    .with_label("syncguard knows no API of this name (grammar/SYNC.md lists them)");
+    if let Some(close) = crate::suggest::closest(name, crate::api::APIS.iter().map(|a| a.name)) {
+        diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+    }
+    if let Some(note) = note {
+        diagnostic = diagnostic.with_note(note);
+    }
+    diagnostic
 }

@@ -46,20 +46,19 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             (race.first, race.second)
         };
         let memory = analysis.memory_name(race.memory);
-        out.push(
-            Diagnostic::new(
-                &HostAccessBeforeSync::INFO,
-                analysis.span(host),
-                format!(
-                    "the host touches {memory} bytes {}..{} while {} may still be accessing them",
-                    race.start,
-                    race.end,
-                    analysis.describe(device)
-                ),
-            )
-            .with_label("no synchronize orders this after the device access")
-            .with_related(analysis.span(device), "the device access, queued asynchronously")
-            .with_help("synchronize the stream (or an event recorded after the device access) before this"),
-        );
+        let diagnostic = Diagnostic::new(
+            &HostAccessBeforeSync::INFO,
+            analysis.span(host),
+            format!(
+                "the host touches {memory} bytes {}..{} while {} may still be accessing them",
+                race.start,
+                race.end,
+                analysis.describe(device)
+            ),
+        )
+        .with_label("no synchronize orders this after the device access")
+        .with_related(analysis.span(device), "the device access, queued asynchronously")
+        .with_help("synchronize the stream (or an event recorded after the device access) before this");
+        out.push(super::with_default_stream_note(analysis, race, diagnostic));
     }
 }

@@ -5,8 +5,10 @@ pub mod host_access_before_sync;
 pub mod use_after_free;
 
 use crate::analysis::Analysis;
+use crate::diagnostic::Diagnostic;
+use crate::exec::{AgentId, LegacyOrder, NodeId};
 use crate::hb::Race;
-use crate::model::OpKind;
+use crate::model::{DefaultStream, OpKind, Program};
 
 /// Which rule reports a race.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,4 +33,48 @@ fn classify(analysis: &Analysis, race: &Race) -> RaceClass {
     } else {
         RaceClass::Device
     }
+}
+
+/// Why CUDA's default stream did not order a race it takes part in: the other stream is
+/// non-blocking, or `0` is a per-thread default stream.
+fn with_default_stream_note(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) -> Diagnostic {
+    let exec = analysis.exec;
+    if !exec.legacy_default_stream {
+        return diagnostic;
+    }
+    let stream_of = |node: NodeId| -> Option<AgentId> {
+        let agent = exec.node(node).agent;
+        if exec.agent(agent).kind.is_device() {
+            Some(agent)
+        } else {
+            exec.synchronous_work_of(node)
+        }
+    };
+    let (Some(a), Some(b)) = (stream_of(race.first), stream_of(race.second)) else {
+        return diagnostic;
+    };
+    let per_thread = |agent: AgentId| match exec.agent(agent).kind {
+        crate::exec::AgentKind::Stream(inst) => exec.instance(inst).obj == Program::PER_THREAD_STREAM,
+        _ => false,
+    };
+    for (default, other) in [(a, b), (b, a)] {
+        let other_order = exec.legacy_order(other);
+        if exec.legacy_order(default) == LegacyOrder::Legacy && other_order == LegacyOrder::Independent {
+            let name = exec.agent_name(other);
+            return diagnostic.with_note(format!(
+                "the legacy default stream does not synchronize with {name}: it was created with cudaStreamNonBlocking"
+            ));
+        }
+        if per_thread(default) && other_order != LegacyOrder::Legacy {
+            let why = match exec.program.settings.default_stream {
+                DefaultStream::PerThread => "the program is built with `--default-stream per-thread`, so `0` is",
+                DefaultStream::Legacy => "`cudaStreamPerThread` is",
+            };
+            return diagnostic.with_note(format!(
+                "{why} {}, an ordinary stream: unlike the legacy default stream it does not wait for other streams",
+                exec.agent_name(default)
+            ));
+        }
+    }
+    diagnostic
 }
