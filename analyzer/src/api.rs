@@ -72,9 +72,11 @@ pub enum EnumFamily {
 impl EnumFamily {
     pub fn constants(self) -> &'static [&'static str] {
         match self {
+            // In `CommEngine`'s order: a constant's index is its value.
             EnumFamily::Engine => &[
                 "COMM_ENGINE_CPU",
                 "COMM_ENGINE_CPU_TS",
+                "COMM_ENGINE_AICPU",
                 "COMM_ENGINE_AICPU_TS",
                 "COMM_ENGINE_AIV",
                 "COMM_ENGINE_CCU",

@@ -4,7 +4,7 @@
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let candidates: Vec<&str> = candidates.into_iter().collect();
     let len = name.chars().count();
-    // A truncated name (`COMM_ENGINE_AICPU` for `COMM_ENGINE_AICPU_TS`) is the likeliest slip.
+    // A truncated name (`aclrtCreateEventEx` for `aclrtCreateEventExWithFlag`) is the likeliest slip.
     let lower = name.to_lowercase();
     let extension = candidates
         .iter()

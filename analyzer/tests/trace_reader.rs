@@ -342,6 +342,33 @@ fn the_hccl_buffer_size_a_trace_reports_bounds_transfers() {
 }
 
 #[test]
+fn engines_are_read_by_name_or_by_their_commengine_value() {
+    let acquire = |engine: &str| {
+        format!(
+            "{}\n{}\n",
+            r#"{"api": "HcclCommInitRootInfo", "args": {"nRanks": 1, "rootInfo": "r", "rank": 0, "comm": "c"}}"#,
+            format_args!(
+                r#"{{"api": "HcclThreadAcquire", "args": {{"comm": "c", "engine": {engine}, "threadNum": 1, "notifyNumPerThread": 1, "threads": ["t"]}}}}"#
+            )
+        )
+    };
+    for engine in [
+        "\"COMM_ENGINE_AICPU\"",
+        "\"CommEngine::COMM_ENGINE_AICPU_TS\"",
+        "3",
+        "5",
+    ] {
+        let (_, diagnostics) = check(acquire(engine).as_bytes());
+        assert!(diagnostics.is_empty(), "{engine}: {diagnostics:?}");
+    }
+    let (_, diagnostics) = check(acquire("6").as_bytes());
+    assert!(
+        diagnostics[0].message.contains("an engine (name or 0..=5)"),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
 fn the_main_thread_sees_objects_a_worker_created() {
     // A worker thread (started first) creates the stream and event the main thread uses.
     let trace = concat!(

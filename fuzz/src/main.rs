@@ -153,8 +153,11 @@ fn report_file(out: &Path, target: Target, seed: u64) -> PathBuf {
 
 struct Running {
     target: Target,
+    /// The chunk's index in its target's run, and its own seed.
+    chunk: u64,
     seed: u64,
     child: Child,
+    started: Instant,
 }
 
 fn supervise(args: &Args) -> ExitCode {
@@ -170,14 +173,19 @@ fn supervise(args: &Args) -> ExitCode {
         return ExitCode::from(2);
     }
     let exe = std::env::current_exe().expect("the running executable has a path");
-    let mut queue: Vec<(Target, u64, u64)> = Vec::new();
+    let mut queue: Vec<(Target, u64, u64, u64)> = Vec::new();
     for &target in &targets {
         let mut left = args.inputs;
         let mut chunk = 0;
         while left > 0 {
             let count = left.min(args.chunk);
             if chunk >= args.first_chunk {
-                queue.push((target, args.seed.wrapping_mul(1_000_003).wrapping_add(chunk), count));
+                queue.push((
+                    target,
+                    chunk,
+                    args.seed.wrapping_mul(1_000_003).wrapping_add(chunk),
+                    count,
+                ));
             }
             left -= count;
             chunk += 1;
@@ -190,7 +198,7 @@ fn supervise(args: &Args) -> ExitCode {
     let mut done = std::collections::BTreeMap::<Target, u64>::new();
     while !queue.is_empty() || !running.is_empty() {
         while running.len() < args.jobs
-            && let Some((target, seed, count)) = queue.pop()
+            && let Some((target, chunk, seed, count)) = queue.pop()
         {
             let child = Command::new(&exe)
                 .args([
@@ -205,7 +213,13 @@ fn supervise(args: &Args) -> ExitCode {
                 .arg(&args.out)
                 .spawn()
                 .expect("the fuzzer can start itself");
-            running.push(Running { target, seed, child });
+            running.push(Running {
+                target,
+                chunk,
+                seed,
+                child,
+                started: Instant::now(),
+            });
         }
         std::thread::sleep(Duration::from_millis(100));
         let mut index = 0;
@@ -214,6 +228,14 @@ fn supervise(args: &Args) -> ExitCode {
                 None => index += 1,
                 Some((inputs, found)) => {
                     let finished = running.remove(index);
+                    // Per chunk, so that a stopped run can be resumed (`--first-chunk`)
+                    // and counted.
+                    println!(
+                        "{} chunk {}: {inputs} inputs, {found} failures, {:.0} s",
+                        finished.target.name(),
+                        finished.chunk,
+                        finished.started.elapsed().as_secs_f64()
+                    );
                     *done.entry(finished.target).or_default() += inputs;
                     failures += found;
                 }

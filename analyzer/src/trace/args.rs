@@ -466,12 +466,19 @@ fn constant(value: &Json, family: EnumFamily) -> Result<&'static str, Problem> {
                 Problem::Format(format!("unknown constant `{name}`{hint}"))
             })
         }
-        // ACL and CUDA number their memcpy kinds alike: host-to-host 0 ... default 4.
-        other if family == EnumFamily::MemcpyKind => other
+        // ACL and CUDA number their memcpy kinds alike: host-to-host 0 ... default 4; a
+        // `CommEngine` is CPU 0 ... CCU 5. A tracer prints the number.
+        other if matches!(family, EnumFamily::MemcpyKind | EnumFamily::Engine) => other
             .as_int()
             .and_then(|v| usize::try_from(v).ok())
             .and_then(|v| constants.get(v).copied())
-            .ok_or_else(|| expected("a memcpy kind (name or 0..=4)", other)),
+            .ok_or_else(|| {
+                let what = match family {
+                    EnumFamily::Engine => "an engine (name or 0..=5)",
+                    _ => "a memcpy kind (name or 0..=4)",
+                };
+                expected(what, other)
+            }),
         other => Err(expected(&format!("a constant such as `{}`", constants[0]), other)),
     }
 }

@@ -74,7 +74,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             },
         )
         .with_label(format!(
-            "{} waits for {awaited}, which can only run after this wait",
+            "1. {} waits for {awaited}, which can only run after this wait",
             analysis.describe(primary)
         ))
         .with_help(if agents.len() == 1 {

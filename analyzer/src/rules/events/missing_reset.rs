@@ -109,16 +109,34 @@ fn recorded_while_set(
         Action::EventWait(_) => "waited on it",
         _ => "synchronized on it",
     };
+    let seen = match exec.node(observer).action {
+        Action::EventWait(_) => "waited on",
+        _ => "synchronized on",
+    };
+    // What the stale flag does on the device depends on what follows the record.
+    let device_waits_follow = cycle.waits.iter().any(|&wait| wait > record);
+    let consequence = if device_waits_follow {
+        "so the waits that follow pass at once instead of waiting for this record"
+    } else if exec.nodes[record.index() + 1..]
+        .iter()
+        .any(|node| node.action == Action::EventSync(event))
+    {
+        "so a host synchronize on it can return at once, on the previous record, before the work queued ahead of this record has run"
+    } else {
+        "so the record changes nothing: the next wait on the event passes at once on the stale flag"
+    };
     let mut diagnostic = Diagnostic::new(
         &MissingReset::INFO,
         analysis.span(record),
         format!(
-            "event {name} is recorded again while still set: nothing reset it after the previous record was waited on, so the waits that follow pass at once instead of waiting for this record"
+            "event {name} is recorded again while still set: nothing reset it after the previous record was {seen}, {consequence}"
         ),
     );
     let previous = analysis.span(cycle.records[i - 1]);
     diagnostic = if previous == analysis.span(record) {
-        diagnostic.with_label("the next loop iteration records it again, with no reset since the wait")
+        diagnostic.with_label(format!(
+            "the next loop iteration records it again, with no reset since it was {seen}"
+        ))
     } else {
         diagnostic
             .with_label("recorded again in the same reset cycle")
@@ -133,7 +151,8 @@ fn recorded_while_set(
             ),
         )
         .with_help(format!(
-            "call {reset}({name}, {stream}) right after the wait, and let it run before {name} is recorded again"
+            "call {reset}({name}, {stream}) right after the {}, and let it run before {name} is recorded again",
+            if seen == "waited on" { "wait" } else { "synchronize" }
         ))
 }
 
