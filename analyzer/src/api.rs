@@ -19,6 +19,8 @@ pub enum ArgKind {
     Channel,
     /// An HCCL thread (`ThreadHandle`).
     Thread,
+    /// A list of HCCL threads (`const ThreadHandle *threads`).
+    Threads,
     /// A device or host address: a buffer, `buf + offset`, or a slice `buf[a..b]`.
     Ptr,
     /// A list of buffer slices (a kernel's reads or writes).
@@ -54,7 +56,7 @@ impl ArgKind {
             ArgKind::Notify => "notify",
             ArgKind::Comm => "communicator",
             ArgKind::Channel => "channel",
-            ArgKind::Thread => "HCCL thread",
+            ArgKind::Thread | ArgKind::Threads => "HCCL thread",
             _ => "buffer",
         }
     }
@@ -228,6 +230,9 @@ pub enum Effect {
     NotifyWaitOnThread,
     /// `aclrtGetNotifyId`: names a notify by its id (what `HcommAclrtNotify*` take).
     NotifyId,
+    /// `HcclThreadExportToCommEngine`: the exported handles name the same threads, for
+    /// use from another engine.
+    ThreadAlias,
     Fence {
         channel: bool,
     },
@@ -816,6 +821,18 @@ pub static APIS: &[Api] = &[
         C::HcclThreadOnStream,
         E::Create,
     ),
+    host(
+        "HcclThreadExportToCommEngine",
+        &[
+            p("comm", Comm),
+            p("threadNum", Int),
+            p("threads", Threads),
+            p("dstCommEngine", Enum(EnumFamily::Engine)),
+        ],
+        NONE,
+        E::ThreadAlias,
+    )
+    .out("exportedThreads"),
     host(
         "HcclChannelAcquire",
         &[

@@ -15,6 +15,7 @@ use crate::source::Span;
 #[derive(Clone, Debug)]
 pub enum ArgValue {
     Object(ObjId),
+    Objects(Vec<ObjId>),
     Int(Expr),
     Address(Address),
     Ranges(Vec<MemRange>),
@@ -305,6 +306,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         Effect::Create
         | Effect::None
         | Effect::NotifyId
+        | Effect::ThreadAlias
         | Effect::GeFusion
         | Effect::GeSetStreamId
         | Effect::GeHcomRecord

@@ -369,6 +369,36 @@ fn engines_are_read_by_name_or_by_their_commengine_value() {
 }
 
 #[test]
+fn exported_thread_handles_name_the_same_threads() {
+    let trace = |exported: &str| {
+        [
+            r#"{"api": "HcclCommInitRootInfo", "args": {"nRanks": 1, "rootInfo": "r", "rank": 0, "comm": "c"}}"#,
+            r#"{"api": "aclrtCreateStream", "args": {"stream": "s"}}"#,
+            r#"{"api": "HcclThreadAcquireWithStream", "args": {"comm": "c", "engine": 1, "stream": "s", "notifyNum": 1, "thread": "cpu"}}"#,
+            r#"{"api": "HcclThreadAcquire", "args": {"comm": "c", "engine": 3, "threadNum": 1, "notifyNumPerThread": 1, "threads": ["aicpu"]}}"#,
+            &format!(
+                r#"{{"api": "HcclThreadExportToCommEngine", "args": {{"comm": "c", "threadNum": 1, "threads": ["aicpu"], "dstCommEngine": 1, "exportedThreads": {exported}}}}}"#
+            ),
+            r#"{"api": "HcommThreadNotifyRecordOnThread", "args": {"thread": "cpu", "dstThread": "0x9001", "dstNotifyIdx": 0}}"#,
+            r#"{"api": "HcommThreadNotifyWaitOnThread", "args": {"thread": "aicpu", "notifyIdx": 0, "timeOut": 1}}"#,
+            r#"{"api": "aclrtSynchronizeStream", "args": {"stream": "s"}}"#,
+        ]
+        .join("\n")
+    };
+    // The record through the exported handle is the one the AICPU thread's wait consumes.
+    let (_, diagnostics) = check(trace(r#"["0x9001"]"#).as_bytes());
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    // Without a handle for each thread, the export is reported and its handle unknown.
+    let (_, diagnostics) = check(trace("[]").as_bytes());
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.contains(&"SG002"), "{codes:?}");
+    assert!(
+        diagnostics[0].message.contains("one handle for each"),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
 fn the_main_thread_sees_objects_a_worker_created() {
     // A worker thread (started first) creates the stream and event the main thread uses.
     let trace = concat!(

@@ -112,6 +112,17 @@ impl Lowerer {
             ArgKind::Enum(family) => ArgValue::Enum(self.arg_enum(expr, family)?),
             ArgKind::Str => ArgValue::Str(self.arg_string(expr)?, self.span(&expr.span)),
             ArgKind::Strs => ArgValue::Strs(self.arg_strings(expr)),
+            ArgKind::Threads => {
+                let items = match &expr.kind {
+                    ExprKind::List(items) => items.iter().collect(),
+                    _ => vec![expr],
+                };
+                let threads: Vec<Option<ObjId>> = items
+                    .into_iter()
+                    .map(|item| self.arg_object(item, ArgKind::Thread))
+                    .collect();
+                ArgValue::Objects(threads.into_iter().collect::<Option<_>>()?)
+            }
             ArgKind::ChannelDescs => ArgValue::ChannelDescs(self.arg_channel_descs(expr)),
             ArgKind::CoreMem => ArgValue::CoreMem(self.arg_core_mem(expr)?),
             ArgKind::GenTaskContext => {

@@ -16,6 +16,10 @@ impl Lowerer {
             self.diagnostics.push(unknown_api(span, &call.callee.text, None));
             return;
         };
+        if api.effect == Effect::ThreadAlias {
+            self.lower_thread_alias(api, call, pattern);
+            return;
+        }
         if !self.check_call_shape(api, call, pattern) {
             return;
         }
@@ -100,6 +104,41 @@ impl Lowerer {
     }
 
     /// Creates the objects a `let` binds; one `Create` op per handle.
+    /// `let [x] = HcclThreadExportToCommEngine(comm, 1, [t], engine);`: each name is
+    /// another handle of its thread (for the other engine), not a new object.
+    fn lower_thread_alias(&mut self, api: &Api, call: &ast::Call, pattern: Option<&ast::Pattern>) {
+        let Some(pattern) = pattern else {
+            let message = format!("the exported handles of `{}` must be bound with `let`", api.name);
+            self.syntax_error(&call.span, message, "exported here but never named");
+            return;
+        };
+        let Some(bound) = self.bind_args(api, call) else {
+            return;
+        };
+        let Some(args) = self.resolve_args(api, &bound) else {
+            return;
+        };
+        let Some(calls::ArgValue::Objects(threads)) = args.get(2) else {
+            return;
+        };
+        let names = pattern.names();
+        let count = args.int(1).and_then(|n| n.as_const());
+        if names.len() != threads.len() || count.is_some_and(|n| n != threads.len() as i64) {
+            let message = format!(
+                "`{}` exports {} thread(s) (`threadNum` {}) but {} name(s) are bound",
+                api.name,
+                threads.len(),
+                count.map_or("unknown".to_string(), |n| n.to_string()),
+                names.len()
+            );
+            self.syntax_error(&call.span, message, "one name per exported thread");
+            return;
+        }
+        for (name, &thread) in names.iter().zip(threads) {
+            self.bind(&name.name, super::Binding::Object(thread));
+        }
+    }
+
     fn lower_creation(
         &mut self,
         api: &Api,

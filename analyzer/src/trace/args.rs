@@ -98,6 +98,17 @@ impl TraceLowerer {
                 other => return Err(expected("a string", other)),
             },
             ArgKind::Strs => ArgValue::Strs(strings(value)?),
+            ArgKind::Threads => {
+                let handles = match value {
+                    Json::Array(items) => items.iter().collect(),
+                    single => vec![single],
+                };
+                let threads = handles
+                    .into_iter()
+                    .map(|handle| self.object(rank, ArgKind::Thread, handle, span))
+                    .collect::<Result<_, _>>()?;
+                ArgValue::Objects(threads)
+            }
             ArgKind::ChannelDescs => ArgValue::ChannelDescs(channel_descs(value)?),
             ArgKind::GenTaskContext | ArgKind::Opaque => ArgValue::Opaque,
             ArgKind::CoreMem => return Err(Problem::Format("core-local memory has no place in a host trace".into())),
@@ -382,7 +393,7 @@ fn count_problem(api: &Api, args: &CallArgs, handles: usize) -> Option<String> {
 }
 
 /// A handle as text: strings as written, integers in decimal.
-fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
+pub(super) fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
     match value {
         Json::Str(text) => Some(Cow::Borrowed(text.trim())),
         Json::Int(id) => Some(Cow::Owned(id.to_string())),

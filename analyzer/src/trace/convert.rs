@@ -335,6 +335,9 @@ impl Printer<'_> {
             ArgValue::Object(id) if *id == Program::DEFAULT_STREAM => name("cudaStreamLegacy"),
             ArgValue::Object(id) if *id == Program::PER_THREAD_STREAM => name("cudaStreamPerThread"),
             ArgValue::Object(id) => name(&self.program.object(*id).name),
+            ArgValue::Objects(ids) => plain(ast::ExprKind::List(
+                ids.iter().map(|id| name(&self.program.object(*id).name)).collect(),
+            )),
             ArgValue::Int(value) => expr(value),
             ArgValue::Address(address) => {
                 let base = name(&self.program.object(address.buffer).name);

@@ -386,6 +386,8 @@ impl TraceLowerer {
             }
         } else if api.effect == Effect::NotifyId {
             self.alias_notify(rank, api, &resolved, span);
+        } else if api.effect == Effect::ThreadAlias {
+            self.alias_threads(rank, api, &resolved, args, span);
         } else if api.effect == Effect::Destroy && self.frees_unknown_memory(rank, &resolved) {
             let message = format!(
                 "`{}` frees memory that no line allocated: it existed before the trace began, and the trace does not say which bytes the allocation spans, so the free is left out of the analysis",
@@ -420,6 +422,36 @@ impl TraceLowerer {
             return false;
         };
         self.ranks[rank].handles.get(super::args::UNKNOWN_MEMORY) == Some(&address.buffer)
+    }
+
+    /// `HcclThreadExportToCommEngine`: each exported handle names its thread from now on.
+    fn alias_threads(&mut self, rank: usize, api: &Api, resolved: &CallArgs, args: &Args, span: &Span) {
+        let Some(calls::ArgValue::Objects(threads)) = resolved.get(2) else {
+            return;
+        };
+        let exported: Option<Vec<Box<str>>> = match args.get(api.output) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|item| super::args::handle_key(item).map(|k| k.into()))
+                .collect(),
+            Some(single) => super::args::handle_key(single).map(|key| vec![key.into()]),
+            None => None,
+        };
+        let count = resolved.int(1).and_then(|n| n.as_const());
+        match exported {
+            Some(exported) if exported.len() == threads.len() && count.is_none_or(|n| n == threads.len() as i64) => {
+                for (key, &thread) in exported.into_iter().zip(threads) {
+                    self.ranks[rank].handles.insert(key, thread);
+                }
+            }
+            _ => {
+                let message = format!(
+                    "`{}` needs `exportedThreads`, one handle for each of the `threadNum` threads",
+                    api.name
+                );
+                self.format_error(span, message, "the exported handles do not match the threads");
+            }
+        }
     }
 
     /// `aclrtGetNotifyId(notify, notifyId)`: the id names the notify from now on.
