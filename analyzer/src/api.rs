@@ -289,12 +289,22 @@ pub struct Api {
     /// The output parameter that receives the created handle(s) (`aclrtEvent *event`),
     /// which is where a trace line carries them; empty for calls that create nothing.
     pub output: &'static str,
+    /// A free or destroy that releases the object at once, without waiting for device
+    /// work that still uses it (`aclrtFree`: "does not perform implicit device
+    /// synchronization or stream synchronization").
+    pub releases_at_once: bool,
 }
 
 impl Api {
     /// Name the output parameter, where it differs from the usual one for what is created.
     const fn out(mut self, output: &'static str) -> Api {
         self.output = output;
+        self
+    }
+
+    /// See [`Api::releases_at_once`].
+    const fn at_once(mut self) -> Api {
+        self.releases_at_once = true;
         self
     }
 
@@ -358,6 +368,7 @@ const fn host(name: &'static str, params: &'static [Param], creates: Creates, ef
         place: Place::Host,
         generics: &[],
         output: default_output(creates),
+        releases_at_once: false,
     }
 }
 
@@ -387,6 +398,7 @@ const fn gen_task(name: &'static str, params: &'static [Param], effect: Effect) 
         place: Place::GenTask,
         generics: &[],
         output: "",
+        releases_at_once: false,
     }
 }
 
@@ -399,6 +411,7 @@ const fn core(name: &'static str, params: &'static [Param], generics: &'static [
         place: Place::Core,
         generics,
         output: "",
+        releases_at_once: false,
     }
 }
 
@@ -475,7 +488,7 @@ pub static APIS: &[Api] = &[
         E::Create,
     ),
     host("aclrtDestroyStream", P_STREAM, NONE, E::Destroy),
-    host("aclrtDestroyStreamForce", P_STREAM, NONE, E::Destroy),
+    host("aclrtDestroyStreamForce", P_STREAM, NONE, E::Destroy).at_once(),
     host("aclrtSynchronizeStream", P_STREAM, NONE, E::StreamSynchronize),
     host(
         "aclrtSynchronizeStreamWithTimeout",
@@ -581,8 +594,10 @@ pub static APIS: &[Api] = &[
     // ACL memory
     host("aclrtMalloc", P_MALLOC, C::DeviceBuffer, E::Create),
     host("aclrtMallocHost", &[p("size", Int)], C::HostBuffer, E::Create),
-    host("aclrtFree", &[p("devPtr", Ptr)], NONE, E::Destroy),
-    host("aclrtFreeHost", &[p("hostPtr", Ptr)], NONE, E::Destroy),
+    host("aclrtFree", &[p("devPtr", Ptr)], NONE, E::Destroy).at_once(),
+    // Waits for the work that uses the memory (an implicit device synchronize).
+    host("aclrtFreeWithDevSync", &[p("devPtr", Ptr)], NONE, E::Destroy),
+    host("aclrtFreeHost", &[p("hostPtr", Ptr)], NONE, E::Destroy).at_once(),
     host(
         "aclrtMemcpy",
         &[
@@ -663,8 +678,8 @@ pub static APIS: &[Api] = &[
     host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
     host("acl.rt.malloc", P_MALLOC, C::DeviceBuffer, E::Create).out("dev_ptr"),
     host("acl.rt.malloc_host", &[p("size", Int)], C::HostBuffer, E::Create).out("host_ptr"),
-    host("acl.rt.free", &[p("dev_ptr", Ptr)], NONE, E::Destroy),
-    host("acl.rt.free_host", &[p("host_ptr", Ptr)], NONE, E::Destroy),
+    host("acl.rt.free", &[p("dev_ptr", Ptr)], NONE, E::Destroy).at_once(),
+    host("acl.rt.free_host", &[p("host_ptr", Ptr)], NONE, E::Destroy).at_once(),
     host(
         "acl.rt.memcpy",
         &[

@@ -195,7 +195,7 @@ impl Target {
     }
 }
 
-/// Which CANN documentation decides what `aclrtResetEvent` accepts (see DESIGN.md).
+/// Which CANN documentation decides what `aclrtResetEvent` accepts (grammar/SYNC.md, `cann`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CannPolicy {
     /// Current docs: only `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)` events may be reset.
@@ -547,7 +547,7 @@ pub struct EventInfo {
     pub flags: u32,
 }
 
-/// How a wait binds to records (DESIGN.md, "The model").
+/// How a wait binds to records (README, "How the analysis works").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventSemantics {
     /// One record per reset cycle; a wait blocks until that record has executed.

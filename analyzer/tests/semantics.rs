@@ -1,4 +1,4 @@
-//! The distinctions the model must draw, stated once each (DESIGN.md "The model").
+//! The distinctions the model must draw, stated once each (README, "How the analysis works").
 
 use std::collections::BTreeSet;
 

@@ -116,10 +116,11 @@ const HANGS: [&str; 4] = ["SG501", "SG502", "SG503", "SG104"];
 /// Two accesses with nothing between them: on two device agents or host threads
 /// (SG601), or the host and the device (SG602).
 const RACES: [&str; 2] = ["SG601", "SG602"];
-/// A use after a destroy or free. The simulator has no notion of lifetimes (a destroy
-/// frees nothing, a later use still runs), so such a finding neither stops a run
-/// before a race nor shows in it: beside races it does not make a program "other".
-const LIFETIMES: [&str; 2] = ["SG106", "SG603"];
+/// A use after a destroy or free, or a free while work that uses the object is
+/// pending. The simulator has no notion of lifetimes (a destroy frees nothing, a later
+/// use still runs), so such a finding neither stops a run before a race nor shows in
+/// it: beside races it does not make a program "other".
+const LIFETIMES: [&str; 3] = ["SG106", "SG603", "SG604"];
 
 /// What one simulated run showed.
 #[derive(Clone, Debug, Default)]

@@ -1,4 +1,4 @@
-//! A correct multi-rank call trace (DESIGN.md, "Call-trace format"), shared by the
+//! A correct multi-rank call trace (docs/TRACE.md), shared by the
 //! `gen_trace` example and the `trace` bench.
 //!
 //! Every rank runs the same step: a matmul on stream 1 hands its output to a pack

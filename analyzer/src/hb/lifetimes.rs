@@ -22,7 +22,53 @@ pub struct UseAroundDestroy {
     pub certainly_after: bool,
 }
 
+/// Device work that uses an instance, issued before a free or destroy that releases
+/// the instance at once, and not ordered before that release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingAtRelease {
+    pub node: NodeId,
+    pub instance: InstId,
+    pub release: NodeId,
+}
+
 impl HappensBefore<'_, '_> {
+    /// Device work still pending when a free or destroy that does not wait for it
+    /// ([`crate::api::Api::releases_at_once`]) releases what it uses, in node order. Work
+    /// issued after the release is a use after it, which `uses_around_destroys` finds.
+    pub fn pending_at_releases(&self) -> Vec<PendingAtRelease> {
+        let exec = self.exec;
+        let releases_at_once =
+            |node: NodeId| crate::api::lookup(exec.node(node).op.api).is_some_and(|api| api.releases_at_once);
+        if !exec.instances.iter().any(|i| i.destroyed.is_some_and(releases_at_once)) {
+            return Vec::new();
+        }
+        let mut reach = IssueReach::new(exec);
+        let mut found = Vec::new();
+        for (index, node) in exec.nodes.iter().enumerate() {
+            let id = NodeId(index as u32);
+            if !exec.agent(node.agent).kind.is_device() || !self.executes(id) {
+                continue;
+            }
+            for instance in instances_used(exec, id) {
+                let Some(release) = exec.instance(instance).destroyed else {
+                    continue;
+                };
+                if releases_at_once(release)
+                    && self.executes(release)
+                    && !self.happens_before(id, release)
+                    && self.issued_before(id, release, &mut reach)
+                {
+                    found.push(PendingAtRelease {
+                        node: id,
+                        instance,
+                        release,
+                    });
+                }
+            }
+        }
+        found
+    }
+
     /// Every use of a destroyed instance that is not issued before its destroy in
     /// every execution, in node order.
     pub fn uses_around_destroys(&self) -> Vec<UseAroundDestroy> {

@@ -1,5 +1,5 @@
 //! Which signal satisfies which wait, per the semantics of each sync object
-//! (DESIGN.md, "The model"):
+//! (README, "How the analysis works"):
 //! - sync-kind events: one record per reset cycle; a wait blocks until the record of
 //!   its cycle executes, even when that record is issued after the wait (see
 //!   `SyncEventState` for how execution order refines issue order);

@@ -16,7 +16,7 @@ mod races;
 mod realizable;
 
 pub use legacy::legacy_edges;
-pub use lifetimes::UseAroundDestroy;
+pub use lifetimes::{PendingAtRelease, UseAroundDestroy};
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
 pub use races::Race;
 

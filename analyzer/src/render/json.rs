@@ -1,4 +1,4 @@
-//! Machine-readable output in the shape DESIGN.md fixes.
+//! Machine-readable output, in the shape the README documents ("Command line").
 
 use serde_json::{Value, json};
 

@@ -136,6 +136,7 @@ pub static RULES: &[&RuleInfo] = &[
     &memory::data_race::DataRace::INFO,
     &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
     &memory::use_after_free::UseAfterFree::INFO,
+    &memory::release_while_pending::ReleaseWhilePending::INFO,
 ];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.

@@ -1,4 +1,4 @@
-//! Reading a JSONL call trace (DESIGN.md, "Call-trace format"): lines to Program plus
+//! Reading a JSONL call trace (docs/TRACE.md): lines to Program plus
 //! diagnostics, streamed and never failing.
 //!
 //! The file is read line by line into one reused buffer; each line is parsed into JSON

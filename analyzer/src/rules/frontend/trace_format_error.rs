@@ -26,7 +26,7 @@ declare_rule! {
     ///
     /// ## Fix
     /// Fix the tracer that wrote the line: one JSON object per line, argument names as
-    /// in the C prototype (DESIGN.md, "Call-trace format"), every required argument
+    /// in the C prototype (docs/TRACE.md), every required argument
     /// present.
     pub struct TraceFormatError;
     code = "SG002",

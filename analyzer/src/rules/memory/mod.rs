@@ -2,6 +2,7 @@
 
 pub mod data_race;
 pub mod host_access_before_sync;
+pub mod release_while_pending;
 pub mod use_after_free;
 
 use crate::analysis::Analysis;
