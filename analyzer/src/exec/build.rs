@@ -366,8 +366,15 @@ impl<'p> Builder<'p> {
             self.attach_agent(stream, AgentKind::Stream(stream));
             self.rank.current.insert(obj, stream);
         }
-        match self.rank.current.get(&obj) {
-            Some(&inst) => match self.exec.instance(inst).destroyed {
+        let current = self.rank.current.get(&obj).copied();
+        let destroyed = current.and_then(|inst| {
+            self.exec
+                .instance(inst)
+                .destroyed
+                .or_else(|| self.communicator_destroyed(obj))
+        });
+        match current {
+            Some(inst) => match destroyed {
                 None => Some(inst),
                 Some(destroyed_by) if Some(self.exec.node(destroyed_by).agent) != self.rank.host => Some(inst),
                 Some(destroyed_by) => {
@@ -393,6 +400,18 @@ impl<'p> Builder<'p> {
     }
 
     /// The agent that executes ops issued to a stream or HCCL thread.
+    /// A channel or HCCL thread ends with its communicator: the destroy of the
+    /// communicator it was acquired from, if any.
+    fn communicator_destroyed(&self, obj: ObjId) -> Option<NodeId> {
+        let comm = match &self.program().object(obj).kind {
+            ObjectKind::Channel(info) => info.comm,
+            ObjectKind::HcclThread { comm, .. } => *comm,
+            _ => return None,
+        };
+        let inst = *self.rank.current.get(&comm)?;
+        self.exec.instance(inst).destroyed
+    }
+
     fn queue(&mut self, op: &'p Op, obj: ObjId) -> Option<AgentId> {
         let inst = self.live(op, obj)?;
         self.exec.instance(inst).agent

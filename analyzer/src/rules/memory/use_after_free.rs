@@ -10,7 +10,8 @@ declare_rule! {
     /// ## What it detects
     /// A buffer used after `aclrtFree` / `aclrtFreeHost` (`cudaFree`) released it, or a
     /// stream, notify, channel, HCCL thread or communicator used after it was
-    /// destroyed: a call later on the same host thread, a call on a host thread that
+    /// destroyed (a channel or HCCL thread ends with its communicator's
+    /// `HcclCommDestroy`): a call later on the same host thread, a call on a host thread that
     /// only starts after the free, or a free that can run before another host thread
     /// is done with the object (nothing orders that thread's use before the free).
     /// Events have their own rule, SG106.
