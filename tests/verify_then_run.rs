@@ -291,6 +291,27 @@ fn every_memset_is_traced_with_its_range_and_the_trace_verifies_again() {
 }
 
 #[test]
+fn two_dimensional_copies_are_traced_as_the_bytes_they_span() {
+    let dir = scratch_dir("two-dimensional");
+    let trace = dir.join("trace.jsonl");
+    let program = "tests/verify-then-run/two-dimensional-copies.sync";
+    let output = syncguard(&["verify-then-run", program, "--trace-out", trace.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(&trace).unwrap();
+    let line = |api: &str| -> serde_json::Value {
+        let found = written.lines().find(|l| l.contains(api)).expect("the call is traced");
+        serde_json::from_str(found).unwrap()
+    };
+    // 3 rows of 64 bytes, 512 apart: 1,088 bytes; 4 rows of 256, 1,024 apart: 3,328.
+    assert_eq!(line("cudaMemset2DAsync")["args"]["devPtr"]["len"], 1088);
+    assert_eq!(line("cudaMemcpy2DAsync")["args"]["dst"]["len"], 3328);
+    assert_eq!(line("cudaMemcpy2DAsync")["args"]["height"], 1);
+    assert!(written.contains("cudaLaunchHostFunc"));
+    let recheck = syncguard(&["check", trace.to_str().unwrap()]);
+    assert_eq!(recheck.status.code(), Some(0), "{}\n{written}", text(&recheck.stdout));
+}
+
+#[test]
 fn a_trace_out_that_is_the_program_itself_is_refused_before_anything_runs() {
     let dir = scratch_dir("trace-out-is-program");
     let program = dir.join("correct.sync");

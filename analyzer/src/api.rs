@@ -238,6 +238,9 @@ pub enum Effect {
     },
     ThreadSynchronize,
     Kernel,
+    /// `cudaLaunchHostFunc`, `cudaStreamAddCallback`: a host function queued on the
+    /// stream, in order with its work (what it touches is not known).
+    HostFunc,
     Memcpy {
         with_stream: bool,
     },
@@ -789,6 +792,91 @@ pub static APIS: &[Api] = &[
         NONE,
         E::Memcpy { with_stream: true },
     ),
+    host(
+        "cudaMemcpy2D",
+        &[
+            p("dst", Ptr),
+            p("dpitch", Int),
+            p("src", Ptr),
+            p("spitch", Int),
+            p("width", Int),
+            p("height", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+        ],
+        NONE,
+        E::Memcpy { with_stream: false },
+    ),
+    host(
+        "cudaMemcpy2DAsync",
+        &[
+            p("dst", Ptr),
+            p("dpitch", Int),
+            p("src", Ptr),
+            p("spitch", Int),
+            p("width", Int),
+            p("height", Int),
+            p("kind", Enum(EnumFamily::MemcpyKind)),
+            opt("stream", Stream),
+        ],
+        NONE,
+        E::Memcpy { with_stream: true },
+    ),
+    host(
+        "cudaMemset2D",
+        &[
+            p("devPtr", Ptr),
+            p("pitch", Int),
+            p("value", Int),
+            p("width", Int),
+            p("height", Int),
+        ],
+        NONE,
+        E::Memset { with_stream: false },
+    ),
+    host(
+        "cudaMemset2DAsync",
+        &[
+            p("devPtr", Ptr),
+            p("pitch", Int),
+            p("value", Int),
+            p("width", Int),
+            p("height", Int),
+            opt("stream", Stream),
+        ],
+        NONE,
+        E::Memset { with_stream: true },
+    ),
+    host(
+        "cudaMallocManaged",
+        &[p("size", Int), opt("flags", Flags)],
+        C::DeviceBuffer,
+        E::Create,
+    ),
+    host(
+        "cudaLaunchHostFunc",
+        &[p("stream", Stream), p("fn", Opaque), p("userData", Opaque)],
+        NONE,
+        E::HostFunc,
+    ),
+    host(
+        "cudaStreamAddCallback",
+        &[
+            p("stream", Stream),
+            p("callback", Opaque),
+            p("userData", Opaque),
+            opt("flags", Int),
+        ],
+        NONE,
+        E::HostFunc,
+    ),
+    // Page-locks existing host memory: orders nothing.
+    host(
+        "cudaHostRegister",
+        &[p("ptr", Ptr), p("size", Int), p("flags", Flags)],
+        NONE,
+        E::None,
+    ),
+    host("cudaHostUnregister", &[p("ptr", Ptr)], NONE, E::None),
     host(
         "cudaMemset",
         &[p("devPtr", Ptr), p("value", Int), p("count", Int)],

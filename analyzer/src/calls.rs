@@ -268,10 +268,20 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             reads: ranges(args.named(api, "reads")),
             writes: ranges(args.named(api, "writes")),
         },
+        Effect::HostFunc => OpKind::Kernel {
+            stream: args.stream_or_default(0, program)?,
+            name: "host function".into(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+        },
         Effect::Memcpy { with_stream } => memcpy(api, args, with_stream, program)?,
         Effect::Memset { with_stream } => {
             let index = |name: &str| api.params.iter().position(|p| p.name == name);
-            let range = args.address(0)?.range(Some(args.int(index("count")?)?), program);
+            let count = match index("count") {
+                Some(count) => args.int(count)?,
+                None => rows(api, args, "pitch")?,
+            };
+            let range = args.address(0)?.range(Some(count), program);
             let stream = match (with_stream, api.name.starts_with("cuda")) {
                 (true, _) => args.stream_or_default(index("stream")?, program)?,
                 // CUDA's synchronous memset is work on the default stream; it may return
@@ -343,9 +353,13 @@ fn ranges(value: Option<&ArgValue>) -> Vec<MemRange> {
 
 fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> Option<OpKind> {
     let index = |name: &str| api.params.iter().position(|p| p.name == name);
-    let count = args.int(index("count")?)?;
-    let dst = Box::new(args.address(index("dst")?)?.range(Some(count.clone()), program));
-    let src = Box::new(args.address(index("src")?)?.range(Some(count), program));
+    let (dst_len, src_len) = match index("count") {
+        Some(count) => (args.int(count)?, args.int(count)?),
+        // `cudaMemcpy2D`: `height` rows of `width` bytes, `dpitch` / `spitch` apart.
+        None => (rows(api, args, "dpitch")?, rows(api, args, "spitch")?),
+    };
+    let dst = Box::new(args.address(index("dst")?)?.range(Some(dst_len), program));
+    let src = Box::new(args.address(index("src")?)?.range(Some(src_len), program));
     let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
     let stream = match with_stream {
         true => Some(match index("stream") {
@@ -362,6 +376,16 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
         src,
         dest_max,
     })
+}
+
+/// The bytes `height` rows of `width` bytes, `pitch` apart, span: from the first row's
+/// start to the last row's end (the gaps between rows are counted as touched).
+fn rows(api: &Api, args: &CallArgs, pitch: &str) -> Option<Expr> {
+    let int = |name: &str| args.int(api.params.iter().position(|p| p.name == name)?);
+    let (pitch, width, height) = (int(pitch)?, int("width")?, int("height")?);
+    let rows_before_last = Expr::Binary(BinOp::Sub, Box::new(height), Box::new(Expr::Int(1)));
+    let before_last = Expr::Binary(BinOp::Mul, Box::new(pitch), Box::new(rows_before_last));
+    Some(Expr::Binary(BinOp::Add, Box::new(before_last), Box::new(width)))
 }
 
 /// How a created stream is ordered against CUDA's legacy default stream: blocking,

@@ -409,6 +409,42 @@ fn synchronous_copies_and_stream_zero_synchronize_wait_for_blocking_streams() {
 }
 
 #[test]
+fn two_dimensional_copies_and_memsets_touch_their_rows() {
+    // 4 rows of 256 bytes, 1 KiB apart: bytes 0..3328 of `x`.
+    let copy = "cudaMemcpy2DAsync(x, 1024, y, 1024, 256, 4, cudaMemcpyDeviceToDevice, nb);";
+    let reader = |range: &str| format!("kernel(b, \"read\", reads: [x[{range}]]);");
+    assert_codes(
+        &legacy_program("", &format!("{copy}\n{}", reader("3072..3328"))),
+        &["SG601"],
+    );
+    assert_codes(&legacy_program("", &format!("{copy}\n{}", reader("3328..4096"))), &[]);
+    let memset = "cudaMemset2DAsync(y, 512, 0, 64, 3, nb);";
+    let writer = |range: &str| format!("kernel(b, \"write\", writes: [y[{range}]]);");
+    assert_codes(
+        &legacy_program("", &format!("{memset}\n{}", writer("1024..1088"))),
+        &["SG601"],
+    );
+    assert_codes(&legacy_program("", &format!("{memset}\n{}", writer("1088..4096"))), &[]);
+}
+
+#[test]
+fn a_host_function_is_ordered_on_its_stream() {
+    // The callback is queued on `nb` after the copy (a known call, not an unknown API
+    // skipped); the host thread does not wait for it, so only a synchronize orders the
+    // host's read after the copy.
+    let body = |then: &str| {
+        format!(
+            "cudaMemcpyAsync(h, x, 4 KiB, cudaMemcpyDeviceToHost, nb);
+             cudaLaunchHostFunc(nb, on_done, NULL);
+             {then}
+             host_read(h);"
+        )
+    };
+    assert_codes(&legacy_program("", &body("")), &["SG602"]);
+    assert_codes(&legacy_program("", &body("cudaStreamSynchronize(nb);")), &[]);
+}
+
+#[test]
 fn a_per_thread_default_stream_is_an_ordinary_stream() {
     let chain = |settings: &str, zero: &str| {
         legacy_program(

@@ -363,7 +363,12 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.push(Arg::new(ArgKind::Ptr, self.pointer(dst)));
                 args.push(Arg::new(ArgKind::Int, len.clone()));
                 args.push(Arg::new(ArgKind::Ptr, self.pointer(src)));
-                args.push(Arg::new(ArgKind::Int, len));
+                args.push(Arg::new(ArgKind::Int, len.clone()));
+                if api.params.iter().any(|p| p.name == "height") {
+                    // `cudaMemcpy2D`: one row (`width`) of the whole span.
+                    args.push(Arg::new(ArgKind::Int, len));
+                    args.push(Arg::new(ArgKind::Int, json!(1)));
+                }
                 if let Some(stream) = stream {
                     args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 }
@@ -396,7 +401,9 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         };
         let args = api.params.iter().filter_map(|param| match param.name {
             "devPtr" => Some(Arg::new(ArgKind::Ptr, self.pointer(range))),
-            "maxCount" | "count" => Some(Arg::new(ArgKind::Int, len.clone())),
+            // `cudaMemset2D`: one row of the whole span.
+            "maxCount" | "count" | "pitch" | "width" => Some(Arg::new(ArgKind::Int, len.clone())),
+            "height" => Some(Arg::new(ArgKind::Int, json!(1))),
             "value" => Some(Arg::new(ArgKind::Int, json!(0))),
             "stream" => stream.map(|stream| Arg::new(ArgKind::Stream, self.object(id, stream))),
             _ => None,
