@@ -6,7 +6,7 @@
 //! "Earlier" is issue order, which the node order of one issue order gives: the calls
 //! this ordering depends on are permuted between host threads (`exec::issue_orders`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::exec::{Action, AgentId, Execution, LegacyOrder, NodeId};
 
@@ -47,7 +47,8 @@ pub fn legacy_edges(exec: &Execution) -> Vec<(NodeId, NodeId)> {
         }
         match exec.legacy_order(queue) {
             LegacyOrder::Legacy => {
-                edges.extend(state.since_legacy.drain().map(|stream| (state.last_on[&stream], id)));
+                let since = std::mem::take(&mut state.since_legacy);
+                edges.extend(since.into_iter().map(|stream| (state.last_on[&stream], id)));
                 if let Some(previous) = state.last_legacy
                     && !exec.agent(exec.node(previous).agent).kind.is_device()
                 {
@@ -72,14 +73,16 @@ pub fn legacy_edges(exec: &Execution) -> Vec<(NodeId, NodeId)> {
     edges
 }
 
+/// Ordered maps: the edges come out in the same order on every run (the shortest
+/// deadlock cycle reported depends on it).
 #[derive(Default)]
 struct RankState {
     /// The last work issued to each stream.
-    last_on: HashMap<AgentId, NodeId>,
+    last_on: BTreeMap<AgentId, NodeId>,
     /// Blocking streams with work since the last legacy work.
-    since_legacy: HashSet<AgentId>,
+    since_legacy: BTreeSet<AgentId>,
     /// Blocking streams whose work is already ordered after the last legacy work.
-    after_legacy: HashSet<AgentId>,
+    after_legacy: BTreeSet<AgentId>,
     last_legacy: Option<NodeId>,
 }
 
