@@ -296,6 +296,18 @@ pub struct Api {
     /// work that still uses it (`aclrtFree`: "does not perform implicit device
     /// synchronization or stream synchronization").
     pub releases_at_once: bool,
+    /// For a query: how a traced call shows it saw the work done.
+    pub query: Option<QueryCompletion>,
+}
+
+/// How a traced query shows that it saw the work done, and so orders what the host
+/// does next after that work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryCompletion {
+    /// The call succeeds only then (`cudaErrorNotReady` otherwise).
+    Succeeds,
+    /// Its `status` out-parameter is this constant (or, where known, its value).
+    Status { name: &'static str, value: Option<i64> },
 }
 
 impl Api {
@@ -308,6 +320,12 @@ impl Api {
     /// See [`Api::releases_at_once`].
     const fn at_once(mut self) -> Api {
         self.releases_at_once = true;
+        self
+    }
+
+    /// See [`Api::query`].
+    const fn completes(mut self, query: QueryCompletion) -> Api {
+        self.query = Some(query);
         self
     }
 
@@ -372,6 +390,7 @@ const fn host(name: &'static str, params: &'static [Param], creates: Creates, ef
         generics: &[],
         output: default_output(creates),
         releases_at_once: false,
+        query: None,
     }
 }
 
@@ -402,6 +421,7 @@ const fn gen_task(name: &'static str, params: &'static [Param], effect: Effect) 
         generics: &[],
         output: "",
         releases_at_once: false,
+        query: None,
     }
 }
 
@@ -415,6 +435,7 @@ const fn core(name: &'static str, params: &'static [Param], generics: &'static [
         generics,
         output: "",
         releases_at_once: false,
+        query: None,
     }
 }
 
@@ -430,6 +451,11 @@ const NONE: Creates = C::Nothing;
 
 const P_STREAM: &[Param] = &[p("stream", Stream)];
 const P_EVENT: &[Param] = &[p("event", Event)];
+/// `aclrtQueryEventStatus` saw the record done.
+const EVENT_RECORDED_COMPLETE: QueryCompletion = QueryCompletion::Status {
+    name: "ACL_EVENT_RECORDED_STATUS_COMPLETE",
+    value: Some(1),
+};
 /// A query with its out-parameter: what it saw (a trace's `status`).
 const P_EVENT_STATUS: &[Param] = &[p("event", Event), opt("status", Opaque)];
 const P_STREAM_STATUS: &[Param] = &[p("stream", Stream), opt("status", Opaque)];
@@ -505,7 +531,10 @@ pub static APIS: &[Api] = &[
     host("aclFinalize", &[], NONE, E::None),
     host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::None),
     host("aclrtResetDevice", &[p("deviceId", Int)], NONE, E::None),
-    host("aclrtStreamQuery", P_STREAM_STATUS, NONE, E::None),
+    host("aclrtStreamQuery", P_STREAM_STATUS, NONE, E::None).completes(QueryCompletion::Status {
+        name: "ACL_STREAM_STATUS_COMPLETE",
+        value: None,
+    }),
     // ACL events
     host("aclrtCreateEvent", &[], C::Event(Sync, AclCreateEvent), E::Create),
     host(
@@ -557,7 +586,8 @@ pub static APIS: &[Api] = &[
         P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: false },
-    ),
+    )
+    .completes(EVENT_RECORDED_COMPLETE),
     host("aclrtQueryEvent", P_EVENT, NONE, E::EventQuery { wait_status: false }),
     host(
         "aclrtQueryEventWaitStatus",
@@ -670,7 +700,8 @@ pub static APIS: &[Api] = &[
         P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: false },
-    ),
+    )
+    .completes(EVENT_RECORDED_COMPLETE),
     host(
         "acl.rt.query_event_wait_status",
         P_EVENT,
@@ -746,14 +777,14 @@ pub static APIS: &[Api] = &[
         NONE,
         E::EventRecord,
     ),
-    host("cudaEventQuery", P_EVENT, NONE, E::EventQuery { wait_status: false }),
+    host("cudaEventQuery", P_EVENT, NONE, E::EventQuery { wait_status: false }).completes(QueryCompletion::Succeeds),
     host(
         "cudaEventElapsedTime",
         &[p("start", Event), p("end", Event)],
         NONE,
         E::None,
     ),
-    host("cudaStreamQuery", P_STREAM, NONE, E::None),
+    host("cudaStreamQuery", P_STREAM, NONE, E::None).completes(QueryCompletion::Succeeds),
     host("cudaSetDevice", &[p("device", Int)], NONE, E::None),
     host("cudaGetLastError", &[], NONE, E::None),
     host("cudaEventSynchronize", P_EVENT, NONE, E::EventSynchronize),

@@ -84,6 +84,32 @@ impl Program {
         }
     }
 
+    /// CUDA's names for the implicit streams, whatever `0` means in the program.
+    pub const CUDA_STREAM_NAMES: [(&'static str, ObjId); 2] = [
+        ("cudaStreamLegacy", Program::DEFAULT_STREAM),
+        ("cudaStreamPerThread", Program::PER_THREAD_STREAM),
+    ];
+
+    /// The implicit stream a CUDA name means.
+    pub fn cuda_stream(name: &str) -> Option<ObjId> {
+        Program::CUDA_STREAM_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, id)| *id)
+    }
+
+    /// How a call names `obj` if it is an implicit stream: `Some(None)` for the stream
+    /// `0` means, `Some(Some(name))` for the other; `None` for any other object.
+    pub fn implicit_stream_name(&self, obj: ObjId) -> Option<Option<&'static str>> {
+        if obj == self.default_stream() {
+            return Some(None);
+        }
+        Program::CUDA_STREAM_NAMES
+            .iter()
+            .find(|(_, id)| *id == obj)
+            .map(|(name, _)| Some(*name))
+    }
+
     /// Whether the program calls the CUDA runtime: then its default stream is CUDA's
     /// legacy default stream, which synchronizes with every blocking stream.
     pub fn calls_cuda(&self) -> bool {

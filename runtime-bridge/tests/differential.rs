@@ -263,23 +263,12 @@ fn shown_in_its_order(text: &str, codes: &[&str], shows: impl Fn(&Outcome) -> bo
 /// For an SG503 that a synchronize can block on work another thread queues just before
 /// it: the order that queues that work first, then makes the synchronize.
 fn queued_before_synchronize(exec: &Execution, diagnostics: &[syncguard_analyzer::Diagnostic]) -> Vec<Vec<NodeId>> {
-    let nodes_at = |span| nodes_at(exec, span);
     let mut orders = Vec::new();
     for diagnostic in diagnostics.iter().filter(|d| d.code == "SG503") {
-        let [queued] = diagnostic.related.as_slice() else {
-            continue;
-        };
-        if !queued.message.starts_with("queued by") {
-            continue;
-        }
-        for sync in nodes_at(&diagnostic.primary) {
-            for work in nodes_at(&queued.span) {
-                if exec.node(work).rank(exec) == exec.node(sync).rank(exec)
-                    && exec.node(work).host != exec.node(sync).host
-                {
-                    orders.push(vec![work, sync]);
-                }
-            }
+        if let [queued] = diagnostic.related.as_slice()
+            && queued.message.starts_with("queued by")
+        {
+            orders.extend(across_threads(exec, &queued.span, &diagnostic.primary));
         }
     }
     orders.truncate(ORDERS_TRIED);
@@ -293,20 +282,30 @@ fn queued_before_synchronize(exec: &Execution, diagnostics: &[syncguard_analyzer
 fn host_access_before_queued(exec: &Execution, diagnostics: &[syncguard_analyzer::Diagnostic]) -> Vec<Vec<NodeId>> {
     let mut orders = Vec::new();
     for diagnostic in diagnostics.iter().filter(|d| d.code == "SG602") {
-        let Some(device) = diagnostic.related.first() else {
-            continue;
-        };
-        for host in nodes_at(exec, &diagnostic.primary) {
-            for work in nodes_at(exec, &device.span) {
-                if exec.node(work).rank(exec) == exec.node(host).rank(exec)
-                    && exec.node(work).host != exec.node(host).host
-                {
-                    orders.push(vec![host, work]);
-                }
-            }
+        if let Some(device) = diagnostic.related.first() {
+            orders.extend(across_threads(exec, &diagnostic.primary, &device.span));
         }
     }
     orders.truncate(ORDERS_TRIED);
+    orders
+}
+
+/// Orders `[a, b]` of the calls at `first` and `then` that two host threads of one rank
+/// make.
+fn across_threads(
+    exec: &Execution,
+    first: &syncguard_analyzer::source::Span,
+    then: &syncguard_analyzer::source::Span,
+) -> Vec<Vec<NodeId>> {
+    let mut orders = Vec::new();
+    for a in nodes_at(exec, first) {
+        for b in nodes_at(exec, then) {
+            let (na, nb) = (exec.node(a), exec.node(b));
+            if na.rank(exec) == nb.rank(exec) && na.host != nb.host {
+                orders.push(vec![a, b]);
+            }
+        }
+    }
     orders
 }
 

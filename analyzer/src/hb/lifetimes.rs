@@ -39,7 +39,13 @@ impl HappensBefore<'_, '_> {
         let exec = self.exec;
         let releases_at_once =
             |node: NodeId| crate::api::lookup(exec.node(node).op.api).is_some_and(|api| api.releases_at_once);
-        if !exec.instances.iter().any(|i| i.destroyed.is_some_and(releases_at_once)) {
+        // Per instance, its release if that does not wait (one catalogue look-up each).
+        let release_at_once: Vec<Option<NodeId>> = exec
+            .instances
+            .iter()
+            .map(|i| i.destroyed.filter(|&release| releases_at_once(release)))
+            .collect();
+        if release_at_once.iter().all(Option::is_none) {
             return Vec::new();
         }
         let mut reach = IssueReach::new(exec);
@@ -50,11 +56,10 @@ impl HappensBefore<'_, '_> {
                 continue;
             }
             for instance in instances_used(exec, id) {
-                let Some(release) = exec.instance(instance).destroyed else {
+                let Some(release) = release_at_once[instance.index()] else {
                     continue;
                 };
-                if releases_at_once(release)
-                    && self.executes(release)
+                if self.executes(release)
                     && !self.happens_before(id, release)
                     && self.issued_before(id, release, &mut reach)
                 {

@@ -172,7 +172,7 @@ impl Lowerer {
                 return Some(self.program.default_stream());
             }
             if let ExprKind::Name(path) = &expr.kind
-                && let Some(stream) = cuda_stream_constant(&path.text)
+                && let Some(stream) = Program::cuda_stream(&path.text)
             {
                 return Some(stream);
             }
@@ -442,15 +442,6 @@ fn is_default_stream(expr: &ast::Expr) -> bool {
         ExprKind::Null => true,
         ExprKind::Int(lit) => lit.value == 0 && lit.unit.is_none(),
         _ => false,
-    }
-}
-
-/// CUDA's names for its implicit streams, whatever `0` means in the program.
-pub(crate) fn cuda_stream_constant(name: &str) -> Option<ObjId> {
-    match name {
-        "cudaStreamLegacy" => Some(Program::DEFAULT_STREAM),
-        "cudaStreamPerThread" => Some(Program::PER_THREAD_STREAM),
-        _ => None,
     }
 }
 

@@ -123,12 +123,15 @@ impl TraceLowerer {
             if DEFAULT_STREAM_NAMES.contains(&key.as_ref()) {
                 return Ok(self.program.default_stream());
             }
-            // CUDA's handle values: `cudaStreamLegacy` is `(cudaStream_t)0x1`,
-            // `cudaStreamPerThread` is `(cudaStream_t)0x2`.
-            match key.as_ref() {
-                "cudaStreamLegacy" | "0x1" => return Ok(crate::model::Program::DEFAULT_STREAM),
-                "cudaStreamPerThread" | "0x2" => return Ok(crate::model::Program::PER_THREAD_STREAM),
-                _ => {}
+            // A tracer prints CUDA's handle values: `cudaStreamLegacy` is
+            // `(cudaStream_t)0x1`, `cudaStreamPerThread` is `(cudaStream_t)0x2`.
+            let name = match key.as_ref() {
+                "0x1" => "cudaStreamLegacy",
+                "0x2" => "cudaStreamPerThread",
+                other => other,
+            };
+            if let Some(stream) = crate::model::Program::cuda_stream(name) {
+                return Ok(stream);
             }
         }
         let noun = kind.noun();
@@ -277,12 +280,7 @@ impl TraceLowerer {
         json: &Args,
         span: &Span,
     ) -> Vec<ObjId> {
-        let keys = match json.get(api.output) {
-            Some(Json::Array(items)) => items.iter().map(handle_key).collect::<Option<Vec<_>>>(),
-            Some(value) => handle_key(value).map(|key| vec![key]),
-            None => None,
-        };
-        let Some(keys) = keys.filter(|keys| !keys.is_empty()) else {
+        let Some(keys) = output_handles(api, json).filter(|keys| !keys.is_empty()) else {
             let message = format!(
                 "`{}` must carry the created handle in `{}` (its output parameter)",
                 api.name, api.output
@@ -393,7 +391,15 @@ fn count_problem(api: &Api, args: &CallArgs, handles: usize) -> Option<String> {
 }
 
 /// A handle as text: strings as written, integers in decimal.
-pub(super) fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
+/// The handles a call returns in its output parameter: one, or a list.
+pub(super) fn output_handles<'j>(api: &Api, json: &'j Args) -> Option<Vec<Cow<'j, str>>> {
+    match json.get(api.output)? {
+        Json::Array(items) => items.iter().map(handle_key).collect(),
+        value => handle_key(value).map(|key| vec![key]),
+    }
+}
+
+fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
     match value {
         Json::Str(text) => Some(Cow::Borrowed(text.trim())),
         Json::Int(id) => Some(Cow::Owned(id.to_string())),

@@ -331,9 +331,9 @@ impl Printer<'_> {
 
     fn value(&self, api: &Api, kind: ArgKind, value: &ArgValue) -> ast::Expr {
         match value {
-            ArgValue::Object(id) if *id == self.program.default_stream() => plain(ast::ExprKind::Null),
-            ArgValue::Object(id) if *id == Program::DEFAULT_STREAM => name("cudaStreamLegacy"),
-            ArgValue::Object(id) if *id == Program::PER_THREAD_STREAM => name("cudaStreamPerThread"),
+            ArgValue::Object(id) if let Some(implicit) = self.program.implicit_stream_name(*id) => {
+                implicit.map_or(plain(ast::ExprKind::Null), name)
+            }
             ArgValue::Object(id) => name(&self.program.object(*id).name),
             ArgValue::Objects(ids) => plain(ast::ExprKind::List(
                 ids.iter().map(|id| name(&self.program.object(*id).name)).collect(),
@@ -550,14 +550,14 @@ fn reused_names(program: &Program) -> HashSet<&str> {
 /// The synchronize a traced query stands for, when its op became one (it saw the work
 /// done).
 fn synchronize_for_query(op: &model::Op, call: &RecordedCall) -> Option<&'static str> {
+    call.api.query?;
     let name = call.api.name;
-    let is_query = name.contains("Query") || name.contains("query");
     Some(match op.kind {
-        OpKind::EventSynchronize { .. } if is_query && name.starts_with("cuda") => "cudaEventSynchronize",
-        OpKind::EventSynchronize { .. } if is_query && name.starts_with("acl.rt.") => "acl.rt.synchronize_event",
-        OpKind::EventSynchronize { .. } if is_query => "aclrtSynchronizeEvent",
-        OpKind::StreamSynchronize { .. } if is_query && name.starts_with("cuda") => "cudaStreamSynchronize",
-        OpKind::StreamSynchronize { .. } if is_query => "aclrtSynchronizeStream",
+        OpKind::EventSynchronize { .. } if name.starts_with("cuda") => "cudaEventSynchronize",
+        OpKind::EventSynchronize { .. } if name.starts_with("acl.rt.") => "acl.rt.synchronize_event",
+        OpKind::EventSynchronize { .. } => "aclrtSynchronizeEvent",
+        OpKind::StreamSynchronize { .. } if name.starts_with("cuda") => "cudaStreamSynchronize",
+        OpKind::StreamSynchronize { .. } => "aclrtSynchronizeStream",
         _ => return None,
     })
 }

@@ -429,19 +429,12 @@ impl TraceLowerer {
         let Some(calls::ArgValue::Objects(threads)) = resolved.get(2) else {
             return;
         };
-        let exported: Option<Vec<Box<str>>> = match args.get(api.output) {
-            Some(Json::Array(items)) => items
-                .iter()
-                .map(|item| super::args::handle_key(item).map(|k| k.into()))
-                .collect(),
-            Some(single) => super::args::handle_key(single).map(|key| vec![key.into()]),
-            None => None,
-        };
+        let exported = super::args::output_handles(api, args);
         let count = resolved.int(1).and_then(|n| n.as_const());
         match exported {
             Some(exported) if exported.len() == threads.len() && count.is_none_or(|n| n == threads.len() as i64) => {
                 for (key, &thread) in exported.into_iter().zip(threads) {
-                    self.ranks[rank].handles.insert(key, thread);
+                    self.ranks[rank].handles.insert(key.into(), thread);
                 }
             }
             _ => {
@@ -705,19 +698,17 @@ fn created_before_by_cuda(program: &Program, block: &mut Block) {
     }
 }
 
-/// A query that saw the work done, which orders what the host does next after that work
-/// (a busy-wait loop on a query is correct code): `cudaEventQuery` and `cudaStreamQuery`
-/// returning `cudaSuccess` (a failed line, such as `cudaErrorNotReady`, is no call), and
-/// the ACL queries whose `status` says complete. It is the synchronize it stands for.
+/// A query that saw the work done ([`api::QueryCompletion`]; a failed line, such as
+/// `cudaErrorNotReady`, is no call) orders what the host does next after that work (a
+/// busy-wait loop on a query is correct code): it is the synchronize it stands for.
 fn observed_completion(api: &Api, resolved: &calls::CallArgs, args: &Args) -> Option<OpKind> {
-    let status = args.get("status");
-    let complete = match api.name {
-        "cudaEventQuery" | "cudaStreamQuery" => true,
-        "aclrtQueryEventStatus" | "acl.rt.query_event_status" => status.is_some_and(|s| {
-            s.as_int() == Some(1) || matches!(s, Json::Str(n) if n == "ACL_EVENT_RECORDED_STATUS_COMPLETE")
-        }),
-        "aclrtStreamQuery" => status.is_some_and(|s| matches!(s, Json::Str(n) if n == "ACL_STREAM_STATUS_COMPLETE")),
-        _ => false,
+    let complete = match api.query? {
+        api::QueryCompletion::Succeeds => true,
+        api::QueryCompletion::Status { name, value } => match args.get("status") {
+            Some(Json::Str(status)) => status == name,
+            Some(other) => value.is_some_and(|v| other.as_int() == Some(v)),
+            None => false,
+        },
     };
     if !complete {
         return None;

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{self, Api, ArgKind, Creates, EnumFamily};
 use crate::exec::{Access, Action, Execution, InstId, NodeId};
-use crate::model::{DefaultStream, GeOp, GeTaskKind, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync};
+use crate::model::{DefaultStream, GeOp, GeTaskKind, MemorySpace, ObjId, ObjectKind, OpKind, StreamSync};
 use crate::source::{Sources, Span};
 
 /// One call as it was made: its node and when (ns since the run started).
@@ -137,16 +137,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
     /// The handle of a stream that exists without being created: `null` for the stream
     /// `0` means, the CUDA name for the other.
     fn implicit_stream(&self, obj: ObjId) -> Option<Value> {
-        let program = self.exec.program;
-        if obj == program.default_stream() {
-            Some(Value::Null)
-        } else if obj == Program::DEFAULT_STREAM {
-            Some(json!("cudaStreamLegacy"))
-        } else if obj == Program::PER_THREAD_STREAM {
-            Some(json!("cudaStreamPerThread"))
-        } else {
-            None
-        }
+        let name = self.exec.program.implicit_stream_name(obj)?;
+        Some(name.map_or(Value::Null, |name| json!(name)))
     }
 
     /// The instance of `obj` that a call at `node` names: the latest one created before it.
@@ -561,12 +553,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
 /// For a query that stands for a synchronize (it saw the work done), the `status` it
 /// returned.
 fn completed_status(api: &Api) -> Option<Arg> {
-    let status = match api.name {
-        "aclrtQueryEventStatus" | "acl.rt.query_event_status" => "ACL_EVENT_RECORDED_STATUS_COMPLETE",
-        "aclrtStreamQuery" => "ACL_STREAM_STATUS_COMPLETE",
-        _ => return None,
-    };
-    Some(Arg::new(ArgKind::Opaque, json!(status)))
+    match api.query? {
+        api::QueryCompletion::Status { name, .. } => Some(Arg::new(ArgKind::Opaque, json!(name))),
+        api::QueryCompletion::Succeeds => None,
+    }
 }
 
 fn is_memset(api: &Api) -> bool {
