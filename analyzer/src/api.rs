@@ -192,6 +192,37 @@ pub enum Creates {
     HostBuffer,
     HcclLocalBuffer,
     HcclPeerBuffer,
+    /// A pseudo-call (`existing_event()`, ...) standing for an object that existed before
+    /// the code or trace begins: its state then is unknown (SYNC.md, "Objects from
+    /// before").
+    Existing(Existing),
+}
+
+/// What an `existing_*` pseudo-call stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    Event,
+    Notify,
+    Comm,
+    Thread,
+    Channel,
+    Memory,
+    PeerMemory,
+}
+
+impl Existing {
+    /// The pseudo-call that stands for an object of this kind from before.
+    pub fn api(self) -> &'static str {
+        match self {
+            Existing::Event => "existing_event",
+            Existing::Notify => "existing_notify",
+            Existing::Comm => "existing_comm",
+            Existing::Thread => "existing_thread",
+            Existing::Channel => "existing_channel",
+            Existing::Memory => "existing_memory",
+            Existing::PeerMemory => "existing_peer_memory",
+        }
+    }
 }
 
 /// What a call does; the lowering turns it into a model op from the arguments.
@@ -408,6 +439,12 @@ const fn default_output(creates: Creates) -> &'static str {
         Creates::DeviceBuffer => "devPtr",
         Creates::HostBuffer => "hostPtr",
         Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
+        Creates::Existing(Existing::Event) => "event",
+        Creates::Existing(Existing::Notify) => "notify",
+        Creates::Existing(Existing::Comm) => "comm",
+        Creates::Existing(Existing::Thread) => "thread",
+        Creates::Existing(Existing::Channel) => "channel",
+        Creates::Existing(Existing::Memory | Existing::PeerMemory) => "buffer",
     }
 }
 
@@ -1175,6 +1212,29 @@ pub static APIS: &[Api] = &[
     ),
     host("host_read", &[p("range", Ptr)], NONE, E::HostAccess { write: false }),
     host("host_write", &[p("range", Ptr)], NONE, E::HostAccess { write: true }),
+    // Pseudo-ops: objects from before the code or trace begins
+    host("existing_event", &[], C::Existing(Existing::Event), E::Create),
+    host("existing_notify", &[], C::Existing(Existing::Notify), E::Create),
+    host("existing_comm", &[], C::Existing(Existing::Comm), E::Create),
+    host(
+        "existing_thread",
+        &[p("comm", Comm)],
+        C::Existing(Existing::Thread),
+        E::Create,
+    ),
+    host(
+        "existing_channel",
+        &[p("comm", Comm), opt("remoteRank", Int)],
+        C::Existing(Existing::Channel),
+        E::Create,
+    ),
+    host("existing_memory", &[], C::Existing(Existing::Memory), E::Create),
+    host(
+        "existing_peer_memory",
+        &[p("channel", Channel)],
+        C::Existing(Existing::PeerMemory),
+        E::Create,
+    ),
     // GE gen-task factories (inside `op`)
     gen_task("KernelLaunchInfo::CreateHcomRecordTask", P_GROUP_TASK, E::GeHcomRecord),
     gen_task("KernelLaunchInfo::CreateHcomWaitTask", P_GROUP_TASK, E::GeHcomWait),
@@ -1229,7 +1289,9 @@ pub static APIS: &[Api] = &[
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Api> {
-    APIS.iter().find(|api| api.name == name)
+    static TABLE: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static Api>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| APIS.iter().map(|api| (api.name, api)).collect());
+    table.get(name).copied()
 }
 
 #[cfg(test)]

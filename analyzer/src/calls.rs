@@ -4,10 +4,10 @@
 //! trace JSON) to [`ArgValue`]s in the API's parameter order, reporting problems in its
 //! own terms; everything after that is shared, so a call means the same in every input.
 
-use crate::api::{Api, Creates, Effect};
+use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
-    BinOp, BufferInfo, ChannelInfo, CopyDirection, EventInfo, Expr, GeTaskKind, MemRange, MemorySpace, ObjId,
-    ObjectKind, OpKind, Program, StreamSync, Timeout,
+    BinOp, BufferInfo, ChannelInfo, CopyDirection, EventCreator, EventInfo, EventSemantics, Expr, GeTaskKind, MemRange,
+    MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout,
 };
 use crate::source::Span;
 
@@ -457,6 +457,7 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
             stream: Some(args.object(2)?),
             notify_num: args.int(3)?,
         }],
+        Creates::Existing(existing) => vec![existing_object(existing, args)?],
         Creates::Channels => {
             let comm = args.object(0)?;
             let Some(ArgValue::ChannelDescs(descs)) = args.get(2) else {
@@ -467,7 +468,7 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
                 .map(|desc| {
                     ObjectKind::Channel(ChannelInfo {
                         comm,
-                        remote_rank: desc.remote_rank.clone(),
+                        remote_rank: Some(desc.remote_rank.clone()),
                         protocol: desc.protocol.clone(),
                         notify_num: desc.notify_num.clone(),
                         engine: engine(),
@@ -475,6 +476,49 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
                 })
                 .collect()
         }
+    })
+}
+
+/// The size of memory from before: large enough for any address a trace prints.
+pub const EXISTING_MEMORY_SIZE: i64 = 1 << 62;
+
+/// The notify count of an HCCL thread or channel from before: the whole range
+/// `notifyNum` may have (`[0, 65535]`, `hccl_res.h`), since its real count is unknown.
+const EXISTING_NOTIFY_NUM: i64 = 65535;
+
+/// An object from before the code or trace begins. Its event is capture-kind with
+/// unknown flags (a wait before any record passes, as on a record from before); the
+/// matching and the rules treat what its state may have been without false alarms.
+fn existing_object(existing: Existing, args: &CallArgs) -> Option<ObjectKind> {
+    Some(match existing {
+        Existing::Event => ObjectKind::Event(EventInfo {
+            semantics: EventSemantics::Capture,
+            creator: EventCreator::Existing,
+            flags: 0,
+        }),
+        Existing::Notify => ObjectKind::Notify,
+        Existing::Comm => ObjectKind::Comm,
+        Existing::Thread => ObjectKind::HcclThread {
+            comm: args.object(0)?,
+            engine: String::new(),
+            stream: None,
+            notify_num: Expr::Int(EXISTING_NOTIFY_NUM),
+        },
+        Existing::Channel => ObjectKind::Channel(ChannelInfo {
+            comm: args.object(0)?,
+            remote_rank: args.int(1),
+            protocol: String::new(),
+            notify_num: Expr::Int(EXISTING_NOTIFY_NUM),
+            engine: String::new(),
+        }),
+        Existing::Memory => ObjectKind::Buffer(BufferInfo {
+            space: MemorySpace::Before,
+            size: Expr::Int(EXISTING_MEMORY_SIZE),
+        }),
+        Existing::PeerMemory => ObjectKind::Buffer(BufferInfo {
+            space: MemorySpace::BeforePeer(args.object(0)?),
+            size: Expr::Int(EXISTING_MEMORY_SIZE),
+        }),
     })
 }
 

@@ -519,6 +519,17 @@ pub struct Object {
     pub created_by: Option<String>,
 }
 
+impl Object {
+    /// Whether it stands for an object from before the code or trace begins (an
+    /// `existing_*` pseudo-call): its state at that point is unknown.
+    pub fn existed_before(&self) -> bool {
+        self.created_by
+            .as_deref()
+            .and_then(crate::api::lookup)
+            .is_some_and(|api| matches!(api.creates, crate::api::Creates::Existing(_)))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum ObjectKind {
     Stream(StreamSync),
@@ -592,12 +603,16 @@ pub enum EventCreator {
     AclExWithFlag,
     /// `cudaEventCreate*`
     Cuda,
+    /// `existing_event()`: created before the code or trace begins, with unknown flags.
+    Existing,
 }
 
 #[derive(Clone, Debug)]
 pub struct ChannelInfo {
     pub comm: ObjId,
-    pub remote_rank: Expr,
+    /// `None` for a channel from before whose peer is unknown (a trace of more than two
+    /// ranks): its notifies order nothing, and the peer memory behind it is its own.
+    pub remote_rank: Option<Expr>,
     pub protocol: String,
     /// `notifyNum` of the `HcclChannelDesc`; 0 when not given, as `HcclChannelDescInit` sets it.
     pub notify_num: Expr,
@@ -618,6 +633,14 @@ pub enum MemorySpace {
     HcclLocal,
     /// The peer's HCCL buffer seen through a channel (`HcclChannelGetHcclBuffer`).
     HcclPeer(ObjId),
+    /// A rank's memory from before the code (`existing_memory()`): one space at the raw
+    /// addresses a trace shows, whatever allocation they fall in.
+    Before,
+    /// The peer's memory from before, reached through a channel
+    /// (`existing_peer_memory(channel)`). The peer maps it at other addresses than this
+    /// rank sees, so it is a space of its own: transfers into it are checked against
+    /// each other only.
+    BeforePeer(ObjId),
 }
 
 /// A GE op's gen-task output: its prototype attributes and serialized task list.
@@ -700,6 +723,8 @@ pub enum Expr {
     CoreIsAiv,
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `cond ? then : otherwise`: only the branch taken is evaluated.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -716,7 +741,10 @@ pub enum BinOp {
     Div,
     Rem,
     BitAnd,
+    BitXor,
     BitOr,
+    Shl,
+    Shr,
     Eq,
     Ne,
     Lt,
@@ -741,6 +769,10 @@ impl Expr {
                 })
             }
             Expr::Binary(op, a, b) => op.apply(a.as_const()?, b.as_const()?),
+            Expr::Cond(cond, then, otherwise) => match cond.as_const()? {
+                0 => otherwise.as_const(),
+                _ => then.as_const(),
+            },
             _ => None,
         }
     }
@@ -756,7 +788,12 @@ impl BinOp {
             BinOp::Div => a.checked_div(b)?,
             BinOp::Rem => a.checked_rem_euclid(b)?,
             BinOp::BitAnd => a & b,
+            BinOp::BitXor => a ^ b,
             BinOp::BitOr => a | b,
+            // C's shifts of a signed value: defined while no bit is lost, for counts in
+            // 0..=62 (`<<`) and 0..=63 (`>>`, arithmetic).
+            BinOp::Shl => a.checked_mul(1i64.checked_shl(u32::try_from(b).ok().filter(|&b| b <= 62)?)?)?,
+            BinOp::Shr => a >> u32::try_from(b).ok().filter(|&b| b <= 63)?,
             BinOp::Eq => (a == b) as i64,
             BinOp::Ne => (a != b) as i64,
             BinOp::Lt => (a < b) as i64,

@@ -175,15 +175,16 @@ fn convert_keeps_findings(input: &[u8]) -> Result<(), String> {
         ));
     }
     // Lines the reader left out are left out of the conversion too (see the trace
-    // reader's tests); such traces are only checked for crashes.
-    if from_trace
-        .diagnostics
-        .iter()
-        .any(|d| ["SG002", "SG003", "SG101"].contains(&d.code))
-    {
+    // reader's tests); such traces are only checked for crashes. The note on handles
+    // from before the trace leaves nothing out.
+    let left_out = |d: &Diagnostic| ["SG002", "SG003", "SG101"].contains(&d.code) && d.severity != Severity::Info;
+    if from_trace.diagnostics.iter().any(left_out) {
         return Ok(());
     }
-    let trace_codes: BTreeSet<&str> = codes(&from_trace.diagnostics).into_iter().collect();
+    let trace_codes: BTreeSet<&str> = codes(&from_trace.diagnostics)
+        .into_iter()
+        .filter(|&code| code != "SG003")
+        .collect();
     // A trace is one observed run: the program also reports destroys that can race
     // another thread's use, which the trace saw ordered one way (before the destroy: no
     // finding; after it: a use after the destroy). Such a finding may stand for the

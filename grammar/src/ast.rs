@@ -150,6 +150,12 @@ pub enum ExprKind {
     Name(Path),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `cond ? then : otherwise`
+    Cond {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
     Call(Box<Call>),
     /// `buf[start..end]`: a byte range of a buffer.
     Slice {
@@ -249,7 +255,10 @@ pub enum BinaryOp {
     Add,
     Sub,
     BitAnd,
+    BitXor,
     BitOr,
+    Shl,
+    Shr,
     Eq,
     Ne,
     Lt,
@@ -269,7 +278,10 @@ impl BinaryOp {
             BinaryOp::Add => "+",
             BinaryOp::Sub => "-",
             BinaryOp::BitAnd => "&",
+            BinaryOp::BitXor => "^",
             BinaryOp::BitOr => "|",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
             BinaryOp::Eq => "==",
             BinaryOp::Ne => "!=",
             BinaryOp::Lt => "<",
@@ -284,13 +296,15 @@ impl BinaryOp {
     /// Binding strength; higher binds tighter. Operators of equal precedence associate left.
     pub fn precedence(self) -> u8 {
         match self {
-            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 7,
-            BinaryOp::Add | BinaryOp::Sub => 6,
-            BinaryOp::BitAnd => 5,
-            BinaryOp::BitOr => 4,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 3,
-            BinaryOp::And => 2,
-            BinaryOp::Or => 1,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 10,
+            BinaryOp::Add | BinaryOp::Sub => 9,
+            BinaryOp::Shl | BinaryOp::Shr => 8,
+            BinaryOp::BitAnd => 7,
+            BinaryOp::BitXor => 6,
+            BinaryOp::BitOr => 5,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 4,
+            BinaryOp::And => 3,
+            BinaryOp::Or => 2,
         }
     }
 }

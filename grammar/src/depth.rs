@@ -12,7 +12,8 @@ use crate::parser::SETTING_KEYS;
 
 /// Deepest nesting accepted in one statement. Levels are counted along the deepest
 /// path: one per operator (`a + b + c` nests two `+` nodes), `else` and `[` (a slice),
-/// and two per pair of brackets or braces, so at most 128 nested brackets. A tree that
+/// and two per pair of brackets or braces and per `?` of `c ? a : b`, so at most 128
+/// nested brackets. A tree that
 /// [`crate::parse`] returns has at most this many levels of statements and expressions.
 pub const MAX_DEPTH: usize = 256;
 
@@ -83,6 +84,11 @@ pub(crate) fn limit_depth(lexed: &mut Lexed) {
             Token::Punct(Punct::Semi) => end_element(&mut groups),
             Token::Punct(Punct::Comma) => {
                 end_element(&mut groups);
+                false
+            }
+            // Its branches are whole expressions, parsed as a bracket's content is.
+            Token::Punct(Punct::Question) => {
+                (0..BRACKET_LEVELS).for_each(|_| nest_one_level(&mut groups));
                 false
             }
             Token::Punct(p) if p.is_operator() => {

@@ -19,10 +19,12 @@ use crate::lexer::{has_line_end, lines};
 const INDENT: &str = "    ";
 /// Lines longer than this wrap where they can. Trailing comments do not count.
 const MAX_WIDTH: usize = 100;
+/// Binding strength of `c ? a : b`: below every binary operator.
+const COND_PRECEDENCE: u8 = 1;
 /// Binding strength of prefix operators: above every binary operator.
-const UNARY_PRECEDENCE: u8 = 8;
+const UNARY_PRECEDENCE: u8 = 11;
 /// Literals, names, calls, slices, lists and structs never need parentheses.
-const ATOM_PRECEDENCE: u8 = 9;
+const ATOM_PRECEDENCE: u8 = 12;
 
 /// Print a parsed file canonically. `parsed` must come from parsing `src`; the source
 /// text is only consulted for blank lines and comment positions, so spans that do not
@@ -584,6 +586,7 @@ fn expr_doc(e: &Expr) -> Doc {
 fn precedence(expr: &Expr) -> u8 {
     match &expr.kind {
         ExprKind::Binary(op, _, _) => op.precedence(),
+        ExprKind::Cond { .. } => COND_PRECEDENCE,
         ExprKind::Unary(_, _) => UNARY_PRECEDENCE,
         _ => ATOM_PRECEDENCE,
     }
@@ -604,6 +607,13 @@ fn expr(e: &Expr) -> String {
             format!("{op}{}", operand_text(operand, UNARY_PRECEDENCE))
         }
         ExprKind::Binary(op, lhs, rhs) => binary_text(*op, lhs, rhs),
+        // A conditional in the middle branch keeps its parentheses, for the reader.
+        ExprKind::Cond { cond, then, otherwise } => format!(
+            "{} ? {} : {}",
+            operand_text(cond, COND_PRECEDENCE + 1),
+            operand_text(then, COND_PRECEDENCE + 1),
+            expr(otherwise)
+        ),
         ExprKind::Call(_) | ExprKind::List(_) | ExprKind::Struct(_) => flat(&expr_doc(e)),
         ExprKind::Slice { base, range } => {
             format!("{}[{}]", operand_text(base, ATOM_PRECEDENCE), range_text(range))

@@ -132,6 +132,10 @@ pub enum Punct {
     Pipe,
     PipePipe,
     Bang,
+    Caret,
+    Shl,
+    Shr,
+    Question,
 }
 
 impl Punct {
@@ -155,12 +159,18 @@ impl Punct {
                 | Punct::Pipe
                 | Punct::PipePipe
                 | Punct::Bang
+                | Punct::Caret
+                | Punct::Shl
+                | Punct::Shr
+                | Punct::Question
         )
     }
 
     /// Longest first, so that `..=` wins over `..` and `.`.
-    const ALL: [(&'static str, Punct); 30] = [
+    const ALL: [(&'static str, Punct); 34] = [
         ("..=", Punct::DotDotEq),
+        ("<<", Punct::Shl),
+        (">>", Punct::Shr),
         ("..", Punct::DotDot),
         ("::", Punct::PathSep),
         ("<=", Punct::Le),
@@ -190,6 +200,8 @@ impl Punct {
         ("&", Punct::Amp),
         ("|", Punct::Pipe),
         ("!", Punct::Bang),
+        ("^", Punct::Caret),
+        ("?", Punct::Question),
     ];
 
     /// The punctuation `text` starts with and its length in bytes: the longest match in
@@ -199,6 +211,8 @@ impl Punct {
             [b'.', b'.', b'=', ..] => (Punct::DotDotEq, 3),
             [b'.', b'.', ..] => (Punct::DotDot, 2),
             [b':', b':', ..] => (Punct::PathSep, 2),
+            [b'<', b'<', ..] => (Punct::Shl, 2),
+            [b'>', b'>', ..] => (Punct::Shr, 2),
             [b'<', b'=', ..] => (Punct::Le, 2),
             [b'>', b'=', ..] => (Punct::Ge, 2),
             [b'=', b'=', ..] => (Punct::EqEq, 2),
@@ -226,6 +240,8 @@ impl Punct {
             [b'&', ..] => (Punct::Amp, 1),
             [b'|', ..] => (Punct::Pipe, 1),
             [b'!', ..] => (Punct::Bang, 1),
+            [b'^', ..] => (Punct::Caret, 1),
+            [b'?', ..] => (Punct::Question, 1),
             _ => return None,
         })
     }

@@ -328,7 +328,7 @@ where
     E: GrammarError<'t, I>,
 {
     let slice = atom.foldl_with(
-        range_parser(nested)
+        range_parser(nested.clone())
             .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
             .repeated(),
         |base, range, e| Expr {
@@ -374,8 +374,10 @@ where
         unary,
     );
     let sum = level(&[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)], product);
-    let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], sum);
-    let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_and);
+    let shift = level(&[(Punct::Shl, BinaryOp::Shl), (Punct::Shr, BinaryOp::Shr)], sum);
+    let bit_and = level(&[(Punct::Amp, BinaryOp::BitAnd)], shift);
+    let bit_xor = level(&[(Punct::Caret, BinaryOp::BitXor)], bit_and);
+    let bit_or = level(&[(Punct::Pipe, BinaryOp::BitOr)], bit_xor);
     let compare = level(
         &[
             (Punct::EqEq, BinaryOp::Eq),
@@ -388,7 +390,24 @@ where
         bit_or,
     );
     let and = level(&[(Punct::AmpAmp, BinaryOp::And)], compare);
-    level(&[(Punct::PipePipe, BinaryOp::Or)], and)
+    let or = level(&[(Punct::PipePipe, BinaryOp::Or)], and);
+    // `c ? a : b`, right-associative: the `else` value is a whole expression again.
+    let branches = punct(Punct::Question)
+        .ignore_then(nested.clone())
+        .then_ignore(punct(Punct::Colon))
+        .then(nested);
+    or.then(branches.or_not())
+        .map(|(cond, branches)| match branches {
+            None => cond,
+            Some((then, otherwise)) => Expr {
+                span: cond.span.start..otherwise.span.end,
+                kind: ExprKind::Cond {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    otherwise: Box::new(otherwise),
+                },
+            },
+        })
         .labelled("expression")
         .boxed()
 }
@@ -440,7 +459,12 @@ where
         .collect::<Vec<_>>()
         .map(tight)
         .delimited_by(punct(Punct::Lt), punct(Punct::Gt));
+    // Every C parameter name may name an argument, also one that is a `.sync` keyword
+    // (`HcommThreadSynchronize(thread: t)`).
+    let keyword = select_ref! { Token::Kw(k) if *k != Keyword::Null => k.as_str() }
+        .map_with(|text, e| Word { text, span: e.span() });
     let arg = word()
+        .or(keyword)
         .then_ignore(punct(Punct::Colon))
         .or_not()
         .then(expr)
@@ -465,6 +489,7 @@ where
             span: span_of(e.span()),
         })
         .labelled("call")
+        .boxed()
 }
 
 fn file_parser<'t, I, E>() -> impl Parser<'t, I, File, Extra<E>>
@@ -574,7 +599,7 @@ where
         .labelled("if statement")
         .as_context();
 
-        let range = range_parser(condition.clone());
+        let range = range_parser(condition.clone()).boxed();
         let for_stmt = kw(Keyword::For)
             .ignore_then(ident())
             .then_ignore(kw(Keyword::In))
@@ -582,7 +607,8 @@ where
             .then(block.clone())
             .map(|((var, range), body)| StmtKind::For { var, range, body })
             .labelled("for loop")
-            .as_context();
+            .as_context()
+            .boxed();
 
         let thread = kw(Keyword::Thread)
             .ignore_then(ident())

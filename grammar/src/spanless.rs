@@ -156,6 +156,11 @@ fn strip_expr(expr: &mut Expr) {
             strip_expr(lhs);
             strip_expr(rhs);
         }
+        ExprKind::Cond { cond, then, otherwise } => {
+            strip_expr(cond);
+            strip_expr(then);
+            strip_expr(otherwise);
+        }
         ExprKind::Call(call) => strip_call(call),
         ExprKind::Slice { base, range } => {
             strip_expr(base);

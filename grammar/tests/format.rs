@@ -129,6 +129,21 @@ f((-x)[0..1], -(x[0..1]), (a + b)[1..], buf[a * 2..=n]);
 }
 
 #[test]
+fn shifts_exclusive_or_and_conditionals() {
+    let src = "let peer = (rank ^ 1);
+let half = ((rank % 2) == 0) ? 0 : (CHUNK >> 1);
+let x = (a ? b : c) ? (d ? e : f) : (g ? h : i);
+f(1 << (n + 1), (1 << n) + 1, (a & b) ^ c, a ^ (b | c), -(a ? b : c), thread: t);
+";
+    insta::assert_snapshot!(fmt(src), @r"
+    let peer = rank ^ 1;
+    let half = rank % 2 == 0 ? 0 : CHUNK >> 1;
+    let x = (a ? b : c) ? (d ? e : f) : g ? h : i;
+    f(1 << n + 1, (1 << n) + 1, a & b ^ c, a ^ (b | c), -(a ? b : c), thread: t);
+    ");
+}
+
+#[test]
 fn comparisons_that_would_read_as_template_calls_keep_parentheses() {
     // Bare, `x < g > (y || z)` is the call `x<g>(y || z)`, and so are the arguments
     // `a < b, c > (d || e)`.
@@ -508,14 +523,17 @@ mod generated {
         "GB",
     ];
 
-    const BINARY_OPS: [BinaryOp; 15] = [
+    const BINARY_OPS: [BinaryOp; 18] = [
         BinaryOp::Mul,
         BinaryOp::Div,
         BinaryOp::Rem,
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::BitAnd,
+        BinaryOp::BitXor,
         BinaryOp::BitOr,
+        BinaryOp::Shl,
+        BinaryOp::Shr,
         BinaryOp::Eq,
         BinaryOp::Ne,
         BinaryOp::Lt,
@@ -625,11 +643,16 @@ mod generated {
                     (select(BINARY_OPS.to_vec()), inner.clone(), inner.clone())
                         .prop_map(|(op, lhs, rhs)| ExprKind::Binary(op, Box::new(lhs), Box::new(rhs))),
                     call(full.clone()).prop_map(|call| ExprKind::Call(Box::new(call))),
-                    (inner, range(full.clone())).prop_map(|(base, range)| ExprKind::Slice {
+                    (inner.clone(), range(full.clone())).prop_map(|(base, range)| ExprKind::Slice {
                         base: Box::new(base),
                         range,
                     }),
                     vec(full, 0..4).prop_map(ExprKind::List),
+                    (inner.clone(), inner.clone(), inner).prop_map(|(cond, then, otherwise)| ExprKind::Cond {
+                        cond: Box::new(cond),
+                        then: Box::new(then),
+                        otherwise: Box::new(otherwise),
+                    }),
                 ]
                 .prop_map(expr_of)
             })
@@ -657,7 +680,12 @@ mod generated {
                 base: Box::new(base),
                 range,
             }),
-            vec(inner, 0..4).prop_map(ExprKind::List),
+            vec(inner.clone(), 0..4).prop_map(ExprKind::List),
+            (inner.clone(), inner.clone(), inner).prop_map(|(cond, then, otherwise)| ExprKind::Cond {
+                cond: Box::new(cond),
+                then: Box::new(then),
+                otherwise: Box::new(otherwise),
+            }),
         ]
     }
 

@@ -1,6 +1,6 @@
 //! Parser regressions: forms that must parse, and how `<` is disambiguated.
 
-use syncguard_grammar::ast::{ExprKind, StmtKind};
+use syncguard_grammar::ast::{BinaryOp, ExprKind, StmtKind};
 use syncguard_grammar::parse;
 
 #[test]
@@ -62,4 +62,45 @@ fn op_types_and_attributes_may_be_named_like_keywords() {
     assert_eq!(attrs, ["group", "ranks", "attrs", "thread"]);
     // `NULL` and `nullptr` are one keyword: neither could read back as written.
     assert!(!parse("op X attrs(nullptr) { }").errors.is_empty());
+}
+
+#[test]
+fn conditionals_are_right_associative_and_bind_loosest() {
+    let parsed = parse("let x = a || b ? c + 1 : d ? e : f;");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let StmtKind::Let { value, .. } = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    let ExprKind::Cond { cond, otherwise, .. } = &value.kind else {
+        panic!("{value:?}");
+    };
+    assert!(matches!(cond.kind, ExprKind::Binary(BinaryOp::Or, ..)));
+    assert!(matches!(otherwise.kind, ExprKind::Cond { .. }));
+}
+
+#[test]
+fn shifts_bind_between_sums_and_bitwise_and() {
+    let parsed = parse("let x = a & b << c + d ^ e;");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let StmtKind::Let { value, .. } = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    // ((a & (b << (c + d))) ^ e)
+    let ExprKind::Binary(BinaryOp::BitXor, lhs, _) = &value.kind else {
+        panic!("{value:?}");
+    };
+    let ExprKind::Binary(BinaryOp::BitAnd, _, shifted) = &lhs.kind else {
+        panic!("{lhs:?}");
+    };
+    assert!(matches!(shifted.kind, ExprKind::Binary(BinaryOp::Shl, ..)));
+}
+
+#[test]
+fn keywords_may_name_arguments() {
+    let parsed = parse("HcommThreadSynchronize(thread: t); f(return: 1, ranks: 2);");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let StmtKind::Call(call) = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    assert_eq!(call.args[0].name.as_ref().map(|n| n.name.as_str()), Some("thread"));
 }

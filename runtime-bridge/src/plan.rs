@@ -118,10 +118,24 @@ impl<'e, 'p> Plan<'e, 'p> {
     }
 }
 
-/// Why the backends cannot run `exec` as the execution that was verified, if so: they
-/// run every stream as an ordinary one, so work that CUDA's legacy default stream
-/// orders would run unordered.
+/// Why the backends cannot run `exec` as the execution that was verified, if so: an
+/// object from before the code (`existing_*`) has a state no run can recreate, and the
+/// backends run every stream as an ordinary one, so work that CUDA's legacy default
+/// stream orders would run unordered.
 pub fn cannot_run(exec: &Execution) -> Option<String> {
+    let before = exec
+        .instances
+        .iter()
+        .enumerate()
+        .find(|(index, _)| exec.existed_before(InstId(*index as u32)));
+    if let Some((_, instance)) = before {
+        let object = exec.program.object(instance.obj);
+        return Some(format!(
+            "uses {} {}, which existed before the code it shows: a run cannot recreate its state",
+            object.kind.noun(),
+            object.name
+        ));
+    }
     let implicit = syncguard_analyzer::hb::legacy_edges(exec).len();
     let plural = if implicit == 1 { "y" } else { "ies" };
     (implicit > 0).then(|| {
@@ -392,6 +406,8 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
                 MemorySpace::Device => BufferSpace::Device,
                 MemorySpace::Host => BufferSpace::Host,
                 MemorySpace::HcclLocal => BufferSpace::HcclLocal,
+                // Never run: `cannot_run` refuses objects from before.
+                MemorySpace::Before | MemorySpace::BeforePeer(_) => BufferSpace::Device,
                 MemorySpace::HcclPeer(channel) => match lookup(*channel) {
                     Some(channel) => BufferSpace::HcclPeer { channel },
                     None => BufferSpace::HcclLocal,

@@ -620,7 +620,7 @@ impl<'p> Builder<'p> {
                 }
             }
             ObjectKind::Channel(info) => {
-                let remote = self.env.eval(&info.remote_rank).ok();
+                let remote = info.remote_rank.as_ref().and_then(|rank| self.env.eval(rank).ok());
                 self.exec.instances[inst.index()].remote_rank = remote;
                 self.exec.instances[inst.index()].notify_num = self.env.eval(&info.notify_num).ok();
             }
@@ -679,14 +679,17 @@ impl<'p> Builder<'p> {
                 space: MemorySpace::HcclPeer(channel),
                 ..
             }) => {
-                let peer = self
-                    .rank
-                    .current
-                    .get(channel)
-                    .and_then(|c| self.exec.instance(*c).remote_rank)
-                    .and_then(|r| u32::try_from(r).ok())
-                    .unwrap_or(instance.rank);
-                Memory::HcclBuffer { rank: peer }
+                let channel = self.rank.current.get(channel).map(|c| self.exec.instance(*c));
+                match channel.map(|c| c.remote_rank) {
+                    // A channel from before with an unknown peer: memory of its own.
+                    Some(None) => Memory::Buffer(inst),
+                    remote => {
+                        let peer = remote.flatten().and_then(|r| u32::try_from(r).ok());
+                        Memory::HcclBuffer {
+                            rank: peer.unwrap_or(instance.rank),
+                        }
+                    }
+                }
             }
             _ => Memory::Buffer(inst),
         }

@@ -321,6 +321,12 @@ impl<'p> Execution<'p> {
         &self.instances[id.index()]
     }
 
+    /// Whether the instance stands for an object from before the code or trace begins
+    /// (an `existing_*` pseudo-call): its state at that point is unknown.
+    pub fn existed_before(&self, id: InstId) -> bool {
+        self.program.object(self.instance(id).obj).existed_before()
+    }
+
     /// The stream a host call runs its work on, for a synchronous copy.
     pub fn synchronous_work_of(&self, node: NodeId) -> Option<AgentId> {
         let at = self.synchronous_work.binary_search_by_key(&node, |&(n, _)| n).ok()?;

@@ -40,6 +40,8 @@ pub enum FlagKey {
 pub struct NotifyQueue {
     pub records: Vec<NodeId>,
     pub waits: Vec<NodeId>,
+    /// A wait's object existed before the code or trace begins (`existing_*`).
+    pub existed_before: bool,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +52,8 @@ pub struct Matching {
     pub unsatisfied: Vec<NodeId>,
     /// Capture-kind waits issued before any record: silent no-ops.
     pub noop_waits: Vec<NodeId>,
+    /// Waits on an object from before that a record from before satisfies.
+    pub satisfied_before: Vec<NodeId>,
     pub event_cycles: Vec<EventCycle>,
     pub notify_queues: BTreeMap<FlagKey, NotifyQueue>,
 }
@@ -89,6 +93,8 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
                 }
                 EventOp::Wait => match latest_record.get(&event) {
                     Some(&record) => matching.edges.push((record, id)),
+                    // An event from before may have been recorded before: taken so.
+                    None if exec.existed_before(event) => matching.satisfied_before.push(id),
                     None => matching.noop_waits.push(id),
                 },
                 EventOp::HostSync => {
@@ -313,6 +319,14 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
             queue.records.push(id);
         } else {
             queue.waits.push(id);
+            queue.existed_before |= waits_on_existing(exec, &node.action);
+        }
+    }
+    for queue in matching.notify_queues.values_mut() {
+        // A flag of an object from before may already be set by a record from before:
+        // with one wait more than records, the first wait consumes that one.
+        if queue.existed_before && queue.waits.len() > queue.records.len() {
+            matching.satisfied_before.push(queue.waits.remove(0));
         }
     }
     for queue in matching.notify_queues.values() {
@@ -322,5 +336,14 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
                 None => matching.unsatisfied.push(wait),
             }
         }
+    }
+}
+
+/// Whether a notify wait waits on an object from before the code or trace begins.
+fn waits_on_existing(exec: &Execution, action: &Action) -> bool {
+    match action {
+        Action::NotifyWait(object) | Action::ChannelNotifyWait { channel: object, .. } => exec.existed_before(*object),
+        Action::ThreadNotifyWait { thread, .. } => exec.existed_before(*thread),
+        _ => false,
     }
 }

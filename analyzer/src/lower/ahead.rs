@@ -8,7 +8,7 @@
 use syncguard_grammar::ast;
 
 use super::{Lowerer, expr};
-use crate::api::{self, Creates};
+use crate::api::{self, Creates, Existing};
 
 /// A `let` of the block being lowered that binds an object.
 pub(super) struct LaterLet {
@@ -74,6 +74,14 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         Creates::Channels => "channel",
         Creates::HcclThreads | Creates::HcclThreadOnStream => "HCCL thread",
         Creates::DeviceBuffer | Creates::HostBuffer | Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
+        Creates::Existing(existing) => match existing {
+            Existing::Event => "event",
+            Existing::Notify => "notify",
+            Existing::Comm => "communicator",
+            Existing::Thread => "HCCL thread",
+            Existing::Channel => "channel",
+            Existing::Memory | Existing::PeerMemory => "buffer",
+        },
     })
 }
 

@@ -326,10 +326,14 @@ impl Lowerer {
         }
     }
 
-    /// An address with an optional length: `buf`, `buf + off`, or `buf[a..b]`.
+    /// An address with an optional length: `buf`, `buf + off` (`buf + a + b - c`), or
+    /// `buf[a..b]`.
     pub(super) fn arg_address(&mut self, expr: &ast::Expr) -> Option<Address> {
         let (base, offset, len) = match &expr.kind {
-            ExprKind::Binary(ast::BinaryOp::Add, base, offset) => (base.as_ref(), self.lower_expr(offset), None),
+            ExprKind::Binary(ast::BinaryOp::Add | ast::BinaryOp::Sub, ..) => {
+                let (base, offset) = self.base_and_offset(expr);
+                (base, offset, None)
+            }
             ExprKind::Slice { base, range } => {
                 let start = self.lower_expr(&range.start);
                 let end = range.end.as_ref().map(|end| {
@@ -351,6 +355,24 @@ impl Lowerer {
             len,
             span: self.span(&expr.span),
         })
+    }
+
+    /// `buf + a - b` as `buf` and `a - b`: the buffer is the leftmost operand of a chain
+    /// of `+` and `-` (bounded by the nesting limit).
+    fn base_and_offset<'e>(&mut self, expr: &'e ast::Expr) -> (&'e ast::Expr, Expr) {
+        let ExprKind::Binary(op @ (ast::BinaryOp::Add | ast::BinaryOp::Sub), lhs, rhs) = &expr.kind else {
+            return (expr, Expr::Int(0));
+        };
+        let (base, before) = self.base_and_offset(lhs);
+        let rhs = self.lower_expr(rhs);
+        let offset = match (op, before) {
+            (ast::BinaryOp::Add, Expr::Int(0)) => rhs,
+            (ast::BinaryOp::Add, before) => {
+                super::expr::folded(Expr::Binary(BinOp::Add, Box::new(before), Box::new(rhs)))
+            }
+            (_, before) => super::expr::folded(Expr::Binary(BinOp::Sub, Box::new(before), Box::new(rhs))),
+        };
+        (base, offset)
     }
 
     /// The bytes an address names on its own (the rest of the buffer unless sliced).

@@ -36,6 +36,15 @@ impl Lowerer {
                 let rhs = self.lower_expr(rhs);
                 folded(Expr::Binary(binary_op(*op), Box::new(lhs), Box::new(rhs)))
             }
+            ExprKind::Cond { cond, then, otherwise } => {
+                let cond = self.lower_expr(cond);
+                let (then, otherwise) = (self.lower_expr(then), self.lower_expr(otherwise));
+                match cond.as_const() {
+                    Some(0) => otherwise,
+                    Some(_) => then,
+                    None => Expr::Cond(Box::new(cond), Box::new(then), Box::new(otherwise)),
+                }
+            }
             ExprKind::Call(call) => self.lower_builtin_call(call),
             ExprKind::Error => Expr::Int(0),
             ExprKind::Str(_) | ExprKind::Null | ExprKind::Slice { .. } | ExprKind::List(_) | ExprKind::Struct(_) => {
@@ -130,12 +139,21 @@ impl Lowerer {
 /// `expr` as a constant when its operands are (already folded) constants, so that a
 /// `let` chain (`let x1 = x0 + x0;`) names one number instead of a copied tree that
 /// doubles with every step. An overflow stays unfolded: evaluating it reports it.
-fn folded(expr: Expr) -> Expr {
+pub(super) fn folded(expr: Expr) -> Expr {
     // Only integer arithmetic: a comparison or `!` stays a condition for the prover.
     let arithmetic = |op: &BinOp| {
         matches!(
             op,
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::BitAnd | BinOp::BitOr
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::BitAnd
+                | BinOp::BitXor
+                | BinOp::BitOr
+                | BinOp::Shl
+                | BinOp::Shr
         )
     };
     let operands_constant = match &expr {
@@ -165,7 +183,10 @@ fn binary_op(op: BinaryOp) -> BinOp {
         BinaryOp::Add => BinOp::Add,
         BinaryOp::Sub => BinOp::Sub,
         BinaryOp::BitAnd => BinOp::BitAnd,
+        BinaryOp::BitXor => BinOp::BitXor,
         BinaryOp::BitOr => BinOp::BitOr,
+        BinaryOp::Shl => BinOp::Shl,
+        BinaryOp::Shr => BinOp::Shr,
         BinaryOp::Eq => BinOp::Eq,
         BinaryOp::Ne => BinOp::Ne,
         BinaryOp::Lt => BinOp::Lt,

@@ -90,14 +90,90 @@ impl<'s> Encoder<'s> {
                     self.defined.push(Bool::and(&[b.ne(0), min_by_minus_one.not()]));
                     a.modulo(&b)
                 }
-                BinOp::BitAnd | BinOp::BitOr => {
+                BinOp::BitAnd | BinOp::BitXor if let Some(linear) = self.with_constant_mask(*op, lhs, rhs)? => linear,
+                BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => {
                     let (a, b) = (self.int(lhs)?.to_ast(64), self.int(rhs)?.to_ast(64));
-                    let bits = if *op == BinOp::BitAnd { a.bvand(&b) } else { a.bvor(&b) };
+                    let bits = match op {
+                        BinOp::BitAnd => a.bvand(&b),
+                        BinOp::BitXor => a.bvxor(&b),
+                        _ => a.bvor(&b),
+                    };
                     Int::from_bv(&bits, true)
                 }
+                BinOp::Shl | BinOp::Shr => self.shift(*op, lhs, rhs)?,
                 _ => self.bool(expr)?.ite(&Int::from_i64(1), &Int::from_i64(0)),
             },
+            Expr::Cond(cond, then, otherwise) => {
+                // Only the branch taken is evaluated, so only it must be defined.
+                let taken = self.bool(cond)?;
+                let outer = std::mem::take(&mut self.defined);
+                let then = self.int(then)?;
+                let then_defined = Bool::and(&std::mem::take(&mut self.defined));
+                let otherwise = self.int(otherwise)?;
+                let otherwise_defined = Bool::and(&std::mem::replace(&mut self.defined, outer));
+                self.defined.push(taken.implies(&then_defined));
+                self.defined.push(taken.not().implies(&otherwise_defined));
+                taken.ite(&then, &otherwise)
+            }
         })
+    }
+
+    /// `a & (2^k - 1)` and `a ^ c` for a constant `c` without integer-bitvector
+    /// conversions, which z3 decides slowly: `a mod 2^k`, and `a` with each bit `k` of
+    /// `c` flipped, `a + (1 - 2 * ((a div 2^k) mod 2)) * 2^k` (z3's `div` and `mod`
+    /// round down, which matches two's complement bits also for negative `a`).
+    fn with_constant_mask(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<Option<Int>, Unbound> {
+        /// More set bits than this are left to bitvectors.
+        const MAX_FLIPPED_BITS: u32 = 16;
+        let (operand, mask) = match (lhs.as_const(), rhs.as_const()) {
+            (_, Some(mask)) if mask >= 0 => (lhs, mask),
+            (Some(mask), _) if mask >= 0 => (rhs, mask),
+            _ => return Ok(None),
+        };
+        let a = self.int(operand)?;
+        Ok(match op {
+            BinOp::BitAnd if mask.checked_add(1).is_some_and(|m| m.count_ones() == 1) => Some(a.modulo(mask + 1)),
+            BinOp::BitXor if mask.count_ones() <= MAX_FLIPPED_BITS => {
+                let mut flipped = vec![a.clone()];
+                for bit in (0..63).filter(|bit| mask & (1 << bit) != 0) {
+                    let set = a.div(1i64 << bit).modulo(2);
+                    let sign = Int::sub(&[Int::from_i64(1), Int::mul(&[Int::from_i64(2), set])]);
+                    flipped.push(Int::mul(&[sign, Int::from_i64(1 << bit)]));
+                }
+                Some(Int::add(&flipped))
+            }
+            _ => None,
+        })
+    }
+
+    /// `a << b` and `a >> b` as `BinOp::apply` defines them: counts in `0..=62` for `<<`
+    /// (and no bit lost), `0..=63` for `>>` (arithmetic).
+    fn shift(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<Int, Unbound> {
+        let (a, b) = (self.int(lhs)?, self.int(rhs)?);
+        // By a constant count: linear, which z3 decides fast.
+        match (op, rhs.as_const()) {
+            (BinOp::Shl, Some(count @ 0..=62)) => {
+                let shifted = Int::mul(&[a, Int::from_i64(1 << count)]);
+                self.defined
+                    .push(Bool::and(&[shifted.ge(i64::MIN), shifted.le(i64::MAX)]));
+                return Ok(shifted);
+            }
+            (BinOp::Shr, Some(count @ 0..=62)) => return Ok(a.div(1i64 << count)),
+            _ => {}
+        }
+        let (a_bits, b_bits) = (a.to_ast(64), b.to_ast(64));
+        let left = op == BinOp::Shl;
+        let bits = if left {
+            a_bits.bvshl(&b_bits)
+        } else {
+            a_bits.bvashr(&b_bits)
+        };
+        let mut defined = vec![b.ge(0), b.le(if left { 62 } else { 63 })];
+        if left {
+            defined.push(Int::from_bv(&bits.bvashr(&b_bits), true).eq(&a));
+        }
+        self.defined.push(Bool::and(&defined));
+        Ok(Int::from_bv(&bits, true))
     }
 
     /// `expr` as a condition (non-zero is true).
@@ -197,7 +273,10 @@ mod tests {
                 BinOp::Div,
                 BinOp::Rem,
                 BinOp::BitAnd,
+                BinOp::BitXor,
                 BinOp::BitOr,
+                BinOp::Shl,
+                BinOp::Shr,
                 BinOp::Eq,
                 BinOp::Ne,
                 BinOp::Lt,
@@ -209,8 +288,13 @@ mod tests {
             ]);
             prop_oneof![
                 (ops, inner.clone(), inner.clone()).prop_map(|(op, a, b)| Expr::Binary(op, Box::new(a), Box::new(b))),
-                (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner)
+                (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner.clone())
                     .prop_map(|(op, e)| Expr::Unary(op, Box::new(e))),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::Cond(
+                    Box::new(c),
+                    Box::new(a),
+                    Box::new(b)
+                )),
             ]
         })
     }

@@ -63,6 +63,7 @@ fn mentions(expr: &Expr, var: VarId) -> bool {
         Expr::Var(id) => *id == var,
         Expr::Unary(_, operand) => mentions(operand, var),
         Expr::Binary(_, lhs, rhs) => mentions(lhs, var) || mentions(rhs, var),
+        Expr::Cond(cond, then, otherwise) => [cond, then, otherwise].iter().any(|e| mentions(e, var)),
         _ => false,
     }
 }
@@ -311,6 +312,13 @@ fn solve_for(expr: &Expr, lp: &Loop, value: Int, encoder: &mut Encoder) -> Optio
                 (BinOp::Sub, false, true) => solve_for(rhs, lp, encoder.int(lhs).ok()? - value, encoder),
                 _ => None,
             }
+        }
+        // `rank ^ 1`: XOR with what does not mention the variable is its own inverse.
+        Expr::Binary(BinOp::BitXor, lhs, rhs) if mentions(lhs, var) != mentions(rhs, var) => {
+            let (inner, other) = if mentions(lhs, var) { (lhs, rhs) } else { (rhs, lhs) };
+            let other = encoder.int(other).ok()?;
+            let flipped = Int::from_bv(&value.to_ast(64).bvxor(other.to_ast(64)), true);
+            solve_for(inner, lp, flipped, encoder)
         }
         Expr::Binary(BinOp::Rem, lhs, modulus) if !mentions(modulus, var) && fits_in_modulus(lp, modulus) => {
             // Every solution of `lhs == value + k * m` is one of `lhs`'s, shifted by a

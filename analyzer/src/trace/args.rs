@@ -7,7 +7,7 @@ use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
 use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
 use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc};
-use crate::diagnostic::{Diagnostic, with_article};
+use crate::diagnostic::with_article;
 use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
 use crate::source::Span;
 
@@ -17,18 +17,10 @@ const DEFAULT_STREAM_NAMES: [&str; 5] = ["0", "0x0", "NULL", "null", "nullptr"];
 /// become them.
 const RESERVED: [&str; 2] = ["rank", "context"];
 /// The handle of the one space all raw pointers outside the trace's allocations are in.
-pub(super) const UNKNOWN_MEMORY: &str = "unknown_memory";
-/// The size given to memory that existed before the trace began: large enough for any
-/// offset a tracer prints.
-const UNKNOWN_SIZE: i64 = 1 << 62;
+pub(super) const UNKNOWN_MEMORY: &str = "memory_before_trace";
 
-/// Why an argument has no value.
-enum Problem {
-    /// SG002, with this message.
-    Format(String),
-    /// A handle no line has created yet: remembered, reported at the end.
-    NotYetCreated,
-}
+/// Why an argument has no value: SG002, with this message.
+struct Problem(String);
 
 impl TraceLowerer {
     /// Every argument of `api` from `args`; `None` (after reporting) if any is missing
@@ -61,12 +53,11 @@ impl TraceLowerer {
             };
             match self.arg_value(rank, param, &value, span) {
                 Ok(value) => values.push(Some(value)),
-                Err(Problem::Format(problem)) => {
+                Err(Problem(problem)) => {
                     let message = format!("argument `{}` of `{}`: {problem}", param.name, api.name);
                     self.format_error(span, message, "the call is skipped");
                     ok = false;
                 }
-                Err(Problem::NotYetCreated) => ok = false,
             }
         }
         ok.then_some(CallArgs { values })
@@ -111,12 +102,14 @@ impl TraceLowerer {
             }
             ArgKind::ChannelDescs => ArgValue::ChannelDescs(channel_descs(value)?),
             ArgKind::GenTaskContext | ArgKind::Opaque => ArgValue::Opaque,
-            ArgKind::CoreMem => return Err(Problem::Format("core-local memory has no place in a host trace".into())),
+            ArgKind::CoreMem => return Err(Problem("core-local memory has no place in a host trace".into())),
         })
     }
 
-    /// The object a handle names on this rank. Streams and buffers a line uses before
-    /// any creates them existed before the trace began; other handles must be created.
+    /// The object a handle names on this rank. A handle no line has created names an
+    /// object that existed before the trace began (a CUDA stream from before is taken
+    /// as blocking, which orders it against the legacy default stream: no false alarm;
+    /// no ACL stream is ordered so).
     fn object(&mut self, rank: usize, kind: ArgKind, value: &Json, span: &Span) -> Result<ObjId, Problem> {
         let key = handle_key(value).ok_or_else(|| expected("a handle (string or integer)", value))?;
         if kind == ArgKind::Stream {
@@ -138,9 +131,12 @@ impl TraceLowerer {
         if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
             let object = self.program.object(id);
             if object.kind.noun() == noun {
+                if !self.before_trace.is_empty() {
+                    self.used_before(id, span);
+                }
                 return Ok(id);
             }
-            return Err(Problem::Format(format!(
+            return Err(Problem(format!(
                 "expected {}, but `{key}` is {} ({})",
                 with_article(noun),
                 with_article(object.kind.noun()),
@@ -148,17 +144,11 @@ impl TraceLowerer {
             )));
         }
         if kind == ArgKind::Stream {
-            // Its creation flags are unknown: taken as blocking, which orders it against
-            // CUDA's legacy default stream (no false alarm); no ACL stream is ordered so.
             let stream = ObjectKind::Stream(crate::model::StreamSync::Blocking);
-            return Ok(self.implicit(rank, &key, stream, "aclrtCreateStream", span));
+            return Ok(self.implicit(rank, &key, stream, "aclrtCreateStream", None, span));
         }
-        let uses = self.ranks[rank]
-            .pending
-            .entry(key.into_owned().into_boxed_str())
-            .or_default();
-        uses.push((span.clone(), noun));
-        Err(Problem::NotYetCreated)
+        self.existing(rank, &key, kind, span)
+            .ok_or_else(|| Problem(format!("`{key}` is no handle of {}", with_article(noun))))
     }
 
     /// A pointer: a buffer handle, an address inside a known buffer, or
@@ -168,7 +158,7 @@ impl TraceLowerer {
             Json::Object(_) => {
                 let base = value
                     .get("buf")
-                    .ok_or_else(|| Problem::Format("a memory range needs `buf`".into()))?;
+                    .ok_or_else(|| Problem("a memory range needs `buf`".into()))?;
                 let offset = value.get("off").map(int).transpose()?.unwrap_or(0);
                 let len = value.get("len").map(int).transpose()?;
                 (base, offset, len)
@@ -192,7 +182,7 @@ impl TraceLowerer {
             if matches!(object.kind, ObjectKind::Buffer(_)) {
                 return Ok((id, 0));
             }
-            return Err(Problem::Format(format!(
+            return Err(Problem(format!(
                 "expected a buffer, but `{key}` is {} ({})",
                 with_article(object.kind.noun()),
                 created_where(object)
@@ -212,9 +202,11 @@ impl TraceLowerer {
         if let Some((&start, &id)) = inside {
             return Ok((id, (address - start) as i64));
         }
-        // All memory from outside the trace is one space, so overlapping raw pointers
-        // still overlap in the model.
-        let unknown = self.implicit_buffer(rank, UNKNOWN_MEMORY, span);
+        // All memory from outside the trace is one space per rank, at its raw addresses,
+        // so overlapping raw pointers still overlap in the model.
+        let unknown = self
+            .memory_before(rank, None, span)
+            .ok_or_else(|| Problem("no model of memory from before".into()))?;
         Ok((unknown, address as i64))
     }
 
@@ -224,14 +216,23 @@ impl TraceLowerer {
         }
         let kind = ObjectKind::Buffer(BufferInfo {
             space: MemorySpace::Device,
-            size: Expr::Int(UNKNOWN_SIZE),
+            size: Expr::Int(calls::EXISTING_MEMORY_SIZE),
         });
-        self.implicit(rank, key, kind, "aclrtMalloc", span)
+        self.implicit(rank, key, kind, "aclrtMalloc", None, span)
     }
 
-    /// An object that existed before the trace began, created at the start of the rank.
-    fn implicit(&mut self, rank: usize, key: &str, kind: ObjectKind, api: &'static str, span: &Span) -> ObjId {
-        let id = self.new_object(rank, key, kind, None, span);
+    /// An object that existed before the trace began, created at the start of the rank
+    /// by `api`.
+    pub(super) fn implicit(
+        &mut self,
+        rank: usize,
+        key: &str,
+        kind: ObjectKind,
+        api: &'static str,
+        created_by: Option<&str>,
+        span: &Span,
+    ) -> ObjId {
+        let id = self.new_object(rank, key, kind, created_by, span);
         self.ranks[rank].implicit.push(crate::model::Stmt::Op(crate::model::Op {
             api,
             kind: OpKind::Create(id),
@@ -240,7 +241,14 @@ impl TraceLowerer {
         id
     }
 
-    fn new_object(&mut self, rank: usize, key: &str, kind: ObjectKind, api: Option<&str>, span: &Span) -> ObjId {
+    pub(super) fn new_object(
+        &mut self,
+        rank: usize,
+        key: &str,
+        kind: ObjectKind,
+        api: Option<&str>,
+        span: &Span,
+    ) -> ObjId {
         let id = ObjId(self.program.objects.len() as u32);
         let name = object_name(key, kind.noun());
         let is_buffer = matches!(kind, ObjectKind::Buffer(_));
@@ -321,44 +329,21 @@ impl TraceLowerer {
         }
         let mut created = Vec::with_capacity(keys.len());
         for (key, kind) in keys.iter().zip(kinds) {
+            let previous = self.ranks[rank].handles.get(key.as_ref()).copied();
             let id = self.new_object(rank, key, kind, Some(api.name), span);
             // Creations go on the main thread, in file order: host threads are walked one
             // after another, and a handle one thread creates may be used by any other
             // thread after it.
             self.push(Target::Main(rank), api, OpKind::Create(id), span);
-            self.report_used_before(rank, key, id, api);
+            if let Some(previous) = previous {
+                self.report_used_before(key, previous, id, api);
+            }
             created.push(id);
         }
         created
     }
-
-    /// Lines that used `key` before this creation: SG101 for events, SG003 otherwise.
-    fn report_used_before(&mut self, rank: usize, key: &str, id: ObjId, api: &Api) {
-        let Some(uses) = self.ranks[rank].pending.remove(key) else {
-            return;
-        };
-        let object = self.program.object(id);
-        let (name, create_span) = (object.name.clone(), object.span.clone());
-        for (span, noun) in uses {
-            let diagnostic = if noun == "event" {
-                crate::rules::event_use_before_create::before_let(span, &name, create_span.clone(), api.name).with_help(
-                    format!("the `{}` call must come before the first use of `{key}`", api.name),
-                )
-            } else {
-                Diagnostic::new(
-                    &crate::rules::UnknownName::INFO,
-                    span,
-                    format!("{noun} `{key}` is used before the line that creates it"),
-                )
-                .with_label("the call is left out of the analysis")
-                .with_related(create_span.clone(), format!("`{key}` is created only here, later"))
-            };
-            self.report(diagnostic);
-        }
-    }
 }
 
-/// The JSON of one parameter; host accesses carry their range as the args themselves.
 fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<'j, Json<'a>>> {
     if matches!(api.effect, crate::api::Effect::HostAccess { .. }) {
         return Some(Cow::Owned(args.to_json()));
@@ -436,13 +421,13 @@ pub(super) fn object_name(handle: &str, noun: &str) -> String {
 
 fn created_where(object: &Object) -> String {
     match &object.created_by {
-        Some(api) => format!("created by `{api}`"),
-        None => "in use before the trace began".into(),
+        Some(api) if !object.existed_before() => format!("created by `{api}`"),
+        _ => "in use before the trace began".into(),
     }
 }
 
 fn expected(what: &str, found: &Json) -> Problem {
-    Problem::Format(format!("expected {what}, found {}", found.describe()))
+    Problem(format!("expected {what}, found {}", found.describe()))
 }
 
 fn int(value: &Json) -> Result<i64, Problem> {
@@ -452,7 +437,7 @@ fn int(value: &Json) -> Result<i64, Problem> {
 /// `"ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE"` or an integer.
 fn flags(value: &Json) -> Result<u32, Problem> {
     if let Some(bits) = value.as_int() {
-        return u32::try_from(bits).map_err(|_| Problem::Format("flags do not fit in 32 bits".into()));
+        return u32::try_from(bits).map_err(|_| Problem("flags do not fit in 32 bits".into()));
     }
     let Json::Str(text) = value else {
         return Err(expected("flag names or an integer", value));
@@ -464,7 +449,7 @@ fn flags(value: &Json) -> Result<u32, Problem> {
             None => {
                 let close = crate::suggest::closest(name, FLAG_CONSTANTS.iter().map(|(n, _)| *n));
                 let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
-                return Err(Problem::Format(format!("unknown flag `{name}`{hint}")));
+                return Err(Problem(format!("unknown flag `{name}`{hint}")));
             }
         }
     }
@@ -480,7 +465,7 @@ fn constant(value: &Json, family: EnumFamily) -> Result<&'static str, Problem> {
             constants.iter().find(|c| **c == name).copied().ok_or_else(|| {
                 let close = crate::suggest::closest(name, constants.iter().copied());
                 let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
-                Problem::Format(format!("unknown constant `{name}`{hint}"))
+                Problem(format!("unknown constant `{name}`{hint}"))
             })
         }
         // ACL and CUDA number their memcpy kinds alike: host-to-host 0 ... default 4; a
@@ -528,7 +513,7 @@ fn channel_descs(value: &Json) -> Result<Vec<ChannelDesc>, Problem> {
             }
             let remote = item
                 .get("remoteRank")
-                .ok_or_else(|| Problem::Format("an HcclChannelDesc needs `remoteRank`".into()))?;
+                .ok_or_else(|| Problem("an HcclChannelDesc needs `remoteRank`".into()))?;
             let protocol = match item.get("channelProtocol") {
                 None => "COMM_PROTOCOL_HCCS".to_string(),
                 Some(Json::Str(name)) if is_identifier(name) => name.to_string(),

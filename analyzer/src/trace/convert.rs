@@ -15,7 +15,7 @@ use crate::api::{self, Api, ArgKind, Creates, FLAG_CONSTANTS};
 use crate::calls::ArgValue;
 use crate::diagnostic::Diagnostic;
 use crate::frontend::Overrides;
-use crate::model::{self, BinOp, MemRange, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
+use crate::model::{self, BinOp, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
 use crate::source::Sources;
 
 /// A converted trace, and what reading it reported (malformed lines are left out).
@@ -243,15 +243,24 @@ impl Printer<'_> {
     /// call is printed in its own place), or `None` for any other op.
     fn implicit_creation(&self, op: &model::Op) -> Option<Option<ast::Stmt>> {
         let OpKind::Create(id) = op.kind else { return None };
-        let object = self.program.object(id);
-        if object.created_by.is_some() {
+        let created_here = self.calls.get(&op.span.range.start);
+        if created_here.is_some_and(|call| call.created.contains(&id)) {
             return None;
         }
         let Some(api) = api::lookup(op.api) else {
             return Some(None);
         };
-        let args = match &object.kind {
-            ObjectKind::Buffer(info) => vec![expr(&info.size)],
+        let object_name = |id: ObjId| name(&self.program.object(id).name);
+        let args = match &self.program.object(id).kind {
+            ObjectKind::Buffer(info) => match info.space {
+                MemorySpace::Before => Vec::new(),
+                MemorySpace::BeforePeer(channel) => vec![object_name(channel)],
+                _ => vec![expr(&info.size)],
+            },
+            ObjectKind::HcclThread { comm, .. } => vec![object_name(*comm)],
+            ObjectKind::Channel(info) => std::iter::once(object_name(info.comm))
+                .chain(info.remote_rank.as_ref().map(expr))
+                .collect(),
             _ => Vec::new(),
         };
         Some(Some(let_call(api, &[id], args, self.program)))
@@ -431,6 +440,11 @@ fn expr(value: &model::Expr) -> ast::Expr {
         model::Expr::Int(v) => int(*v),
         model::Expr::Rank => name("rank"),
         model::Expr::Binary(op, a, b) => binary(binary_op(*op), expr(a), expr(b)),
+        model::Expr::Cond(cond, then, otherwise) => plain(ast::ExprKind::Cond {
+            cond: Box::new(expr(cond)),
+            then: Box::new(expr(then)),
+            otherwise: Box::new(expr(otherwise)),
+        }),
         other => int(other.as_const().unwrap_or(0)),
     }
 }
@@ -443,7 +457,10 @@ fn binary_op(op: BinOp) -> ast::BinaryOp {
         BinOp::Div => ast::BinaryOp::Div,
         BinOp::Rem => ast::BinaryOp::Rem,
         BinOp::BitAnd => ast::BinaryOp::BitAnd,
+        BinOp::BitXor => ast::BinaryOp::BitXor,
         BinOp::BitOr => ast::BinaryOp::BitOr,
+        BinOp::Shl => ast::BinaryOp::Shl,
+        BinOp::Shr => ast::BinaryOp::Shr,
         BinOp::Eq => ast::BinaryOp::Eq,
         BinOp::Ne => ast::BinaryOp::Ne,
         BinOp::Lt => ast::BinaryOp::Lt,

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
-use std::sync::OnceLock;
 
 use super::args::is_identifier;
 
@@ -24,8 +23,8 @@ use crate::frontend::{CheckedFile, Overrides};
 use crate::model::{
     BinOp, Block, DefaultStream, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
 };
+use crate::rules::TraceFormatError;
 use crate::rules::frontend::unknown_name::unknown_api;
-use crate::rules::{TraceFormatError, UnknownName};
 use crate::source::{FileId, Sources, Span};
 
 /// More malformed lines than this are counted, not shown one by one.
@@ -52,6 +51,8 @@ pub(crate) struct TraceLowerer {
     locs: HashMap<usize, SourceLocation>,
     /// Each call's resolved arguments by line start, for `syncguard convert`.
     pub(super) calls: Option<HashMap<usize, RecordedCall>>,
+    /// Objects from before the trace, by the handle's first use.
+    pub(super) before_trace: FxHashMap<ObjId, super::before::BeforeTrace>,
 }
 
 /// A host call as `syncguard convert` prints it.
@@ -74,8 +75,6 @@ pub(super) struct RankState {
     pub(super) handles: FxHashMap<Box<str>, ObjId>,
     /// Buffers by base address, to resolve pointers into them.
     pub(super) buffers: BTreeMap<u64, ObjId>,
-    /// Uses of handles no line had created yet: the op was left out.
-    pub(super) pending: HashMap<Box<str>, Vec<(Span, &'static str)>>,
     ge_op: Option<usize>,
 }
 
@@ -112,11 +111,6 @@ pub(super) enum Target {
     Thread(ThreadId),
 }
 
-fn api_table() -> &'static FxHashMap<&'static str, &'static Api> {
-    static TABLE: OnceLock<FxHashMap<&'static str, &'static Api>> = OnceLock::new();
-    TABLE.get_or_init(|| api::APIS.iter().map(|api| (api.name, api)).collect())
-}
-
 impl TraceLowerer {
     pub fn new(file: FileId, keep_calls: bool) -> Self {
         TraceLowerer {
@@ -133,6 +127,7 @@ impl TraceLowerer {
             hccl_size_seen: false,
             locs: HashMap::new(),
             calls: keep_calls.then(HashMap::new),
+            before_trace: FxHashMap::default(),
         }
     }
 
@@ -200,7 +195,7 @@ impl TraceLowerer {
             self.ge_op(rank, args, &span);
             return;
         }
-        let Some(&api) = api_table().get(api_name.as_ref()) else {
+        let Some(api) = api::lookup(api_name) else {
             self.unknown_api(api_name, &span);
             return;
         };
@@ -375,9 +370,10 @@ impl TraceLowerer {
     }
 
     fn host_call(&mut self, rank: usize, target: Target, api: &'static Api, args: &Args, span: &Span) {
-        let Some(resolved) = self.resolve_args(rank, api, args, span) else {
+        let Some(mut resolved) = self.resolve_args(rank, api, args, span) else {
             return;
         };
+        self.reach_peer_memory(rank, api, &mut resolved, span);
         let mut created = Vec::new();
         if api.creates != api::Creates::Nothing {
             created = self.create(rank, api, &resolved, args, span);
@@ -403,6 +399,9 @@ impl TraceLowerer {
         } else if let Some(kind) = observed_completion(api, &resolved, args) {
             self.push(target, api, kind, span);
         } else if let Some(kind) = calls::effect_op(api, &resolved, &self.program) {
+            if let OpKind::Destroy(id) = kind {
+                self.destroyed_before(id);
+            }
             self.push(target, api, kind, span);
         }
         if let Some(calls) = &mut self.calls {
@@ -540,7 +539,6 @@ impl TraceLowerer {
         mut self,
         overrides: &Overrides,
     ) -> (Program, Vec<Diagnostic>, Option<HashMap<usize, RecordedCall>>) {
-        self.report_pending();
         if let Some(span) = self.first_hidden.take() {
             let hidden = self.format_errors - MAX_SHOWN_FORMAT_ERRORS;
             let diagnostic = Diagnostic::new(
@@ -562,6 +560,9 @@ impl TraceLowerer {
         }
         let rank_count = self.world_size.unwrap_or(self.ranks.len().max(1) as u32);
         self.program.settings.ranks = RankCount::Fixed(rank_count);
+        if let Some(note) = self.finish_before_trace() {
+            self.diagnostics.push(note);
+        }
         self.program.settings.observed_run = true;
         let ranks = std::mem::take(&mut self.ranks);
         let multi_rank = rank_count > 1;
@@ -614,27 +615,6 @@ impl TraceLowerer {
         CheckedFile {
             diagnostics,
             ..CheckedFile::unanalyzed(program, Vec::new())
-        }
-    }
-
-    /// Uses of handles that no line ever created, or created only later.
-    fn report_pending(&mut self) {
-        let mut pending: Vec<(Span, &'static str, String)> = Vec::new();
-        for state in &mut self.ranks {
-            for (handle, uses) in state.pending.drain() {
-                pending.extend(uses.into_iter().map(|(span, noun)| (span, noun, handle.to_string())));
-            }
-        }
-        pending.sort_by_key(|(span, ..)| span.range.start);
-        for (span, noun, handle) in pending {
-            let diagnostic = Diagnostic::new(
-                &UnknownName::INFO,
-                span,
-                format!("{noun} `{handle}` is used, but no line of the trace creates it"),
-            )
-            .with_label("the call is left out of the analysis")
-            .with_help("capture the trace from the start of the process, so that it includes the creating call");
-            self.diagnostics.push(diagnostic);
         }
     }
 }

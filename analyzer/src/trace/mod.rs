@@ -7,6 +7,7 @@
 //! still checked.
 
 mod args;
+mod before;
 pub mod convert;
 mod json;
 mod locations;

@@ -507,6 +507,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                     }
                     args
                 }
+                MemorySpace::Before => Vec::new(),
+                MemorySpace::BeforePeer(channel) => vec![Arg::new(ArgKind::Channel, object(*channel))],
             },
         })
     }

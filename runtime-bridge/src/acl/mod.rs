@@ -720,8 +720,10 @@ fn event_creation(semantics: EventSemantics, creator: EventCreator, flags: u32) 
         (EventCreator::AclCreateEvent, _) => EventCreation::Plain,
         (EventCreator::AclWithFlag, _) => EventCreation::WithFlag(flags),
         (EventCreator::AclExWithFlag, _) => EventCreation::ExWithFlag(flags),
-        (EventCreator::Cuda, EventSemantics::Sync) => EventCreation::WithFlag(ACL_EVENT_SYNC),
-        (EventCreator::Cuda, EventSemantics::Capture) => EventCreation::ExWithFlag(ACL_EVENT_SYNC),
+        (EventCreator::Cuda | EventCreator::Existing, EventSemantics::Sync) => EventCreation::WithFlag(ACL_EVENT_SYNC),
+        (EventCreator::Cuda | EventCreator::Existing, EventSemantics::Capture) => {
+            EventCreation::ExWithFlag(ACL_EVENT_SYNC)
+        }
     }
 }
 

@@ -69,7 +69,8 @@ impl Resource {
         match info.creator {
             EventCreator::AclCreateEvent => true,
             EventCreator::AclWithFlag => info.flags & LIMITED_FLAGS != 0,
-            EventCreator::AclExWithFlag | EventCreator::Cuda => false,
+            // An event from before has unknown flags: not counted, so never a false alarm.
+            EventCreator::AclExWithFlag | EventCreator::Cuda | EventCreator::Existing => false,
         }
     }
 

@@ -72,6 +72,8 @@ fn unsupported(program: &Program, op: &Op, event: &Object, info: &EventInfo) -> 
     let (message, label, help) = match info.creator {
         EventCreator::AclWithFlag if info.flags & crate::api::ACL_EVENT_SYNC != 0 => return None,
         EventCreator::AclCreateEvent if program.settings.cann == CannPolicy::Legacy => return None,
+        // Its flags are unknown: it may well be an ACL_EVENT_SYNC event.
+        EventCreator::Existing => return None,
         EventCreator::AclCreateEvent => (
             format!(
                 "resetting event {name} is undefined behaviour: the current CANN docs allow {} only on {with_sync} events, and {name} comes from {creator}",

@@ -170,6 +170,11 @@ impl Mentions {
                 self.expr(a);
                 self.expr(b);
             }
+            Expr::Cond(cond, then, otherwise) => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(otherwise);
+            }
             _ => {}
         }
     }
