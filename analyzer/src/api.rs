@@ -237,6 +237,8 @@ pub enum Effect {
         wait_status: bool,
     },
     EventSynchronize,
+    /// `aclrtEventElapsedTime`, `cudaEventElapsedTime`: reads both events' timestamps.
+    EventElapsedTime,
     StreamSynchronize,
     DeviceSynchronize,
     NotifyRecord,
@@ -609,7 +611,7 @@ pub static APIS: &[Api] = &[
         "aclrtEventElapsedTime",
         &[p("startEvent", Event), p("endEvent", Event)],
         NONE,
-        E::None,
+        E::EventElapsedTime,
     ),
     host(
         "aclrtStreamWaitEventWithTimeout",
@@ -819,7 +821,7 @@ pub static APIS: &[Api] = &[
         "cudaEventElapsedTime",
         &[p("start", Event), p("end", Event)],
         NONE,
-        E::None,
+        E::EventElapsedTime,
     ),
     host("cudaStreamQuery", P_STREAM, NONE, E::None).completes(QueryCompletion::Succeeds),
     host("cudaSetDevice", &[p("device", Int)], NONE, E::None),

@@ -178,6 +178,10 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             event: obj(0)?,
             wait_status,
         },
+        Effect::EventElapsedTime => OpKind::EventElapsedTime {
+            start: obj(0)?,
+            end: obj(1)?,
+        },
         Effect::EventSynchronize => OpKind::EventSynchronize {
             event: obj(0)?,
             timeout: args.timeout(1),

@@ -337,6 +337,11 @@ pub enum OpKind {
         event: ObjId,
         timeout: Option<Timeout>,
     },
+    /// The time between two events' records, read on the host.
+    EventElapsedTime {
+        start: ObjId,
+        end: ObjId,
+    },
     StreamSynchronize {
         stream: ObjId,
         timeout: Option<Timeout>,

@@ -196,6 +196,11 @@ pub enum HostCall {
         event: InstId,
         wait_status: bool,
     },
+    /// `aclrtEventElapsedTime`, `cuEventElapsedTime`; the time is not needed.
+    EventElapsedTime {
+        start: InstId,
+        end: InstId,
+    },
     /// A synchronous copy (`aclrtMemcpy`).
     Copy {
         dst: Access,

@@ -335,6 +335,12 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             event: *event,
             wait_status: *wait_status,
         }),
+        (OpKind::EventElapsedTime { .. }, Action::EventElapsedTime { start, end }) => {
+            Call::Host(HostCall::EventElapsedTime {
+                start: *start,
+                end: *end,
+            })
+        }
         _ => return None,
     })
 }

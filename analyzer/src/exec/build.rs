@@ -459,6 +459,10 @@ impl<'p> Builder<'p> {
                 let inst = self.live(op, *event)?;
                 self.host_node(op, Action::EventSync(inst));
             }
+            OpKind::EventElapsedTime { start, end } => {
+                let (start, end) = (self.live(op, *start)?, self.live(op, *end)?);
+                self.host_node(op, Action::EventElapsedTime { start, end });
+            }
             OpKind::StreamSynchronize { stream: obj, .. } | OpKind::ThreadSynchronize { thread: obj } => {
                 let agent = self.queue(op, *obj)?;
                 let upto = self.exec.agent(agent).nodes.last().copied();

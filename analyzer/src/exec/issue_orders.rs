@@ -86,6 +86,7 @@ fn touches(exec: &Execution, node: NodeId) -> Vec<Touch> {
     match &n.action {
         Action::EventRecord(e) | Action::EventReset(e) => out.push(Touch::EventChange(*e)),
         Action::EventWait(e) | Action::EventQuery(e) | Action::EventSync(e) => out.push(Touch::EventRead(*e)),
+        Action::EventElapsedTime { start, end } => out.extend([Touch::EventRead(*start), Touch::EventRead(*end)]),
         Action::NotifyRecord(i)
         | Action::ChannelNotifyRecord { channel: i, .. }
         | Action::ThreadNotifyRecord { target: i, .. } => out.push(Touch::FlagRecord(*i)),

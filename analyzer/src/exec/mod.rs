@@ -188,6 +188,10 @@ pub enum Action {
     EventWait(InstId),
     EventReset(InstId),
     EventQuery(InstId),
+    EventElapsedTime {
+        start: InstId,
+        end: InstId,
+    },
     /// The host blocks until the event's record has executed.
     EventSync(InstId),
     /// The host blocks until everything issued to the agent so far has executed:

@@ -220,6 +220,7 @@ fn instances_used(exec: &Execution, node: NodeId) -> Vec<InstId> {
         | Action::ChannelNotifyWait { channel: i, .. }
         | Action::ThreadNotifyRecord { target: i, .. }
         | Action::ThreadNotifyWait { thread: i, .. } => vec![*i],
+        Action::EventElapsedTime { start, end } => vec![*start, *end],
         Action::Access(accesses) => accesses.iter().map(|a| a.buffer).collect(),
         Action::AgentSync { agent, .. } => queue_instance(exec, *agent).into_iter().collect(),
         Action::Create(_) | Action::DeviceSync { .. } | Action::Spawn(_) | Action::Other => Vec::new(),

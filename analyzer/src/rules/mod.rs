@@ -109,6 +109,7 @@ pub static RULES: &[&RuleInfo] = &[
     &events::reset_unsupported::ResetUnsupported::INFO,
     &events::wait_on_recording_stream::WaitOnRecordingStream::INFO,
     &events::limit_exceeded::LimitExceeded::INFO,
+    &events::elapsed_time_misuse::ElapsedTimeMisuse::INFO,
     // SG2xx: GE group tasks
     &groups::record_without_wait::GroupRecordWithoutWait::INFO,
     &groups::wait_without_record::GroupWaitWithoutRecord::INFO,

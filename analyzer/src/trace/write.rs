@@ -283,6 +283,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::EventQuery { .. }, Action::EventQuery(event)) => {
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
             }
+            (OpKind::EventElapsedTime { .. }, Action::EventElapsedTime { start, end }) => {
+                args.push(Arg::new(ArgKind::Event, self.handle(*start)));
+                args.push(Arg::new(ArgKind::Event, self.handle(*end)));
+            }
             (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
                 args.extend(timeout(t));

@@ -511,6 +511,9 @@ impl Backend for AclBackend {
             }
             HostCall::SynchronizeDevice => runtime.synchronize_device(),
             HostCall::QueryEvent { event, wait_status } => runtime.query_event(self.event(*event)?, *wait_status),
+            HostCall::EventElapsedTime { start, end } => {
+                runtime.event_elapsed_time(self.event(*start)?, self.event(*end)?)
+            }
             HostCall::Copy { dst, src } => runtime.memcpy(self.span(dst)?, self.span(src)?),
             HostCall::Access(access) => self.host_access(access, host.node),
             HostCall::SetWaitTimeout { api, timeout } => {

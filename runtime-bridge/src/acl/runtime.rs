@@ -123,6 +123,7 @@ struct Functions {
     synchronize_event_with_timeout: unsafe extern "C" fn(RawHandle, i32) -> AclError,
     query_event_status: unsafe extern "C" fn(RawHandle, *mut i32) -> AclError,
     query_event_wait_status: unsafe extern "C" fn(RawHandle, *mut i32) -> AclError,
+    event_elapsed_time: unsafe extern "C" fn(*mut f32, RawHandle, RawHandle) -> AclError,
     set_op_wait_timeout: unsafe extern "C" fn(u32) -> AclError,
     create_notify: unsafe extern "C" fn(*mut RawHandle, u64) -> AclError,
     destroy_notify: unsafe extern "C" fn(RawHandle) -> AclError,
@@ -170,6 +171,7 @@ impl Functions {
                 synchronize_event_with_timeout: loader::function(&libraries, "aclrtSynchronizeEventWithTimeout", HINT)?,
                 query_event_status: loader::function(&libraries, "aclrtQueryEventStatus", HINT)?,
                 query_event_wait_status: loader::function(&libraries, "aclrtQueryEventWaitStatus", HINT)?,
+                event_elapsed_time: loader::function(&libraries, "aclrtEventElapsedTime", HINT)?,
                 set_op_wait_timeout: loader::function(&libraries, "aclrtSetOpWaitTimeout", HINT)?,
                 create_notify: loader::function(&libraries, "aclrtCreateNotify", HINT)?,
                 destroy_notify: loader::function(&libraries, "aclrtDestroyNotify", HINT)?,
@@ -385,6 +387,14 @@ impl Runtime {
             }
         };
         self.check(api, code)
+    }
+
+    /// `aclrtEventElapsedTime`; the time is not needed.
+    pub fn event_elapsed_time(&self, start: Event, end: Event) -> Result<(), Fault> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live; `ms` is a valid out-pointer to a float.
+        let code = unsafe { (self.functions.event_elapsed_time)(&mut ms, start.0, end.0) };
+        self.check("aclrtEventElapsedTime", code)
     }
 
     /// `aclrtSetOpWaitTimeout` (seconds, 0 = no timeout).

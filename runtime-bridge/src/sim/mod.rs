@@ -595,7 +595,7 @@ impl Backend for Sim {
                 }
                 return Ok(());
             }
-            HostCall::QueryEvent { .. } => {}
+            HostCall::QueryEvent { .. } | HostCall::EventElapsedTime { .. } => {}
             HostCall::Copy { dst, src } => {
                 self.host_access(host, src)?;
                 self.host_access(host, dst)?;

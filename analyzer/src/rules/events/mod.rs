@@ -1,5 +1,6 @@
 //! SG1xx: ACL and CUDA events.
 
+pub mod elapsed_time_misuse;
 pub mod leak;
 pub mod limit_exceeded;
 pub mod missing_reset;
