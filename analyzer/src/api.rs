@@ -189,6 +189,8 @@ pub enum Creates {
     HcclThreads,
     HcclThreadOnStream,
     DeviceBuffer,
+    /// `cudaMallocPitch`: `height` rows of `pitch` bytes.
+    PitchedDeviceBuffer,
     HostBuffer,
     HcclLocalBuffer,
     HcclPeerBuffer,
@@ -438,7 +440,7 @@ const fn default_output(creates: Creates) -> &'static str {
         Creates::Channels => "channels",
         Creates::HcclThreads => "threads",
         Creates::HcclThreadOnStream => "thread",
-        Creates::DeviceBuffer => "devPtr",
+        Creates::DeviceBuffer | Creates::PitchedDeviceBuffer => "devPtr",
         Creates::HostBuffer => "hostPtr",
         Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
         Creates::Existing(Existing::Event) => "event",
@@ -829,6 +831,12 @@ pub static APIS: &[Api] = &[
     host("cudaEventSynchronize", P_EVENT, NONE, E::EventSynchronize),
     host("cudaEventDestroy", P_EVENT, NONE, E::Destroy),
     host("cudaMalloc", &[p("size", Int)], C::DeviceBuffer, E::Create),
+    host(
+        "cudaMallocPitch",
+        &[p("width", Int), p("height", Int), opt("pitch", Int)],
+        C::PitchedDeviceBuffer,
+        E::Create,
+    ),
     host("cudaMallocHost", &[p("size", Int)], C::HostBuffer, E::Create).out("ptr"),
     host(
         "cudaHostAlloc",

@@ -435,6 +435,10 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
                 size: args.int(0)?,
             })]
         }
+        Creates::PitchedDeviceBuffer => vec![ObjectKind::Buffer(BufferInfo {
+            space: MemorySpace::Device,
+            size: pitched_size(args.int(0)?, args.int(1)?, args.int(2)),
+        })],
         Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => {
             let space = match api.creates {
                 Creates::HcclPeerBuffer => MemorySpace::HcclPeer(args.object(1)?),
@@ -481,6 +485,22 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
                 .collect()
         }
     })
+}
+
+/// The row alignment `cudaMallocPitch` is taken to use when the returned pitch is not
+/// given: `texturePitchAlignment` of current GPUs.
+const PITCH_ALIGNMENT: i64 = 512;
+
+/// `height` rows of `pitch` bytes; without the returned pitch, `width` rounded up to
+/// [`PITCH_ALIGNMENT`].
+fn pitched_size(width: Expr, height: Expr, pitch: Option<Expr>) -> Expr {
+    let pitch = pitch.unwrap_or_else(|| {
+        let padded = Expr::Binary(BinOp::Add, Box::new(width), Box::new(Expr::Int(PITCH_ALIGNMENT - 1)));
+        let rows = Expr::Binary(BinOp::Div, Box::new(padded), Box::new(Expr::Int(PITCH_ALIGNMENT)));
+        Expr::Binary(BinOp::Mul, Box::new(rows), Box::new(Expr::Int(PITCH_ALIGNMENT)))
+    });
+    let size = Expr::Binary(BinOp::Mul, Box::new(pitch), Box::new(height));
+    size.as_const().map_or(size, Expr::Int)
 }
 
 /// The size of memory from before: large enough for any address a trace prints.

@@ -73,7 +73,11 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         Creates::Comm => "communicator",
         Creates::Channels => "channel",
         Creates::HcclThreads | Creates::HcclThreadOnStream => "HCCL thread",
-        Creates::DeviceBuffer | Creates::HostBuffer | Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
+        Creates::DeviceBuffer
+        | Creates::PitchedDeviceBuffer
+        | Creates::HostBuffer
+        | Creates::HcclLocalBuffer
+        | Creates::HcclPeerBuffer => "buffer",
         Creates::Existing(existing) => match existing {
             Existing::Event => "event",
             Existing::Notify => "notify",

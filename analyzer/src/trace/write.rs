@@ -501,8 +501,13 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args
             }
             ObjectKind::Buffer(info) => match &info.space {
+                // `cudaMallocPitch` gets one row of `size` bytes, with that pitch.
                 MemorySpace::Device | MemorySpace::Host => {
-                    vec![int(first.size.unwrap_or(0) as i64)]
+                    let size = first.size.unwrap_or(0) as i64;
+                    match api::lookup(self.exec.node(node).op.api).map(|api| api.creates) {
+                        Some(Creates::PitchedDeviceBuffer) => vec![int(size), int(1), int(size)],
+                        _ => vec![int(size)],
+                    }
                 }
                 MemorySpace::HcclLocal | MemorySpace::HcclPeer(_) => {
                     let mut args = vec![Arg::new(ArgKind::Comm, self.comm(node))];
