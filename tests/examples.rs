@@ -103,7 +103,12 @@ fn examples_report_exactly_what_they_expect() {
         let expected = expected_codes(&String::from_utf8_lossy(&bytes), &path);
         let mut sources = Sources::default();
         let checked = check_sync_bytes(&mut sources, path.display().to_string(), &bytes);
-        let reported = checked.diagnostics.iter().map(|d| d.code.to_string()).collect();
+        let reported = checked
+            .diagnostics
+            .iter()
+            .flat_map(|d| d.codes())
+            .map(str::to_string)
+            .collect();
         assert_reports(&path, &expected, reported);
     }
 }
@@ -116,7 +121,12 @@ fn trace_examples_report_exactly_what_they_expect() {
         let mut sources = Sources::default();
         let checked = check_trace_file(&mut sources, &path, &Overrides::default())
             .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-        let reported = checked.diagnostics.iter().map(|d| d.code.to_string()).collect();
+        let reported = checked
+            .diagnostics
+            .iter()
+            .flat_map(|d| d.codes())
+            .map(str::to_string)
+            .collect();
         assert_reports(&path, &expected, reported);
     }
 }

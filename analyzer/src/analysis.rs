@@ -148,7 +148,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         }
         let smallest_yet = !for_counterexample && refuted.every_smaller_ran && every_smaller_sampled(program, &params);
         let findings = execution_findings(program, &exec, options);
-        found_at.insert(params.clone(), findings.iter().map(finding_key).collect());
+        found_at.insert(params.clone(), findings.iter().flat_map(finding_keys).collect());
         for mut diagnostic in findings {
             // The same finding in several runs is reported once, for the first run.
             if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
@@ -371,6 +371,7 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
             check(&analysis, &mut found);
         }
     }
+    crate::consequences::fold(&mut found);
     found
 }
 
@@ -406,6 +407,12 @@ fn merge_orders(exec: &Execution, per_order: Vec<OrderFindings>) -> Vec<Diagnost
 /// A finding's rule and every call it points at: one race seen from either side in two
 /// orders is one finding.
 type FindingKey = (&'static str, Vec<Span>);
+
+/// [`finding_key`] for its own code and each consequence folded into it.
+fn finding_keys(diagnostic: &Diagnostic) -> impl Iterator<Item = FindingKey> + '_ {
+    let (_, spans) = finding_key(diagnostic);
+    diagnostic.codes().map(move |code| (code, spans.clone()))
+}
 
 fn finding_key(diagnostic: &Diagnostic) -> FindingKey {
     let mut spans: Vec<Span> = std::iter::once(diagnostic.primary.clone())
@@ -499,13 +506,14 @@ fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> b
             .collect()
     };
     let theirs = spans(found);
+    let reports = |d: &Diagnostic| d.codes().any(|code| code == found.code);
     let same = diagnostics
         .iter()
-        .position(|d| d.code == found.code && d.primary == found.primary)
+        .position(|d| reports(d) && d.primary == found.primary)
         .or_else(|| {
             diagnostics
                 .iter()
-                .position(|d| d.code == found.code && spans(d).iter().any(|s| theirs.contains(s)))
+                .position(|d| reports(d) && spans(d).iter().any(|s| theirs.contains(s)))
         });
     match same {
         Some(index) => {

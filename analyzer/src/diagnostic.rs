@@ -48,6 +48,9 @@ pub struct Diagnostic {
     /// How to fix it.
     pub help: Option<String>,
     pub notes: Vec<String>,
+    /// The codes of findings folded into this one because they follow from it (the
+    /// host hang a stuck wait causes); their text is in `notes` and `related`.
+    pub consequences: Vec<&'static str>,
 }
 
 impl Diagnostic {
@@ -62,7 +65,13 @@ impl Diagnostic {
             related: Vec::new(),
             help: None,
             notes: Vec::new(),
+            consequences: Vec::new(),
         }
+    }
+
+    /// Its own code, then those of the consequences folded into it.
+    pub fn codes(&self) -> impl Iterator<Item = &'static str> + '_ {
+        std::iter::once(self.code).chain(self.consequences.iter().copied())
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod api;
 pub mod calls;
+mod consequences;
 pub mod diagnostic;
 pub mod exec;
 mod frontend;

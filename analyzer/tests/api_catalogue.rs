@@ -11,7 +11,7 @@ fn codes(src: &str) -> BTreeSet<&'static str> {
     check_sync_bytes(&mut sources, "t.sync", src.as_bytes())
         .diagnostics
         .iter()
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect()
 }
 
@@ -20,7 +20,7 @@ fn trace_codes(trace: &str) -> BTreeSet<&'static str> {
     check_trace_reader(&mut sources, "t.jsonl", trace.as_bytes(), None, &Overrides::default())
         .diagnostics
         .iter()
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect()
 }
 

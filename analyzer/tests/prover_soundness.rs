@@ -47,7 +47,7 @@ fn disagreements(name: &str, checked: &CheckedFile) -> Vec<String> {
     for params in every_assignment(&checked.program) {
         let codes: Vec<&str> = analyze_assignment(&checked.program, params.clone(), &SmtOptions::default())
             .iter()
-            .map(|d| d.code)
+            .flat_map(|d| d.codes())
             .collect();
         for proof in &checked.proofs {
             let violated = PROPERTY_CODES
@@ -116,7 +116,7 @@ fn counterexample_note(checked: &CheckedFile, code: &str) -> Option<String> {
     checked
         .diagnostics
         .iter()
-        .filter(|d| d.code == code)
+        .filter(|d| d.codes().any(|c| c == code))
         .flat_map(|d| d.notes.iter())
         .find(|n| n.starts_with("smallest counterexample (z3)"))
         .cloned()
@@ -149,7 +149,7 @@ fn an_unbounded_range_gets_its_smallest_counterexample() {
         let notes: Vec<&String> = checked
             .diagnostics
             .iter()
-            .filter(|d| d.code == "SG301")
+            .filter(|d| d.codes().any(|c| c == "SG301"))
             .flat_map(|d| d.notes.iter())
             .filter(|n| n.contains("counterexample"))
             .collect();

@@ -18,7 +18,7 @@ fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
         _ => check_sync_bytes(&mut sources, name, &bytes),
     };
     sources.load_deferred();
-    let codes = checked.diagnostics.iter().map(|d| d.code).collect();
+    let codes = checked.diagnostics.iter().flat_map(|d| d.codes()).collect();
     (
         codes,
         render_text(&checked.diagnostics, &sources, TextOptions::default()),

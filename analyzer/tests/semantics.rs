@@ -9,7 +9,7 @@ fn codes(src: &str) -> BTreeSet<&'static str> {
     check_sync_bytes(&mut sources, "test.sync", src.as_bytes())
         .diagnostics
         .iter()
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect()
 }
 

@@ -209,7 +209,7 @@ fn a_failed_call_has_no_effect() {
         "\n",
     );
     let (_, diagnostics) = check(trace.as_bytes());
-    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = diagnostics.iter().flat_map(|d| d.codes()).collect();
     assert_eq!(codes, ["SG104"], "the failed record must not satisfy the wait");
 }
 
@@ -226,7 +226,7 @@ fn pointers_inside_a_buffer_resolve_to_it() {
         "\n",
     );
     let (_, diagnostics) = check(trace.as_bytes());
-    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = diagnostics.iter().flat_map(|d| d.codes()).collect();
     assert_eq!(codes, ["SG601"]);
 }
 
@@ -337,7 +337,7 @@ fn the_hccl_buffer_size_a_trace_reports_bounds_transfers() {
         "\n",
     );
     let (_, diagnostics) = check(trace.as_bytes());
-    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = diagnostics.iter().flat_map(|d| d.codes()).collect();
     assert_eq!(codes, ["SG306"]);
 }
 
@@ -390,7 +390,7 @@ fn exported_thread_handles_name_the_same_threads() {
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     // Without a handle for each thread, the export is reported and its handle unknown.
     let (_, diagnostics) = check(trace("[]").as_bytes());
-    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = diagnostics.iter().flat_map(|d| d.codes()).collect();
     assert!(codes.contains(&"SG002"), "{codes:?}");
     assert!(
         diagnostics[0].message.contains("one handle for each"),

@@ -114,7 +114,7 @@ fn positions_inside(diagnostic: &Diagnostic, sources: &Sources) -> Result<(), St
 }
 
 fn codes(diagnostics: &[Diagnostic]) -> Vec<&'static str> {
-    let mut codes: Vec<&'static str> = diagnostics.iter().map(|d| d.code).collect();
+    let mut codes: Vec<&'static str> = diagnostics.iter().flat_map(|d| d.codes()).collect();
     codes.sort_unstable();
     codes
 }
@@ -194,7 +194,7 @@ fn convert_keeps_findings(input: &[u8]) -> Result<(), String> {
         .diagnostics
         .iter()
         .filter(|d| !may_race(d))
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect();
     for racing in program.diagnostics.iter().filter(may_race) {
         if trace_codes.contains(racing.code) {

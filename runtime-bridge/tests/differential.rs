@@ -74,7 +74,7 @@ fn codes(diagnostics: &[syncguard_analyzer::Diagnostic]) -> Vec<&'static str> {
     let mut codes: Vec<_> = diagnostics
         .iter()
         .filter(|d| d.severity != Severity::Info && d.code != "SG004")
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect();
     codes.sort();
     codes
@@ -86,7 +86,7 @@ fn verdict(text: &str) -> Verdict {
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .map(|d| d.code)
+        .flat_map(|d| d.codes())
         .collect();
     assert!(
         !errors.iter().any(|code| code.starts_with("SG00")),
@@ -248,7 +248,7 @@ fn shown_in_its_order(text: &str, codes: &[&str], shows: impl Fn(&Outcome) -> bo
             order
                 .findings
                 .iter()
-                .any(|d| codes.contains(&d.code) && d.severity == Severity::Error)
+                .any(|d| d.codes().any(|code| codes.contains(&code)) && d.severity == Severity::Error)
         })
         .take(ORDERS_TRIED)
         .map(|order| order.permuted.clone())

@@ -52,6 +52,7 @@ fn diagnostic_json(diagnostic: &Diagnostic, sources: &Sources) -> Value {
         "related": related,
         "help": diagnostic.help,
         "notes": diagnostic.notes,
+        "consequences": diagnostic.consequences,
     })
 }
 

@@ -1,0 +1,70 @@
+//! One mistake reads as one problem: a finding that only follows from another finding
+//! of the same run is folded into it, as a note and a related location, the way rustc
+//! attaches notes to the error that causes them. The folded codes stay on the cause
+//! (`Diagnostic::consequences`), so nothing found is lost.
+
+use crate::diagnostic::{Diagnostic, Related, Severity};
+
+/// Waits that block forever: what a host synchronize behind them hangs on.
+const STUCK_WAITS: [&str; 3] = ["SG502", "SG104", "SG501"];
+
+/// Fold consequences into their causes, in place.
+pub(crate) fn fold(found: &mut Vec<Diagnostic>) {
+    let mut index = 0;
+    while index < found.len() {
+        match cause_of(found, index) {
+            Some(cause) => {
+                let consequence = found.remove(index);
+                let cause = if cause > index { cause - 1 } else { cause };
+                attach(&mut found[cause], consequence);
+            }
+            None => index += 1,
+        }
+    }
+}
+
+/// The finding that `found[index]` follows from, if any:
+/// - a host synchronize that blocks forever (SG503) on work stuck at a wait that waits
+///   forever (SG502, SG104, SG501): the hang only shows where the wait blocks;
+/// - the unbalanced count (SG301) of a wait that waits forever (SG502): the same
+///   missing record, counted.
+fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
+    let finding = &found[index];
+    let (at, causes): (&Related, &[&str]) = match finding.code {
+        "SG503" => {
+            let stuck = finding
+                .related
+                .first()
+                .filter(|r| r.message.ends_with("is stuck here"))?;
+            (stuck, &STUCK_WAITS)
+        }
+        "SG301" => {
+            return found
+                .iter()
+                .position(|d| d.code == "SG502" && d.primary == finding.primary);
+        }
+        _ => return None,
+    };
+    found
+        .iter()
+        .position(|d| d.severity == Severity::Error && causes.contains(&d.code) && d.primary == at.span)
+}
+
+fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
+    let Diagnostic {
+        code,
+        name,
+        message,
+        primary,
+        label,
+        ..
+    } = consequence;
+    cause.notes.push(format!("consequence ({code} {name}): {message}"));
+    if primary != cause.primary && !label.is_empty() {
+        cause.related.push(Related {
+            span: primary,
+            message: label,
+        });
+    }
+    cause.consequences.push(code);
+}
