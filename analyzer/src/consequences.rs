@@ -4,6 +4,7 @@
 //! (`Diagnostic::consequences`), so nothing found is lost.
 
 use crate::diagnostic::{Diagnostic, Related, Severity};
+use crate::rules::deadlocks::host_sync_hang::STUCK_HERE;
 
 /// Waits that block forever: what a host synchronize behind them hangs on.
 const STUCK_WAITS: [&str; 3] = ["SG502", "SG104", "SG501"];
@@ -32,10 +33,7 @@ fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
     let finding = &found[index];
     let (at, causes): (&Related, &[&str]) = match finding.code {
         "SG503" => {
-            let stuck = finding
-                .related
-                .first()
-                .filter(|r| r.message.ends_with("is stuck here"))?;
+            let stuck = finding.related.first().filter(|r| r.message.ends_with(STUCK_HERE))?;
             (stuck, &STUCK_WAITS)
         }
         "SG301" => {

@@ -3,7 +3,7 @@
 
 use crate::diagnostic::Severity;
 
-mod deadlocks;
+pub(crate) mod deadlocks;
 mod events;
 pub(crate) mod frontend;
 mod groups;

@@ -85,7 +85,7 @@ impl TraceLowerer {
             None => (Existing::Memory, Vec::new()),
             Some(channel) => (Existing::PeerMemory, vec![Some(ArgValue::Object(channel))]),
         };
-        let api = crate::api::lookup(existing.api())?;
+        let api = api::lookup(existing.api())?;
         let kind = calls::created_objects(api, &CallArgs { values }, 1, &self.program)?.pop()?;
         if channel.is_none() {
             return Some(self.implicit(rank, &key, kind, api.name, Some(api.name), span));

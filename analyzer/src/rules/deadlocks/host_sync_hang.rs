@@ -74,12 +74,15 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             .with_label(format!("{} never returns", node.op.api))
             .with_related(
                 analysis.span(root),
-                format!("{} is stuck here", exec.agent_name(exec.node(root).agent)),
+                format!("{} {STUCK_HERE}", exec.agent_name(exec.node(root).agent)),
             )
             .with_help("fix the stuck wait; this synchronize is where the hang becomes visible"),
         );
     }
 }
+
+/// How the related location of a hang names the stuck work it waits behind.
+pub(crate) const STUCK_HERE: &str = "is stuck here";
 
 /// A synchronize that returns in this execution but can block in another run: another
 /// host thread can queue work on a synchronized queue before it (nothing orders that
