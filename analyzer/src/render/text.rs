@@ -28,6 +28,7 @@ pub fn render_text(diagnostics: &[Diagnostic], sources: &Sources, options: TextO
     for diagnostic in diagnostics {
         let mut spans = cache.excerpt_spans(diagnostic, sources);
         let header_fixes = cache.clip_long_lines(diagnostic, sources, &mut spans);
+        cache.convert_to_char_offsets(&mut spans);
         let mut rendered = Vec::new();
         report(diagnostic, &spans, options)
             .write(&mut cache, &mut rendered)
@@ -57,7 +58,7 @@ fn report(diagnostic: &Diagnostic, spans: &[ReportSpan], options: TextOptions) -
     let mut builder = Report::build(kind, primary.clone())
         .with_config(
             Config::default()
-                .with_index_type(IndexType::Byte)
+                .with_index_type(IndexType::Char)
                 .with_color(options.color),
         )
         .with_code(format!("{} {}", diagnostic.code, diagnostic.name))
@@ -224,6 +225,28 @@ fn fix_header_columns(rendered: &[u8], fixes: &[(String, String)]) -> String {
         text = text.replace(written.as_str(), real);
     }
     text
+}
+
+impl SourceCache {
+    /// Byte spans to the character offsets ariadne is given. With byte offsets, ariadne
+    /// 0.6 takes the character offset of a second excerpt's first label for a byte
+    /// offset when it writes that excerpt's header: a wrong column, or a panic after a
+    /// multi-byte character. Spans are on character boundaries (`label_ranges`).
+    fn convert_to_char_offsets(&mut self, spans: &mut [ReportSpan]) {
+        for (id, range) in spans.iter_mut() {
+            let Ok(source) = ariadne::Cache::fetch(self, id) else {
+                continue;
+            };
+            let to_char = |byte: usize| match source.get_byte_line(byte) {
+                Some((line, _, column)) => {
+                    let text = source.get_line_text(line).unwrap_or("");
+                    line.offset() + text.get(..column).map_or(column, |prefix| prefix.chars().count())
+                }
+                None => source.len(),
+            };
+            *range = to_char(range.start)..to_char(range.end);
+        }
+    }
 }
 
 impl ariadne::Cache<String> for SourceCache {
