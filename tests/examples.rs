@@ -85,6 +85,11 @@ fn expected_trace_codes(text: &str, path: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// Every code reported, also those of consequences folded into a finding.
+fn reported_codes(diagnostics: &[syncguard_analyzer::Diagnostic]) -> BTreeSet<String> {
+    diagnostics.iter().flat_map(|d| d.codes()).map(str::to_string).collect()
+}
+
 /// Assert that `reported` is exactly the implemented part of `expected`.
 fn assert_reports(path: &Path, expected: &BTreeSet<String>, reported: BTreeSet<String>) {
     let implemented: BTreeSet<&str> = RULES.iter().map(|r| r.code).collect();
@@ -103,13 +108,7 @@ fn examples_report_exactly_what_they_expect() {
         let expected = expected_codes(&String::from_utf8_lossy(&bytes), &path);
         let mut sources = Sources::default();
         let checked = check_sync_bytes(&mut sources, path.display().to_string(), &bytes);
-        let reported = checked
-            .diagnostics
-            .iter()
-            .flat_map(|d| d.codes())
-            .map(str::to_string)
-            .collect();
-        assert_reports(&path, &expected, reported);
+        assert_reports(&path, &expected, reported_codes(&checked.diagnostics));
     }
 }
 
@@ -121,13 +120,7 @@ fn trace_examples_report_exactly_what_they_expect() {
         let mut sources = Sources::default();
         let checked = check_trace_file(&mut sources, &path, &Overrides::default())
             .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-        let reported = checked
-            .diagnostics
-            .iter()
-            .flat_map(|d| d.codes())
-            .map(str::to_string)
-            .collect();
-        assert_reports(&path, &expected, reported);
+        assert_reports(&path, &expected, reported_codes(&checked.diagnostics));
     }
 }
 
