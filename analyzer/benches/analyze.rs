@@ -63,6 +63,7 @@ fn generate_program(ops: usize) -> Program {
             kind,
             span: span(),
             created_by: Some("bench".into()),
+            array: None,
         });
         ObjId(program.objects.len() as u32 - 1)
     };

@@ -6,8 +6,8 @@
 
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
-    BinOp, BufferInfo, ChannelInfo, CopyDirection, EventCreator, EventInfo, EventSemantics, Expr, GeTaskKind, MemRange,
-    MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout,
+    ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, EventCreator, EventInfo, EventSemantics, Expr,
+    GeTaskKind, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout,
 };
 use crate::source::Span;
 
@@ -26,6 +26,8 @@ pub enum ArgValue {
     Str(String, Span),
     Strs(Vec<String>),
     ChannelDescs(Vec<ChannelDesc>),
+    /// `[desc for i in range]`: `shape.len` descriptors, `desc` over `shape.element`.
+    ChannelDescArray(ChannelDesc, ArrayShape),
     CoreMem(CoreMem),
     /// A value the model does not use (`rootInfo`, the gen-task `context`).
     Opaque,
@@ -68,6 +70,18 @@ pub struct ChannelDesc {
     pub remote_rank: Expr,
     pub protocol: String,
     pub notify_num: Expr,
+}
+
+impl ChannelDesc {
+    /// Descriptor `k` of a `[... for ...]` list over `element`.
+    pub fn at(&self, element: crate::model::VarId, k: i64) -> ChannelDesc {
+        let k = Expr::Int(k);
+        ChannelDesc {
+            remote_rank: self.remote_rank.substitute(element, &k),
+            protocol: self.protocol.clone(),
+            notify_num: self.notify_num.substitute(element, &k),
+        }
+    }
 }
 
 /// Where a core's `DataCopy` moves data: a local buffer or a global-memory range.
@@ -468,8 +482,14 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
         Creates::Existing(existing) => vec![existing_object(existing, args)?],
         Creates::Channels => {
             let comm = args.object(0)?;
-            let Some(ArgValue::ChannelDescs(descs)) = args.get(2) else {
-                return None;
+            let descs = match args.get(2) {
+                Some(ArgValue::ChannelDescs(descs)) => descs.clone(),
+                // One object for the whole array, or the descriptors of a constant count.
+                Some(ArgValue::ChannelDescArray(desc, _)) if count <= 1 => vec![desc.clone()],
+                Some(ArgValue::ChannelDescArray(desc, shape)) => {
+                    (0..count as i64).map(|k| desc.at(shape.element, k)).collect()
+                }
+                _ => return None,
             };
             descs
                 .iter()
@@ -553,6 +573,7 @@ pub fn created_count(api: &Api, args: &CallArgs) -> Option<usize> {
         Creates::HcclThreads => usize::try_from(args.int(2)?.as_const()?).ok(),
         Creates::Channels => match args.get(2)? {
             ArgValue::ChannelDescs(descs) => Some(descs.len()),
+            ArgValue::ChannelDescArray(_, shape) => usize::try_from(shape.len.as_const()?).ok(),
             _ => None,
         },
         _ => Some(1),

@@ -53,6 +53,7 @@ impl Program {
             kind: ObjectKind::Stream(sync),
             span: main_span.clone(),
             created_by: None,
+            array: None,
         };
         Program {
             settings: Settings::default(),
@@ -74,6 +75,32 @@ impl Program {
 
     pub fn object(&self, id: ObjId) -> &Object {
         &self.objects[id.index()]
+    }
+
+    /// The object a name stands for: the array of an element `array[i]`, else `id`.
+    pub fn base(&self, id: ObjId) -> ObjId {
+        match self.object(id).kind {
+            ObjectKind::Element { array, .. } => array,
+            _ => id,
+        }
+    }
+
+    /// The kind of what `id` names: an element is a handle of its array's kind.
+    pub fn kind_of(&self, id: ObjId) -> &ObjectKind {
+        &self.object(self.base(id)).kind
+    }
+
+    /// An attribute of the handle `id` names (a channel's peer, a notify count), with
+    /// the element index of an array substituted: `(rank + 1 + i) % N` of `chs[j + 1]`
+    /// is `(rank + 1 + (j + 1)) % N`.
+    pub fn attribute_of(&self, id: ObjId, attribute: &Expr) -> Expr {
+        let (ObjectKind::Element { array, index }, Some(shape)) =
+            (&self.object(id).kind, self.object(self.base(id)).array.as_ref())
+        else {
+            return attribute.clone();
+        };
+        debug_assert_eq!(self.base(id), *array);
+        attribute.substitute(shape.element, index)
     }
 
     /// The stream `0` / `NULL` names in this program.
@@ -450,6 +477,24 @@ pub enum OpKind {
     },
 }
 
+impl OpKind {
+    /// The HCCL threads and channels the call names (the handles an array can give).
+    pub fn hccl_handles(&self) -> Vec<ObjId> {
+        match self {
+            OpKind::ChannelNotifyRecord { thread, channel, .. }
+            | OpKind::ChannelNotifyWait { thread, channel, .. }
+            | OpKind::RemoteWrite { thread, channel, .. }
+            | OpKind::RemoteRead { thread, channel, .. } => vec![*thread, *channel],
+            OpKind::ThreadNotifyRecord { thread, target, .. } => vec![*thread, *target],
+            OpKind::ThreadNotifyWait { thread, .. }
+            | OpKind::LocalCopy { thread, .. }
+            | OpKind::ThreadSynchronize { thread } => vec![*thread],
+            OpKind::Fence { thread, channel } => std::iter::once(*thread).chain(*channel).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyDirection {
     /// GM to local (MTE2).
@@ -522,6 +567,17 @@ pub struct Object {
     pub span: Span,
     /// The API that created it; `None` for implicit objects such as the default stream.
     pub created_by: Option<String>,
+    /// `Some` for a handle array: one call creates `len` handles of this kind.
+    pub array: Option<ArrayShape>,
+}
+
+/// The handles of an array (`let ts = HcclThreadAcquire(comm, engine, N - 1, 1);`): the
+/// object's attributes may depend on `element`, the index of the handle they describe
+/// (`remoteRank: (rank + 1 + i) % N` of `[{ ... } for i in 0..N - 1]`).
+#[derive(Clone, Debug)]
+pub struct ArrayShape {
+    pub len: Expr,
+    pub element: VarId,
 }
 
 impl Object {
@@ -552,6 +608,11 @@ pub enum ObjectKind {
         notify_num: Expr,
     },
     Buffer(BufferInfo),
+    /// `array[index]`: one handle of a handle array, chosen when the call runs.
+    Element {
+        array: ObjId,
+        index: Expr,
+    },
 }
 
 impl ObjectKind {
@@ -565,6 +626,7 @@ impl ObjectKind {
             ObjectKind::Channel(_) => "channel",
             ObjectKind::HcclThread { .. } => "HCCL thread",
             ObjectKind::Buffer(_) => "buffer",
+            ObjectKind::Element { .. } => "handle",
         }
     }
 }
@@ -779,6 +841,18 @@ impl Expr {
                 _ => then.as_const(),
             },
             _ => None,
+        }
+    }
+
+    /// This expression with every use of `var` replaced by `value`.
+    pub fn substitute(&self, var: VarId, value: &Expr) -> Expr {
+        let sub = |e: &Expr| Box::new(e.substitute(var, value));
+        match self {
+            Expr::Var(id) if *id == var => value.clone(),
+            Expr::Unary(op, e) => Expr::Unary(*op, sub(e)),
+            Expr::Binary(op, a, b) => Expr::Binary(*op, sub(a), sub(b)),
+            Expr::Cond(c, a, b) => Expr::Cond(sub(c), sub(a), sub(b)),
+            _ => self.clone(),
         }
     }
 }

@@ -162,11 +162,27 @@ pub enum ExprKind {
         base: Box<Expr>,
         range: RangeExpr,
     },
+    /// `handles[i]`: one handle of a handle array.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `[a, b]`
     List(Vec<Expr>),
+    /// `[item for var in range]`: a list built by a loop, as C code fills an array of
+    /// descriptors (`HcclChannelAcquire`'s `channelDescs`). Boxed: every `Expr` would
+    /// grow by its size, and the parser's stack with it.
+    ListFor(Box<ListFor>),
     /// `{ remoteRank: 1, notifyNum: 3 }`: a C struct such as `HcclChannelDesc`.
     Struct(Vec<Field>),
     Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListFor {
+    pub item: Expr,
+    pub var: Ident,
+    pub range: RangeExpr,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -579,6 +579,11 @@ fn expr_doc(e: &Expr) -> Doc {
             )
         }
         ExprKind::Struct(fields) => struct_doc(fields, &e.span),
+        ExprKind::ListFor(list) => Doc::Concat(vec![
+            text("["),
+            expr_doc(&list.item),
+            text(format!(" for {} in {}]", list.var.name, range_text(&list.range))),
+        ]),
         _ => text(expr(e)),
     }
 }
@@ -590,6 +595,11 @@ fn precedence(expr: &Expr) -> u8 {
         ExprKind::Unary(_, _) => UNARY_PRECEDENCE,
         _ => ATOM_PRECEDENCE,
     }
+}
+
+/// One expression as `fmt` writes it, on one line (for messages).
+pub fn expr_text(e: &Expr) -> String {
+    expr(e)
 }
 
 fn expr(e: &Expr) -> String {
@@ -618,6 +628,8 @@ fn expr(e: &Expr) -> String {
         ExprKind::Slice { base, range } => {
             format!("{}[{}]", operand_text(base, ATOM_PRECEDENCE), range_text(range))
         }
+        ExprKind::Index { base, index } => format!("{}[{}]", operand_text(base, ATOM_PRECEDENCE), expr(index)),
+        ExprKind::ListFor(_) => flat(&expr_doc(e)),
         ExprKind::Error => "/* error */".into(),
     }
 }

@@ -15,7 +15,7 @@ pub mod spanless;
 pub use ast::File;
 pub use depth::MAX_DEPTH;
 pub use error::SyntaxError;
-pub use format::format;
+pub use format::{expr_text, format};
 pub use parser::SETTING_KEYS;
 
 /// The result of parsing one source text.

@@ -266,14 +266,38 @@ where
 
     let call = call_parser(nested.clone()).map(|call| ExprKind::Call(Box::new(call)));
 
+    // `[a, b]` or `[item for var in lo..hi]`: one parse of the first item, so that
+    // nested lists are never read twice.
+    let list_rest = kw(Keyword::For)
+        .ignore_then(ident())
+        .then_ignore(kw(Keyword::In))
+        .then(range_parser(nested.clone()))
+        .map(ListRest::For)
+        .or(punct(Punct::Comma)
+            .ignore_then(
+                nested
+                    .clone()
+                    .separated_by(punct(Punct::Comma))
+                    .allow_trailing()
+                    .collect(),
+            )
+            .map(ListRest::More))
+        .or(empty().to(ListRest::More(Vec::new())));
     let list = nested
         .clone()
-        .separated_by(punct(Punct::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .then(list_rest)
+        .or_not()
         .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
-        .map(ExprKind::List);
+        .map(|list| match list {
+            None => ExprKind::List(Vec::new()),
+            Some((item, ListRest::For((var, range)))) => ExprKind::ListFor(Box::new(ListFor { item, var, range })),
+            Some((first, ListRest::More(rest))) => {
+                let mut items = Vec::with_capacity(rest.len() + 1);
+                items.push(first);
+                items.extend(rest);
+                ExprKind::List(items)
+            }
+        });
 
     let field = ident()
         .then_ignore(punct(Punct::Colon))
@@ -321,24 +345,52 @@ where
         .boxed()
 }
 
-/// Slices, unary and binary operators over `atom`, by precedence.
+enum Postfix {
+    Slice(RangeExpr),
+    Index(Expr),
+}
+
+/// What follows a list's first item.
+#[derive(Clone)]
+enum ListRest {
+    For((Ident, RangeExpr)),
+    More(Vec<Expr>),
+}
+
+/// Slices, indexing, unary and binary operators over `atom`, by precedence.
 fn operator_levels<'t, I, E>(atom: BoxedExpr<'t, I, E>, nested: BoxedExpr<'t, I, E>) -> BoxedExpr<'t, I, E>
 where
     I: TokenInput<'t>,
     E: GrammarError<'t, I>,
 {
-    let slice = atom.foldl_with(
-        range_parser(nested.clone())
-            .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
-            .repeated(),
-        |base, range, e| Expr {
-            kind: ExprKind::Slice {
+    // `buf[lo..hi]` is a slice, `handles[i]` an index: one parse of what follows `[`,
+    // so that nested brackets are never read twice.
+    let postfix = nested
+        .clone()
+        .then(range_tail(nested.clone()).or_not())
+        .map_with(|(start, tail), e| match tail {
+            None => Postfix::Index(start),
+            Some((end, inclusive)) => Postfix::Slice(RangeExpr {
+                start: Box::new(start),
+                end: end.map(Box::new),
+                inclusive,
+                span: span_of(e.span()),
+            }),
+        })
+        .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket));
+    let slice = atom.foldl_with(postfix.repeated(), |base, postfix, e| Expr {
+        kind: match postfix {
+            Postfix::Slice(range) => ExprKind::Slice {
                 base: Box::new(base),
                 range,
             },
-            span: span_of(e.span()),
+            Postfix::Index(index) => ExprKind::Index {
+                base: Box::new(base),
+                index: Box::new(index),
+            },
         },
-    );
+        span: span_of(e.span()),
+    });
 
     let unary_op = punct(Punct::Minus)
         .to(UnaryOp::Neg)
@@ -420,13 +472,8 @@ where
     I: TokenInput<'t>,
     E: GrammarError<'t, I>,
 {
-    let inclusive = punct(Punct::DotDotEq)
-        .ignore_then(expr.clone())
-        .map(|end| (Some(end), true));
-    let exclusive = punct(Punct::DotDot)
-        .ignore_then(expr.clone().or_not())
-        .map(|end| (end, false));
-    expr.then(inclusive.or(exclusive))
+    expr.clone()
+        .then(range_tail(expr))
         .map_with(|(start, (end, inclusive)), e| RangeExpr {
             start: Box::new(start),
             end: end.map(Box::new),
@@ -434,6 +481,22 @@ where
             span: span_of(e.span()),
         })
         .labelled("range")
+}
+
+/// What follows a range's start: `..=hi`, `..hi` or `..`; the end and whether it is
+/// included.
+fn range_tail<'t, I, E>(
+    expr: impl Parser<'t, I, Expr, Extra<E>> + Clone + 't,
+) -> impl Parser<'t, I, (Option<Expr>, bool), Extra<E>> + Clone
+where
+    I: TokenInput<'t>,
+    E: GrammarError<'t, I>,
+{
+    let inclusive = punct(Punct::DotDotEq)
+        .ignore_then(expr.clone())
+        .map(|end| (Some(end), true));
+    let exclusive = punct(Punct::DotDot).ignore_then(expr.or_not()).map(|end| (end, false));
+    inclusive.or(exclusive)
 }
 
 /// `callee<generics>(args)`; generics are simple names, numbers or booleans.

@@ -166,7 +166,17 @@ fn strip_expr(expr: &mut Expr) {
             strip_expr(base);
             strip_range(range);
         }
+        ExprKind::Index { base, index } => {
+            strip_expr(base);
+            strip_expr(index);
+        }
         ExprKind::List(items) => items.iter_mut().for_each(strip_expr),
+        ExprKind::ListFor(list) => {
+            let ListFor { item, var, range } = &mut **list;
+            strip_expr(item);
+            strip_ident(var);
+            strip_range(range);
+        }
         ExprKind::Struct(fields) => fields.iter_mut().for_each(strip_field),
         ExprKind::Error => {}
     }

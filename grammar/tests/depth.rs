@@ -49,6 +49,11 @@ fn expr_depth(expr: &Expr) -> usize {
         ExprKind::List(items) => items.iter().map(expr_depth).max().unwrap_or(0),
         ExprKind::Struct(fields) => fields.iter().map(|field| expr_depth(&field.value)).max().unwrap_or(0),
         ExprKind::Slice { base, range } => expr_depth(base).max(range_depth(&range.start, range.end.as_deref())),
+        ExprKind::Index { base, index } => expr_depth(base).max(expr_depth(index)),
+        ExprKind::ListFor(list) => {
+            expr_depth(&list.item).max(range_depth(&list.range.start, list.range.end.as_deref()))
+        }
+        ExprKind::Cond { cond, then, otherwise } => expr_depth(cond).max(expr_depth(then)).max(expr_depth(otherwise)),
         _ => 0,
     }
 }
@@ -155,6 +160,7 @@ fn deepest_accepted(make: Shape) -> usize {
 #[test]
 fn the_deepest_accepted_input_parses_formats_and_reformats_stably() {
     for (what, make) in shapes() {
+        eprintln!("shape {what}");
         let deepest = deepest_accepted(make);
         assert!(deepest >= 20, "{what}: only {deepest} levels accepted");
         let src = make(deepest);

@@ -681,6 +681,12 @@ mod generated {
                 range,
             }),
             vec(inner.clone(), 0..4).prop_map(ExprKind::List),
+            (inner.clone(), inner.clone()).prop_map(|(base, index)| ExprKind::Index {
+                base: Box::new(base),
+                index: Box::new(index),
+            }),
+            (inner.clone(), ident(), range(inner.clone()))
+                .prop_map(|(item, var, range)| ExprKind::ListFor(Box::new(ListFor { item, var, range }))),
             (inner.clone(), inner.clone(), inner).prop_map(|(cond, then, otherwise)| ExprKind::Cond {
                 cond: Box::new(cond),
                 then: Box::new(then),

@@ -104,3 +104,38 @@ fn keywords_may_name_arguments() {
     };
     assert_eq!(call.args[0].name.as_ref().map(|n| n.name.as_str()), Some("thread"));
 }
+
+#[test]
+fn brackets_after_an_expression_index_or_slice_it() {
+    let parsed = parse("f(ts[i + 1], buf[0..4][1], xs[i][j]);");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let StmtKind::Call(call) = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    let ExprKind::Index { base, index } = &call.args[0].value.kind else {
+        panic!("{:?}", call.args[0].value);
+    };
+    assert!(matches!(base.kind, ExprKind::Name(_)));
+    assert!(matches!(index.kind, ExprKind::Binary(BinaryOp::Add, ..)));
+    let ExprKind::Index { base, .. } = &call.args[1].value.kind else {
+        panic!("{:?}", call.args[1].value);
+    };
+    assert!(matches!(base.kind, ExprKind::Slice { .. }));
+    assert!(matches!(call.args[2].value.kind, ExprKind::Index { .. }));
+}
+
+#[test]
+fn a_list_may_be_built_by_a_loop() {
+    let parsed = parse("f([{ remoteRank: (rank + 1 + i) % N } for i in 0..N - 1], [a, b], [a,]);\ng([for]);");
+    assert_eq!(parsed.errors.len(), 1, "only `[for]` is wrong: {:?}", parsed.errors);
+    let StmtKind::Call(call) = &parsed.file.stmts[0].kind else {
+        panic!("{:?}", parsed.file.stmts[0]);
+    };
+    let ExprKind::ListFor(list) = &call.args[0].value.kind else {
+        panic!("{:?}", call.args[0].value);
+    };
+    assert!(matches!(list.item.kind, ExprKind::Struct(_)));
+    assert_eq!(list.var.name, "i");
+    assert!(!list.range.inclusive && list.range.end.is_some());
+    assert!(matches!(call.args[1].value.kind, ExprKind::List(_)));
+}

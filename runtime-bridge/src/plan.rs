@@ -182,9 +182,11 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             _ => None,
         }
     };
+    // `array[i]` names the handle it named when the call was issued.
+    let handle = |obj: ObjId| exec.element_handle(id, obj).or_else(|| live.get(rank, obj));
     let queue = |obj: ObjId| match obj {
         Program::PER_THREAD_STREAM => own_stream(),
-        _ => live.get(rank, obj),
+        _ => handle(obj),
     };
     let enqueue = |queue: Option<InstId>, work: Work| Some(Call::Enqueue { queue: queue?, work });
     let index = |i: i64| u32::try_from(i).ok();
@@ -260,14 +262,14 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
                 None => None,
             };
             let via = CopyVia::Write {
-                channel: live.get(rank, *channel)?,
+                channel: handle(*channel)?,
                 notify,
             };
             enqueue(queue(*thread), copy(accesses, via)?)?
         }
         (OpKind::RemoteRead { thread, channel, .. }, Action::Access(accesses)) => {
             let via = CopyVia::Read {
-                channel: live.get(rank, *channel)?,
+                channel: handle(*channel)?,
             };
             enqueue(queue(*thread), copy(accesses, via)?)?
         }
@@ -290,7 +292,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
         (OpKind::Fence { thread, channel }, _) => enqueue(
             queue(*thread),
             Work::Fence {
-                channel: channel.and_then(|c| live.get(rank, c)),
+                channel: channel.and_then(handle),
             },
         )?,
         (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => enqueue(
@@ -414,7 +416,7 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
                 MemorySpace::HcclLocal => BufferSpace::HcclLocal,
                 // Never run: `cannot_run` refuses objects from before.
                 MemorySpace::Before | MemorySpace::BeforePeer(_) => BufferSpace::Device,
-                MemorySpace::HcclPeer(channel) => match lookup(*channel) {
+                MemorySpace::HcclPeer(_) => match instance.channel {
                     Some(channel) => BufferSpace::HcclPeer { channel },
                     None => BufferSpace::HcclLocal,
                 },
@@ -427,5 +429,6 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
             };
             ObjectSpec::Buffer { space, size }
         }
+        ObjectKind::Element { .. } => unreachable!("every instance is of an array's kind, not an element's"),
     }
 }

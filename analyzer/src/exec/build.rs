@@ -25,6 +25,8 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             nodes: Vec::new(),
             instances: Vec::new(),
             bad_uses: Vec::new(),
+            bad_indices: Vec::new(),
+            elements: HashMap::new(),
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
@@ -54,8 +56,13 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
 /// Per-rank bookkeeping while walking.
 #[derive(Default)]
 struct RankState {
-    /// The live instance of each object, as the walk creates and destroys them.
+    /// The live instance of each object, as the walk creates and destroys them; the
+    /// first handle of an array.
     current: HashMap<ObjId, InstId>,
+    /// Arrays last created with no handle at all.
+    empty_arrays: std::collections::HashSet<ObjId>,
+    /// The handles the current call's `array[i]` named so far, for its nodes.
+    named_elements: Vec<(ObjId, InstId)>,
     /// The host thread being walked and its last host-side node.
     host: Option<AgentId>,
     last_host_node: Option<NodeId>,
@@ -185,6 +192,7 @@ impl<'p> Builder<'p> {
         }
         match stmt {
             Stmt::Op(op) => {
+                self.rank.named_elements.clear();
                 let _ = self.host_op(op);
                 Flow::Continue
             }
@@ -298,6 +306,8 @@ impl<'p> Builder<'p> {
             remote_rank: None,
             notify_num: None,
             size: None,
+            element: None,
+            channel: None,
         });
         InstId(self.exec.instances.len() as u32 - 1)
     }
@@ -318,6 +328,9 @@ impl<'p> Builder<'p> {
         });
         self.rank.issue += 1;
         self.exec.agents[agent.index()].nodes.push(id);
+        for &(element, inst) in &self.rank.named_elements {
+            self.exec.elements.insert((id, element), inst);
+        }
         id
     }
 
@@ -360,6 +373,9 @@ impl<'p> Builder<'p> {
     /// in run order, so whether the use comes after the destroy is for happens-before
     /// to decide (`HappensBefore::uses_around_destroys`).
     fn live(&mut self, op: &'p Op, obj: ObjId) -> Option<InstId> {
+        if let ObjectKind::Element { array, index } = &self.program().object(obj).kind {
+            return self.live_element(op, obj, *array, index);
+        }
         let rank = self.env.rank as u32;
         if obj == Program::PER_THREAD_STREAM && !self.rank.current.contains_key(&obj) {
             let stream = self.new_instance(obj, rank);
@@ -397,6 +413,49 @@ impl<'p> Builder<'p> {
                 None
             }
         }
+    }
+
+    /// The handle `array[index]` names: the array's instances are made one after
+    /// another by one creation, element `k` at `first + k`.
+    fn live_element(&mut self, op: &'p Op, element: ObjId, array: ObjId, index: &Expr) -> Option<InstId> {
+        let empty = self.rank.empty_arrays.contains(&array);
+        let first = if empty { None } else { Some(self.live(op, array)?) };
+        let k = self.eval(op, index)?;
+        let Some(first) = first else {
+            self.exec.bad_indices.push(BadIndex {
+                op,
+                rank: self.env.rank as u32,
+                element,
+                index: k,
+                len: 0,
+            });
+            return None;
+        };
+        let is_element = |inst: usize, k: i64| {
+            self.exec
+                .instances
+                .get(inst)
+                .is_some_and(|i| i.obj == array && i.element.is_some_and(|e| i64::from(e) == k))
+        };
+        let at = usize::try_from(k).ok().and_then(|k| first.index().checked_add(k));
+        if let Some(at) = at
+            && is_element(at, k)
+        {
+            self.rank.named_elements.push((element, InstId(at as u32)));
+            return Some(InstId(at as u32));
+        }
+        let len = (first.index()..)
+            .zip(0..)
+            .take_while(|&(inst, k)| is_element(inst, k))
+            .count();
+        self.exec.bad_indices.push(BadIndex {
+            op,
+            rank: self.env.rank as u32,
+            element,
+            index: k,
+            len: len as u32,
+        });
+        None
     }
 
     /// The agent that executes ops issued to a stream or HCCL thread.
@@ -545,8 +604,11 @@ impl<'p> Builder<'p> {
                 let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
                 self.device_node(agent, op, Action::Access(accesses));
             }
-            OpKind::Fence { thread, .. } => {
+            OpKind::Fence { thread, channel } => {
                 let agent = self.queue(op, *thread)?;
+                if let Some(channel) = channel {
+                    self.live(op, *channel)?;
+                }
                 self.device_node(agent, op, Action::Other);
             }
             OpKind::Kernel {
@@ -606,7 +668,49 @@ impl<'p> Builder<'p> {
 
     fn create(&mut self, op: &'p Op, obj: ObjId) {
         let rank = self.env.rank as u32;
-        let inst = self.new_instance(obj, rank);
+        let Some(shape) = &self.program().object(obj).array else {
+            let inst = self.new_instance(obj, rank);
+            self.configure(op, inst);
+            self.rank.current.insert(obj, inst);
+            return;
+        };
+        let Some(len) = self.eval(op, &shape.len) else {
+            return;
+        };
+        let Some(len) = u32::try_from(len).ok().filter(|&len| len <= MAX_ARRAY_LEN) else {
+            let what = format!("the handle count of {} ({len})", op.api);
+            self.eval_failed(&op.span, what, EvalError::BadCount, "no handle is created");
+            return;
+        };
+        // All instances first, so that they are consecutive (`live_element`).
+        let instances: Vec<InstId> = (0..len)
+            .map(|k| {
+                let inst = self.new_instance(obj, rank);
+                self.exec.instances[inst.index()].element = Some(k);
+                inst
+            })
+            .collect();
+        let outer = self.env.vars[shape.element.index()];
+        for (k, &inst) in instances.iter().enumerate() {
+            self.env.vars[shape.element.index()] = Some(k as i64);
+            self.configure(op, inst);
+        }
+        self.env.vars[shape.element.index()] = outer;
+        match instances.first() {
+            Some(&first) => {
+                self.rank.empty_arrays.remove(&obj);
+                self.rank.current.insert(obj, first);
+            }
+            None => {
+                self.rank.empty_arrays.insert(obj);
+                self.rank.current.remove(&obj);
+            }
+        }
+    }
+
+    /// A new instance's attributes, evaluated where it is created, and its creation node.
+    fn configure(&mut self, op: &'p Op, inst: InstId) {
+        let obj = self.exec.instance(inst).obj;
         match &self.program().object(obj).kind {
             ObjectKind::Stream(_) => {
                 self.attach_agent(inst, AgentKind::Stream(inst));
@@ -628,14 +732,16 @@ impl<'p> Builder<'p> {
                 self.exec.instances[inst.index()].remote_rank = remote;
                 self.exec.instances[inst.index()].notify_num = self.env.eval(&info.notify_num).ok();
             }
-            ObjectKind::Buffer(BufferInfo { size, .. }) => {
+            ObjectKind::Buffer(BufferInfo { size, space }) => {
                 self.exec.instances[inst.index()].size = self.env.eval(size).ok().and_then(|s| u64::try_from(s).ok());
+                if let MemorySpace::HcclPeer(channel) = space {
+                    self.exec.instances[inst.index()].channel = self.live(op, *channel);
+                }
             }
-            ObjectKind::Event(_) | ObjectKind::Notify | ObjectKind::Comm => {}
+            ObjectKind::Event(_) | ObjectKind::Notify | ObjectKind::Comm | ObjectKind::Element { .. } => {}
         }
         let node = self.host_node(op, Action::Create(inst));
         self.exec.instances[inst.index()].created = Some(node);
-        self.rank.current.insert(obj, inst);
     }
 
     // ----- memory -----
@@ -680,10 +786,10 @@ impl<'p> Builder<'p> {
                 ..
             }) => Memory::HcclBuffer { rank: instance.rank },
             ObjectKind::Buffer(BufferInfo {
-                space: MemorySpace::HcclPeer(channel),
+                space: MemorySpace::HcclPeer(_),
                 ..
             }) => {
-                let channel = self.rank.current.get(channel).map(|c| self.exec.instance(*c));
+                let channel = instance.channel.map(|c| self.exec.instance(c));
                 match channel.map(|c| c.remote_rank) {
                     // A channel from before with an unknown peer: memory of its own.
                     Some(None) => Memory::Buffer(inst),

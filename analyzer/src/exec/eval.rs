@@ -39,6 +39,8 @@ pub enum EvalError {
     Unbound,
     /// Nested deeper than `MAX_EVAL_DEPTH` (a programmatically built model).
     TooDeep,
+    /// A number of handles below 0 or above `MAX_ARRAY_LEN`.
+    BadCount,
 }
 
 impl EvalError {
@@ -48,6 +50,7 @@ impl EvalError {
             EvalError::Arithmetic => "overflows a signed 64-bit integer or divides by zero",
             EvalError::Unbound => "uses a name that has no value here",
             EvalError::TooDeep => "is nested too deeply to evaluate",
+            EvalError::BadCount => "is negative or more than 65536 handles",
         }
     }
 }

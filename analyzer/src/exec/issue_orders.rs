@@ -460,6 +460,12 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         nodes,
         instances,
         bad_uses,
+        bad_indices: exec.bad_indices.clone(),
+        elements: exec
+            .elements
+            .iter()
+            .map(|(&(node, element), &inst)| ((map(node), element), inst))
+            .collect(),
         eval_errors: exec.eval_errors.clone(),
         invalid_ranges: exec.invalid_ranges.clone(),
         rejected_notifies: exec

@@ -14,6 +14,8 @@ pub use core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
 pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, calls_conflict, issue_orders, reorder};
 
+use std::collections::HashMap;
+
 use crate::model::{ObjId, Op, Program, ThreadId};
 use crate::source::Span;
 
@@ -31,6 +33,10 @@ pub struct Execution<'p> {
     pub instances: Vec<Instance>,
     /// Calls that named an object with no live instance (never created here, or destroyed).
     pub bad_uses: Vec<BadUse<'p>>,
+    /// Handles named by an index outside their array (`ts[3]` of 3 threads).
+    pub bad_indices: Vec<BadIndex<'p>>,
+    /// The handle each `array[i]` of a node's call named when it was issued.
+    pub elements: HashMap<(NodeId, ObjId), InstId>,
     /// Calls, conditions and loops left out because a value they need has none on
     /// that rank (overflow, division by zero, an unbound name).
     pub eval_errors: Vec<EvalFailure>,
@@ -64,6 +70,10 @@ pub enum LegacyOrder {
 
 /// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
 pub const MAX_NODES: usize = 20_000_000;
+
+/// Most handles one array may have (`threadNum`, `channelNum`): more than any
+/// communicator gives, and few enough that a wrong count is reported, not expanded.
+pub const MAX_ARRAY_LEN: u32 = 1 << 16;
 
 /// Statements and loop iterations walked per run: a loop that issues no calls still
 /// costs time.
@@ -277,6 +287,21 @@ pub struct Instance {
     pub notify_num: Option<i64>,
     /// Buffers: size in bytes.
     pub size: Option<u64>,
+    /// The handle's index in its array (`ts[2]`), for an array object.
+    pub element: Option<u32>,
+    /// A peer's HCCL buffer: the channel instance it is seen through.
+    pub channel: Option<InstId>,
+}
+
+/// `array[index]` with `index` outside the array's `len` handles.
+#[derive(Clone, Debug)]
+pub struct BadIndex<'p> {
+    pub op: &'p Op,
+    pub rank: u32,
+    /// The element object the call names (`ts[i]`).
+    pub element: ObjId,
+    pub index: i64,
+    pub len: u32,
 }
 
 /// A call naming an object that has no live instance at that point.
@@ -371,7 +396,7 @@ impl<'p> Execution<'p> {
             }
             AgentKind::Stream(inst) | AgentKind::HcclThread(inst) => {
                 let object = self.program.object(self.instance(inst).obj);
-                format!("{} {}", object.kind.noun(), object.name)
+                format!("{} {}", object.kind.noun(), self.handle_name(inst))
             }
         };
         if self.ranks > 1 {
@@ -381,14 +406,30 @@ impl<'p> Execution<'p> {
         }
     }
 
+    /// The handle `obj` names in `node`'s call: the one `array[i]` named when the call
+    /// was issued, else `None` (look the object up as usual).
+    pub fn element_handle(&self, node: NodeId, obj: ObjId) -> Option<InstId> {
+        self.elements.get(&(node, obj)).copied()
+    }
+
+    /// The object's name, with its index in its array (`workers[2]`).
+    fn handle_name(&self, id: InstId) -> String {
+        let instance = self.instance(id);
+        let name = &self.program.object(instance.obj).name;
+        match instance.element {
+            Some(k) => format!("{name}[{k}]"),
+            None => name.clone(),
+        }
+    }
+
     /// The object's name, with its rank when there are several.
     pub fn instance_name(&self, id: InstId) -> String {
         let instance = self.instance(id);
-        let name = &self.program.object(instance.obj).name;
+        let name = self.handle_name(id);
         if self.ranks > 1 {
             format!("{name} (rank {})", instance.rank)
         } else {
-            name.clone()
+            name
         }
     }
 

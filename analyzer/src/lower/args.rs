@@ -123,7 +123,10 @@ impl Lowerer {
                     .collect();
                 ArgValue::Objects(threads.into_iter().collect::<Option<_>>()?)
             }
-            ArgKind::ChannelDescs => ArgValue::ChannelDescs(self.arg_channel_descs(expr)),
+            ArgKind::ChannelDescs => match &expr.kind {
+                ExprKind::ListFor(list) => self.channel_desc_array(&list.item, &list.var, &list.range)?,
+                _ => ArgValue::ChannelDescs(self.arg_channel_descs(expr)),
+            },
             ArgKind::CoreMem => ArgValue::CoreMem(self.arg_core_mem(expr)?),
             ArgKind::GenTaskContext => {
                 self.check_context_arg(expr)?;
@@ -177,6 +180,9 @@ impl Lowerer {
                 return Some(stream);
             }
         }
+        if let ExprKind::Index { base, index } = &expr.kind {
+            return self.element(base, index, kind);
+        }
         let ExprKind::Name(path) = &expr.kind else {
             if !matches!(expr.kind, ExprKind::Error) {
                 self.syntax_error(
@@ -190,6 +196,10 @@ impl Lowerer {
         match self.lookup(&path.text) {
             Some(Binding::Object(id)) => {
                 let object = self.program.object(id);
+                if object.kind.noun() == noun && object.array.is_some() {
+                    self.bare_array(expr, &path.text, id);
+                    return None;
+                }
                 if object.kind.noun() == noun {
                     return Some(id);
                 }
@@ -396,7 +406,7 @@ impl Lowerer {
         }
     }
 
-    fn channel_desc(&mut self, expr: &ast::Expr) -> Option<ChannelDesc> {
+    pub(super) fn channel_desc(&mut self, expr: &ast::Expr) -> Option<ChannelDesc> {
         let ExprKind::Struct(fields) = &expr.kind else {
             self.syntax_error(
                 &expr.span,

@@ -115,6 +115,11 @@ impl Lowerer {
         let Some(bound) = self.bind_args(api, call) else {
             return;
         };
+        if let (ast::Pattern::Name(name), Some(threads)) = (pattern, bound.get(2))
+            && self.alias_array(name, threads, bound.get(1), call)
+        {
+            return;
+        }
         let Some(args) = self.resolve_args(api, &bound) else {
             return;
         };
@@ -148,6 +153,14 @@ impl Lowerer {
         call: &ast::Call,
     ) -> Vec<ObjId> {
         let names = pattern.names();
+        if let ast::Pattern::Name(name) = pattern
+            && let Some(shape) = self.array_shape(api, args, name)
+        {
+            return self
+                .lower_array_creation(api, args, name, shape, call)
+                .into_iter()
+                .collect();
+        }
         if !self.check_created_count(api, args, bound, names.len(), call) {
             return Vec::new();
         }

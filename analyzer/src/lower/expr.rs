@@ -47,7 +47,13 @@ impl Lowerer {
             }
             ExprKind::Call(call) => self.lower_builtin_call(call),
             ExprKind::Error => Expr::Int(0),
-            ExprKind::Str(_) | ExprKind::Null | ExprKind::Slice { .. } | ExprKind::List(_) | ExprKind::Struct(_) => {
+            ExprKind::Str(_)
+            | ExprKind::Null
+            | ExprKind::Slice { .. }
+            | ExprKind::Index { .. }
+            | ExprKind::List(_)
+            | ExprKind::ListFor(_)
+            | ExprKind::Struct(_) => {
                 self.syntax_error(&expr.span, "expected an integer expression", "not a number");
                 Expr::Int(0)
             }

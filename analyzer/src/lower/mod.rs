@@ -6,6 +6,7 @@
 
 mod ahead;
 mod args;
+mod arrays;
 mod calls;
 mod expr;
 mod kernels;
@@ -139,6 +140,7 @@ impl Lowerer {
             kind,
             span: self.span(&name.span),
             created_by: Some(api.to_string()),
+            array: None,
         });
         self.bind(&name.name, Binding::Object(id));
         id

@@ -90,6 +90,7 @@ pub use frontend::solver_unknown::SolverUnknown;
 pub use frontend::syntax_error::SyntaxErrorRule;
 pub use frontend::trace_format_error::TraceFormatError;
 pub use frontend::unknown_name::UnknownName;
+pub(crate) use memory::handle_index_out_of_range;
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
@@ -138,6 +139,7 @@ pub static RULES: &[&RuleInfo] = &[
     &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
     &memory::use_after_free::UseAfterFree::INFO,
     &memory::release_while_pending::ReleaseWhilePending::INFO,
+    &memory::handle_index_out_of_range::HandleIndexOutOfRange::INFO,
 ];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.

@@ -257,6 +257,7 @@ impl TraceLowerer {
             kind,
             span: span.clone(),
             created_by: api.map(str::to_string),
+            array: None,
         });
         let state = &mut self.ranks[rank];
         state.handles.insert(key.into(), id);

@@ -365,6 +365,8 @@ impl Printer<'_> {
             ArgValue::Strs(items) => plain(ast::ExprKind::List(
                 items.iter().map(|s| plain(ast::ExprKind::Str(s.clone()))).collect(),
             )),
+            // A trace lists its descriptors one by one.
+            ArgValue::ChannelDescArray(..) => plain(ast::ExprKind::Error),
             ArgValue::ChannelDescs(descs) => plain(ast::ExprKind::List(
                 descs
                     .iter()

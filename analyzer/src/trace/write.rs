@@ -43,17 +43,27 @@ pub fn write_trace(
         header["default_stream"] = json!("per-thread");
     }
     writeln!(out, "{header}")?;
-    let mut index = 0;
-    while index < calls.len() {
-        // Calls that create several handles (`HcclChannelAcquire`) are one node per handle.
+    let mut written = vec![false; calls.len()];
+    for index in 0..calls.len() {
+        if written[index] {
+            continue;
+        }
+        // Calls that create several handles (`HcclChannelAcquire`) are one node per
+        // handle, the next calls of their host thread (other threads' calls may come
+        // between them in a run).
         let first = calls[index];
         let mut group = vec![first.node];
-        while let Some(next) = calls.get(index + group.len())
-            && writer.same_call(first.node, next.node)
-        {
+        let host = writer.exec.node(first.node).host;
+        for (later, next) in calls.iter().enumerate().skip(index + 1) {
+            if writer.exec.node(next.node).host != host {
+                continue;
+            }
+            if !writer.same_call(first.node, next.node) {
+                break;
+            }
             group.push(next.node);
+            written[later] = true;
         }
-        index += group.len();
         if let Some(line) = writer.line(&group, first.ts_ns) {
             writeln!(out, "{line}")?;
         }
@@ -120,10 +130,15 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
     /// handle, all spanning the call).
     fn same_call(&self, first: NodeId, next: NodeId) -> bool {
         let (a, b) = (self.exec.node(first), self.exec.node(next));
-        a.host == b.host
-            && !std::ptr::eq(a.op, b.op)
-            && a.op.span == b.op.span
-            && matches!((&a.action, &b.action), (Action::Create(_), Action::Create(_)))
+        let (Action::Create(_), Action::Create(created)) = (&a.action, &b.action) else {
+            return false;
+        };
+        // One op creates every handle of an array; one op per handle otherwise.
+        let next_handle = match self.exec.instance(*created).element {
+            Some(k) => k > 0,
+            None => !std::ptr::eq(a.op, b.op),
+        };
+        a.host == b.host && a.op.span == b.op.span && next_handle
     }
 
     fn handle(&self, inst: InstId) -> Value {
@@ -145,6 +160,9 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
     fn object(&self, node: NodeId, obj: ObjId) -> Value {
         if let Some(name) = self.implicit_stream(obj) {
             return name;
+        }
+        if let Some(inst) = self.exec.element_handle(node, obj) {
+            return self.handle(inst);
         }
         let rank = self.exec.node(node).rank(self.exec);
         let created = self.instances.get(&(rank, obj)).map_or(&[][..], Vec::as_slice);
@@ -461,6 +479,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 vec![Arg::new(ArgKind::Flags, json!(non_blocking))]
             }
             ObjectKind::Stream(_) | ObjectKind::Notify => Vec::new(),
+            // An instance is of its array's kind.
+            ObjectKind::Element { .. } => return None,
             ObjectKind::Event(info) => vec![Arg::new(ArgKind::Flags, json!(info.flags))],
             ObjectKind::Comm => vec![
                 int(i64::from(self.exec.ranks)),

@@ -127,6 +127,7 @@ mod tests {
             }),
             span: span(20),
             created_by: Some("aclrtCreateEventWithFlag".into()),
+            array: None,
         });
         let op = |kind, at| {
             Stmt::Op(Op {

@@ -1,6 +1,7 @@
 //! SG6xx: memory accesses that synchronization does not order.
 
 pub mod data_race;
+pub mod handle_index_out_of_range;
 pub mod host_access_before_sync;
 pub mod release_while_pending;
 pub mod use_after_free;

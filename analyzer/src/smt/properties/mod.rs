@@ -1,6 +1,7 @@
 //! Properties proved for every value of a Program's parameters (every rank count `N` in
 //! its range, every other `param`), or refuted with the smallest counterexample:
 //! - `notify-index-in-range` (SG302): every notify index is below its `notifyNum`;
+//! - `handle-index-in-range` (SG605): every `array[i]` a call names is in its array;
 //! - `notify-balance` (SG301, SG502): for every pair of ranks and every notify index, the
 //!   records into the flag equal the peer's waits on it, so no wait lacks its record;
 //! - `next-task-start-once`, `wait-pre-task-end-once` (SG401, SG402, SG406): on every
@@ -14,6 +15,7 @@ mod defined;
 
 pub(crate) use defined::PROPERTY as VALUES_DEFINED;
 mod early_start;
+mod handle_index;
 mod notify_balance;
 mod notify_index;
 
@@ -33,6 +35,7 @@ pub(crate) fn refuted_by(code: &str) -> Option<&'static str> {
     match code {
         "SG301" => Some(notify_balance::PROPERTY),
         "SG302" => Some(notify_index::PROPERTY),
+        "SG605" => Some(handle_index::PROPERTY),
         _ => early_start::refuted_by(code),
     }
 }
@@ -75,6 +78,7 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
         match host_ops(program) {
             Ok(ops) => {
                 notify_index::prove(&space, &ops, options, &mut outcome);
+                handle_index::prove(&space, &ops, options, &mut outcome);
                 notify_balance::prove(&space, &ops, options, &mut outcome);
                 let evaluations = host_evaluations(program).unwrap_or_default();
                 if let Some(reason) = defined::check(&space, &evaluations, options, &mut outcome) {
@@ -82,7 +86,12 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
                 }
             }
             Err(unsupported) => {
-                for property in [notify_index::PROPERTY, notify_balance::PROPERTY] {
+                let arrays = program.objects.iter().any(|object| object.array.is_some());
+                let properties = [notify_index::PROPERTY, handle_index::PROPERTY, notify_balance::PROPERTY];
+                for property in properties
+                    .into_iter()
+                    .filter(|p| arrays || *p != handle_index::PROPERTY)
+                {
                     outcome.unproved.push(Unproved::new(
                         property,
                         unsupported.reason.clone(),
@@ -106,9 +115,9 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
 /// A host property is not proved while some value the host walk needs can be undefined:
 /// the walk stops there, which no property's encoding accounts for in every shape.
 fn unprove_host_properties(outcome: &mut Outcome, reason: &str) {
-    let (host, others): (Vec<Proof>, Vec<Proof>) = std::mem::take(&mut outcome.proofs)
-        .into_iter()
-        .partition(|p| [notify_index::PROPERTY, notify_balance::PROPERTY].contains(&p.property));
+    let (host, others): (Vec<Proof>, Vec<Proof>) = std::mem::take(&mut outcome.proofs).into_iter().partition(|p| {
+        [notify_index::PROPERTY, handle_index::PROPERTY, notify_balance::PROPERTY].contains(&p.property)
+    });
     outcome.proofs = others;
     for proof in host {
         outcome

@@ -10,7 +10,7 @@ use z3::ast::{Bool, Int};
 
 use super::{Counterexample, Outcome, Side, Space, Via, notify_use, unsupported};
 use crate::diagnostic::Diagnostic;
-use crate::model::{Expr, ObjId, ObjectKind};
+use crate::model::{Expr, ObjId, ObjectKind, Program};
 use crate::smt::encode::Scope;
 use crate::smt::paths::{CountError, Loop, PathOp, Unsupported, count};
 use crate::smt::{Answer, SmtOptions, Unproved, value_of};
@@ -28,11 +28,12 @@ enum Family {
 }
 
 impl Family {
-    fn contains(self, via: Via) -> bool {
-        match (self, via) {
-            (Family::Channels, Via::Channel(_)) => true,
-            (Family::Local(obj), Via::Thread(other) | Via::Acl(other)) => obj == other,
-            _ => false,
+    /// `Local` names the array of an element (`workers[i]`): its flags are keyed by the
+    /// element index too (`Flag::element`).
+    fn of(program: &Program, via: Via) -> Family {
+        match via {
+            Via::Channel(_) => Family::Channels,
+            Via::Thread(obj) | Via::Acl(obj) => Family::Local(program.base(obj)),
         }
     }
 }
@@ -47,17 +48,16 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
     }
     let mut families = vec![Family::Channels];
     for (_, used) in &uses {
-        if let Via::Thread(obj) | Via::Acl(obj) = used.via
-            && !families.contains(&Family::Local(obj))
-        {
-            families.push(Family::Local(obj));
+        let family = Family::of(space.program, used.via);
+        if !families.contains(&family) {
+            families.push(family);
         }
     }
     let mut because = Vec::new();
     for &family in &families {
         let members: Vec<Member> = uses
             .iter()
-            .filter(|(_, used)| family.contains(used.via))
+            .filter(|(_, used)| Family::of(space.program, used.via) == family)
             .map(|(path, used)| (*path, used))
             .collect();
         if members.is_empty() {
@@ -114,6 +114,8 @@ struct Flag {
     dst: Int,
     index: Int,
     instance: Vec<(Expr, Int)>,
+    /// The handle of an array family (`workers[i]`).
+    element: Option<Int>,
 }
 
 /// The loops around the one creation of a family's object (none for channels).
@@ -177,6 +179,10 @@ fn check_family(
             .iter()
             .map(|lp| (Expr::Var(lp.var), Int::fresh_const("iteration")))
             .collect(),
+        element: match family {
+            Family::Local(obj) if space.program.object(obj).array.is_some() => Some(Int::fresh_const("element")),
+            _ => None,
+        },
     };
     // Model values must be the concrete runs' i64s.
     for value in [&flag.dst, &flag.index] {
@@ -212,6 +218,7 @@ fn check_family(
     objectives.push((flag.src.clone(), 0));
     objectives.push((flag.index.clone(), i64::from(i32::MIN)));
     objectives.extend(flag.instance.iter().map(|(_, i)| (i.clone(), i64::from(i32::MIN))));
+    objectives.extend(flag.element.iter().map(|e| (e.clone(), 0)));
     Ok(match query.solve(&objectives) {
         Answer::Holds(core) => Answer::Holds(core),
         Answer::Unknown(reason) => Answer::Unknown(reason),
@@ -237,15 +244,24 @@ fn op_count(
     };
     let mut scope: Scope = space.scope.clone();
     scope.rank = Some(me.clone());
-    let remote: Option<&Expr> = match used.via {
-        Via::Channel(channel) if family == Family::Channels => match &space.program.object(channel).kind {
-            ObjectKind::Channel(info) => info.remote_rank.as_ref(),
+    let program = space.program;
+    let remote: Option<Expr> = match used.via {
+        Via::Channel(channel) if family == Family::Channels => match program.kind_of(channel) {
+            ObjectKind::Channel(info) => info.remote_rank.as_ref().map(|r| program.attribute_of(channel, r)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let element: Option<&Expr> = match (used.via, &flag.element) {
+        (Via::Thread(obj) | Via::Acl(obj), Some(_)) => match &program.object(obj).kind {
+            ObjectKind::Element { index, .. } => Some(index),
             _ => None,
         },
         _ => None,
     };
     let mut pins = vec![(used.index, flag.index.clone())];
-    pins.extend(remote.map(|remote| (remote, peer.clone())));
+    pins.extend(remote.as_ref().map(|remote| (remote, peer.clone())));
+    pins.extend(element.zip(flag.element.clone()));
     pins.extend(flag.instance.iter().map(|(var, value)| (var, value.clone())));
     let runs = count(path, &scope, &pins)?;
     Ok(accepted_index(space, used.via, &scope, &flag.index)?.ite(&runs, &Int::from_i64(0)))
@@ -259,7 +275,7 @@ fn accepted_index(space: &Space, via: Via, scope: &Scope, index: &Int) -> Result
         return Ok(Bool::from_bool(true));
     };
     let mut encoder = crate::smt::encode::Encoder::new(scope);
-    let limit = encoder.int(limit)?;
+    let limit = encoder.int(&limit)?;
     let in_range = Bool::and(&[index.ge(0), index.lt(&limit)]);
     Ok(Bool::or(&[encoder.definedness().not(), in_range]))
 }
@@ -307,9 +323,13 @@ fn counterexample(
                     on_rank.push_str(&format!(" created with {name} = {}", value_of(model, value)));
                 }
             }
+            let name = match &flag.element {
+                Some(element) => format!("{}[{}]", object.name, value_of(model, element)),
+                None => object.name.clone(),
+            };
             match object.kind {
-                ObjectKind::Notify => format!("notify {}{on_rank}", object.name),
-                _ => format!("notify {index} of {} {}{on_rank}", object.kind.noun(), object.name),
+                ObjectKind::Notify => format!("notify {name}{on_rank}"),
+                _ => format!("notify {index} of {} {name}{on_rank}", object.kind.noun()),
             }
         }
     };
