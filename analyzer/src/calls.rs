@@ -507,6 +507,23 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
     })
 }
 
+/// The synchronize a query stands for once it has seen the work done (a traced query
+/// that did, or the end of a busy-wait on it): on its event or stream.
+pub fn completion_synchronize(api: &Api, args: &CallArgs) -> Option<OpKind> {
+    api.query?;
+    let object = args.object(0)?;
+    Some(match api.params.first()?.kind {
+        crate::api::ArgKind::Event => OpKind::EventSynchronize {
+            event: object,
+            timeout: None,
+        },
+        _ => OpKind::StreamSynchronize {
+            stream: object,
+            timeout: None,
+        },
+    })
+}
+
 /// The row alignment `cudaMallocPitch` is taken to use when the returned pitch is not
 /// given: `texturePitchAlignment` of current GPUs.
 const PITCH_ALIGNMENT: i64 = 512;

@@ -299,8 +299,8 @@ pub fn for_each_op<'p>(block: &'p Block, f: &mut impl FnMut(&'p Op)) {
                 for_each_op(then, f);
                 for_each_op(otherwise, f);
             }
-            Stmt::For { body, .. } => for_each_op(body, f),
-            Stmt::Return(_) => {}
+            Stmt::For { body, .. } | Stmt::While { body, .. } => for_each_op(body, f),
+            Stmt::Return(_) | Stmt::Assign { .. } => {}
         }
     }
 }
@@ -324,6 +324,19 @@ pub enum Stmt {
         span: Span,
     },
     Return(Span),
+    /// `let mut x = value;` or `x = value;`: the variable's value from here on.
+    Assign {
+        var: VarId,
+        value: Expr,
+        span: Span,
+    },
+    /// `while cond { body }`: repeated while `cond` holds; the walk's step budget
+    /// bounds a loop that never ends.
+    While {
+        cond: Expr,
+        body: Block,
+        span: Span,
+    },
 }
 
 /// One call: which API it was (as written), what it does, and where.
@@ -841,6 +854,17 @@ impl Expr {
                 _ => then.as_const(),
             },
             _ => None,
+        }
+    }
+
+    /// Whether the expression uses a variable that `var` holds for.
+    pub fn mentions(&self, var: &impl Fn(VarId) -> bool) -> bool {
+        match self {
+            Expr::Var(id) => var(*id),
+            Expr::Unary(_, operand) => operand.mentions(var),
+            Expr::Binary(_, lhs, rhs) => lhs.mentions(var) || rhs.mentions(var),
+            Expr::Cond(cond, then, otherwise) => [cond, then, otherwise].iter().any(|e| e.mentions(var)),
+            _ => false,
         }
     }
 

@@ -274,3 +274,27 @@ fn a_counterexample_too_large_to_run_is_reported_by_the_solver_alone() {
         );
     }
 }
+
+#[test]
+fn a_while_loop_or_a_mutable_variable_is_checked_on_the_concrete_runs_only() {
+    let text = r#"
+ranks N in 2..=64;
+let comm = HcclCommInitRootInfo(N, "root_info", rank);
+let s = aclrtCreateStream();
+let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_CPU_TS, s, 0);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, { remoteRank: (rank + 1) % N, channelProtocol: COMM_PROTOCOL_ROCE, notifyNum: 1 }, 1);
+let mut left = N;
+while left > 0 {
+    left = left - 1;
+}
+HcommChannelNotifyRecordOnThread(t, ch, 0);
+aclrtSynchronizeStream(s);
+"#;
+    let checked = check_text("while.sync", text, SmtOptions::default());
+    assert!(checked.proofs.is_empty());
+    assert_eq!(checked.unproved.len(), 2, "{:?}", checked.unproved);
+    for entry in &checked.unproved {
+        assert_eq!(entry.reason, "a variable assigned with `let mut`");
+        assert_eq!(entry.checked, vec!["N = 2", "N = 3", "N = 4"]);
+    }
+}

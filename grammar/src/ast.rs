@@ -53,6 +53,10 @@ pub enum StmtKind {
     /// `let s = aclrtCreateStream();`, `let [t0, t1] = HcclThreadAcquire(...);` (an API
     /// call creates objects) or `let base = GetBlockIdx() * 1 KiB;` (a named integer).
     Let { pattern: Pattern, value: Expr },
+    /// `let mut remaining = N * CHUNK;`: a variable the code assigns again.
+    LetMut { name: Ident, value: Expr },
+    /// `remaining = remaining - CHUNK;`
+    Assign { name: Ident, value: Expr },
     /// `aclrtRecordEvent(ev, s1);`
     Call(Call),
     /// `if cond { ... } else if cond { ... } else { ... }`
@@ -63,6 +67,8 @@ pub enum StmtKind {
     },
     /// `for i in 0..N { ... }`
     For { var: Ident, range: RangeExpr, body: Block },
+    /// `while cond { ... }`
+    While { cond: Expr, body: Block },
     /// `thread worker { ... }`: a second host thread of the same process.
     Thread { name: Ident, body: Block },
     /// `op MatmulAllReduce attrs(group, group_tp) { ... }`: a GE op's gen-task list.

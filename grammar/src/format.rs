@@ -183,6 +183,18 @@ impl<'a> Printer<'a> {
                 ]);
                 self.render(&doc, 0);
             }
+            StmtKind::LetMut { name, value } => {
+                let doc = concat([text(format!("let mut {} = ", name.name)), expr_doc(value), text(";")]);
+                self.render(&doc, 0);
+            }
+            StmtKind::Assign { name, value } => {
+                let doc = concat([text(format!("{} = ", name.name)), expr_doc(value), text(";")]);
+                self.render(&doc, 0);
+            }
+            StmtKind::While { cond, body } => {
+                self.push(&format!("while {} ", expr(cond)));
+                self.block(body);
+            }
             StmtKind::Call(call) => self.render(&concat([call_doc(call), text(";")]), 0),
             StmtKind::If { cond, then, otherwise } => self.if_chain(cond, then, otherwise.as_ref()),
             StmtKind::For { var, range, body } => {

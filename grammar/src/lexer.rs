@@ -27,6 +27,8 @@ pub enum Keyword {
     If,
     Else,
     For,
+    While,
+    Mut,
     In,
     Thread,
     Op,
@@ -42,11 +44,13 @@ pub enum Keyword {
 }
 
 impl Keyword {
-    const ALL: [(&'static str, Keyword); 17] = [
+    const ALL: [(&'static str, Keyword); 19] = [
         ("let", Keyword::Let),
         ("if", Keyword::If),
         ("else", Keyword::Else),
         ("for", Keyword::For),
+        ("while", Keyword::While),
+        ("mut", Keyword::Mut),
         ("in", Keyword::In),
         ("thread", Keyword::Thread),
         ("op", Keyword::Op),
@@ -70,6 +74,8 @@ impl Keyword {
             "if" => Keyword::If,
             "else" => Keyword::Else,
             "for" => Keyword::For,
+            "while" => Keyword::While,
+            "mut" => Keyword::Mut,
             "in" => Keyword::In,
             "thread" => Keyword::Thread,
             "op" => Keyword::Op,

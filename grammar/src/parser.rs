@@ -593,6 +593,7 @@ where
             kw(Keyword::Let).ignored(),
             kw(Keyword::If).ignored(),
             kw(Keyword::For).ignored(),
+            kw(Keyword::While).ignored(),
             kw(Keyword::Thread).ignored(),
             kw(Keyword::Op).ignored(),
             kw(Keyword::SuperKernel).ignored(),
@@ -600,7 +601,12 @@ where
             kw(Keyword::Return).ignored(),
             punct(Punct::RBrace).ignored(),
             ident()
-                .then(choice((punct(Punct::LParen), punct(Punct::Dot), punct(Punct::PathSep))))
+                .then(choice((
+                    punct(Punct::LParen),
+                    punct(Punct::Dot),
+                    punct(Punct::PathSep),
+                    punct(Punct::Assign),
+                )))
                 .ignored(),
         ));
         let semi = punct(Punct::Semi)
@@ -624,13 +630,28 @@ where
             .map(tight)
             .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
             .map_with(|names, e| Pattern::List(names, span_of(e.span()))));
+        let let_mut = kw(Keyword::Mut)
+            .ignore_then(ident())
+            .then_ignore(punct(Punct::Assign))
+            .then(expr.clone())
+            .map(|(name, value)| StmtKind::LetMut { name, value });
         let let_stmt = kw(Keyword::Let)
-            .ignore_then(pattern)
+            .ignore_then(
+                let_mut.or(pattern
+                    .then_ignore(punct(Punct::Assign))
+                    .then(expr.clone())
+                    .map(|(pattern, value)| StmtKind::Let { pattern, value })),
+            )
+            .then_ignore(semi.clone())
+            .labelled("let binding")
+            .as_context();
+
+        let assign = ident()
             .then_ignore(punct(Punct::Assign))
             .then(expr.clone())
             .then_ignore(semi.clone())
-            .map(|(pattern, value)| StmtKind::Let { pattern, value })
-            .labelled("let binding")
+            .map(|(name, value)| StmtKind::Assign { name, value })
+            .labelled("assignment")
             .as_context();
 
         let call_stmt = call_parser(expr.clone())
@@ -672,6 +693,13 @@ where
             .labelled("for loop")
             .as_context()
             .boxed();
+
+        let while_stmt = kw(Keyword::While)
+            .ignore_then(condition.clone())
+            .then(block.clone())
+            .map(|(cond, body)| StmtKind::While { cond, body })
+            .labelled("while loop")
+            .as_context();
 
         let thread = kw(Keyword::Thread)
             .ignore_then(ident())
@@ -786,6 +814,7 @@ where
             let_stmt,
             if_stmt,
             for_stmt,
+            while_stmt,
             thread,
             ge_op,
             superkernel,
@@ -796,6 +825,7 @@ where
             setting,
             foreign_declaration,
             call_stmt,
+            assign,
         ))
         .map_with(|kind, e| Stmt {
             kind,

@@ -44,6 +44,14 @@ fn strip_stmt(stmt: &mut Stmt) {
             strip_pattern(pattern);
             strip_expr(value);
         }
+        StmtKind::LetMut { name, value } | StmtKind::Assign { name, value } => {
+            strip_ident(name);
+            strip_expr(value);
+        }
+        StmtKind::While { cond, body } => {
+            strip_expr(cond);
+            strip_block(body);
+        }
         StmtKind::Call(call) => strip_call(call),
         StmtKind::If { cond, then, otherwise } => {
             strip_expr(cond);

@@ -9,7 +9,11 @@ use syncguard_grammar::{MAX_DEPTH, format, parse};
 /// Levels of `Stmt` and `Expr` nodes on the deepest path of the tree.
 fn stmt_depth(stmt: &Stmt) -> usize {
     1 + match &stmt.kind {
-        StmtKind::Setting { value, .. } | StmtKind::Let { value, .. } => expr_depth(value),
+        StmtKind::Setting { value, .. }
+        | StmtKind::Let { value, .. }
+        | StmtKind::LetMut { value, .. }
+        | StmtKind::Assign { value, .. } => expr_depth(value),
+        StmtKind::While { cond, body } => expr_depth(cond).max(block_depth(body)),
         StmtKind::Ranks(RankCount::Fixed(count)) => expr_depth(count),
         StmtKind::Ranks(RankCount::Param { range, .. }) | StmtKind::Param { range, .. } => {
             range_depth(&range.start, range.end.as_deref())
@@ -82,6 +86,7 @@ fn shapes() -> Vec<(&'static str, Shape)> {
         ("parentheses", |n| nested("let x = ", &nested("(", "1", ")", n), ";", 1)),
         ("nested ifs", |n| nested("if 1 { ", "f();", "} ", n)),
         ("nested fors", |n| nested("for i in 0..2 { ", "f();", "} ", n)),
+        ("nested whiles", |n| nested("while i < 2 { ", "i = i + 1;", "} ", n)),
         ("nested threads", |n| nested("thread t { ", "f();", "} ", n)),
         ("unary minus", |n| format!("let x = {}1;", "-".repeat(n))),
         ("negation", |n| format!("if {}x {{}}", "!".repeat(n))),

@@ -773,6 +773,8 @@ mod generated {
                 pattern: Pattern::Name(name),
                 value
             }),
+            (ident(), expr.clone()).prop_map(|(name, value)| StmtKind::LetMut { name, value }),
+            (ident(), expr.clone()).prop_map(|(name, value)| StmtKind::Assign { name, value }),
             call(expr).prop_map(StmtKind::Call),
             Just(StmtKind::Return),
         ]
@@ -800,6 +802,7 @@ mod generated {
         prop_oneof![
             if_stmt(stmt.clone()),
             (ident(), range(condition()), body()).prop_map(|(var, range, body)| StmtKind::For { var, range, body }),
+            (condition(), body()).prop_map(|(cond, body)| StmtKind::While { cond, body }),
             (ident(), body()).prop_map(|(name, body)| StmtKind::Thread { name, body }),
             (ident(), vec(ident(), 0..3), body()).prop_map(|(name, attrs, body)| StmtKind::GeOp { name, attrs, body }),
             (ident(), args(expr()), body()).prop_map(|(name, args, body)| StmtKind::SuperKernel { name, args, body }),

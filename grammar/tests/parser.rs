@@ -139,3 +139,18 @@ fn a_list_may_be_built_by_a_loop() {
     assert!(!list.range.inclusive && list.range.end.is_some());
     assert!(matches!(call.args[1].value.kind, ExprKind::List(_)));
 }
+
+#[test]
+fn host_code_has_mutable_variables_and_while_loops() {
+    let parsed = parse("let mut left = N;\nwhile left > 0 { left = left - 1; }\nlet muted = 1;");
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let kinds: Vec<&StmtKind> = parsed.file.stmts.iter().map(|s| &s.kind).collect();
+    assert!(matches!(kinds[0], StmtKind::LetMut { name, .. } if name.name == "left"));
+    let StmtKind::While { cond, body } = kinds[1] else {
+        panic!("{:?}", kinds[1]);
+    };
+    assert!(matches!(cond.kind, ExprKind::Binary(BinaryOp::Gt, ..)));
+    assert!(matches!(&body.stmts[0].kind, StmtKind::Assign { name, .. } if name.name == "left"));
+    // `mut` is a keyword only as a word of its own.
+    assert!(matches!(kinds[2], StmtKind::Let { .. }));
+}

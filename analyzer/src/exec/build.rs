@@ -234,6 +234,46 @@ impl<'p> Builder<'p> {
                 flow
             }
             Stmt::Return(_) => Flow::Return,
+            Stmt::Assign { var, value, span } => {
+                let name = &self.program().vars[var.index()].name;
+                self.env.vars[var.index()] = match self.env.eval(value) {
+                    Ok(value) => Some(value),
+                    Err(error) => {
+                        let what = format!("the value assigned to `{name}`");
+                        self.eval_failed(span, what, error, "uses of the variable after it are left out");
+                        None
+                    }
+                };
+                Flow::Continue
+            }
+            Stmt::While { cond, body, span } => self.walk_while(cond, body, span),
+        }
+    }
+
+    /// A `while` loop: its condition before every iteration; the step budget cuts off
+    /// one that never ends.
+    fn walk_while(&mut self, cond: &'p Expr, body: &'p Block, span: &Span) -> Flow {
+        let mut iterations: u128 = 0;
+        loop {
+            match self.env.truthy(cond) {
+                Ok(true) => {}
+                Ok(false) => return Flow::Continue,
+                Err(error) => {
+                    self.eval_failed(span, "the condition of this `while`".into(), error, STOPS_HERE);
+                    return Flow::Return;
+                }
+            }
+            iterations += 1;
+            if !self.step(1) || self.walk_block(body) == Flow::Return {
+                // The budget ran out inside this loop: it is the one to blame.
+                if matches!(self.exec.cutoff, Some(Cutoff::Steps | Cutoff::Calls)) {
+                    self.exec.cutoff = Some(Cutoff::While {
+                        span: span.clone(),
+                        iterations,
+                    });
+                }
+                return Flow::Return;
+            }
         }
     }
 
@@ -877,7 +917,8 @@ fn least_calls(block: &Block) -> u64 {
             {
                 calls += 1
             }
-            Stmt::Op(_) | Stmt::For { .. } => {}
+            // A `while` may run no iteration.
+            Stmt::Op(_) | Stmt::For { .. } | Stmt::While { .. } | Stmt::Assign { .. } => {}
             Stmt::If { then, otherwise, .. } => calls += least_calls(then).min(least_calls(otherwise)),
             Stmt::Return(_) => break,
         }

@@ -109,6 +109,29 @@ pub fn walk_core<'p>(
                 end
             }
             Stmt::Return(_) => CoreEnd::Returned,
+            // Kernel code has neither today (the lowering keeps them to host code); they
+            // mean here what they mean there.
+            Stmt::Assign { var, value, span } => match env.eval(value) {
+                Ok(value) => {
+                    env.vars[var.index()] = Some(value);
+                    CoreEnd::Ran
+                }
+                Err(error) => undefined(span, "the value of this assignment", error),
+            },
+            Stmt::While { cond, body, span } => loop {
+                match env.truthy(cond) {
+                    Ok(true) => {}
+                    Ok(false) => break CoreEnd::Ran,
+                    Err(error) => break undefined(span, "the condition of this `while`", error),
+                }
+                if !take(budget, 1) {
+                    break stopped(span, StopReason::TooLong { iterations: u128::MAX });
+                }
+                let end = walk_core(body, env, budget, visit);
+                if end != CoreEnd::Ran {
+                    break end;
+                }
+            },
         };
         if end != CoreEnd::Ran {
             return end;
@@ -142,7 +165,7 @@ fn stopped(span: &Span, reason: StopReason) -> CoreEnd {
 fn stmt_span(stmt: &Stmt) -> &Span {
     match stmt {
         Stmt::Op(op) => &op.span,
-        Stmt::If { span, .. } | Stmt::For { span, .. } => span,
+        Stmt::If { span, .. } | Stmt::For { span, .. } | Stmt::While { span, .. } | Stmt::Assign { span, .. } => span,
         Stmt::Return(span) => span,
     }
 }

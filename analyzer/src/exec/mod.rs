@@ -104,6 +104,8 @@ pub enum Cutoff {
         iterations: u128,
         calls_per_iteration: u64,
     },
+    /// A `while` loop still running when the budgets ran out, after this many iterations.
+    While { span: Span, iterations: u128 },
     /// Too many ranks: at least this many calls and agents in all.
     Ranks { ranks: u32, calls: u64, agents: u64 },
     /// A SuperKernel's cores walk too many steps.
@@ -114,7 +116,7 @@ impl Cutoff {
     /// The loop or statement the run was cut off at, where one is to blame.
     pub fn span(&self) -> Option<&Span> {
         match self {
-            Cutoff::Loop { span, .. } => Some(span),
+            Cutoff::Loop { span, .. } | Cutoff::While { span, .. } => Some(span),
             Cutoff::Kernel(stop) => Some(&stop.span),
             Cutoff::Calls | Cutoff::Steps | Cutoff::Ranks { .. } => None,
         }
@@ -137,6 +139,9 @@ impl Cutoff {
             } => format!(
                 "has a loop of {iterations} iterations issuing at least {calls_per_iteration} calls each, {} calls in all (the limit is {MAX_NODES})",
                 iterations.saturating_mul(u128::from(*calls_per_iteration))
+            ),
+            Cutoff::While { iterations, .. } => format!(
+                "has a `while` loop still running after {iterations} iterations, past the limits of {MAX_STEPS} steps and {MAX_NODES} calls (it may never end)"
             ),
             Cutoff::Kernel(stop) => format!("has a SuperKernel too large to walk: {}", stop.describe()),
             Cutoff::Ranks { ranks, calls, agents } => format!(

@@ -3,8 +3,9 @@
 //! Accesses are visited in execution (Kahn) order, so an earlier-visited access can
 //! never be ordered after a later one: a pair conflicts exactly when the earlier one
 //! does not happen before the later. Each memory region keeps a history of accesses;
-//! an entry is dropped once a later access it happens before covers its bytes, which
-//! keeps the history short without losing a race (the later access then stands for it).
+//! an entry is dropped once a later access of the same agent that it happens before
+//! covers its bytes, which keeps the history short without losing a race (the later
+//! access, on the same queue or host thread, then stands for it).
 
 use std::collections::{HashMap, HashSet};
 
@@ -74,10 +75,17 @@ fn conflicts(entry: &Entry, access: &Access) -> bool {
     (entry.write || access.write) && entry.start < access.end && access.start < entry.end
 }
 
-/// A later access that the entry happens before, covering its bytes, finds every race
-/// the entry would: unless the entry is a write and the new access only reads (a later
-/// read would race with the write but not with the read).
+/// A later access of the same queue or host thread that the entry happens before,
+/// covering its bytes, finds every race the entry would, against a call of the same
+/// kind: unless the entry is a write and the new access only reads (a later read would
+/// race with the write but not with the read). An access of another agent does not
+/// stand for it: a host read followed by a kernel's read would report a later write's
+/// race with the kernel only, and the host's (SG602) would be lost.
 fn superseded(hb: &HappensBefore, entry: &Entry, node: NodeId, access: &Access) -> bool {
     let covered = access.start <= entry.start && entry.end <= access.end;
-    covered && (access.write || !entry.write) && hb.happens_before(entry.node, node)
+    let exec = hb.exec;
+    covered
+        && (access.write || !entry.write)
+        && exec.node(entry.node).agent == exec.node(node).agent
+        && hb.happens_before(entry.node, node)
 }

@@ -11,6 +11,7 @@ mod calls;
 mod expr;
 mod kernels;
 mod settings;
+mod variables;
 
 use std::collections::HashMap;
 
@@ -32,6 +33,7 @@ pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> (Program, Vec
         place: Place::Host,
         values: Vec::new(),
         ahead: Vec::new(),
+        mutable: std::collections::HashSet::new(),
     };
     lowerer.collect_settings(&file.stmts);
     let body = lowerer.lower_stmts(&file.stmts);
@@ -75,6 +77,8 @@ struct Lowerer {
     values: Vec<crate::model::Expr>,
     /// The blocks being lowered, outermost first, for names used before their `let`.
     ahead: Vec<ahead::AheadFrame>,
+    /// Variables declared with `let mut`.
+    mutable: std::collections::HashSet<VarId>,
 }
 
 impl Lowerer {
@@ -179,9 +183,12 @@ impl Lowerer {
             }
             K::Let { pattern, value } => match &value.kind {
                 ast::ExprKind::Call(call) if !expr::is_builtin_call(call) => self.lower_call(call, Some(pattern), out),
-                _ => self.bind_value(pattern, value),
+                _ => self.bind_value(stmt, pattern, value, out),
             },
             K::Call(call) => self.lower_call(call, None, out),
+            K::LetMut { name, value } => self.lower_let_mut(stmt, name, value, out),
+            K::Assign { name, value } => self.lower_assign(stmt, name, value, out),
+            K::While { cond, body } => self.lower_while(stmt, cond, body, out),
             K::If { cond, then, otherwise } => self.lower_if(stmt, cond, then, otherwise.as_ref(), out),
             K::For { var, range, body } => self.lower_for(stmt, var, range, body, out),
             K::Thread { name, body } => self.lower_thread(stmt, name, body, out),
@@ -198,13 +205,24 @@ impl Lowerer {
         }
     }
 
-    fn bind_value(&mut self, pattern: &ast::Pattern, value: &ast::Expr) {
+    fn bind_value(&mut self, stmt: &ast::Stmt, pattern: &ast::Pattern, value: &ast::Expr, out: &mut Block) {
         let ast::Pattern::Name(name) = pattern else {
             let message = "only a call that creates several handles can bind a list";
             self.syntax_error(&value.span, message, "this is not such a call");
             return;
         };
         let value = self.lower_expr(value);
+        if value.mentions(&|var| self.mutable.contains(&var)) {
+            // Its value is the one at this point, as in C: a variable assigned once here.
+            let var = self.new_var(name);
+            self.bind(&name.name, Binding::Var(var));
+            out.push(Stmt::Assign {
+                var,
+                value,
+                span: self.span(&stmt.span),
+            });
+            return;
+        }
         self.values.push(value);
         self.bind(&name.name, Binding::Value(self.values.len() - 1));
     }
@@ -278,11 +296,7 @@ impl Lowerer {
             return;
         };
         let end = self.lower_expr(end_expr);
-        let id = VarId(self.program.vars.len() as u32);
-        self.program.vars.push(crate::model::Var {
-            name: var.name.clone(),
-            span: self.span(&var.span),
-        });
+        let id = self.new_var(var);
         let body = self.in_scope(self.place, |this| {
             this.bind(&var.name, Binding::Var(id));
             this.lower_stmts(&body.stmts)

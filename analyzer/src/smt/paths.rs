@@ -59,13 +59,7 @@ impl Guard {
 
 /// Whether `expr` refers to loop variable `var`.
 fn mentions(expr: &Expr, var: VarId) -> bool {
-    match expr {
-        Expr::Var(id) => *id == var,
-        Expr::Unary(_, operand) => mentions(operand, var),
-        Expr::Binary(_, lhs, rhs) => mentions(lhs, var) || mentions(rhs, var),
-        Expr::Cond(cond, then, otherwise) => [cond, then, otherwise].iter().any(|e| mentions(e, var)),
-        _ => false,
-    }
+    expr.mentions(&|id| id == var)
 }
 
 /// `for var in start..end` around an op.
@@ -201,6 +195,20 @@ impl<'p> Walker<'p> {
                     }
                 }
                 Stmt::Return(_) => returned = returned.or(here),
+                // What a variable holds after a loop of unknown length is not encoded:
+                // such code is checked on the concrete runs only.
+                Stmt::While { span, .. } => {
+                    return Err(Unsupported {
+                        reason: "a `while` loop".into(),
+                        span: span.clone(),
+                    });
+                }
+                Stmt::Assign { span, .. } => {
+                    return Err(Unsupported {
+                        reason: "a variable assigned with `let mut`".into(),
+                        span: span.clone(),
+                    });
+                }
             }
         }
         Ok(returned)

@@ -118,7 +118,8 @@ impl Printer<'_> {
                     }
                     last_line = Some(line);
                 }
-                Stmt::For { .. } | Stmt::Return(_) => {}
+                // A trace lowers to calls and rank branches only.
+                Stmt::For { .. } | Stmt::While { .. } | Stmt::Assign { .. } | Stmt::Return(_) => {}
             }
         }
         out
@@ -198,8 +199,8 @@ impl Printer<'_> {
                     self.objects_used(then, out);
                     self.objects_used(otherwise, out);
                 }
-                Stmt::For { body, .. } => self.objects_used(body, out),
-                Stmt::Return(_) => {}
+                Stmt::For { body, .. } | Stmt::While { body, .. } => self.objects_used(body, out),
+                Stmt::Return(_) | Stmt::Assign { .. } => {}
             }
         }
     }
@@ -594,6 +595,10 @@ fn call_objects(call: &RecordedCall) -> impl Iterator<Item = ObjId> + '_ {
 fn stmt_line(stmt: &Stmt) -> usize {
     match stmt {
         Stmt::Op(op) => op.span.range.start,
-        Stmt::If { span, .. } | Stmt::For { span, .. } | Stmt::Return(span) => span.range.start,
+        Stmt::If { span, .. }
+        | Stmt::For { span, .. }
+        | Stmt::While { span, .. }
+        | Stmt::Assign { span, .. }
+        | Stmt::Return(span) => span.range.start,
     }
 }

@@ -16,7 +16,7 @@ fn is_op_name(text: &str) -> bool {
 }
 use super::json::{Args, Json, Line};
 use super::locations::{SourceFiles, SourceLocation};
-use crate::api::{self, Api, ArgKind, Effect, Place};
+use crate::api::{self, Api, Effect, Place};
 use crate::calls::{self, CallArgs};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::frontend::{CheckedFile, Overrides};
@@ -693,17 +693,7 @@ fn observed_completion(api: &Api, resolved: &calls::CallArgs, args: &Args) -> Op
     if !complete {
         return None;
     }
-    let object = resolved.object(0)?;
-    Some(match api.params.first()?.kind {
-        ArgKind::Event => OpKind::EventSynchronize {
-            event: object,
-            timeout: None,
-        },
-        _ => OpKind::StreamSynchronize {
-            stream: object,
-            timeout: None,
-        },
-    })
+    calls::completion_synchronize(api, resolved)
 }
 
 /// Whether `ret` says the call succeeded (absent, `null`, 0 or a `*SUCCESS` name).

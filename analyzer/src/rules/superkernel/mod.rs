@@ -154,6 +154,11 @@ impl Mentions {
                     self.expr(end);
                     self.block(body);
                 }
+                Stmt::While { cond, body, .. } => {
+                    self.expr(cond);
+                    self.block(body);
+                }
+                Stmt::Assign { value, .. } => self.expr(value),
                 Stmt::Return(_) => {}
             }
         }
