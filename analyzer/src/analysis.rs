@@ -4,7 +4,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::Diagnostic;
-use crate::exec::{Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, issue_orders, reorder};
+use crate::exec::{
+    Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, instantiate_with_outcomes, issue_orders, reorder,
+};
 use crate::hb::HappensBefore;
 use crate::model::{Param, Program};
 use crate::rules::{Check, RULES};
@@ -133,32 +135,58 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     // run at its own values.
     let mut found_at: HashMap<Vec<i64>, Vec<FindingKey>> = HashMap::new();
     for (params, for_counterexample) in runs {
-        let exec = instantiate(program, params.clone());
-        run_names.extend(exec.assignment());
-        let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
-        if exec.truncated() || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
-            // A counterexample too large to run is still reported, by the solver alone.
-            if for_counterexample {
-                not_run.push(params);
-            } else {
-                diagnostics.push(too_large(program, &exec));
-                refuted.every_smaller_ran = false;
+        // Each combination of what the queries that branches look at report, as a tree:
+        // a run takes "not done" at every query past its prefix, and each such query
+        // is taken "done" in a run of its own.
+        let mut prefixes: Vec<Vec<bool>> = vec![Vec::new()];
+        let mut outcome_runs = 0;
+        while let Some(prefix) = prefixes.pop() {
+            if outcome_runs == MAX_OUTCOME_RUNS {
+                diagnostics.push(unchecked_outcomes(program));
+                break;
             }
-            continue;
-        }
-        let smallest_yet = !for_counterexample && refuted.every_smaller_ran && every_smaller_sampled(program, &params);
-        let findings = execution_findings(program, &exec, options);
-        found_at.insert(params.clone(), findings.iter().flat_map(finding_keys).collect());
-        for mut diagnostic in findings {
-            // The same finding in several runs is reported once, for the first run.
-            if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
-                if let Some(assignment) = exec.assignment() {
-                    diagnostic = diagnostic.with_note(format!("found with {assignment}"));
-                    if smallest_yet {
-                        refuted.first(diagnostic.code, diagnostics.len(), assignment);
-                    }
+            outcome_runs += 1;
+            let exec = instantiate_with_outcomes(program, params.clone(), &prefix);
+            let taken: Vec<bool> = exec.query_outcomes.iter().map(|&(_, done)| done).collect();
+            for point in prefix.len()..taken.len() {
+                let mut next = taken[..point].to_vec();
+                next.push(true);
+                prefixes.push(next);
+            }
+            if prefix.is_empty() {
+                run_names.extend(exec.assignment());
+            }
+            if !exec.query_syncs.is_empty() && !realizable_outcomes(&exec) {
+                continue;
+            }
+            if exec.truncated() || exec.nodes.len().saturating_mul(exec.agents.len()) > crate::hb::MAX_CLOCK_ENTRIES {
+                // A counterexample too large to run is still reported, by the solver alone.
+                if for_counterexample {
+                    not_run.push(params.clone());
+                } else {
+                    diagnostics.push(too_large(program, &exec));
+                    refuted.every_smaller_ran = false;
                 }
-                diagnostics.push(diagnostic);
+                break;
+            }
+            let smallest_yet =
+                !for_counterexample && refuted.every_smaller_ran && every_smaller_sampled(program, &params);
+            let findings = execution_findings(program, &exec, options);
+            found_at
+                .entry(params.clone())
+                .or_default()
+                .extend(findings.iter().flat_map(finding_keys));
+            for mut diagnostic in findings {
+                // The same finding in several runs is reported once, for the first run.
+                if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
+                    if let Some(assignment) = exec.assignment() {
+                        diagnostic = diagnostic.with_note(format!("found with {assignment}"));
+                        if smallest_yet {
+                            refuted.first(diagnostic.code, diagnostics.len(), assignment);
+                        }
+                    }
+                    diagnostics.push(with_query_outcomes(diagnostic, &exec));
+                }
             }
         }
     }
@@ -448,6 +476,54 @@ fn issue_order_note(exec: &Execution, permuted: &[NodeId]) -> String {
     note
 }
 
+/// Most runs per parameter assignment over the outcomes of the queries that branches
+/// look at (each such query doubles them).
+pub const MAX_OUTCOME_RUNS: usize = 64;
+
+/// A run in which a query saw work done that never finishes is no run: the query
+/// would have said "not done".
+fn realizable_outcomes(exec: &Execution) -> bool {
+    let hb = HappensBefore::build(exec);
+    exec.query_syncs.iter().all(|&sync| hb.executes(sync))
+}
+
+/// A finding of a run in which branches looked at queries: what each query reported.
+fn with_query_outcomes(mut diagnostic: Diagnostic, exec: &Execution) -> Diagnostic {
+    let mut said: Vec<(Span, bool)> = Vec::new();
+    for &(query, done) in &exec.query_outcomes {
+        if !said.contains(&(query.span.clone(), done)) {
+            said.push((query.span.clone(), done));
+        }
+    }
+    for (span, done) in said {
+        let report = if done {
+            "reports the work done"
+        } else {
+            "reports the work not done yet"
+        };
+        if diagnostic.primary == span {
+            diagnostic = diagnostic.with_note(format!("in this run the query here {report}"));
+        } else {
+            diagnostic = diagnostic.with_related(span, format!("in this run this query {report}"));
+        }
+    }
+    diagnostic
+}
+
+/// More combinations of query outcomes than were checked: said, since a finding that
+/// only another combination shows would be missed.
+fn unchecked_outcomes(program: &Program) -> Diagnostic {
+    Diagnostic::new(
+        &crate::rules::SolverUnknown::INFO,
+        program.threads[Program::MAIN_THREAD.index()].span.clone(),
+        format!(
+            "this program branches on query results in more combinations than the {MAX_OUTCOME_RUNS} runs checked: findings that only other combinations show are missed"
+        ),
+    )
+    .with_label("not every query outcome checked")
+    .with_help("branch on fewer query results, or synchronize instead of querying")
+}
+
 /// Host threads that share objects in more orders than were checked: said, since a
 /// finding in an unchecked order would be missed.
 fn unchecked_orders(program: &Program, exec: &Execution) -> Diagnostic {
@@ -517,7 +593,12 @@ fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> b
         });
     match same {
         Some(index) => {
-            diagnostics[index].notes.extend(found.notes.iter().cloned());
+            // Two calls of one finding (a record and its wait) can share a counterexample.
+            for note in &found.notes {
+                if !diagnostics[index].notes.contains(note) {
+                    diagnostics[index].notes.push(note.clone());
+                }
+            }
             true
         }
         None => false,

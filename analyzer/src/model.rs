@@ -300,6 +300,13 @@ pub fn for_each_op<'p>(block: &'p Block, f: &mut impl FnMut(&'p Op)) {
                 for_each_op(otherwise, f);
             }
             Stmt::For { body, .. } | Stmt::While { body, .. } => for_each_op(body, f),
+            Stmt::QueryBranch {
+                sync, done, pending, ..
+            } => {
+                f(sync);
+                for_each_op(done, f);
+                for_each_op(pending, f);
+            }
             Stmt::Return(_) | Stmt::Assign { .. } => {}
         }
     }
@@ -335,6 +342,15 @@ pub enum Stmt {
     While {
         cond: Expr,
         body: Block,
+        span: Span,
+    },
+    /// `if aclrtQueryEventStatus(ev) == COMPLETE { done } else { pending }`: which branch
+    /// runs depends on timing, so the analysis takes each. In `done`, the query saw the
+    /// work finished: `sync` (the synchronize it stands for) runs first.
+    QueryBranch {
+        sync: Op,
+        done: Block,
+        pending: Block,
         span: Span,
     },
 }

@@ -613,14 +613,19 @@ where
             .ignored()
             .recover_with(via_parser(empty().and_is(next_statement)));
 
-        let block = punct(Punct::LBrace)
-            .ignore_then(stmt.clone().repeated().collect::<Vec<_>>().map(tight))
-            .then_ignore(closing(Punct::RBrace))
-            .map_with(|stmts, e| Block {
-                stmts,
-                span: span_of(e.span()),
-            })
-            .labelled("block");
+        // A recursion point of its own: chumsky grows the stack at each one when little
+        // is left, and a statement's parse down to its block needs much of it in debug
+        // builds.
+        let block = recursive(|_| {
+            punct(Punct::LBrace)
+                .ignore_then(stmt.clone().repeated().collect::<Vec<_>>().map(tight))
+                .then_ignore(closing(Punct::RBrace))
+                .map_with(|stmts, e| Block {
+                    stmts,
+                    span: span_of(e.span()),
+                })
+        })
+        .labelled("block");
 
         let pattern = ident().map(Pattern::Name).or(ident()
             .separated_by(punct(Punct::Comma))

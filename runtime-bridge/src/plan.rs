@@ -119,7 +119,8 @@ impl<'e, 'p> Plan<'e, 'p> {
 }
 
 /// Why the backends cannot run `exec` as the execution that was verified, if so: an
-/// object from before the code (`existing_*`) has a state no run can recreate, and the
+/// object from before the code (`existing_*`) has a state no run can recreate, a branch
+/// on a query result goes the way the run's timing decides, and the
 /// backends run every stream as an ordinary one, so work that CUDA's legacy default
 /// stream orders would run unordered.
 pub fn cannot_run(exec: &Execution) -> Option<String> {
@@ -134,6 +135,12 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             "uses {} {}, which existed before the code it shows: a run cannot recreate its state",
             object.kind.noun(),
             object.name
+        ));
+    }
+    if let Some((query, _)) = exec.query_outcomes.first() {
+        return Some(format!(
+            "branches on what {} reports, which a run decides by its timing: no run can be made to take the branches that were verified",
+            query.api
         ));
     }
     let implicit = syncguard_analyzer::hb::legacy_edges(exec).len();

@@ -12,6 +12,12 @@ use crate::source::Span;
 
 /// Instantiate `program` with the given parameter values (by `ParamId`).
 pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
+    instantiate_with_outcomes(program, params, &[])
+}
+
+/// [`instantiate`], with the result of each query a branch looks at, in walk order:
+/// `true` where the query sees the work done; every later one is "not done".
+pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, outcomes: &[bool]) -> Execution<'p> {
     let ranks = match program.settings.ranks {
         crate::model::RankCount::Fixed(n) => n,
         crate::model::RankCount::Param(id) => params.get(id.index()).copied().unwrap_or(1).clamp(1, 1 << 16) as u32,
@@ -27,6 +33,8 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
             bad_uses: Vec::new(),
             bad_indices: Vec::new(),
             elements: HashMap::new(),
+            query_outcomes: Vec::new(),
+            query_syncs: Vec::new(),
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
@@ -42,6 +50,7 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
         },
         rank: RankState::default(),
         steps: 0,
+        outcomes,
     };
     for rank in 0..ranks {
         if builder.exec.truncated() {
@@ -93,15 +102,17 @@ enum Flow {
     Return,
 }
 
-struct Builder<'p> {
+struct Builder<'p, 'o> {
     exec: Execution<'p>,
     env: Env,
     rank: RankState,
     /// Statements and loop iterations walked so far, against `MAX_STEPS`.
     steps: u64,
+    /// What the queries that branches look at see, in walk order.
+    outcomes: &'o [bool],
 }
 
-impl<'p> Builder<'p> {
+impl<'p> Builder<'p, '_> {
     fn program(&self) -> &'p Program {
         self.exec.program
     }
@@ -247,6 +258,23 @@ impl<'p> Builder<'p> {
                 Flow::Continue
             }
             Stmt::While { cond, body, span } => self.walk_while(cond, body, span),
+            Stmt::QueryBranch {
+                sync, done, pending, ..
+            } => {
+                let point = self.exec.query_outcomes.len();
+                let seen_done = self.outcomes.get(point).copied().unwrap_or(false);
+                self.exec.query_outcomes.push((sync, seen_done));
+                if !seen_done {
+                    return self.walk_block(pending);
+                }
+                let before = self.exec.nodes.len();
+                self.rank.named_elements.clear();
+                let _ = self.host_op(sync);
+                self.exec
+                    .query_syncs
+                    .extend((before..self.exec.nodes.len()).map(|n| NodeId(n as u32)));
+                self.walk_block(done)
+            }
         }
     }
 
@@ -919,6 +947,7 @@ fn least_calls(block: &Block) -> u64 {
             }
             // A `while` may run no iteration.
             Stmt::Op(_) | Stmt::For { .. } | Stmt::While { .. } | Stmt::Assign { .. } => {}
+            Stmt::QueryBranch { done, pending, .. } => calls += (1 + least_calls(done)).min(least_calls(pending)),
             Stmt::If { then, otherwise, .. } => calls += least_calls(then).min(least_calls(otherwise)),
             Stmt::Return(_) => break,
         }

@@ -118,6 +118,8 @@ pub fn walk_core<'p>(
                 }
                 Err(error) => undefined(span, "the value of this assignment", error),
             },
+            // A query is a host call, which kernel code cannot make.
+            Stmt::QueryBranch { pending, .. } => walk_core(pending, env, budget, visit),
             Stmt::While { cond, body, span } => loop {
                 match env.truthy(cond) {
                     Ok(true) => {}
@@ -165,7 +167,11 @@ fn stopped(span: &Span, reason: StopReason) -> CoreEnd {
 fn stmt_span(stmt: &Stmt) -> &Span {
     match stmt {
         Stmt::Op(op) => &op.span,
-        Stmt::If { span, .. } | Stmt::For { span, .. } | Stmt::While { span, .. } | Stmt::Assign { span, .. } => span,
+        Stmt::If { span, .. }
+        | Stmt::For { span, .. }
+        | Stmt::While { span, .. }
+        | Stmt::Assign { span, .. }
+        | Stmt::QueryBranch { span, .. } => span,
         Stmt::Return(span) => span,
     }
 }

@@ -461,6 +461,8 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         instances,
         bad_uses,
         bad_indices: exec.bad_indices.clone(),
+        query_outcomes: exec.query_outcomes.clone(),
+        query_syncs: exec.query_syncs.iter().map(|&node| map(node)).collect(),
         elements: exec
             .elements
             .iter()

@@ -9,7 +9,7 @@ mod core_walk;
 mod eval;
 mod issue_orders;
 
-pub use build::{core_envs, instantiate};
+pub use build::{core_envs, instantiate, instantiate_with_outcomes};
 pub use core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
 pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, calls_conflict, issue_orders, reorder};
@@ -37,6 +37,11 @@ pub struct Execution<'p> {
     pub bad_indices: Vec<BadIndex<'p>>,
     /// The handle each `array[i]` of a node's call named when it was issued.
     pub elements: HashMap<(NodeId, ObjId), InstId>,
+    /// Each query a branch looked at, in walk order, and whether it saw the work done.
+    pub query_outcomes: Vec<(&'p Op, bool)>,
+    /// The synchronizes of the queries that saw the work done: a run in which one never
+    /// returns is not a run (the query would have said "not done").
+    pub query_syncs: Vec<NodeId>,
     /// Calls, conditions and loops left out because a value they need has none on
     /// that rank (overflow, division by zero, an unbound name).
     pub eval_errors: Vec<EvalFailure>,

@@ -255,6 +255,10 @@ impl Lowerer {
             );
             return;
         }
+        if let Some(call) = variables::queried(cond) {
+            self.lower_query_branch(stmt, call, cond, then, otherwise, out);
+            return;
+        }
         let cond = self.lower_expr(cond);
         let then = self.lower_block(then);
         let otherwise = match otherwise {

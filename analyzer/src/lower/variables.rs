@@ -1,6 +1,7 @@
-//! Host code's own state: `let mut` variables, assignments and `while` loops, and the
-//! busy-wait on a query (`while aclrtQueryEventStatus(ev) != COMPLETE {}`), which is
-//! the synchronize the query stands for once it sees the work done.
+//! Host code's own state: `let mut` variables, assignments and `while` loops, and what
+//! code does with a query's result: a busy-wait on it (`while aclrtQueryEventStatus(ev)
+//! != COMPLETE {}`), which is the synchronize the query stands for once it sees the
+//! work done, and a branch on it (`if aclrtQueryEventStatus(ev) == COMPLETE { ... }`).
 
 use syncguard_grammar::ast::{self, BinaryOp, ExprKind};
 
@@ -87,23 +88,11 @@ impl Lowerer {
     /// `while QUERY(handle) != DONE {}` (or `== NOT_READY`): the loop ends once the query
     /// sees the work done, so it orders what follows as the synchronize it stands for.
     fn lower_busy_wait(&mut self, cond: &ast::Expr, call: &ast::Call, body: &ast::Block, out: &mut Block) {
-        let Some(api) = api::lookup(&call.callee.text) else {
-            return;
-        };
-        let Some(completion) = api.query else {
-            let message = format!(
-                "a busy-wait on `{}` is not modelled: syncguard does not know which result means done",
-                api.name
-            );
-            self.syntax_error(
-                &cond.span,
-                message,
-                "only the queries of a stream's or an event's work are modelled",
-            );
+        let Some((api, completion)) = self.modelled_query(cond, call, "a busy-wait") else {
             return;
         };
         let (done, not_ready) = status_names(completion);
-        if !loops_until_done(cond, done, &not_ready) {
+        if compares(cond, done, &not_ready) != Some(false) {
             let message = format!(
                 "a busy-wait loops while the query is not done: `{}(...) != {done}`",
                 api.name
@@ -116,19 +105,95 @@ impl Lowerer {
             self.syntax_error(&body.span, message, "move this work before or after the loop");
             return;
         }
-        let Some(bound) = self.bind_args(api, call) else {
-            return;
-        };
-        let Some(args) = self.resolve_args(api, &bound) else {
-            return;
-        };
-        if let Some(kind) = crate::calls::completion_synchronize(api, &args) {
-            out.push(Stmt::Op(Op {
-                api: api.name,
-                kind,
-                span: self.span(&call.span),
-            }));
+        if let Some(sync) = self.query_synchronize(api, call) {
+            out.push(Stmt::Op(sync));
         }
+    }
+
+    /// `if QUERY(handle) == DONE { done } else { pending }` (or `!= NOT_READY`, or the
+    /// branches the other way round with `!= DONE` / `== NOT_READY`).
+    pub(super) fn lower_query_branch(
+        &mut self,
+        stmt: &ast::Stmt,
+        call: &ast::Call,
+        cond: &ast::Expr,
+        then: &ast::Block,
+        otherwise: Option<&ast::Else>,
+        out: &mut Block,
+    ) {
+        if !self.require_place(stmt, Place::Host, "a branch on a query", "in host code") {
+            return;
+        }
+        let Some((api, completion)) = self.modelled_query(cond, call, "a branch") else {
+            return;
+        };
+        let (done, not_ready) = status_names(completion);
+        let Some(then_is_done) = compares(cond, done, &not_ready) else {
+            let message = format!(
+                "a branch on `{}` must compare its result with `{done}` or `{not_ready}`",
+                api.name
+            );
+            self.syntax_error(&cond.span, message, "syncguard cannot tell which runs take this branch");
+            return;
+        };
+        let Some(sync) = self.query_synchronize(api, call) else {
+            return;
+        };
+        let then = self.lower_block(then);
+        let otherwise = match otherwise {
+            None => Vec::new(),
+            Some(ast::Else::Block(block)) => self.lower_block(block),
+            Some(ast::Else::If(nested)) => {
+                let mut block = Vec::new();
+                self.lower_stmt(nested, &mut block);
+                block
+            }
+        };
+        let (done, pending) = if then_is_done {
+            (then, otherwise)
+        } else {
+            (otherwise, then)
+        };
+        out.push(Stmt::QueryBranch {
+            sync,
+            done,
+            pending,
+            span: self.span(&stmt.span),
+        });
+    }
+
+    /// The query `call` makes, if syncguard knows which of its results means done.
+    fn modelled_query(
+        &mut self,
+        cond: &ast::Expr,
+        call: &ast::Call,
+        what: &str,
+    ) -> Option<(&'static api::Api, QueryCompletion)> {
+        let api = api::lookup(&call.callee.text)?;
+        let Some(completion) = api.query else {
+            let message = format!(
+                "{what} on `{}` is not modelled: syncguard does not know which result means done",
+                api.name
+            );
+            self.syntax_error(
+                &cond.span,
+                message,
+                "only the queries of a stream's or an event's work are modelled",
+            );
+            return None;
+        };
+        Some((api, completion))
+    }
+
+    /// The synchronize a query stands for when it sees the work done, at the query.
+    fn query_synchronize(&mut self, api: &'static api::Api, call: &ast::Call) -> Option<Op> {
+        let bound = self.bind_args(api, call)?;
+        let args = self.resolve_args(api, &bound)?;
+        Some(Op {
+            api: api.name,
+            kind: crate::calls::completion_synchronize(api, &args)?,
+            span: self.span(&call.span),
+        })
     }
 
     /// Names of integer values in scope (variables, parameters), for suggestions.
@@ -145,8 +210,8 @@ impl Lowerer {
     }
 }
 
-/// The query call a loop condition compares, if it is one.
-fn queried(cond: &ast::Expr) -> Option<&ast::Call> {
+/// The query call a condition compares, if it is one.
+pub(super) fn queried(cond: &ast::Expr) -> Option<&ast::Call> {
     let ExprKind::Binary(BinaryOp::Eq | BinaryOp::Ne, lhs, rhs) = &cond.kind else {
         return None;
     };
@@ -169,15 +234,23 @@ fn status_names(completion: QueryCompletion) -> (&'static str, String) {
     }
 }
 
-/// `query != done` or `query == not_ready`, either way round.
-fn loops_until_done(cond: &ast::Expr, done: &str, not_ready: &str) -> bool {
+/// Whether `cond` holds when the query sees the work done (`query == done`, `query !=
+/// not_ready`) or when it does not (`!= done`, `== not_ready`), either way round; `None`
+/// for any other comparison.
+fn compares(cond: &ast::Expr, done: &str, not_ready: &str) -> Option<bool> {
     let ExprKind::Binary(op, lhs, rhs) = &cond.kind else {
-        return false;
+        return None;
     };
     let constant = [lhs, rhs].into_iter().find_map(|side| match &side.kind {
         ExprKind::Name(path) => Some(path.text.rsplit("::").next().unwrap_or(&path.text)),
         _ => None,
-    });
-    matches!((op, constant), (BinaryOp::Ne, Some(c)) if c == done)
-        || matches!((op, constant), (BinaryOp::Eq, Some(c)) if c == not_ready)
+    })?;
+    let equal = *op == BinaryOp::Eq;
+    if constant == done {
+        Some(equal)
+    } else if constant == not_ready {
+        Some(!equal)
+    } else {
+        None
+    }
 }

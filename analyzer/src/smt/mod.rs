@@ -6,6 +6,7 @@
 //! objects are thread-local (`z3::Context::thread_local`), so they never leave the thread
 //! that made them.
 
+pub(crate) mod bounds;
 mod encode;
 mod paths;
 pub(crate) mod properties;

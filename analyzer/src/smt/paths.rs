@@ -209,6 +209,12 @@ impl<'p> Walker<'p> {
                         span: span.clone(),
                     });
                 }
+                Stmt::QueryBranch { span, .. } => {
+                    return Err(Unsupported {
+                        reason: "a branch on a query result".into(),
+                        span: span.clone(),
+                    });
+                }
             }
         }
         Ok(returned)

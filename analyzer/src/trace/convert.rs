@@ -119,7 +119,11 @@ impl Printer<'_> {
                     last_line = Some(line);
                 }
                 // A trace lowers to calls and rank branches only.
-                Stmt::For { .. } | Stmt::While { .. } | Stmt::Assign { .. } | Stmt::Return(_) => {}
+                Stmt::For { .. }
+                | Stmt::While { .. }
+                | Stmt::Assign { .. }
+                | Stmt::QueryBranch { .. }
+                | Stmt::Return(_) => {}
             }
         }
         out
@@ -200,6 +204,10 @@ impl Printer<'_> {
                     self.objects_used(otherwise, out);
                 }
                 Stmt::For { body, .. } | Stmt::While { body, .. } => self.objects_used(body, out),
+                Stmt::QueryBranch { done, pending, .. } => {
+                    self.objects_used(done, out);
+                    self.objects_used(pending, out);
+                }
                 Stmt::Return(_) | Stmt::Assign { .. } => {}
             }
         }
@@ -599,6 +607,7 @@ fn stmt_line(stmt: &Stmt) -> usize {
         | Stmt::For { span, .. }
         | Stmt::While { span, .. }
         | Stmt::Assign { span, .. }
+        | Stmt::QueryBranch { span, .. }
         | Stmt::Return(span) => span.range.start,
     }
 }

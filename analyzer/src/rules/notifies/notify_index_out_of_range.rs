@@ -94,6 +94,24 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `largest index + 1` of `op` as a formula over the parameters ("N"), when the program
+/// is parametric and the index is linear in them.
+fn parametric_count(program: &crate::model::Program, op: &crate::model::Op) -> Option<String> {
+    use crate::model::OpKind;
+    let index = match &op.kind {
+        OpKind::ChannelNotifyRecord { index, .. }
+        | OpKind::ChannelNotifyWait { index, .. }
+        | OpKind::ThreadNotifyRecord { index, .. }
+        | OpKind::ThreadNotifyWait { index, .. }
+        | OpKind::RemoteWrite {
+            notify: Some(index), ..
+        } => index,
+        _ => return None,
+    };
+    let needed = crate::smt::bounds::largest(program, op, index)?.offset(1)?;
+    needed.is_parametric().then(|| needed.display(program).to_string())
+}
+
 fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
     let exec = analysis.exec;
     let first = group[0];
@@ -151,8 +169,16 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
             diagnostic = diagnostic.with_related(span, format!("{name} is acquired here with {field} {}", first.count));
         }
     }
+    let op = exec.node(first.node).op;
     let help = if first.index < 0 {
         format!("use an index from 0 to {field} - 1")
+    } else if let Some(needed) = parametric_count(exec.program, op) {
+        // Advice for every parameter value, not only the counterexample's.
+        let params: Vec<&str> = exec.program.params.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "acquire {name} with {field}: {needed} (or more), enough for this call's index for every {}, or keep the index below {field}",
+            params.join(" and ")
+        )
     } else if first.count <= 0 {
         format!("acquire {name} with {field}: {} (or more)", i128::from(first.index) + 1)
     } else {

@@ -159,6 +159,10 @@ impl Mentions {
                     self.block(body);
                 }
                 Stmt::Assign { value, .. } => self.expr(value),
+                Stmt::QueryBranch { done, pending, .. } => {
+                    self.block(done);
+                    self.block(pending);
+                }
                 Stmt::Return(_) => {}
             }
         }

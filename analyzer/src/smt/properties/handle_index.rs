@@ -1,7 +1,7 @@
 //! `handle-index-in-range`: for every parameter value, rank and loop iteration that
 //! reaches a call naming `array[index]`, the index is in `0..len` of the array.
 
-use super::notify_index::{FACT_COUNT, FACT_PATH, FACT_RANKS, RangeMiss, in_range};
+use super::notify_index::{RangeMiss, add_reasons, in_range};
 use super::{Outcome, SMALLEST, Space, unsupported};
 use crate::diagnostic::Diagnostic;
 use crate::model::{BufferInfo, MemorySpace, ObjId, ObjectKind, OpKind, Program};
@@ -27,23 +27,9 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
             // A negative count creates no array: the concrete run reports it (SG001).
             match in_range(space, path, index, &shape.len, Some(0), options) {
                 Ok(Answer::Holds(core)) => {
-                    for fact in core {
-                        let why = match fact {
-                            FACT_RANKS => (space.span(), "the declared parameter range".to_string()),
-                            FACT_PATH => (
-                                path.op.span.clone(),
-                                format!("where {} runs, and its index", path.op.api),
-                            ),
-                            FACT_COUNT => (
-                                program.object(*array).span.clone(),
-                                format!("the number of handles in {}", program.object(*array).name),
-                            ),
-                            _ => continue,
-                        };
-                        if !because.contains(&why) {
-                            because.push(why);
-                        }
-                    }
+                    let array = program.object(*array);
+                    let what = format!("the number of handles in {}", array.name);
+                    add_reasons(space, path, &core, (&array.span, &what), &mut because);
                 }
                 Ok(Answer::Fails(miss)) => {
                     let diagnostic = out_of_range(program, path, element, &miss);

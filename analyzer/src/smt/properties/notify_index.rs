@@ -14,9 +14,9 @@ use crate::source::Span;
 pub(super) const PROPERTY: &str = "notify-index-in-range";
 
 /// Tracked facts of one query, for "proved because".
-pub(super) const FACT_RANKS: usize = 0;
-pub(super) const FACT_PATH: usize = 1;
-pub(super) const FACT_COUNT: usize = 2;
+const FACT_RANKS: usize = 0;
+const FACT_PATH: usize = 1;
+const FACT_COUNT: usize = 2;
 
 pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome: &mut Outcome) {
     let mut because: Vec<(Span, String)> = Vec::new();
@@ -31,21 +31,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
         };
         checked += 1;
         match check_op(space, path, &used, &count, options) {
-            Ok(Answer::Holds(core)) => {
-                for fact in core {
-                    let why = match fact {
-                        FACT_RANKS => (space.span(), "the declared parameter range".to_string()),
-                        FACT_PATH => (
-                            path.op.span.clone(),
-                            format!("where {} runs, and its index", path.op.api),
-                        ),
-                        _ => (object_span.clone(), what.clone()),
-                    };
-                    if !because.contains(&why) {
-                        because.push(why);
-                    }
-                }
-            }
+            Ok(Answer::Holds(core)) => add_reasons(space, path, &core, (&object_span, &what), &mut because),
             Ok(Answer::Fails(found)) => {
                 failed = true;
                 outcome.counterexamples.push(found);
@@ -117,6 +103,30 @@ fn check_op(
             Answer::Fails(miss.counterexample(PROPERTY, diagnostic))
         }
     })
+}
+
+/// Why an in-range proof holds, from the facts of its unsat core: the parameter range,
+/// where the call runs, and `count` (where the limit is set, and what it is).
+pub(super) fn add_reasons(
+    space: &Space,
+    path: &PathOp,
+    core: &[usize],
+    count: (&Span, &String),
+    because: &mut Vec<(Span, String)>,
+) {
+    for &fact in core {
+        let why = match fact {
+            FACT_RANKS => (space.span(), "the declared parameter range".to_string()),
+            FACT_PATH => (
+                path.op.span.clone(),
+                format!("where {} runs, and its index", path.op.api),
+            ),
+            _ => (count.0.clone(), count.1.clone()),
+        };
+        if !because.contains(&why) {
+            because.push(why);
+        }
+    }
 }
 
 /// Where `index` falls outside `0..limit`: the smallest parameter values, rank and
