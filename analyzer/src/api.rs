@@ -69,6 +69,8 @@ pub enum EnumFamily {
     MallocPolicy,
     /// `HcommDataType`: the element type of the reduce transfers.
     DataType,
+    /// `aclrtStreamFailureMode`, in its order (a constant's index is its value).
+    StreamFailureMode,
 }
 
 impl EnumFamily {
@@ -100,6 +102,7 @@ impl EnumFamily {
                 "ACL_MEM_MALLOC_HUGE_ONLY",
                 "ACL_MEM_MALLOC_NORMAL_ONLY",
             ],
+            EnumFamily::StreamFailureMode => &["ACL_CONTINUE_ON_FAILURE", "ACL_STOP_ON_FAILURE"],
             EnumFamily::DataType => &[
                 "HCOMM_DATA_TYPE_INT8",
                 "HCOMM_DATA_TYPE_INT16",
@@ -497,6 +500,11 @@ const EVENT_RECORDED_COMPLETE: QueryCompletion = QueryCompletion::Status {
     name: "ACL_EVENT_RECORDED_STATUS_COMPLETE",
     value: Some(1),
 };
+/// `aclrtQueryEventWaitStatus` saw every wait on the event done.
+const EVENT_WAITS_COMPLETE: QueryCompletion = QueryCompletion::Status {
+    name: "ACL_EVENT_WAIT_STATUS_COMPLETE",
+    value: Some(0),
+};
 /// A query with its out-parameter: what it saw (a trace's `status`).
 const P_EVENT_STATUS: &[Param] = &[p("event", Event), opt("status", Opaque)];
 const P_STREAM_STATUS: &[Param] = &[p("stream", Stream), opt("status", Opaque)];
@@ -572,6 +580,13 @@ pub static APIS: &[Api] = &[
     host("aclFinalize", &[], NONE, E::None),
     host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::None),
     host("aclrtResetDevice", &[p("deviceId", Int)], NONE, E::None),
+    // What the stream does after a failed task; orders nothing.
+    host(
+        "aclrtSetStreamFailureMode",
+        &[p("stream", Stream), p("mode", Enum(EnumFamily::StreamFailureMode))],
+        NONE,
+        E::None,
+    ),
     host("aclrtStreamQuery", P_STREAM_STATUS, NONE, E::None).completes(QueryCompletion::Status {
         name: "ACL_STREAM_STATUS_COMPLETE",
         value: None,
@@ -632,10 +647,11 @@ pub static APIS: &[Api] = &[
     host("aclrtQueryEvent", P_EVENT, NONE, E::EventQuery { wait_status: false }),
     host(
         "aclrtQueryEventWaitStatus",
-        P_EVENT,
+        P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: true },
-    ),
+    )
+    .completes(EVENT_WAITS_COMPLETE),
     host("aclrtSynchronizeEvent", P_EVENT, NONE, E::EventSynchronize),
     host(
         "aclrtSynchronizeEventWithTimeout",
@@ -745,10 +761,11 @@ pub static APIS: &[Api] = &[
     .completes(EVENT_RECORDED_COMPLETE),
     host(
         "acl.rt.query_event_wait_status",
-        P_EVENT,
+        P_EVENT_STATUS,
         NONE,
         E::EventQuery { wait_status: true },
-    ),
+    )
+    .completes(EVENT_WAITS_COMPLETE),
     host("acl.rt.synchronize_event", P_EVENT, NONE, E::EventSynchronize),
     host("acl.rt.destroy_event", P_EVENT, NONE, E::Destroy),
     host("acl.rt.malloc", P_MALLOC, C::DeviceBuffer, E::Create).out("dev_ptr"),

@@ -512,6 +512,9 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
 pub fn completion_synchronize(api: &Api, args: &CallArgs) -> Option<OpKind> {
     api.query?;
     let object = args.object(0)?;
+    if api.effect == (Effect::EventQuery { wait_status: true }) {
+        return Some(OpKind::EventWaitsSynchronize { event: object });
+    }
     Some(match api.params.first()?.kind {
         crate::api::ArgKind::Event => OpKind::EventSynchronize {
             event: object,

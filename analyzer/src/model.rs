@@ -393,6 +393,12 @@ pub enum OpKind {
         event: ObjId,
         timeout: Option<Timeout>,
     },
+    /// `aclrtQueryEventWaitStatus` saw every wait on the event done (a traced `status`
+    /// of `ACL_EVENT_WAIT_STATUS_COMPLETE`, or the end of a busy-wait on it): the host
+    /// is ordered after the waits issued on it so far.
+    EventWaitsSynchronize {
+        event: ObjId,
+    },
     /// The time between two events' records, read on the host.
     EventElapsedTime {
         start: ObjId,

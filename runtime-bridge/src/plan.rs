@@ -137,6 +137,16 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             object.name
         ));
     }
+    if let Some(node) = exec
+        .nodes
+        .iter()
+        .find(|node| matches!(node.action, Action::WaitsSync { .. }))
+    {
+        return Some(format!(
+            "waits until {} reports every wait on its event done, which no backend replays yet",
+            node.op.api
+        ));
+    }
     if let Some((query, _)) = exec.query_outcomes.first() {
         return Some(format!(
             "branches on what {} reports, which a run decides by its timing: no run can be made to take the branches that were verified",

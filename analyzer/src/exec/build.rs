@@ -72,6 +72,8 @@ struct RankState {
     empty_arrays: std::collections::HashSet<ObjId>,
     /// The handles the current call's `array[i]` named so far, for its nodes.
     named_elements: Vec<(ObjId, InstId)>,
+    /// Each event's last wait on each queue so far.
+    last_waits: HashMap<InstId, Vec<(AgentId, NodeId)>>,
     /// The host thread being walked and its last host-side node.
     host: Option<AgentId>,
     last_host_node: Option<NodeId>,
@@ -399,6 +401,11 @@ impl<'p> Builder<'p, '_> {
         for &(element, inst) in &self.rank.named_elements {
             self.exec.elements.insert((id, element), inst);
         }
+        if let Action::EventWait(event) = self.exec.node(id).action {
+            let waits = self.rank.last_waits.entry(event).or_default();
+            waits.retain(|&(queue, _)| queue != agent);
+            waits.push((agent, id));
+        }
         id
     }
 
@@ -585,6 +592,12 @@ impl<'p> Builder<'p, '_> {
             OpKind::EventSynchronize { event, .. } => {
                 let inst = self.live(op, *event)?;
                 self.host_node(op, Action::EventSync(inst));
+            }
+            OpKind::EventWaitsSynchronize { event } => {
+                let inst = self.live(op, *event)?;
+                let upto = self.rank.last_waits.get(&inst).cloned().unwrap_or_default();
+                let upto = upto.into_iter().map(|(_, node)| node).collect();
+                self.host_node(op, Action::WaitsSync { event: inst, upto });
             }
             OpKind::EventElapsedTime { start, end } => {
                 let (start, end) = (self.live(op, *start)?, self.live(op, *end)?);

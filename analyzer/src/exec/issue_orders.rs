@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::{Action, AgentId, AgentKind, Execution, LegacyOrder, NodeId};
+use super::{Action, AgentId, AgentKind, Execution, InstId, LegacyOrder, NodeId};
 
 /// Issue orders checked per run. Past it the rest are said to be unchecked.
 pub const MAX_ISSUE_ORDERS: usize = 1024;
@@ -422,7 +422,22 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         }
         agent.nodes.sort();
     }
+    let waits_on: Vec<Option<InstId>> = nodes
+        .iter()
+        .map(|node| match node.action {
+            Action::EventWait(event) => Some(event),
+            _ => None,
+        })
+        .collect();
     for (i, node) in nodes.iter_mut().enumerate() {
+        let last_wait_before = |agent: AgentId, event: InstId| {
+            let queue = &agents[agent.index()].nodes;
+            queue[..queue.partition_point(|&n| n.index() < i)]
+                .iter()
+                .rev()
+                .find(|&&n| waits_on[n.index()] == Some(event))
+                .copied()
+        };
         let last_before = |agent: AgentId| {
             let queue = &agents[agent.index()].nodes;
             queue
@@ -438,6 +453,14 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
                     .map(AgentId)
                     .filter(|&a| agents[a.index()].rank == rank && agents[a.index()].kind.is_device())
                     .filter_map(last_before)
+                    .collect();
+            }
+            Action::WaitsSync { event, upto } => {
+                let rank = exec.agent(node.agent).rank;
+                *upto = (0..agents.len() as u32)
+                    .map(AgentId)
+                    .filter(|&a| agents[a.index()].rank == rank && agents[a.index()].kind.is_device())
+                    .filter_map(|a| last_wait_before(a, *event))
                     .collect();
             }
             _ => {}

@@ -224,6 +224,12 @@ pub enum Action {
     DeviceSync {
         upto: Vec<NodeId>,
     },
+    /// The event's waits are done (`aclrtQueryEventWaitStatus`): `upto` is the last wait
+    /// on it of each queue of the rank at that moment.
+    WaitsSync {
+        event: InstId,
+        upto: Vec<NodeId>,
+    },
     NotifyRecord(InstId),
     NotifyWait(InstId),
     /// Sets notify `index` on the peer of `channel`.
@@ -257,7 +263,7 @@ impl Action {
     pub fn blocks_host(&self) -> bool {
         matches!(
             self,
-            Action::EventSync(_) | Action::AgentSync { .. } | Action::DeviceSync { .. }
+            Action::EventSync(_) | Action::AgentSync { .. } | Action::DeviceSync { .. } | Action::WaitsSync { .. }
         )
     }
 }

@@ -28,7 +28,7 @@ pub(super) fn synced_queues(exec: &Execution) -> Vec<SyncedQueue> {
         let sync = NodeId(index as u32);
         let upto: &[NodeId] = match &node.action {
             Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
-            Action::DeviceSync { upto } => upto,
+            Action::DeviceSync { upto } | Action::WaitsSync { upto, .. } => upto,
             _ => continue,
         };
         out.extend(upto.iter().map(|&upto| SyncedQueue { sync, upto }));

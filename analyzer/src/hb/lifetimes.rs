@@ -214,6 +214,7 @@ fn instances_used(exec: &Execution, node: NodeId) -> Vec<InstId> {
         | Action::EventReset(i)
         | Action::EventQuery(i)
         | Action::EventSync(i)
+        | Action::WaitsSync { event: i, .. }
         | Action::NotifyRecord(i)
         | Action::NotifyWait(i)
         | Action::ChannelNotifyRecord { channel: i, .. }

@@ -243,7 +243,7 @@ impl HostView {
     fn observe(&mut self, exec: &Execution, sync: NodeId) {
         let upto: &[NodeId] = match &exec.node(sync).action {
             Action::AgentSync { upto: Some(last), .. } => std::slice::from_ref(last),
-            Action::DeviceSync { upto } => upto,
+            Action::DeviceSync { upto } | Action::WaitsSync { upto, .. } => upto,
             _ => return,
         };
         let host = exec.node(sync).agent;

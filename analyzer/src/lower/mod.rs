@@ -261,7 +261,18 @@ impl Lowerer {
         }
         let cond = self.lower_expr(cond);
         let then = self.lower_block(then);
-        let otherwise = match otherwise {
+        let otherwise = self.lower_else(otherwise);
+        out.push(Stmt::If {
+            cond,
+            then,
+            otherwise,
+            span: self.span(&stmt.span),
+        });
+    }
+
+    /// The `else` of an `if`: its block, or the `else if` as a block of one statement.
+    fn lower_else(&mut self, otherwise: Option<&ast::Else>) -> Block {
+        match otherwise {
             None => Vec::new(),
             Some(ast::Else::Block(block)) => self.lower_block(block),
             Some(ast::Else::If(nested)) => {
@@ -269,13 +280,7 @@ impl Lowerer {
                 self.lower_stmt(nested, &mut block);
                 block
             }
-        };
-        out.push(Stmt::If {
-            cond,
-            then,
-            otherwise,
-            span: self.span(&stmt.span),
-        });
+        }
     }
 
     fn lower_for(

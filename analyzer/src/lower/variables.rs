@@ -140,15 +140,7 @@ impl Lowerer {
             return;
         };
         let then = self.lower_block(then);
-        let otherwise = match otherwise {
-            None => Vec::new(),
-            Some(ast::Else::Block(block)) => self.lower_block(block),
-            Some(ast::Else::If(nested)) => {
-                let mut block = Vec::new();
-                self.lower_stmt(nested, &mut block);
-                block
-            }
-        };
+        let otherwise = self.lower_else(otherwise);
         let (done, pending) = if then_is_done {
             (then, otherwise)
         } else {

@@ -244,6 +244,22 @@ impl Printer<'_> {
             let args = self.arguments(call, |name| name != "status");
             return Some(stmt(ast::StmtKind::Call(make_call(synchronize, args))));
         }
+        if let (OpKind::EventWaitsSynchronize { .. }, Some(api::QueryCompletion::Status { name: done, .. })) =
+            (&op.kind, call.api.query)
+        {
+            // No synchronize stands for it: the busy-wait on the query says the same.
+            let query = make_call(call.api.name, self.arguments(call, |name| name != "status"));
+            let cond = plain(ast::ExprKind::Binary(
+                ast::BinaryOp::Ne,
+                Box::new(plain(ast::ExprKind::Call(Box::new(query)))),
+                Box::new(name(done)),
+            ));
+            let body = ast::Block {
+                stmts: Vec::new(),
+                span: 0..0,
+            };
+            return Some(stmt(ast::StmtKind::While { cond, body }));
+        }
         Some(self.recorded(call))
     }
 

@@ -315,6 +315,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.extend(timeout(t));
                 args.extend(completed_status(api));
             }
+            (OpKind::EventWaitsSynchronize { .. }, Action::WaitsSync { event, .. }) => {
+                args.push(Arg::new(ArgKind::Event, self.handle(*event)));
+                args.extend(completed_status(api));
+            }
             (OpKind::DeviceSynchronize, _) => {}
             (OpKind::NotifyRecord { stream, .. }, Action::NotifyRecord(notify)) => {
                 args.push(Arg::new(ArgKind::Notify, self.handle(*notify)));

@@ -93,6 +93,7 @@ fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeI
     let node = exec.node(sync);
     let queues: Vec<AgentId> = match &node.action {
         Action::AgentSync { agent, .. } => vec![*agent],
+        Action::WaitsSync { upto, .. } => upto.iter().map(|&wait| exec.node(wait).agent).collect(),
         Action::DeviceSync { .. } => (0..exec.agents.len() as u32)
             .map(AgentId)
             .filter(|&a| exec.agent(a).rank == exec.agent(node.agent).rank && exec.agent(a).kind.is_device())
