@@ -36,8 +36,11 @@ impl Lowerer {
                 return None;
             }
             _ => {
-                // Not a name of an array: the usual message for what the base is.
-                self.arg_object(base, kind)?;
+                // Not a name of an array: the usual message for what the base is, or,
+                // for a handle (`NULL[0]`), that it has no elements.
+                if self.arg_object(base, kind).is_some() {
+                    self.syntax_error(&base.span, "this is not an array of handles", "remove the index");
+                }
                 return None;
             }
         };
