@@ -250,11 +250,18 @@ fn add_counterexamples(
             )
         };
         if too_large && !counterexample.smallest {
-            // Too large to run, and perhaps not the smallest values.
-            unproved.push(not_proved(
-                "z3 found a violation at values too large to run, and its search for smaller ones ran out of time",
-                &found,
+            // Too large to run, and perhaps not the smallest values. The deadline decided
+            // this verdict (with more time it is a finding), so say so as z3's other
+            // timeouts are said.
+            let why =
+                "z3 found a violation at values too large to run, and its search for smaller ones ran out of time";
+            diagnostics.push(crate::smt::solver_unknown(
+                counterexample.property,
+                found.primary.clone(),
+                why,
+                "the property is checked only on the concrete runs (the smallest parameter values)",
             ));
+            unproved.push(not_proved(why, &found));
         } else if too_large {
             found = found.with_note(
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this",

@@ -298,3 +298,41 @@ aclrtSynchronizeStream(s);
         assert_eq!(entry.checked, vec!["N = 2", "N = 3", "N = 4"]);
     }
 }
+
+/// A violation only at values too large to run, whose search for smaller values runs out
+/// of time: the deadline decides between a finding and a `not proved` line, so it is an
+/// SG004 warning (found by the `fmt` fuzz target, whose checks of one file disagreed
+/// under load with nothing saying why).
+#[test]
+fn a_too_large_counterexample_whose_minimization_times_out_is_sg004() {
+    let text = r#"
+target A3;
+ranks N in 2..;
+let comm = HcclCommInitRootInfo(N, "root_info", rank);
+let s = aclrtCreateStream();
+let t = HcclThreadAcquireWithStream(comm, COMM_ENGINE_AICPU_TS, s, 0);
+let ch = HcclChannelAcquire(comm, COMM_ENGINE_AICPU_TS, { remoteRank: (rank + 1) % N, notifyNum: 1 }, 1);
+if N - 9223372036854675807 > 0 {
+    HcommChannelNotifyRecordOnThread(t, ch, 0);
+}
+aclrtSynchronizeStream(s);
+"#;
+    let smt = SmtOptions {
+        timeout: Duration::from_millis(5),
+        ..SmtOptions::default()
+    };
+    let checked = check_text("too-large.sync", text, smt);
+    let unknown: Vec<&str> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "SG004")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        unknown,
+        vec![
+            "`notify-balance` is not proved for every parameter value: z3 found a violation at values too large to run, and its search for smaller ones ran out of time"
+        ]
+    );
+    assert!(checked.unproved.iter().any(|u| u.property == "notify-balance"));
+}
