@@ -140,14 +140,21 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         // is taken "done" in a run of its own.
         let mut prefixes: Vec<Vec<bool>> = vec![Vec::new()];
         let mut outcome_runs = 0;
+        // The first query a branch looks at, where an unchecked combination is said.
+        let mut first_query = None;
         while let Some(prefix) = prefixes.pop() {
             if outcome_runs == MAX_OUTCOME_RUNS {
-                diagnostics.push(unchecked_outcomes(program));
+                let warning = unchecked_outcomes(program, first_query);
+                // Once, whatever the number of parameter assignments that have as many.
+                if seen.insert((warning.code, warning.primary.clone())) {
+                    diagnostics.push(warning);
+                }
                 break;
             }
             outcome_runs += 1;
             let exec = instantiate_with_outcomes(program, params.clone(), &prefix);
             let taken: Vec<bool> = exec.query_outcomes.iter().map(|&(_, done)| done).collect();
+            first_query = first_query.or_else(|| exec.query_outcomes.first().map(|(query, _)| query.span.clone()));
             for point in prefix.len()..taken.len() {
                 let mut next = taken[..point].to_vec();
                 next.push(true);
@@ -519,15 +526,15 @@ fn with_query_outcomes(mut diagnostic: Diagnostic, exec: &Execution) -> Diagnost
 
 /// More combinations of query outcomes than were checked: said, since a finding that
 /// only another combination shows would be missed.
-fn unchecked_outcomes(program: &Program) -> Diagnostic {
+fn unchecked_outcomes(program: &Program, first_query: Option<Span>) -> Diagnostic {
     Diagnostic::new(
         &crate::rules::SolverUnknown::INFO,
-        program.threads[Program::MAIN_THREAD.index()].span.clone(),
+        first_query.unwrap_or_else(|| program.threads[Program::MAIN_THREAD.index()].span.clone()),
         format!(
             "this program branches on query results in more combinations than the {MAX_OUTCOME_RUNS} runs checked: findings that only other combinations show are missed"
         ),
     )
-    .with_label("not every query outcome checked")
+    .with_label("not every combination of what the queries report is checked")
     .with_help("branch on fewer query results, or synchronize instead of querying")
 }
 

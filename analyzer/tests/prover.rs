@@ -16,6 +16,16 @@ fn check_text(name: &str, text: &str, smt: SmtOptions) -> CheckedFile {
     check_sync_bytes_with(&mut Sources::default(), name, text.as_bytes(), &overrides)
 }
 
+/// The messages of the SG004 warnings (a query that ran out of time).
+fn sg004_messages(checked: &CheckedFile) -> Vec<&str> {
+    checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "SG004")
+        .map(|d| d.message.as_str())
+        .collect()
+}
+
 fn check_file(relative: &str, smt: SmtOptions) -> CheckedFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(relative);
     check_text(relative, &std::fs::read_to_string(path).unwrap(), smt)
@@ -133,12 +143,7 @@ fn a_hard_query_with_a_tiny_timeout_is_sg004_not_a_proof() {
         ..SmtOptions::default()
     };
     let checked = check_file(fixture, smt);
-    let unknown: Vec<&str> = checked
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "SG004")
-        .map(|d| d.message.as_str())
-        .collect();
+    let unknown = sg004_messages(&checked);
     assert_eq!(
         unknown,
         vec!["`notify-index-in-range` is not proved for every parameter value: the query ran out of its 50ms"; 2]
@@ -322,12 +327,7 @@ aclrtSynchronizeStream(s);
         ..SmtOptions::default()
     };
     let checked = check_text("too-large.sync", text, smt);
-    let unknown: Vec<&str> = checked
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "SG004")
-        .map(|d| d.message.as_str())
-        .collect();
+    let unknown = sg004_messages(&checked);
     assert_eq!(
         unknown,
         vec![

@@ -7,7 +7,10 @@ declare_rule! {
     /// which z3 gave no answer within the time limit (`--smt-timeout`, 2 s by default)
     /// or in a theory it cannot decide (non-linear integer arithmetic). Also: host threads
     /// that share streams, events or notifies in more issue orders than the 1,024 the
-    /// happens-before analysis checks per run.
+    /// happens-before analysis checks per run; branches on query results in more
+    /// combinations than the 64 runs checked per parameter assignment; and a violation
+    /// z3 found only at values too large to run, whose search for smaller values ran out
+    /// of time.
     ///
     /// ## Why is this a bug
     /// It is not a bug in the program: it is a hole in the verification. Nothing is
@@ -29,7 +32,8 @@ declare_rule! {
     /// Raise the limit (`syncguard check --smt-timeout 10s`), or write the expression
     /// more simply (a table of indices, a linear formula), or narrow the parameter range.
     /// For issue orders: give each host thread its own streams and events, or order the
-    /// threads' calls (an event one records and the other synchronizes on).
+    /// threads' calls (an event one records and the other synchronizes on). For query
+    /// outcomes: branch on fewer query results, or synchronize instead of querying.
     pub struct SolverUnknown;
     code = "SG004",
     name = "solver-unknown",
