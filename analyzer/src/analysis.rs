@@ -8,7 +8,7 @@ use crate::exec::{
     Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, instantiate_with_outcomes, issue_orders, reorder,
 };
 use crate::hb::HappensBefore;
-use crate::model::{Param, Program};
+use crate::model::{OpKind, Param, Program};
 use crate::rules::{Check, RULES};
 use crate::smt::{Proof, SmtOptions, Unproved};
 use crate::source::Span;
@@ -119,6 +119,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             check(&context, &mut diagnostics);
         }
     }
+    diagnostics.extend(unknown_footprints(program));
     let proved = crate::smt::properties::prove(program, options);
     let sampled = assignments(program, |_| true);
     let mut runs: Vec<(Vec<i64>, bool)> = sampled.into_iter().map(|params| (params, false)).collect();
@@ -536,6 +537,46 @@ fn unchecked_outcomes(program: &Program, first_query: Option<Span>) -> Diagnosti
     )
     .with_label("not every combination of what the queries report is checked")
     .with_help("branch on fewer query results, or synchronize instead of querying")
+}
+
+/// Real kernel launches that declare no `reads:` / `writes:`: said once, since races
+/// through the memory they touch cannot be found.
+fn unknown_footprints(program: &Program) -> Option<Diagnostic> {
+    const MAX_LISTED: usize = 8;
+    let mut launches = Vec::new();
+    for thread in &program.threads {
+        crate::model::for_each_op(&thread.body, &mut |op| {
+            if let OpKind::Kernel { reads, writes, .. } = &op.kind
+                && op.api != "kernel"
+                && crate::api::lookup(op.api).is_some_and(|api| api.effect == crate::api::Effect::Kernel)
+                && reads.is_empty()
+                && writes.is_empty()
+            {
+                launches.push(op);
+            }
+        });
+    }
+    let first = launches.first()?;
+    let message = match launches.len() {
+        1 => format!(
+            "`{}` declares no memory footprint: races through the memory its kernel touches are not checked",
+            first.api
+        ),
+        n => format!(
+            "{n} kernel launches declare no memory footprint: races through the memory their kernels touch are not checked"
+        ),
+    };
+    let mut diagnostic = Diagnostic::new(&crate::rules::SolverUnknown::INFO, first.span.clone(), message)
+        .with_severity(crate::diagnostic::Severity::Info)
+        .with_label("what this kernel reads and writes is unknown")
+        .with_help("declare it on the call: `reads: [a[0..4 KiB]], writes: [b]` (a trace line carries the same `reads` / `writes` arguments)");
+    for op in launches.iter().skip(1).take(MAX_LISTED) {
+        diagnostic = diagnostic.with_related(op.span.clone(), "no footprint declared");
+    }
+    if launches.len() > MAX_LISTED + 1 {
+        diagnostic = diagnostic.with_note(format!("and {} more", launches.len() - MAX_LISTED - 1));
+    }
+    Some(diagnostic)
 }
 
 /// Host threads that share objects in more orders than were checked: said, since a

@@ -44,6 +44,8 @@ pub enum ArgKind {
     CoreMem,
     /// Opaque data the model does not use (`rootInfo`).
     Opaque,
+    /// A kernel function (`funcHandle`): any name or string, used only in messages.
+    Function,
 }
 
 impl ArgKind {
@@ -290,6 +292,11 @@ pub enum Effect {
         write: bool,
     },
     SetWaitTimeout,
+    /// `HcommBatchModeStart` / `HcommBatchModeEnd`: the host thread's data-plane calls
+    /// in between are cached and submitted together at the end.
+    BatchMode {
+        start: bool,
+    },
     GeHcomRecord,
     GeHcomWait,
     GeAicpuKfc,
@@ -1225,12 +1232,86 @@ pub static APIS: &[Api] = &[
         NONE,
         E::SetWaitTimeout,
     ),
+    host(
+        "HcommBatchModeStart",
+        &[p("batchTag", Str)],
+        NONE,
+        E::BatchMode { start: true },
+    ),
+    host(
+        "HcommBatchModeEnd",
+        &[p("batchTag", Str)],
+        NONE,
+        E::BatchMode { start: false },
+    ),
     // Pseudo-ops: memory footprints the APIs above do not spell out
     host(
         "kernel",
         &[
             p("stream", Stream),
             p("name", Str),
+            named("reads", Ranges),
+            named("writes", Ranges),
+        ],
+        NONE,
+        E::Kernel,
+    ),
+    // Real kernel launches: what the kernel touches is in arguments the model cannot
+    // read, so a launch declares it with `reads:` / `writes:`; without them its memory
+    // is not checked, and the analysis says so (SG004).
+    host(
+        "aclrtLaunchKernel",
+        &[
+            p("funcHandle", Function),
+            p("numBlocks", Int),
+            p("argsData", Opaque),
+            p("argsSize", Int),
+            opt("stream", Stream),
+            named("reads", Ranges),
+            named("writes", Ranges),
+        ],
+        NONE,
+        E::Kernel,
+    ),
+    host(
+        "aclrtLaunchKernelWithConfig",
+        &[
+            p("funcHandle", Function),
+            p("numBlocks", Int),
+            p("stream", Stream),
+            p("cfg", Opaque),
+            p("argsHandle", Opaque),
+            opt("reserve", Opaque),
+            named("reads", Ranges),
+            named("writes", Ranges),
+        ],
+        NONE,
+        E::Kernel,
+    ),
+    host(
+        "aclrtLaunchKernelV2",
+        &[
+            p("funcHandle", Function),
+            p("numBlocks", Int),
+            p("argsData", Opaque),
+            p("argsSize", Int),
+            p("cfg", Opaque),
+            opt("stream", Stream),
+            named("reads", Ranges),
+            named("writes", Ranges),
+        ],
+        NONE,
+        E::Kernel,
+    ),
+    host(
+        "cudaLaunchKernel",
+        &[
+            p("func", Function),
+            p("gridDim", Opaque),
+            p("blockDim", Opaque),
+            p("args", Opaque),
+            opt("sharedMem", Int),
+            opt("stream", Stream),
             named("reads", Ranges),
             named("writes", Ranges),
         ],

@@ -281,8 +281,12 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         },
         Effect::ThreadSynchronize => OpKind::ThreadSynchronize { thread: obj(0)? },
         Effect::Kernel => OpKind::Kernel {
-            stream: obj(0)?,
-            name: args.string(api, "name")?.0,
+            stream: args.stream_or_default(api.params.iter().position(|p| p.name == "stream")?, program)?,
+            // A real launch names its kernel by a function handle the model cannot read.
+            name: ["name", "funcHandle", "func"]
+                .into_iter()
+                .find_map(|param| args.string(api, param))
+                .map_or_else(|| api.name.to_string(), |(name, _)| name),
             reads: ranges(args.named(api, "reads")),
             writes: ranges(args.named(api, "writes")),
         },
@@ -320,6 +324,10 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             range: args.address(0)?.range(None, program),
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::BatchMode { start } => OpKind::BatchMode {
+            start,
+            tag: args.string(api, "batchTag")?.0,
+        },
         Effect::DataCopy => match (args.core_mem(0)?, args.core_mem(1)?) {
             (CoreMem::Local, CoreMem::Global(range)) => OpKind::DataCopy {
                 direction: CopyDirection::In,

@@ -28,7 +28,9 @@ pub(crate) fn fold(found: &mut Vec<Diagnostic>) {
 /// - a host synchronize that blocks forever (SG503) on work stuck at a wait that waits
 ///   forever (SG502, SG104, SG501): the hang only shows where the wait blocks;
 /// - the unbalanced count (SG301) of a wait that waits forever (SG502): the same
-///   missing record, counted.
+///   missing record, counted;
+/// - a wait that waits forever (SG502) on a signal another finding keeps from being
+///   sent (`Diagnostic::starves`: a batch never submitted).
 fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
     let finding = &found[index];
     let (at, causes): (&Related, &[&str]) = match finding.code {
@@ -36,16 +38,24 @@ fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
             let stuck = finding.related.first().filter(|r| r.message.ends_with(STUCK_HERE))?;
             (stuck, &STUCK_WAITS)
         }
-        "SG301" => {
+        "SG502" => {
             return found
                 .iter()
-                .position(|d| d.code == "SG502" && d.primary == finding.primary);
+                .position(|d| d.severity == Severity::Error && d.starves.contains(&finding.primary));
+        }
+        "SG301" => {
+            // The wait's own SG502, or the finding it was folded into.
+            return found.iter().position(|d| {
+                d.code == "SG502" && d.primary == finding.primary || d.starves.contains(&finding.primary)
+            });
         }
         _ => return None,
     };
-    found
-        .iter()
-        .position(|d| d.severity == Severity::Error && causes.contains(&d.code) && d.primary == at.span)
+    // The stuck wait's own finding, or the one it was folded into.
+    found.iter().position(|d| {
+        d.severity == Severity::Error
+            && (causes.contains(&d.code) && d.primary == at.span || d.starves.contains(&at.span))
+    })
 }
 
 fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
@@ -58,7 +68,8 @@ fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
         ..
     } = consequence;
     cause.notes.push(format!("consequence ({code} {name}): {message}"));
-    if primary != cause.primary && !label.is_empty() {
+    // One label per location: two consequences at the same call say the same thing.
+    if primary != cause.primary && !label.is_empty() && !cause.related.iter().any(|r| r.span == primary) {
         cause.related.push(Related {
             span: primary,
             message: label,

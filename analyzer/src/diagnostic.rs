@@ -51,6 +51,9 @@ pub struct Diagnostic {
     /// The codes of findings folded into this one because they follow from it (the
     /// host hang a stuck wait causes); their text is in `notes` and `related`.
     pub consequences: Vec<&'static str>,
+    /// Waits this finding leaves without their signal: a wait-without-signal (SG502)
+    /// at one of them follows from it and is folded into it.
+    pub starves: Vec<Span>,
 }
 
 impl Diagnostic {
@@ -66,6 +69,7 @@ impl Diagnostic {
             help: None,
             notes: Vec::new(),
             consequences: Vec::new(),
+            starves: Vec::new(),
         }
     }
 

@@ -496,6 +496,12 @@ pub enum OpKind {
     },
     /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
     SetWaitTimeout(Timeout),
+    /// `HcommBatchModeStart` (`start`) / `HcommBatchModeEnd` with its batch tag: the
+    /// HCCL-thread calls the host thread issues in between are submitted at the end.
+    BatchMode {
+        start: bool,
+        tag: String,
+    },
     LaunchSuperKernel(SuperKernelId),
     /// A core's data movement between global memory and its local buffers.
     DataCopy {

@@ -147,6 +147,16 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             node.op.api
         ));
     }
+    if let Some(node) = exec
+        .nodes
+        .iter()
+        .find(|node| matches!(node.op.kind, OpKind::BatchMode { .. }))
+    {
+        return Some(format!(
+            "caches HCCL calls in batch mode ({}), which no backend replays yet",
+            node.op.api
+        ));
+    }
     if let Some((query, _)) = exec.query_outcomes.first() {
         return Some(format!(
             "branches on what {} reports, which a run decides by its timing: no run can be made to take the branches that were verified",

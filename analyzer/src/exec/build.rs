@@ -38,6 +38,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             eval_errors: Vec::new(),
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
+            unsubmitted_batches: Vec::new(),
             cutoff: None,
             legacy_default_stream: program.calls_cuda(),
             synchronous_work: Vec::new(),
@@ -64,7 +65,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
 
 /// Per-rank bookkeeping while walking.
 #[derive(Default)]
-struct RankState {
+struct RankState<'p> {
     /// The live instance of each object, as the walk creates and destroys them; the
     /// first handle of an array.
     current: HashMap<ObjId, InstId>,
@@ -80,6 +81,18 @@ struct RankState {
     issue: u32,
     /// Threads spawned but not yet walked.
     pending: Vec<PendingThread>,
+    /// The batch the host thread being walked has open (`HcommBatchModeStart`).
+    batch: Option<OpenBatch<'p>>,
+}
+
+/// Calls cached by batch mode, submitted when the batch ends.
+struct OpenBatch<'p> {
+    start: NodeId,
+    tag: &'p str,
+    /// The cached HCCL-thread calls, in issue order.
+    cached: Vec<NodeId>,
+    /// `HcommBatchModeEnd` calls naming another tag, which leave this batch open.
+    other_tags: Vec<NodeId>,
 }
 
 /// What an undefined condition or loop bound leaves out.
@@ -107,7 +120,7 @@ enum Flow {
 struct Builder<'p, 'o> {
     exec: Execution<'p>,
     env: Env,
-    rank: RankState,
+    rank: RankState<'p>,
     /// Statements and loop iterations walked so far, against `MAX_STEPS`.
     steps: u64,
     /// What the queries that branches look at see, in walk order.
@@ -188,6 +201,62 @@ impl<'p> Builder<'p, '_> {
         // Each host thread has a per-thread default stream of its own, made at first use.
         self.rank.current.remove(&Program::PER_THREAD_STREAM);
         self.walk_block(body);
+        self.drop_open_batch();
+    }
+
+    /// A batch still open when its host thread ends is never submitted: its calls
+    /// never run.
+    fn drop_open_batch(&mut self) {
+        let Some(batch) = self.rank.batch.take() else {
+            return;
+        };
+        let calls = batch
+            .cached
+            .iter()
+            .map(|&node| {
+                (
+                    node,
+                    std::mem::replace(&mut self.exec.nodes[node.index()].action, Action::Other),
+                )
+            })
+            .collect();
+        self.exec.unsubmitted_batches.push(UnsubmittedBatch {
+            start: batch.start,
+            calls,
+            other_tags: batch.other_tags,
+        });
+    }
+
+    /// `HcommBatchModeStart` / `HcommBatchModeEnd`.
+    fn batch_mode(&mut self, op: &'p Op, start: bool, tag: &'p str) {
+        let node = self.host_node(op, Action::Other);
+        match (start, &mut self.rank.batch) {
+            (true, None) => {
+                self.rank.batch = Some(OpenBatch {
+                    start: node,
+                    tag,
+                    cached: Vec::new(),
+                    other_tags: Vec::new(),
+                })
+            }
+            // A second start of an open batch changes nothing.
+            (true, Some(_)) | (false, None) => {}
+            (false, Some(batch)) if batch.tag != tag => batch.other_tags.push(node),
+            (false, Some(_)) => {
+                let batch = self.rank.batch.take().expect("matched an open batch");
+                for cached in batch.cached {
+                    self.exec.nodes[cached.index()].issued_after = Some(node);
+                }
+            }
+        }
+    }
+
+    /// The last node of `agent` submitted so far: what a synchronize waits for. Calls an
+    /// open batch caches are not submitted yet.
+    fn last_submitted(&self, agent: AgentId) -> Option<NodeId> {
+        let nodes = &self.exec.agent(agent).nodes;
+        let cached = |node: &NodeId| self.rank.batch.as_ref().is_some_and(|b| b.cached.contains(node));
+        nodes.iter().rev().find(|node| !cached(node)).copied()
     }
 
     fn walk_block(&mut self, block: &'p Block) -> Flow {
@@ -419,7 +488,13 @@ impl<'p> Builder<'p, '_> {
 
     fn device_node(&mut self, agent: AgentId, op: &'p Op, action: Action) -> NodeId {
         let issued_after = self.rank.last_host_node;
-        self.push_node(agent, op, action, issued_after)
+        let node = self.push_node(agent, op, action, issued_after);
+        if let Some(batch) = &mut self.rank.batch
+            && matches!(self.exec.agent(agent).kind, AgentKind::HcclThread(_))
+        {
+            batch.cached.push(node);
+        }
+        node
     }
 
     /// Whether the runtime rejects notify `index` of a channel or HCCL thread: outside
@@ -605,17 +680,15 @@ impl<'p> Builder<'p, '_> {
             }
             OpKind::StreamSynchronize { stream: obj, .. } | OpKind::ThreadSynchronize { thread: obj } => {
                 let agent = self.queue(op, *obj)?;
-                let upto = self.exec.agent(agent).nodes.last().copied();
+                let upto = self.last_submitted(agent);
                 self.host_node(op, Action::AgentSync { agent, upto });
             }
             OpKind::DeviceSynchronize => {
                 let rank = self.env.rank as u32;
-                let upto = self
-                    .exec
-                    .agents
-                    .iter()
-                    .filter(|a| a.rank == rank && a.kind.is_device())
-                    .filter_map(|a| a.nodes.last().copied())
+                let upto = (0..self.exec.agents.len() as u32)
+                    .map(AgentId)
+                    .filter(|&a| self.exec.agent(a).rank == rank && self.exec.agent(a).kind.is_device())
+                    .filter_map(|a| self.last_submitted(a))
                     .collect();
                 self.host_node(op, Action::DeviceSync { upto });
             }
@@ -729,6 +802,7 @@ impl<'p> Builder<'p, '_> {
             OpKind::SetWaitTimeout(_) => {
                 self.host_node(op, Action::Other);
             }
+            OpKind::BatchMode { start, tag } => self.batch_mode(op, *start, tag),
             OpKind::LaunchSuperKernel(id) => {
                 let stream = self.program().superkernels[id.index()].stream;
                 let agent = self.queue(op, stream)?;

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::{Action, AgentId, AgentKind, Execution, InstId, LegacyOrder, NodeId};
+use super::{Action, AgentId, AgentKind, Execution, InstId, LegacyOrder, NodeId, UnsubmittedBatch};
 
 /// Issue orders checked per run. Past it the rest are said to be unchecked.
 pub const MAX_ISSUE_ORDERS: usize = 1024;
@@ -422,6 +422,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         }
         agent.nodes.sort();
     }
+    let issued_after: Vec<Option<NodeId>> = nodes.iter().map(|node| node.issued_after).collect();
     let waits_on: Vec<Option<InstId>> = nodes
         .iter()
         .map(|node| match node.action {
@@ -438,12 +439,15 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
                 .find(|&&n| waits_on[n.index()] == Some(event))
                 .copied()
         };
+        // Submitted before node `i`: issued before it, and for a call a batch cached,
+        // its batch ended before it.
         let last_before = |agent: AgentId| {
             let queue = &agents[agent.index()].nodes;
-            queue
-                .partition_point(|&n| n.index() < i)
-                .checked_sub(1)
-                .map(|at| queue[at])
+            queue[..queue.partition_point(|&n| n.index() < i)]
+                .iter()
+                .rev()
+                .find(|&&n| issued_after[n.index()].is_none_or(|host| host.index() < i))
+                .copied()
         };
         match &mut node.action {
             Action::AgentSync { agent, upto } => *upto = last_before(*agent),
@@ -493,6 +497,19 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             .collect(),
         eval_errors: exec.eval_errors.clone(),
         invalid_ranges: exec.invalid_ranges.clone(),
+        unsubmitted_batches: exec
+            .unsubmitted_batches
+            .iter()
+            .map(|batch| UnsubmittedBatch {
+                start: map(batch.start),
+                calls: batch
+                    .calls
+                    .iter()
+                    .map(|(n, action)| (map(*n), action.clone()))
+                    .collect(),
+                other_tags: batch.other_tags.iter().map(|&n| map(n)).collect(),
+            })
+            .collect(),
         rejected_notifies: exec
             .rejected_notifies
             .iter()

@@ -51,6 +51,9 @@ pub struct Execution<'p> {
     /// instance whose count applies and the index. The runtime rejects them, so they are
     /// ordering-neutral nodes (`Action::Other`), kept here for SG302 alone.
     pub rejected_notifies: Vec<(NodeId, InstId, i64)>,
+    /// Batches (`HcommBatchModeStart`) still open when their host thread ended: their
+    /// calls are never submitted (`Action::Other`).
+    pub unsubmitted_batches: Vec<UnsubmittedBatch>,
     /// Why the run was cut short, if it was.
     pub cutoff: Option<Cutoff>,
     /// Whether the default stream is CUDA's legacy default stream (the program calls
@@ -307,6 +310,16 @@ pub struct Instance {
     pub element: Option<u32>,
     /// A peer's HCCL buffer: the channel instance it is seen through.
     pub channel: Option<InstId>,
+}
+
+/// A batch never ended, with the calls it cached.
+#[derive(Clone, Debug)]
+pub struct UnsubmittedBatch {
+    pub start: NodeId,
+    /// The cached calls' nodes (now `Action::Other`), with what each would have done.
+    pub calls: Vec<(NodeId, Action)>,
+    /// `HcommBatchModeEnd` calls that named another batch tag.
+    pub other_tags: Vec<NodeId>,
 }
 
 /// `array[index]` with `index` outside the array's `len` handles.

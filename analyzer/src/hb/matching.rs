@@ -269,50 +269,8 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
         let rank = node.rank(exec);
-        let (key, is_record) = match &node.action {
-            Action::NotifyRecord(notify) => (FlagKey::Acl(*notify), true),
-            Action::NotifyWait(notify) => (FlagKey::Acl(*notify), false),
-            Action::ChannelNotifyRecord { channel, index } => {
-                let Some(dst) = exec.instance(*channel).remote_rank else {
-                    continue;
-                };
-                (
-                    FlagKey::Channel {
-                        dst,
-                        src: i64::from(rank),
-                        index: *index,
-                    },
-                    true,
-                )
-            }
-            Action::ChannelNotifyWait { channel, index } => {
-                let Some(src) = exec.instance(*channel).remote_rank else {
-                    continue;
-                };
-                (
-                    FlagKey::Channel {
-                        dst: i64::from(rank),
-                        src,
-                        index: *index,
-                    },
-                    false,
-                )
-            }
-            Action::ThreadNotifyRecord { target, index } => (
-                FlagKey::Thread {
-                    thread: *target,
-                    index: *index,
-                },
-                true,
-            ),
-            Action::ThreadNotifyWait { thread, index } => (
-                FlagKey::Thread {
-                    thread: *thread,
-                    index: *index,
-                },
-                false,
-            ),
-            _ => continue,
+        let Some((key, is_record)) = flag_of(exec, rank, &node.action) else {
+            continue;
         };
         let queue = matching.notify_queues.entry(key).or_default();
         if is_record {
@@ -337,6 +295,51 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
             }
         }
     }
+}
+
+/// The flag a notify call's action sets (`true`) or consumes (`false`), on `rank`.
+pub fn flag_of(exec: &Execution, rank: u32, action: &Action) -> Option<(FlagKey, bool)> {
+    Some(match action {
+        Action::NotifyRecord(notify) => (FlagKey::Acl(*notify), true),
+        Action::NotifyWait(notify) => (FlagKey::Acl(*notify), false),
+        Action::ChannelNotifyRecord { channel, index } => {
+            let dst = exec.instance(*channel).remote_rank?;
+            (
+                FlagKey::Channel {
+                    dst,
+                    src: i64::from(rank),
+                    index: *index,
+                },
+                true,
+            )
+        }
+        Action::ChannelNotifyWait { channel, index } => {
+            let src = exec.instance(*channel).remote_rank?;
+            (
+                FlagKey::Channel {
+                    dst: i64::from(rank),
+                    src,
+                    index: *index,
+                },
+                false,
+            )
+        }
+        Action::ThreadNotifyRecord { target, index } => (
+            FlagKey::Thread {
+                thread: *target,
+                index: *index,
+            },
+            true,
+        ),
+        Action::ThreadNotifyWait { thread, index } => (
+            FlagKey::Thread {
+                thread: *thread,
+                index: *index,
+            },
+            false,
+        ),
+        _ => return None,
+    })
 }
 
 /// Whether a notify wait waits on an object from before the code or trace begins.

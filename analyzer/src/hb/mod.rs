@@ -17,7 +17,7 @@ mod realizable;
 
 pub use legacy::legacy_edges;
 pub use lifetimes::{PendingAtRelease, UseAroundDestroy};
-pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue};
+pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue, flag_of};
 pub use races::Race;
 
 use std::collections::HashMap;

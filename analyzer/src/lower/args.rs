@@ -133,6 +133,7 @@ impl Lowerer {
                 ArgValue::Opaque
             }
             ArgKind::Opaque => ArgValue::Opaque,
+            ArgKind::Function => ArgValue::Str(function_name(expr), self.span(&expr.span)),
         })
     }
 
@@ -479,4 +480,14 @@ fn is_default_stream(expr: &ast::Expr) -> bool {
 
 fn last_segment(path: &str) -> &str {
     path.rsplit("::").next().unwrap_or(path)
+}
+
+/// The name a kernel function argument gives its kernel in messages: the handle's
+/// variable or the string written, else the expression's kind.
+fn function_name(expr: &ast::Expr) -> String {
+    match &expr.kind {
+        ExprKind::Name(path) => path.text.clone(),
+        ExprKind::Str(text) => text.clone(),
+        _ => "kernel".to_string(),
+    }
 }

@@ -123,6 +123,7 @@ pub static RULES: &[&RuleInfo] = &[
     &notifies::remote_write_before_ready::RemoteWriteBeforeReady::INFO,
     &notifies::remote_read_before_write_done::RemoteReadBeforeWriteDone::INFO,
     &notifies::write_exceeds_buffer::WriteExceedsBuffer::INFO,
+    &notifies::batch_never_submitted::BatchNeverSubmitted::INFO,
     // SG4xx: SuperKernel early start
     &superkernel::next_task_start_not_on_all_paths::NextTaskStartNotOnAllPaths::INFO,
     &superkernel::next_task_start_repeated::NextTaskStartRepeated::INFO,

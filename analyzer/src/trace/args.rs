@@ -102,6 +102,10 @@ impl TraceLowerer {
             }
             ArgKind::ChannelDescs => ArgValue::ChannelDescs(channel_descs(value)?),
             ArgKind::GenTaskContext | ArgKind::Opaque => ArgValue::Opaque,
+            ArgKind::Function => match value {
+                Json::Str(text) => ArgValue::Str(text.to_string(), span.clone()),
+                _ => ArgValue::Str("kernel".to_string(), span.clone()),
+            },
             ArgKind::CoreMem => return Err(Problem("core-local memory has no place in a host trace".into())),
         })
     }
@@ -350,7 +354,8 @@ fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<
         return Some(Cow::Owned(args.to_json()));
     }
     args.get(param.name)
-        .filter(|value| !matches!(value, Json::Null) || param.kind == ArgKind::Stream)
+        // `null` is a value for a stream (the default one) and for opaque data (`cfg`).
+        .filter(|value| !matches!(value, Json::Null) || matches!(param.kind, ArgKind::Stream | ArgKind::Opaque))
         .map(Cow::Borrowed)
 }
 

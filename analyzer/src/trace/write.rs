@@ -393,7 +393,12 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             }
             (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
-                args.push(Arg::new(ArgKind::Str, json!(name)));
+                // `kernel`'s `name`, or a real launch's function handle.
+                let name_kind = match api.params.iter().any(|p| p.kind == ArgKind::Function) {
+                    true => ArgKind::Function,
+                    false => ArgKind::Str,
+                };
+                args.push(Arg::new(name_kind, json!(name)));
                 args.extend(self.footprint(accesses));
             }
             (OpKind::LaunchSuperKernel(id), Action::Access(accesses)) => {
@@ -403,6 +408,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.extend(self.footprint(accesses));
             }
             (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
+            (OpKind::BatchMode { tag, .. }, _) => args.push(Arg::new(ArgKind::Str, json!(tag))),
             _ => return None,
         }
         Some((args, created))

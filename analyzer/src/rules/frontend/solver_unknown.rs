@@ -10,7 +10,8 @@ declare_rule! {
     /// happens-before analysis checks per run; branches on query results in more
     /// combinations than the 64 runs checked per parameter assignment; and a violation
     /// z3 found only at values too large to run, whose search for smaller values ran out
-    /// of time.
+    /// of time. And, as a note: real kernel launches (`aclrtLaunchKernelWithConfig`, ...)
+    /// that declare no `reads:` / `writes:`, whose memory no rule can check.
     ///
     /// ## Why is this a bug
     /// It is not a bug in the program: it is a hole in the verification. Nothing is
@@ -33,7 +34,8 @@ declare_rule! {
     /// more simply (a table of indices, a linear formula), or narrow the parameter range.
     /// For issue orders: give each host thread its own streams and events, or order the
     /// threads' calls (an event one records and the other synchronizes on). For query
-    /// outcomes: branch on fewer query results, or synchronize instead of querying.
+    /// outcomes: branch on fewer query results, or synchronize instead of querying. For
+    /// kernel launches: declare what each kernel reads and writes on the call.
     pub struct SolverUnknown;
     code = "SG004",
     name = "solver-unknown",

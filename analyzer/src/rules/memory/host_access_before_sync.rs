@@ -1,5 +1,7 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
+use crate::exec::{Action, NodeId};
+use crate::model::OpKind;
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -59,6 +61,31 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         .with_label("no synchronize orders this after the device access")
         .with_related(analysis.span(device), "the device access, queued asynchronously")
         .with_help("synchronize the stream (or an event recorded after the device access) before this");
+        let diagnostic = with_batch_note(analysis, device, diagnostic);
         out.push(super::with_default_stream_note(analysis, race, diagnostic));
     }
+}
+
+/// A device access a batch cached is submitted only when the batch ends: a synchronize
+/// inside the batch does not wait for it.
+fn with_batch_note(analysis: &Analysis, device: NodeId, diagnostic: Diagnostic) -> Diagnostic {
+    let exec = analysis.exec;
+    let Some(end) = exec.node(device).issued_after.filter(|&end| end > device) else {
+        return diagnostic;
+    };
+    if !matches!(exec.node(end).op.kind, OpKind::BatchMode { start: false, .. }) {
+        return diagnostic;
+    }
+    let agent = exec.node(device).agent;
+    let inside = (device.index() + 1..end.index()).map(|n| NodeId(n as u32)).find(|&n| {
+        matches!(&exec.node(n).action, Action::AgentSync { agent: a, .. } if *a == agent)
+            || matches!(exec.node(n).action, Action::DeviceSync { .. })
+    });
+    let Some(sync) = inside else {
+        return diagnostic;
+    };
+    diagnostic
+        .with_related(analysis.span(sync), "synchronizes inside the batch: the cached access is not submitted yet")
+        .with_related(analysis.span(end), "the batch is submitted only here")
+        .with_note("a synchronize inside batch mode does not wait for the calls the batch caches: end the batch before synchronizing")
 }

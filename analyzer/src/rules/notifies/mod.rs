@@ -6,6 +6,7 @@
 //! (`HcommWriteOnThread`, `HcommReadOnThread`, their variants), which SG601/SG602 leave
 //! to them; [`transfer_races`] decides which of the two reports each race.
 
+pub mod batch_never_submitted;
 pub mod notify_index_out_of_range;
 pub mod notify_lost_signal;
 pub mod notify_unbalanced;

@@ -2,8 +2,8 @@ use std::collections::HashSet;
 
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
-use crate::exec::{InstId, NodeId};
-use crate::model::ObjId;
+use crate::exec::{Action, InstId, NodeId};
+use crate::model::{ObjId, OpKind};
 use crate::rules::declare_rule;
 use crate::source::Span;
 
@@ -169,6 +169,7 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
             diagnostic = diagnostic.with_related(span, format!("{name} is acquired here with {field} {}", first.count));
         }
     }
+    diagnostic.starves = starved_waits(analysis, group);
     let op = exec.node(first.node).op;
     let help = if first.index < 0 {
         format!("use an index from 0 to {field} - 1")
@@ -189,4 +190,35 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
         )
     };
     diagnostic.with_help(help)
+}
+
+/// The waits a rejected record leaves without a signal: the unsatisfied waits at the
+/// far end of its channel (the peer's channel back to this rank), or on its target
+/// HCCL thread.
+fn starved_waits(analysis: &Analysis, group: &[&Use]) -> Vec<Span> {
+    let exec = analysis.exec;
+    let mut starved = Vec::new();
+    for rejected in group {
+        let node = exec.node(rejected.node);
+        let rank = i64::from(node.rank(exec));
+        let receives = |action: &Action, wait_rank: i64| match (&node.op.kind, action) {
+            (
+                OpKind::ChannelNotifyRecord { .. } | OpKind::RemoteWrite { .. },
+                Action::ChannelNotifyWait { channel, .. },
+            ) => {
+                exec.instance(rejected.inst).remote_rank == Some(wait_rank)
+                    && exec.instance(*channel).remote_rank == Some(rank)
+            }
+            (OpKind::ThreadNotifyRecord { .. }, Action::ThreadNotifyWait { thread, .. }) => *thread == rejected.inst,
+            _ => false,
+        };
+        for &wait in &analysis.hb.matching.unsatisfied {
+            let waiting = exec.node(wait);
+            let span = analysis.span(wait);
+            if receives(&waiting.action, i64::from(waiting.rank(exec))) && !starved.contains(&span) {
+                starved.push(span);
+            }
+        }
+    }
+    starved
 }
