@@ -13,6 +13,8 @@ use crate::model::TimeUnit;
 pub enum ArgKind {
     /// A stream handle; `NULL`/`0` is the default stream.
     Stream,
+    /// An ACL context (`aclrtContext`).
+    Context,
     Event,
     Notify,
     Comm,
@@ -54,6 +56,7 @@ impl ArgKind {
     pub fn noun(self) -> &'static str {
         match self {
             ArgKind::Stream => "stream",
+            ArgKind::Context => "context",
             ArgKind::Event => "event",
             ArgKind::Notify => "notify",
             ArgKind::Comm => "communicator",
@@ -185,6 +188,11 @@ pub enum Place {
 pub enum Creates {
     Nothing,
     Stream,
+    /// `aclrtCreateContext`: a context, with a default stream of its own, current for
+    /// the calling thread.
+    Context,
+    /// `aclrtGetCurrentContext`: another handle of the calling thread's current context.
+    CurrentContext,
     Event(crate::model::EventSemantics, crate::model::EventCreator),
     Notify,
     Comm,
@@ -292,6 +300,9 @@ pub enum Effect {
         write: bool,
     },
     SetWaitTimeout,
+    /// `aclrtSetCurrentContext`: the calling thread's `NULL` stream becomes the
+    /// context's default stream.
+    SetCurrentContext,
     /// `HcommBatchModeStart` / `HcommBatchModeEnd`: the host thread's data-plane calls
     /// in between are cached and submitted together at the end.
     BatchMode {
@@ -444,6 +455,7 @@ const fn default_output(creates: Creates) -> &'static str {
     match creates {
         Creates::Nothing => "",
         Creates::Stream => "stream",
+        Creates::Context | Creates::CurrentContext => "context",
         Creates::Event(..) => "event",
         Creates::Notify => "notify",
         Creates::Comm => "comm",
@@ -582,6 +594,17 @@ pub static APIS: &[Api] = &[
         E::StreamSynchronize,
     ),
     host("aclrtSynchronizeDevice", &[], NONE, E::DeviceSynchronize),
+    // ACL contexts: each has its default stream, which `NULL` names on a thread whose
+    // current context it is.
+    host("aclrtCreateContext", &[p("deviceId", Int)], C::Context, E::Create),
+    host("aclrtDestroyContext", &[p("context", Context)], NONE, E::Destroy),
+    host(
+        "aclrtSetCurrentContext",
+        &[p("context", Context)],
+        NONE,
+        E::SetCurrentContext,
+    ),
+    host("aclrtGetCurrentContext", &[], C::CurrentContext, E::Create),
     host("aclrtSetOpWaitTimeout", &[p("timeout", SEC)], NONE, E::SetWaitTimeout),
     host("aclInit", &[opt("configPath", Opaque)], NONE, E::None),
     host("aclFinalize", &[], NONE, E::None),

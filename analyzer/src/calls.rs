@@ -324,6 +324,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             range: args.address(0)?.range(None, program),
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::SetCurrentContext => OpKind::SetCurrentContext(obj(0)?),
         Effect::BatchMode { start } => OpKind::BatchMode {
             start,
             tag: args.string(api, "batchTag")?.0,
@@ -440,6 +441,8 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
     Some(match api.creates {
         Creates::Nothing => Vec::new(),
         Creates::Stream => vec![ObjectKind::Stream(stream_sync(api, args))],
+        Creates::Context => vec![ObjectKind::Context { current: false }],
+        Creates::CurrentContext => vec![ObjectKind::Context { current: true }],
         Creates::Notify => vec![ObjectKind::Notify],
         Creates::Comm => vec![ObjectKind::Comm],
         Creates::Event(semantics, creator) => vec![ObjectKind::Event(EventInfo {

@@ -67,7 +67,11 @@ fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
         label,
         ..
     } = consequence;
-    cause.notes.push(format!("consequence ({code} {name}): {message}"));
+    // The same hang on several ranks reads the same: said once.
+    let note = format!("consequence ({code} {name}): {message}");
+    if !cause.notes.contains(&note) {
+        cause.notes.push(note);
+    }
     // One label per location: two consequences at the same call say the same thing.
     if primary != cause.primary && !label.is_empty() && !cause.related.iter().any(|r| r.span == primary) {
         cause.related.push(Related {

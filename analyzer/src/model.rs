@@ -496,6 +496,8 @@ pub enum OpKind {
     },
     /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
     SetWaitTimeout(Timeout),
+    /// `aclrtSetCurrentContext`.
+    SetCurrentContext(ObjId),
     /// `HcommBatchModeStart` (`start`) / `HcommBatchModeEnd` with its batch tag: the
     /// HCCL-thread calls the host thread issues in between are submitted at the end.
     BatchMode {
@@ -635,6 +637,11 @@ impl Object {
 #[derive(Clone, Debug)]
 pub enum ObjectKind {
     Stream(StreamSync),
+    /// An ACL context; `current` for `aclrtGetCurrentContext`'s handle of whatever
+    /// context is current when it runs.
+    Context {
+        current: bool,
+    },
     Event(EventInfo),
     /// An ACL notify (`aclrtCreateNotify`).
     Notify,
@@ -661,6 +668,7 @@ impl ObjectKind {
     pub fn noun(&self) -> &'static str {
         match self {
             ObjectKind::Stream(_) => "stream",
+            ObjectKind::Context { .. } => "context",
             ObjectKind::Event(_) => "event",
             ObjectKind::Notify => "notify",
             ObjectKind::Comm => "communicator",

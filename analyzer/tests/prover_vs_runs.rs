@@ -139,10 +139,17 @@ fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, 
         ),
         1,
     );
+    // A finding folded into its cause as a consequence is still a finding of that run.
     check_sync_bytes(&mut Sources::default(), "value.sync", narrowed.as_bytes())
         .diagnostics
         .into_iter()
-        .map(|d| (d.code, d.message))
+        .flat_map(|d| {
+            let text = std::iter::once(d.message.clone())
+                .chain(d.notes.clone())
+                .collect::<Vec<_>>()
+                .join("\n");
+            d.codes().map(move |code| (code, text.clone())).collect::<Vec<_>>()
+        })
         .collect()
 }
 

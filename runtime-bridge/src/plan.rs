@@ -147,6 +147,22 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             node.op.api
         ));
     }
+    // A context's own default stream (not the device's, which every backend has).
+    let context_stream = exec.context_streams.iter().find(|&&(context, stream)| {
+        matches!(
+            exec.program.object(exec.instance(context).obj).kind,
+            ObjectKind::Context { current: false }
+        ) && exec
+            .instance(stream)
+            .agent
+            .is_some_and(|agent| !exec.agent(agent).nodes.is_empty())
+    });
+    if let Some(&(context, _)) = context_stream {
+        return Some(format!(
+            "issues work to the default stream of context {}, which no backend replays yet",
+            exec.program.object(exec.instance(context).obj).name
+        ));
+    }
     if let Some(node) = exec
         .nodes
         .iter()
@@ -219,6 +235,10 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
     let index = |i: i64| u32::try_from(i).ok();
     Some(match (&node.op.kind, &node.action) {
         (_, Action::Spawn(agent)) => Call::Spawn(*agent),
+        // Contexts only decide which default stream `NULL` is: `cannot_run` refuses
+        // work on any but the device's.
+        (_, Action::Create(inst) | Action::Destroy(inst)) if is_context(exec, *inst) => return None,
+        (OpKind::SetCurrentContext(_), _) | (OpKind::Create(_), Action::Other) => return None,
         (_, Action::Create(inst)) => Call::Create(*inst, object_spec(exec, live, *inst)),
         (_, Action::Destroy(inst)) => Call::Destroy(*inst),
         (OpKind::EventRecord { stream, .. }, Action::EventRecord(event)) => {
@@ -413,7 +433,8 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
     let lookup = |obj: ObjId| live.get(rank, obj);
     let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
     match &exec.program.object(instance.obj).kind {
-        ObjectKind::Stream(_) => ObjectSpec::Stream,
+        // Never asked for a context: `call_of` leaves them out.
+        ObjectKind::Stream(_) | ObjectKind::Context { .. } => ObjectSpec::Stream,
         ObjectKind::Event(info) => ObjectSpec::Event {
             semantics: info.semantics,
             creator: info.creator,
@@ -458,4 +479,11 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
         }
         ObjectKind::Element { .. } => unreachable!("every instance is of an array's kind, not an element's"),
     }
+}
+
+fn is_context(exec: &Execution, inst: InstId) -> bool {
+    matches!(
+        exec.program.object(exec.instance(inst).obj).kind,
+        ObjectKind::Context { .. }
+    )
 }

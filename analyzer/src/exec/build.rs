@@ -39,6 +39,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             invalid_ranges: Vec::new(),
             rejected_notifies: Vec::new(),
             unsubmitted_batches: Vec::new(),
+            context_streams: Vec::new(),
             cutoff: None,
             legacy_default_stream: program.calls_cuda(),
             synchronous_work: Vec::new(),
@@ -83,6 +84,11 @@ struct RankState<'p> {
     pending: Vec<PendingThread>,
     /// The batch the host thread being walked has open (`HcommBatchModeStart`).
     batch: Option<OpenBatch<'p>>,
+    /// The current context of the host thread being walked (`None`: the device's own).
+    current_context: Option<InstId>,
+    /// The device's own default stream, and its context once a handle names it.
+    device_stream: Option<InstId>,
+    device_context: Option<InstId>,
 }
 
 /// Calls cached by batch mode, submitted when the batch ends.
@@ -138,6 +144,7 @@ impl<'p> Builder<'p, '_> {
         let default_stream = self.new_instance(Program::DEFAULT_STREAM, rank);
         self.attach_agent(default_stream, AgentKind::Stream(default_stream));
         self.rank.current.insert(Program::DEFAULT_STREAM, default_stream);
+        self.rank.device_stream = Some(default_stream);
         let main = self.new_agent(rank, AgentKind::Host(Program::MAIN_THREAD));
         self.walk_thread(main, None, &self.program().threads[Program::MAIN_THREAD.index()].body);
         // A thread sees what existed when it was spawned and, for anything created only
@@ -198,6 +205,8 @@ impl<'p> Builder<'p, '_> {
     fn walk_thread(&mut self, agent: AgentId, spawned_at: Option<NodeId>, body: &'p Block) {
         self.rank.host = Some(agent);
         self.rank.last_host_node = spawned_at;
+        // A new thread starts in the device's own context.
+        self.rank.current_context = None;
         // Each host thread has a per-thread default stream of its own, made at first use.
         self.rank.current.remove(&Program::PER_THREAD_STREAM);
         self.walk_block(body);
@@ -249,6 +258,57 @@ impl<'p> Builder<'p, '_> {
                 }
             }
         }
+    }
+
+    /// `aclrtGetCurrentContext`: a handle of the thread's current context, or of the
+    /// device's own context (whose default stream is the rank's) if none was set.
+    fn current_context_handle(&mut self, op: &'p Op, obj: ObjId) {
+        let context = match self.rank.current_context {
+            Some(context) => context,
+            None => {
+                let rank = self.env.rank as u32;
+                let context = self.new_instance(obj, rank);
+                let stream = self.rank.device_stream.expect("set when the rank starts");
+                self.exec.context_streams.push((context, stream));
+                let node = self.host_node(op, Action::Create(context));
+                self.exec.instances[context.index()].created = Some(node);
+                self.rank.device_context = Some(context);
+                context
+            }
+        };
+        if self.rank.current_context.is_some() {
+            self.host_node(op, Action::Other);
+        }
+        self.rank.current.insert(obj, context);
+    }
+
+    /// `aclrtSetCurrentContext`.
+    fn set_current_context(&mut self, op: &'p Op, obj: ObjId) -> Option<()> {
+        let context = self.live(op, obj)?;
+        self.host_node(op, Action::Other);
+        self.rank.current_context = Some(context);
+        Some(())
+    }
+
+    /// The default stream `NULL` names on the thread being walked: its current context's.
+    fn context_stream(&mut self, op: &'p Op) -> Option<Option<InstId>> {
+        let context = self.rank.current_context?;
+        if let Some(destroyed_by) = self.exec.instance(context).destroyed {
+            self.exec.bad_uses.push(BadUse {
+                op,
+                rank: self.env.rank as u32,
+                obj: self.exec.instance(context).obj,
+                destroyed_by: Some(destroyed_by),
+            });
+            return Some(None);
+        }
+        let stream = self
+            .exec
+            .context_streams
+            .iter()
+            .find(|(c, _)| *c == context)
+            .map(|(_, s)| *s);
+        Some(stream)
     }
 
     /// The last node of `agent` submitted so far: what a synchronize waits for. Calls an
@@ -527,6 +587,11 @@ impl<'p> Builder<'p, '_> {
             return self.live_element(op, obj, *array, index);
         }
         let rank = self.env.rank as u32;
+        if obj == Program::DEFAULT_STREAM
+            && let Some(stream) = self.context_stream(op)
+        {
+            return stream;
+        }
         if obj == Program::PER_THREAD_STREAM && !self.rank.current.contains_key(&obj) {
             let stream = self.new_instance(obj, rank);
             self.attach_agent(stream, AgentKind::Stream(stream));
@@ -803,6 +868,7 @@ impl<'p> Builder<'p, '_> {
                 self.host_node(op, Action::Other);
             }
             OpKind::BatchMode { start, tag } => self.batch_mode(op, *start, tag),
+            OpKind::SetCurrentContext(context) => self.set_current_context(op, *context)?,
             OpKind::LaunchSuperKernel(id) => {
                 let stream = self.program().superkernels[id.index()].stream;
                 let agent = self.queue(op, stream)?;
@@ -823,6 +889,9 @@ impl<'p> Builder<'p, '_> {
 
     fn create(&mut self, op: &'p Op, obj: ObjId) {
         let rank = self.env.rank as u32;
+        if matches!(self.program().object(obj).kind, ObjectKind::Context { current: true }) {
+            return self.current_context_handle(op, obj);
+        }
         let Some(shape) = &self.program().object(obj).array else {
             let inst = self.new_instance(obj, rank);
             self.configure(op, inst);
@@ -892,6 +961,14 @@ impl<'p> Builder<'p, '_> {
                 if let MemorySpace::HcclPeer(channel) = space {
                     self.exec.instances[inst.index()].channel = self.live(op, *channel);
                 }
+            }
+            ObjectKind::Context { .. } => {
+                // A context of its own has a default stream of its own, and is current
+                // for the thread that creates it.
+                let stream = self.new_instance(Program::DEFAULT_STREAM, self.env.rank as u32);
+                self.attach_agent(stream, AgentKind::Stream(stream));
+                self.exec.context_streams.push((inst, stream));
+                self.rank.current_context = Some(inst);
             }
             ObjectKind::Event(_) | ObjectKind::Notify | ObjectKind::Comm | ObjectKind::Element { .. } => {}
         }

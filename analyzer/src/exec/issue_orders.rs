@@ -497,6 +497,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             .collect(),
         eval_errors: exec.eval_errors.clone(),
         invalid_ranges: exec.invalid_ranges.clone(),
+        context_streams: exec.context_streams.clone(),
         unsubmitted_batches: exec
             .unsubmitted_batches
             .iter()

@@ -54,6 +54,8 @@ pub struct Execution<'p> {
     /// Batches (`HcommBatchModeStart`) still open when their host thread ended: their
     /// calls are never submitted (`Action::Other`).
     pub unsubmitted_batches: Vec<UnsubmittedBatch>,
+    /// Each context instance and its default stream instance.
+    pub context_streams: Vec<(InstId, InstId)>,
     /// Why the run was cut short, if it was.
     pub cutoff: Option<Cutoff>,
     /// Whether the default stream is CUDA's legacy default stream (the program calls
@@ -407,15 +409,32 @@ impl<'p> Execution<'p> {
         }
     }
 
+    /// The context whose own default stream `stream` is (`aclrtCreateContext`); `None`
+    /// for the device's.
+    pub fn own_context(&self, stream: InstId) -> Option<InstId> {
+        let &(context, _) = self.context_streams.iter().find(|&&(_, s)| s == stream)?;
+        let own = matches!(
+            self.program.object(self.instance(context).obj).kind,
+            crate::model::ObjectKind::Context { current: false }
+        );
+        own.then_some(context)
+    }
+
     /// "stream s2", "HCCL thread t (rank 1)", "host thread main" for messages.
     pub fn agent_name(&self, id: AgentId) -> String {
         let agent = self.agent(id);
         let name = match agent.kind {
             AgentKind::Host(thread) => format!("host thread {}", self.program.threads[thread.index()].name),
             AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::DEFAULT_STREAM => {
-                match self.legacy_default_stream {
-                    true => "the legacy default stream".to_string(),
-                    false => "the default stream".to_string(),
+                match (self.own_context(inst), self.legacy_default_stream) {
+                    (Some(context), _) => {
+                        format!(
+                            "the default stream of context {}",
+                            self.program.object(self.instance(context).obj).name
+                        )
+                    }
+                    (None, true) => "the legacy default stream".to_string(),
+                    (None, false) => "the default stream".to_string(),
                 }
             }
             AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::PER_THREAD_STREAM => {

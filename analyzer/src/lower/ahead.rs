@@ -68,6 +68,7 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
     Some(match creates {
         Creates::Nothing => return None,
         Creates::Stream => "stream",
+        Creates::Context | Creates::CurrentContext => "context",
         Creates::Event(..) => "event",
         Creates::Notify => "notify",
         Creates::Comm => "communicator",

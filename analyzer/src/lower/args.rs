@@ -101,9 +101,13 @@ impl Lowerer {
 
     fn resolve_arg(&mut self, expr: &ast::Expr, kind: ArgKind) -> Option<ArgValue> {
         Some(match kind {
-            ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread => {
-                ArgValue::Object(self.arg_object(expr, kind)?)
-            }
+            ArgKind::Stream
+            | ArgKind::Context
+            | ArgKind::Event
+            | ArgKind::Notify
+            | ArgKind::Comm
+            | ArgKind::Channel
+            | ArgKind::Thread => ArgValue::Object(self.arg_object(expr, kind)?),
             ArgKind::Ptr => ArgValue::Address(self.arg_address(expr)?),
             ArgKind::Ranges => ArgValue::Ranges(self.arg_ranges(expr)),
             ArgKind::Int => ArgValue::Int(self.lower_expr(expr)),

@@ -65,9 +65,13 @@ impl TraceLowerer {
 
     fn arg_value(&mut self, rank: usize, param: &Param, value: &Json, span: &Span) -> Result<ArgValue, Problem> {
         Ok(match param.kind {
-            ArgKind::Stream | ArgKind::Event | ArgKind::Notify | ArgKind::Comm | ArgKind::Channel | ArgKind::Thread => {
-                ArgValue::Object(self.object(rank, param.kind, value, span)?)
-            }
+            ArgKind::Stream
+            | ArgKind::Context
+            | ArgKind::Event
+            | ArgKind::Notify
+            | ArgKind::Comm
+            | ArgKind::Channel
+            | ArgKind::Thread => ArgValue::Object(self.object(rank, param.kind, value, span)?),
             ArgKind::Ptr => ArgValue::Address(self.address(rank, value, span)?),
             ArgKind::Ranges => ArgValue::Ranges(self.ranges(rank, value, span)?),
             ArgKind::Int => ArgValue::Int(Expr::Int(int(value)?)),
@@ -150,6 +154,12 @@ impl TraceLowerer {
         if kind == ArgKind::Stream {
             let stream = ObjectKind::Stream(crate::model::StreamSync::Blocking);
             return Ok(self.implicit(rank, &key, stream, "aclrtCreateStream", None, span));
+        }
+        if kind == ArgKind::Context {
+            // Most likely the context current when the rank started (from
+            // `aclrtSetDevice`), taken with `aclrtGetCurrentContext` before the capture.
+            let context = ObjectKind::Context { current: true };
+            return Ok(self.implicit(rank, &key, context, "aclrtGetCurrentContext", None, span));
         }
         self.existing(rank, &key, kind, span)
             .ok_or_else(|| Problem(format!("`{key}` is no handle of {}", with_article(noun))))

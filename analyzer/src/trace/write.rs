@@ -488,7 +488,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 };
                 vec![Arg::new(ArgKind::Flags, json!(non_blocking))]
             }
-            ObjectKind::Stream(_) | ObjectKind::Notify => Vec::new(),
+            ObjectKind::Stream(_) | ObjectKind::Notify | ObjectKind::Context { current: true } => Vec::new(),
+            ObjectKind::Context { current: false } => vec![int(0)],
             // An instance is of its array's kind.
             ObjectKind::Element { .. } => return None,
             ObjectKind::Event(info) => vec![Arg::new(ArgKind::Flags, json!(info.flags))],
