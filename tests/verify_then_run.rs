@@ -206,17 +206,61 @@ fn the_cuda_backend_needs_the_cuda_feature() {
     assert!(text(&output.stderr).contains("--features cuda"));
 }
 
-#[test]
-fn a_program_ordered_by_the_legacy_default_stream_is_verified_but_not_run() {
-    let program = "tests/verify-then-run/cuda-legacy-default-stream.sync";
+/// A program that checks clean but that no backend can run as it was verified: refused
+/// with `reason`, before any call runs.
+fn assert_verified_but_not_run(program: &str, reason: &str) {
     assert_eq!(syncguard(&["check", program]).status.code(), Some(0));
     let output = syncguard(&["verify-then-run", program]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("legacy default stream") && stderr.contains("nothing was executed"),
+        stderr.contains(reason) && stderr.contains("nothing was executed"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_program_ordered_by_the_legacy_default_stream_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/cuda-legacy-default-stream.sync",
+        "legacy default stream",
+    );
+}
+
+#[test]
+fn a_program_ordered_by_pageable_memory_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/cuda-pageable-copy.sync",
+        "host memory the runtime did not allocate (malloc)",
+    );
+}
+
+#[test]
+fn a_program_with_a_cuda_graph_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/cuda-graph.sync",
+        "captures or launches CUDA graphs (cudaStreamBeginCapture)",
+    );
+}
+
+#[test]
+fn a_copy_between_device_buffers_runs_on_the_default_stream() {
+    let dir = scratch_dir("device-to-device");
+    let trace = dir.join("trace.jsonl");
+    let program = "tests/verify-then-run/device-to-device-memcpy.sync";
+    let output = syncguard(&["verify-then-run", program, "--trace-out", trace.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("completed: no hang, no race, no lost signal"));
+    let written = std::fs::read_to_string(&trace).unwrap();
+    let copy = written
+        .lines()
+        .find(|l| l.contains("cudaMemcpy"))
+        .expect("the copy is traced");
+    let copy: serde_json::Value = serde_json::from_str(copy).unwrap();
+    assert_eq!(copy["args"]["count"], 4096, "{copy}");
+    assert_eq!(copy["args"]["kind"], "cudaMemcpyDeviceToDevice", "{copy}");
+    let recheck = syncguard(&["check", trace.to_str().unwrap()]);
+    assert_eq!(recheck.status.code(), Some(0), "{}\n{written}", text(&recheck.stdout));
 }
 
 #[test]

@@ -350,6 +350,7 @@ fn every_smaller_sampled(program: &Program, params: &[i64]) -> bool {
 /// which its host threads can issue their calls (see `exec::issue_orders`).
 fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
     let mut found = unevaluable_calls(exec);
+    found.extend(uncaptured_calls(exec));
     let (per_order, unchecked) = findings_by_issue_order(program, exec, options);
     if per_order.is_empty() {
         // One order only (or, should no permuted order be realizable, the walk's, with
@@ -575,6 +576,31 @@ fn unknown_footprints(program: &Program) -> Option<Diagnostic> {
     }
     if launches.len() > MAX_LISTED + 1 {
         diagnostic = diagnostic.with_note(format!("and {} more", launches.len() - MAX_LISTED - 1));
+    }
+    Some(diagnostic)
+}
+
+/// Calls issued to a stream under capture that the model's graphs cannot hold: said,
+/// since what they would order in each launch is not checked.
+fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
+    let first = exec.uncaptured.first()?;
+    let mut diagnostic = Diagnostic::new(
+        &crate::rules::SolverUnknown::INFO,
+        first.span.clone(),
+        format!(
+            "`{}` is captured into a CUDA graph, where only kernels, copies, memsets and host functions are modelled: it is left out of every launch of the graph",
+            first.api
+        ),
+    )
+    .with_severity(crate::diagnostic::Severity::Warning)
+    .with_label("left out of the graph")
+    .with_help("capture event records and waits outside the graph, or check the stream's code without the capture");
+    const MAX_LISTED: usize = 8;
+    for op in exec.uncaptured.iter().skip(1).take(MAX_LISTED) {
+        diagnostic = diagnostic.with_related(op.span.clone(), "also left out of the graph");
+    }
+    if exec.uncaptured.len() > MAX_LISTED + 1 {
+        diagnostic = diagnostic.with_note(format!("and {} more", exec.uncaptured.len() - MAX_LISTED - 1));
     }
     Some(diagnostic)
 }

@@ -15,6 +15,9 @@ pub enum ArgKind {
     Stream,
     /// An ACL context (`aclrtContext`).
     Context,
+    /// A CUDA graph (`cudaGraph_t`) and an executable one (`cudaGraphExec_t`).
+    Graph,
+    GraphExec,
     Event,
     Notify,
     Comm,
@@ -57,6 +60,8 @@ impl ArgKind {
         match self {
             ArgKind::Stream => "stream",
             ArgKind::Context => "context",
+            ArgKind::Graph => "graph",
+            ArgKind::GraphExec => "executable graph",
             ArgKind::Event => "event",
             ArgKind::Notify => "notify",
             ArgKind::Comm => "communicator",
@@ -76,6 +81,8 @@ pub enum EnumFamily {
     DataType,
     /// `aclrtStreamFailureMode`, in its order (a constant's index is its value).
     StreamFailureMode,
+    /// `cudaStreamCaptureMode`, in its order.
+    CaptureMode,
 }
 
 impl EnumFamily {
@@ -108,6 +115,11 @@ impl EnumFamily {
                 "ACL_MEM_MALLOC_NORMAL_ONLY",
             ],
             EnumFamily::StreamFailureMode => &["ACL_CONTINUE_ON_FAILURE", "ACL_STOP_ON_FAILURE"],
+            EnumFamily::CaptureMode => &[
+                "cudaStreamCaptureModeGlobal",
+                "cudaStreamCaptureModeThreadLocal",
+                "cudaStreamCaptureModeRelaxed",
+            ],
             EnumFamily::DataType => &[
                 "HCOMM_DATA_TYPE_INT8",
                 "HCOMM_DATA_TYPE_INT16",
@@ -165,6 +177,11 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("cudaHostAllocPortable", 0x1),
     ("cudaHostAllocMapped", 0x2),
     ("cudaHostAllocWriteCombined", 0x4),
+    ("cudaHostRegisterDefault", 0x0),
+    ("cudaHostRegisterPortable", 0x1),
+    ("cudaHostRegisterMapped", 0x2),
+    ("cudaHostRegisterIoMemory", 0x4),
+    ("cudaHostRegisterReadOnly", 0x8),
     ("cudaStreamDefault", 0x0),
     ("cudaStreamNonBlocking", 0x1),
 ];
@@ -193,6 +210,10 @@ pub enum Creates {
     Context,
     /// `aclrtGetCurrentContext`: another handle of the calling thread's current context.
     CurrentContext,
+    /// `cudaStreamEndCapture`: the work captured on the stream.
+    Graph,
+    /// `cudaGraphInstantiate`: an executable copy of a graph.
+    GraphExec,
     Event(crate::model::EventSemantics, crate::model::EventCreator),
     Notify,
     Comm,
@@ -205,6 +226,8 @@ pub enum Creates {
     /// `cudaMallocPitch`: `height` rows of `pitch` bytes.
     PitchedDeviceBuffer,
     HostBuffer,
+    /// `malloc`: pageable host memory.
+    PageableHostBuffer,
     HcclLocalBuffer,
     HcclPeerBuffer,
     /// A pseudo-call (`existing_event()`, ...) standing for an object that existed before
@@ -291,6 +314,14 @@ pub enum Effect {
     HostFunc,
     Memcpy {
         with_stream: bool,
+    },
+    /// `cudaStreamBeginCapture`: the stream's work is captured into a graph, not run.
+    BeginCapture,
+    /// `cudaGraphLaunch`: the graph's captured work runs on the stream.
+    GraphLaunch,
+    /// `cudaHostRegister` (`register`) / `cudaHostUnregister`.
+    HostRegister {
+        register: bool,
     },
     /// Fills device memory; `with_stream: false` blocks the host.
     Memset {
@@ -456,6 +487,8 @@ const fn default_output(creates: Creates) -> &'static str {
         Creates::Nothing => "",
         Creates::Stream => "stream",
         Creates::Context | Creates::CurrentContext => "context",
+        Creates::Graph => "pGraph",
+        Creates::GraphExec => "pGraphExec",
         Creates::Event(..) => "event",
         Creates::Notify => "notify",
         Creates::Comm => "comm",
@@ -464,6 +497,7 @@ const fn default_output(creates: Creates) -> &'static str {
         Creates::HcclThreadOnStream => "thread",
         Creates::DeviceBuffer | Creates::PitchedDeviceBuffer => "devPtr",
         Creates::HostBuffer => "hostPtr",
+        Creates::PageableHostBuffer => "ptr",
         Creates::HcclLocalBuffer | Creates::HcclPeerBuffer => "buffer",
         Creates::Existing(Existing::Event) => "event",
         Creates::Existing(Existing::Notify) => "notify",
@@ -994,14 +1028,45 @@ pub static APIS: &[Api] = &[
         NONE,
         E::HostFunc,
     ),
-    // Page-locks existing host memory: orders nothing.
+    // Stream capture and graphs: captured work runs at each launch, not when issued.
+    host(
+        "cudaStreamBeginCapture",
+        &[p("stream", Stream), opt("mode", Enum(EnumFamily::CaptureMode))],
+        NONE,
+        E::BeginCapture,
+    ),
+    host("cudaStreamEndCapture", &[p("stream", Stream)], C::Graph, E::Create),
+    host(
+        "cudaGraphInstantiate",
+        &[p("graph", Graph), opt("flags", Int)],
+        C::GraphExec,
+        E::Create,
+    ),
+    host(
+        "cudaGraphLaunch",
+        &[p("graphExec", GraphExec), p("stream", Stream)],
+        NONE,
+        E::GraphLaunch,
+    ),
+    host("cudaGraphDestroy", &[p("graph", Graph)], NONE, E::Destroy),
+    host("cudaGraphExecDestroy", &[p("graphExec", GraphExec)], NONE, E::Destroy),
+    // Page-locks existing host memory: orders nothing, but copies of it are no longer
+    // staged (`exec::cuda_copy`).
     host(
         "cudaHostRegister",
         &[p("ptr", Ptr), p("size", Int), p("flags", Flags)],
         NONE,
-        E::None,
+        E::HostRegister { register: true },
     ),
-    host("cudaHostUnregister", &[p("ptr", Ptr)], NONE, E::None),
+    host(
+        "cudaHostUnregister",
+        &[p("ptr", Ptr)],
+        NONE,
+        E::HostRegister { register: false },
+    ),
+    // The C library's pageable host memory.
+    host("malloc", &[p("size", Int)], C::PageableHostBuffer, E::Create).out("ptr"),
+    host("free", &[p("ptr", Ptr)], NONE, E::Destroy).at_once(),
     host(
         "cudaMemset",
         &[p("devPtr", Ptr), p("value", Int), p("count", Int)],

@@ -6,7 +6,7 @@
 
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
-    ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, EventCreator, EventInfo, EventSemantics, Expr,
+    ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, EventCreator, EventInfo, EventSemantics, Expr,
     GeTaskKind, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout,
 };
 use crate::source::Span;
@@ -324,7 +324,19 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             range: args.address(0)?.range(None, program),
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::HostRegister { register: true } => {
+            let size = args.int(1)?;
+            OpKind::HostRegister(Box::new(args.address(0)?.range(Some(size), program)))
+        }
+        Effect::HostRegister { register: false } => {
+            OpKind::HostUnregister(Box::new(args.address(0)?.range(Some(Expr::Int(0)), program)))
+        }
         Effect::SetCurrentContext => OpKind::SetCurrentContext(obj(0)?),
+        Effect::BeginCapture => OpKind::BeginCapture { stream: obj(0)? },
+        Effect::GraphLaunch => OpKind::GraphLaunch {
+            graph: obj(0)?,
+            stream: args.stream_or_default(1, program)?,
+        },
         Effect::BatchMode { start } => OpKind::BatchMode {
             start,
             tag: args.string(api, "batchTag")?.0,
@@ -395,13 +407,19 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
         }),
         false => None,
     };
-    let synchronous_on = (!with_stream && api.name.starts_with("cuda")).then(|| program.default_stream());
+    let cuda = api.name.starts_with("cuda");
+    let kind = match index("kind").and_then(|i| args.get(i)) {
+        Some(ArgValue::Enum(name)) => CopyKind::from_name(name),
+        _ => CopyKind::Default,
+    };
     Some(OpKind::Memcpy {
         stream,
-        synchronous_on,
+        synchronous_on: (!with_stream && cuda).then(|| program.default_stream()),
         dst,
         src,
         dest_max,
+        kind,
+        staged_by_cuda: cuda,
     })
 }
 
@@ -443,6 +461,10 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
         Creates::Stream => vec![ObjectKind::Stream(stream_sync(api, args))],
         Creates::Context => vec![ObjectKind::Context { current: false }],
         Creates::CurrentContext => vec![ObjectKind::Context { current: true }],
+        Creates::Graph => vec![ObjectKind::Graph {
+            stream: args.object(0)?,
+        }],
+        Creates::GraphExec => vec![ObjectKind::GraphExec { graph: args.object(0)? }],
         Creates::Notify => vec![ObjectKind::Notify],
         Creates::Comm => vec![ObjectKind::Comm],
         Creates::Event(semantics, creator) => vec![ObjectKind::Event(EventInfo {
@@ -450,9 +472,10 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
             creator,
             flags: args.flags(0).unwrap_or(0),
         })],
-        Creates::DeviceBuffer | Creates::HostBuffer => {
+        Creates::DeviceBuffer | Creates::HostBuffer | Creates::PageableHostBuffer => {
             let space = match api.creates {
                 Creates::DeviceBuffer => MemorySpace::Device,
+                Creates::PageableHostBuffer => MemorySpace::Pageable,
                 _ => MemorySpace::Host,
             };
             vec![ObjectKind::Buffer(BufferInfo {

@@ -489,7 +489,25 @@ pub enum OpKind {
         /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
         /// `None` for APIs without it (CUDA).
         dest_max: Option<Expr>,
+        /// The direction the `kind` argument declares: where memory from before lives.
+        kind: CopyKind,
+        /// A CUDA copy: pageable host memory changes when it returns (`exec::cuda_copy`).
+        staged_by_cuda: bool,
     },
+    /// `cudaStreamBeginCapture`: the stream's work is captured until its
+    /// `cudaStreamEndCapture`.
+    BeginCapture {
+        stream: ObjId,
+    },
+    /// `cudaGraphLaunch`: the work `graph` captured runs on `stream`, in captured order.
+    GraphLaunch {
+        graph: ObjId,
+        stream: ObjId,
+    },
+    /// `cudaHostRegister`: page-locks `range` until its `cudaHostUnregister`.
+    HostRegister(Box<MemRange>),
+    /// `cudaHostUnregister`: the registration that starts at `ptr` ends.
+    HostUnregister(Box<MemRange>),
     HostAccess {
         write: bool,
         range: MemRange,
@@ -534,6 +552,57 @@ impl OpKind {
             | OpKind::ThreadSynchronize { thread } => vec![*thread],
             OpKind::Fence { thread, channel } => std::iter::once(*thread).chain(*channel).collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// A copy's `kind` argument (`cudaMemcpyKind`, `aclrtMemcpyKind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyKind {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    /// `*Default`: the runtime tells from the pointers.
+    Default,
+}
+
+impl CopyKind {
+    pub fn from_name(name: &str) -> CopyKind {
+        match name {
+            "ACL_MEMCPY_HOST_TO_HOST" | "cudaMemcpyHostToHost" => CopyKind::HostToHost,
+            "ACL_MEMCPY_HOST_TO_DEVICE" | "cudaMemcpyHostToDevice" => CopyKind::HostToDevice,
+            "ACL_MEMCPY_DEVICE_TO_HOST" | "cudaMemcpyDeviceToHost" => CopyKind::DeviceToHost,
+            "ACL_MEMCPY_DEVICE_TO_DEVICE" | "cudaMemcpyDeviceToDevice" => CopyKind::DeviceToDevice,
+            _ => CopyKind::Default,
+        }
+    }
+
+    /// The constant that names the kind, in CUDA's spelling or ACL's.
+    pub fn name(self, cuda: bool) -> &'static str {
+        match (self, cuda) {
+            (CopyKind::HostToHost, true) => "cudaMemcpyHostToHost",
+            (CopyKind::HostToDevice, true) => "cudaMemcpyHostToDevice",
+            (CopyKind::DeviceToHost, true) => "cudaMemcpyDeviceToHost",
+            (CopyKind::DeviceToDevice, true) => "cudaMemcpyDeviceToDevice",
+            (CopyKind::Default, true) => "cudaMemcpyDefault",
+            (CopyKind::HostToHost, false) => "ACL_MEMCPY_HOST_TO_HOST",
+            (CopyKind::HostToDevice, false) => "ACL_MEMCPY_HOST_TO_DEVICE",
+            (CopyKind::DeviceToHost, false) => "ACL_MEMCPY_DEVICE_TO_HOST",
+            (CopyKind::DeviceToDevice, false) => "ACL_MEMCPY_DEVICE_TO_DEVICE",
+            (CopyKind::Default, false) => "ACL_MEMCPY_DEFAULT",
+        }
+    }
+
+    /// Whether the kind declares the source and the destination host memory (`None`:
+    /// not declared).
+    pub fn host_sides(self) -> (Option<bool>, Option<bool>) {
+        match self {
+            CopyKind::HostToHost => (Some(true), Some(true)),
+            CopyKind::HostToDevice => (Some(true), Some(false)),
+            CopyKind::DeviceToHost => (Some(false), Some(true)),
+            CopyKind::DeviceToDevice => (Some(false), Some(false)),
+            CopyKind::Default => (None, None),
         }
     }
 }
@@ -642,6 +711,14 @@ pub enum ObjectKind {
     Context {
         current: bool,
     },
+    /// A CUDA graph: the work `cudaStreamEndCapture` took from `stream`'s capture.
+    Graph {
+        stream: ObjId,
+    },
+    /// `cudaGraphInstantiate` of `graph`: what `cudaGraphLaunch` runs.
+    GraphExec {
+        graph: ObjId,
+    },
     Event(EventInfo),
     /// An ACL notify (`aclrtCreateNotify`).
     Notify,
@@ -669,6 +746,8 @@ impl ObjectKind {
         match self {
             ObjectKind::Stream(_) => "stream",
             ObjectKind::Context { .. } => "context",
+            ObjectKind::Graph { .. } => "graph",
+            ObjectKind::GraphExec { .. } => "executable graph",
             ObjectKind::Event(_) => "event",
             ObjectKind::Notify => "notify",
             ObjectKind::Comm => "communicator",
@@ -744,7 +823,11 @@ pub struct BufferInfo {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MemorySpace {
     Device,
+    /// Page-locked host memory (`aclrtMallocHost`, `cudaMallocHost`, `cudaHostAlloc`).
     Host,
+    /// Pageable host memory (`malloc`): a CUDA copy stages it through page-locked memory,
+    /// which changes when the call returns (`exec::cuda_copy`).
+    Pageable,
     /// This rank's HCCL buffer (`HcclGetHcclBuffer`).
     HcclLocal,
     /// The peer's HCCL buffer seen through a channel (`HcclChannelGetHcclBuffer`).

@@ -137,6 +137,19 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             object.name
         ));
     }
+    let host_memory_of_its_own = exec.nodes.iter().find(|node| {
+        let pageable = matches!(node.action, Action::Create(inst) if matches!(
+            &exec.program.object(exec.instance(inst).obj).kind,
+            ObjectKind::Buffer(info) if info.space == MemorySpace::Pageable
+        ));
+        pageable || matches!(node.op.kind, OpKind::HostRegister(_) | OpKind::HostUnregister(_))
+    });
+    if let Some(node) = host_memory_of_its_own {
+        return Some(format!(
+            "uses host memory the runtime did not allocate ({}), which no backend replays yet",
+            node.op.api
+        ));
+    }
     if let Some(node) = exec
         .nodes
         .iter()
@@ -161,6 +174,16 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
         return Some(format!(
             "issues work to the default stream of context {}, which no backend replays yet",
             exec.program.object(exec.instance(context).obj).name
+        ));
+    }
+    if let Some(node) = exec
+        .nodes
+        .iter()
+        .find(|node| matches!(node.op.kind, OpKind::BeginCapture { .. } | OpKind::GraphLaunch { .. }))
+    {
+        return Some(format!(
+            "captures or launches CUDA graphs ({}), which no backend replays yet",
+            node.op.api
         ));
     }
     if let Some(node) = exec
@@ -329,6 +352,10 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             },
             Action::Access(accesses),
         ) => enqueue(queue(*stream), copy(accesses, CopyVia::Memcpy)?)?,
+        // `cudaMemcpy` between device buffers: work of the default stream.
+        (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) if exec.agent(node.agent).kind.is_device() => {
+            enqueue(own_stream(), copy(accesses, CopyVia::Memcpy)?)?
+        }
         (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) => {
             let [src, dst] = accesses.as_slice() else { return None };
             Call::Host(HostCall::Copy {
@@ -433,8 +460,12 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
     let lookup = |obj: ObjId| live.get(rank, obj);
     let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
     match &exec.program.object(instance.obj).kind {
-        // Never asked for a context: `call_of` leaves them out.
-        ObjectKind::Stream(_) | ObjectKind::Context { .. } => ObjectSpec::Stream,
+        // Never asked for a context (`call_of` leaves them out) or a graph (`cannot_run`
+        // refuses them).
+        ObjectKind::Stream(_)
+        | ObjectKind::Context { .. }
+        | ObjectKind::Graph { .. }
+        | ObjectKind::GraphExec { .. } => ObjectSpec::Stream,
         ObjectKind::Event(info) => ObjectSpec::Event {
             semantics: info.semantics,
             creator: info.creator,
@@ -462,8 +493,8 @@ fn object_spec(exec: &Execution, live: &LiveObjects, inst: InstId) -> ObjectSpec
                 MemorySpace::Device => BufferSpace::Device,
                 MemorySpace::Host => BufferSpace::Host,
                 MemorySpace::HcclLocal => BufferSpace::HcclLocal,
-                // Never run: `cannot_run` refuses objects from before.
-                MemorySpace::Before | MemorySpace::BeforePeer(_) => BufferSpace::Device,
+                // Never run: `cannot_run` refuses objects from before and `malloc` memory.
+                MemorySpace::Before | MemorySpace::BeforePeer(_) | MemorySpace::Pageable => BufferSpace::Device,
                 MemorySpace::HcclPeer(_) => match instance.channel {
                     Some(channel) => BufferSpace::HcclPeer { channel },
                     None => BufferSpace::HcclLocal,

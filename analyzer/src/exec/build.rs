@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
+use super::cuda_copy::{self, CopyTiming, Side};
 use super::eval::{CoreEnv, Env, EvalError, iterations};
 use super::*;
 use crate::model::{
@@ -43,6 +44,8 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             cutoff: None,
             legacy_default_stream: program.calls_cuda(),
             synchronous_work: Vec::new(),
+            uncaptured: Vec::new(),
+            graph_launches: Vec::new(),
         },
         env: Env {
             params,
@@ -89,7 +92,16 @@ struct RankState<'p> {
     /// The device's own default stream, and its context once a handle names it.
     device_stream: Option<InstId>,
     device_context: Option<InstId>,
+    /// Host memory page-locked by `cudaHostRegister`: `(memory, start, end)`.
+    page_locked: Vec<(Memory, u64, u64)>,
+    /// Streams being captured (`cudaStreamBeginCapture`), with the work captured so far.
+    capturing: HashMap<AgentId, CapturedWork<'p>>,
+    /// Each graph and executable graph instance's captured work.
+    graphs: HashMap<InstId, CapturedWork<'p>>,
 }
+
+/// Work a stream capture took, in issue order: what each launch of its graph runs.
+type CapturedWork<'p> = Vec<(&'p Op, Action)>;
 
 /// Calls cached by batch mode, submitted when the batch ends.
 struct OpenBatch<'p> {
@@ -547,6 +559,14 @@ impl<'p> Builder<'p, '_> {
     }
 
     fn device_node(&mut self, agent: AgentId, op: &'p Op, action: Action) -> NodeId {
+        if let Some(captured) = self.rank.capturing.get_mut(&agent) {
+            // Captured work runs at each launch of its graph, not now.
+            match action {
+                Action::Access(_) => captured.push((op, action)),
+                _ => self.exec.uncaptured.push(op),
+            }
+            return self.host_node(op, Action::Other);
+        }
         let issued_after = self.rank.last_host_node;
         let node = self.push_node(agent, op, action, issued_after);
         if let Some(batch) = &mut self.rank.batch
@@ -842,23 +862,48 @@ impl<'p> Builder<'p, '_> {
                 synchronous_on,
                 dst,
                 src,
+                kind,
+                staged_by_cuda,
                 ..
             } => {
-                let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
-                match stream {
-                    Some(stream) => {
-                        let agent = self.queue(op, *stream)?;
-                        self.device_node(agent, op, Action::Access(accesses));
+                let (src, dst) = (self.access(op, src, false)?, self.access(op, dst, true)?);
+                let timing = match (staged_by_cuda, stream.or(*synchronous_on)) {
+                    (true, Some(_)) => {
+                        let (src_host, dst_host) = kind.host_sides();
+                        let (src_side, dst_side) = (self.side(&src, src_host), self.side(&dst, dst_host));
+                        cuda_copy::timing(stream.is_some(), src_side, dst_side)
                     }
-                    None => {
-                        let on = match synchronous_on {
-                            Some(stream) => Some(self.queue(op, *stream)?),
-                            None => None,
-                        };
-                        let node = self.host_node(op, Action::Access(accesses));
-                        self.exec.synchronous_work.extend(on.map(|agent| (node, agent)));
+                    _ if stream.is_some() => CopyTiming::OnStream,
+                    _ => CopyTiming::UntilDone,
+                };
+                self.copy(op, stream.or(*synchronous_on), timing, src, dst)?;
+            }
+            OpKind::BeginCapture { stream } => {
+                let agent = self.queue(op, *stream)?;
+                self.rank.capturing.insert(agent, Vec::new());
+                self.host_node(op, Action::Other);
+            }
+            OpKind::GraphLaunch { graph, stream } => {
+                let agent = self.queue(op, *stream)?;
+                let graph = self.live(op, *graph)?;
+                self.host_node(op, Action::Other);
+                for (captured, action) in self.rank.graphs.get(&graph).cloned().unwrap_or_default() {
+                    let node = self.device_node(agent, captured, action);
+                    if self.exec.agent(self.exec.node(node).agent).kind.is_device() {
+                        self.exec.graph_launches.push((node, op));
                     }
                 }
+            }
+            OpKind::HostRegister(range) => {
+                let pinned = self.access(op, range, false)?;
+                self.rank.page_locked.push((pinned.memory, pinned.start, pinned.end));
+                self.host_node(op, Action::Other);
+            }
+            OpKind::HostUnregister(ptr) => {
+                let ptr = self.access(op, ptr, false)?;
+                let registered = |&(memory, start, _): &(Memory, u64, u64)| memory == ptr.memory && start == ptr.start;
+                self.rank.page_locked.retain(|range| !registered(range));
+                self.host_node(op, Action::Other);
             }
             OpKind::HostAccess { write, range } => {
                 let access = self.access(op, range, *write)?;
@@ -878,6 +923,51 @@ impl<'p> Builder<'p, '_> {
             OpKind::DataCopy { .. } | OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. } => {}
         }
         Some(())
+    }
+
+    /// A copy's nodes, as `timing` runs it on `queue` (none: a copy the host makes).
+    fn copy(&mut self, op: &'p Op, queue: Option<ObjId>, timing: CopyTiming, src: Access, dst: Access) -> Option<()> {
+        let agent = match queue {
+            Some(queue) => Some(self.queue(op, queue)?),
+            None => None,
+        };
+        match (timing, agent) {
+            (CopyTiming::OnStream, Some(agent)) => {
+                self.device_node(agent, op, Action::Access(vec![src, dst]));
+            }
+            (CopyTiming::StagedSource { synchronize_first }, Some(agent)) => {
+                let staging = self.host_node(op, Action::Access(vec![src]));
+                if synchronize_first {
+                    self.exec.synchronous_work.push((staging, agent));
+                }
+                self.device_node(agent, op, Action::Access(vec![dst]));
+            }
+            _ => {
+                let node = self.host_node(op, Action::Access(vec![src, dst]));
+                self.exec.synchronous_work.extend(agent.map(|agent| (node, agent)));
+            }
+        }
+        Some(())
+    }
+
+    /// Where one side of a CUDA copy lives; `declared_host`: what the copy's `kind` says
+    /// of memory that no call of the code allocated.
+    fn side(&self, access: &Access, declared_host: Option<bool>) -> Side {
+        let ObjectKind::Buffer(info) = &self.program().object(self.exec.instance(access.buffer).obj).kind else {
+            return Side::Unknown;
+        };
+        let page_locked = self
+            .rank
+            .page_locked
+            .iter()
+            .any(|&(memory, start, end)| memory == access.memory && start <= access.start && access.end <= end);
+        let host = if page_locked { Side::PageLocked } else { Side::Pageable };
+        match (&info.space, declared_host) {
+            (MemorySpace::Host, _) => Side::PageLocked,
+            (MemorySpace::Pageable, _) | (MemorySpace::Before, Some(true)) => host,
+            (MemorySpace::Before, None) => Side::Unknown,
+            _ => Side::Device,
+        }
     }
 
     fn on_queue(&mut self, op: &'p Op, queue: ObjId, obj: ObjId, action: fn(InstId) -> Action) -> Option<()> {
@@ -969,6 +1059,19 @@ impl<'p> Builder<'p, '_> {
                 self.attach_agent(stream, AgentKind::Stream(stream));
                 self.exec.context_streams.push((inst, stream));
                 self.rank.current_context = Some(inst);
+            }
+            ObjectKind::Graph { stream } => {
+                // `cudaStreamEndCapture`: the capture ends, and its work is the graph's.
+                let captured = self
+                    .queue(op, *stream)
+                    .and_then(|agent| self.rank.capturing.remove(&agent));
+                self.rank.graphs.insert(inst, captured.unwrap_or_default());
+            }
+            ObjectKind::GraphExec { graph } => {
+                let work = self
+                    .live(op, *graph)
+                    .and_then(|graph| self.rank.graphs.get(&graph).cloned());
+                self.rank.graphs.insert(inst, work.unwrap_or_default());
             }
             ObjectKind::Event(_) | ObjectKind::Notify | ObjectKind::Comm | ObjectKind::Element { .. } => {}
         }

@@ -527,6 +527,12 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             work.sort();
             work
         },
+        uncaptured: exec.uncaptured.clone(),
+        graph_launches: {
+            let mut launches: Vec<_> = exec.graph_launches.iter().map(|&(node, op)| (map(node), op)).collect();
+            launches.sort_by_key(|&(node, _)| node);
+            launches
+        },
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod build;
 mod core_walk;
+mod cuda_copy;
 mod eval;
 mod issue_orders;
 
@@ -64,6 +65,11 @@ pub struct Execution<'p> {
     /// Host calls that run as work of a stream and return once it is done (CUDA's
     /// `cudaMemcpy` on the default stream), with that stream; sorted by node.
     pub synchronous_work: Vec<(NodeId, AgentId)>,
+    /// Calls issued to a stream under capture that a graph cannot hold in the model
+    /// (event and notify calls, waits): left out of the analysis.
+    pub uncaptured: Vec<&'p Op>,
+    /// The nodes a `cudaGraphLaunch` ran (captured work), with the launch; sorted by node.
+    pub graph_launches: Vec<(NodeId, &'p Op)>,
 }
 
 /// How an agent's work is ordered against CUDA's legacy default stream.
@@ -388,6 +394,12 @@ impl<'p> Execution<'p> {
     }
 
     /// The stream a host call runs its work on, for a synchronous copy.
+    /// The `cudaGraphLaunch` that ran `node`, if a graph launch did.
+    pub fn launch_of(&self, node: NodeId) -> Option<&'p Op> {
+        let at = self.graph_launches.binary_search_by_key(&node, |&(n, _)| n).ok()?;
+        Some(self.graph_launches[at].1)
+    }
+
     pub fn synchronous_work_of(&self, node: NodeId) -> Option<AgentId> {
         let at = self.synchronous_work.binary_search_by_key(&node, |&(n, _)| n).ok()?;
         Some(self.synchronous_work[at].1)

@@ -69,6 +69,8 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         Creates::Nothing => return None,
         Creates::Stream => "stream",
         Creates::Context | Creates::CurrentContext => "context",
+        Creates::Graph => "graph",
+        Creates::GraphExec => "executable graph",
         Creates::Event(..) => "event",
         Creates::Notify => "notify",
         Creates::Comm => "communicator",
@@ -77,6 +79,7 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         Creates::DeviceBuffer
         | Creates::PitchedDeviceBuffer
         | Creates::HostBuffer
+        | Creates::PageableHostBuffer
         | Creates::HcclLocalBuffer
         | Creates::HcclPeerBuffer => "buffer",
         Creates::Existing(existing) => match existing {

@@ -103,6 +103,8 @@ impl Lowerer {
         Some(match kind {
             ArgKind::Stream
             | ArgKind::Context
+            | ArgKind::Graph
+            | ArgKind::GraphExec
             | ArgKind::Event
             | ArgKind::Notify
             | ArgKind::Comm

@@ -67,6 +67,8 @@ impl TraceLowerer {
         Ok(match param.kind {
             ArgKind::Stream
             | ArgKind::Context
+            | ArgKind::Graph
+            | ArgKind::GraphExec
             | ArgKind::Event
             | ArgKind::Notify
             | ArgKind::Comm
@@ -426,6 +428,7 @@ pub(super) fn object_name(handle: &str, noun: &str) -> String {
     let prefix = match noun {
         "HCCL thread" => "thread",
         "communicator" => "comm",
+        "executable graph" => "graph_exec",
         other => other,
     };
     let cleaned: String = handle
@@ -485,18 +488,27 @@ fn constant(value: &Json, family: EnumFamily) -> Result<&'static str, Problem> {
             })
         }
         // ACL and CUDA number their memcpy kinds alike: host-to-host 0 ... default 4; a
-        // `CommEngine` is CPU 0 ... CCU 5. A tracer prints the number.
-        other if matches!(family, EnumFamily::MemcpyKind | EnumFamily::Engine) => other
-            .as_int()
-            .and_then(|v| usize::try_from(v).ok())
-            .and_then(|v| constants.get(v).copied())
-            .ok_or_else(|| {
-                let what = match family {
-                    EnumFamily::Engine => "an engine (name or 0..=5)",
-                    _ => "a memcpy kind (name or 0..=4)",
-                };
-                expected(what, other)
-            }),
+        // `CommEngine` is CPU 0 ... CCU 5; a `cudaStreamCaptureMode` global 0 ... relaxed
+        // 2. A tracer prints the number.
+        other
+            if matches!(
+                family,
+                EnumFamily::MemcpyKind | EnumFamily::Engine | EnumFamily::CaptureMode
+            ) =>
+        {
+            other
+                .as_int()
+                .and_then(|v| usize::try_from(v).ok())
+                .and_then(|v| constants.get(v).copied())
+                .ok_or_else(|| {
+                    let what = match family {
+                        EnumFamily::Engine => "an engine (name or 0..=5)",
+                        EnumFamily::CaptureMode => "a capture mode (name or 0..=2)",
+                        _ => "a memcpy kind (name or 0..=4)",
+                    };
+                    expected(what, other)
+                })
+        }
         other => Err(expected(&format!("a constant such as `{}`", constants[0]), other)),
     }
 }

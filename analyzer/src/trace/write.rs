@@ -375,7 +375,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 }
             }
             (OpKind::ThreadSynchronize { thread }, _) => args.push(Arg::new(ArgKind::Thread, object(*thread))),
-            (OpKind::Memcpy { stream, .. }, _) => {
+            (OpKind::Memcpy { stream, kind, .. }, _) => {
                 let [src, dst] = accesses() else { return None };
                 let len = json!(dst.end - dst.start);
                 args.push(Arg::new(ArgKind::Ptr, self.pointer(dst)));
@@ -390,6 +390,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 if let Some(stream) = stream {
                     args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 }
+                let cuda = api.name.starts_with("cuda");
+                args.push(Arg::new(ArgKind::Enum(EnumFamily::MemcpyKind), json!(kind.name(cuda))));
             }
             (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
@@ -408,6 +410,11 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.extend(self.footprint(accesses));
             }
             (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
+            (OpKind::BeginCapture { stream }, _) => args.push(Arg::new(ArgKind::Stream, object(*stream))),
+            (OpKind::GraphLaunch { graph, stream }, _) => {
+                args.push(Arg::new(ArgKind::GraphExec, object(*graph)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+            }
             (OpKind::BatchMode { tag, .. }, _) => args.push(Arg::new(ArgKind::Str, json!(tag))),
             _ => return None,
         }
@@ -490,6 +497,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             }
             ObjectKind::Stream(_) | ObjectKind::Notify | ObjectKind::Context { current: true } => Vec::new(),
             ObjectKind::Context { current: false } => vec![int(0)],
+            ObjectKind::Graph { stream } => vec![Arg::new(ArgKind::Stream, object(*stream))],
+            ObjectKind::GraphExec { graph } => vec![Arg::new(ArgKind::Graph, object(*graph))],
             // An instance is of its array's kind.
             ObjectKind::Element { .. } => return None,
             ObjectKind::Event(info) => vec![Arg::new(ArgKind::Flags, json!(info.flags))],
@@ -533,7 +542,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             }
             ObjectKind::Buffer(info) => match &info.space {
                 // `cudaMallocPitch` gets one row of `size` bytes, with that pitch.
-                MemorySpace::Device | MemorySpace::Host => {
+                MemorySpace::Device | MemorySpace::Host | MemorySpace::Pageable => {
                     let size = first.size.unwrap_or(0) as i64;
                     match api::lookup(self.exec.node(node).op.api).map(|api| api.creates) {
                         Some(Creates::PitchedDeviceBuffer) => vec![int(size), int(1), int(size)],

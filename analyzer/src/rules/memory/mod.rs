@@ -8,7 +8,7 @@ pub mod use_after_free;
 
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
-use crate::exec::{AgentId, LegacyOrder, NodeId};
+use crate::exec::{Action, AgentId, LegacyOrder, NodeId};
 use crate::hb::Race;
 use crate::model::{DefaultStream, OpKind, Program};
 
@@ -35,6 +35,53 @@ fn classify(analysis: &Analysis, race: &Race) -> RaceClass {
     } else {
         RaceClass::Device
     }
+}
+
+/// Which of CUDA's implicit orderings a race escapes: the default stream's, or that of a
+/// synchronous copy that returns before its write is done.
+fn with_cuda_notes(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) -> Diagnostic {
+    let diagnostic = with_default_stream_note(analysis, race, diagnostic);
+    [race.first, race.second]
+        .into_iter()
+        .fold(diagnostic, |diagnostic, node| {
+            with_launch_label(analysis, node, with_early_return_note(analysis, node, diagnostic))
+        })
+}
+
+/// Captured work runs at a `cudaGraphLaunch`, which the race's labels on the captured
+/// calls do not show: point at the launch too.
+fn with_launch_label(analysis: &Analysis, node: NodeId, diagnostic: Diagnostic) -> Diagnostic {
+    let Some(launch) = analysis.exec.launch_of(node) else {
+        return diagnostic;
+    };
+    diagnostic.with_related(
+        launch.span.clone(),
+        format!("the graph launch that runs {}", analysis.describe(node)),
+    )
+}
+
+/// A `cudaMemcpy` that returned before its write of device memory was done
+/// (`exec::cuda_copy`): the surprise behind a race with it.
+fn with_early_return_note(analysis: &Analysis, node: NodeId, diagnostic: Diagnostic) -> Diagnostic {
+    let exec = analysis.exec;
+    let n = exec.node(node);
+    let (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) = (&n.op.kind, &n.action) else {
+        return diagnostic;
+    };
+    if !exec.agent(n.agent).kind.is_device() {
+        return diagnostic;
+    }
+    let why = match accesses.len() {
+        // The host read the staged source already (`CopyTiming::StagedSource`).
+        1 => {
+            "from pageable host memory it returns once the source is staged, before the copy reaches the device (a page-locked source, from cudaMallocHost or cudaHostRegister, makes it wait)"
+        }
+        _ => "between device buffers it returns without waiting for the copy",
+    };
+    diagnostic.with_note(format!(
+        "{} is work of the default stream that may still run after it returns: {why}",
+        n.op.api
+    ))
 }
 
 /// Why CUDA's default stream did not order a race it takes part in: the other stream is
