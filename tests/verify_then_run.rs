@@ -244,6 +244,14 @@ fn a_program_with_a_cuda_graph_is_verified_but_not_run() {
 }
 
 #[test]
+fn a_program_on_two_devices_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/cuda-second-device.sync",
+        "switches a thread to another device than its rank's (cudaSetDevice)",
+    );
+}
+
+#[test]
 fn a_copy_between_device_buffers_runs_on_the_default_stream() {
     let dir = scratch_dir("device-to-device");
     let trace = dir.join("trace.jsonl");

@@ -315,6 +315,9 @@ pub enum Effect {
     Memcpy {
         with_stream: bool,
     },
+    /// `cudaSetDevice`, `aclrtSetDevice`: the calling thread's current device, which
+    /// `NULL` streams and device synchronizes name.
+    SetDevice,
     /// `cudaStreamBeginCapture`: the stream's work is captured into a graph, not run.
     BeginCapture,
     /// `cudaGraphLaunch`: the graph's captured work runs on the stream.
@@ -642,7 +645,7 @@ pub static APIS: &[Api] = &[
     host("aclrtSetOpWaitTimeout", &[p("timeout", SEC)], NONE, E::SetWaitTimeout),
     host("aclInit", &[opt("configPath", Opaque)], NONE, E::None),
     host("aclFinalize", &[], NONE, E::None),
-    host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::None),
+    host("aclrtSetDevice", &[p("deviceId", Int)], NONE, E::SetDevice),
     host("aclrtResetDevice", &[p("deviceId", Int)], NONE, E::None),
     // What the stream does after a failed task; orders nothing.
     host(
@@ -907,7 +910,7 @@ pub static APIS: &[Api] = &[
         E::EventElapsedTime,
     ),
     host("cudaStreamQuery", P_STREAM, NONE, E::None).completes(QueryCompletion::Succeeds),
-    host("cudaSetDevice", &[p("device", Int)], NONE, E::None),
+    host("cudaSetDevice", &[p("device", Int)], NONE, E::SetDevice),
     host("cudaGetLastError", &[], NONE, E::None),
     host("cudaEventSynchronize", P_EVENT, NONE, E::EventSynchronize),
     host("cudaEventDestroy", P_EVENT, NONE, E::Destroy),

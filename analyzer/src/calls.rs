@@ -333,6 +333,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         }
         Effect::SetCurrentContext => OpKind::SetCurrentContext(obj(0)?),
         Effect::BeginCapture => OpKind::BeginCapture { stream: obj(0)? },
+        Effect::SetDevice => OpKind::SetDevice(int(0)?),
         Effect::GraphLaunch => OpKind::GraphLaunch {
             graph: obj(0)?,
             stream: args.stream_or_default(1, program)?,

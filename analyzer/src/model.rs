@@ -494,6 +494,8 @@ pub enum OpKind {
         /// A CUDA copy: pageable host memory changes when it returns (`exec::cuda_copy`).
         staged_by_cuda: bool,
     },
+    /// `cudaSetDevice`, `aclrtSetDevice`.
+    SetDevice(Expr),
     /// `cudaStreamBeginCapture`: the stream's work is captured until its
     /// `cudaStreamEndCapture`.
     BeginCapture {

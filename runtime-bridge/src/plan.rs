@@ -176,6 +176,12 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             exec.program.object(exec.instance(context).obj).name
         ));
     }
+    if let Some(op) = exec.other_devices.first() {
+        return Some(format!(
+            "switches a thread to another device than its rank's ({}), which no backend replays yet",
+            op.api
+        ));
+    }
     if let Some(node) = exec
         .nodes
         .iter()

@@ -46,6 +46,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             synchronous_work: Vec::new(),
             uncaptured: Vec::new(),
             graph_launches: Vec::new(),
+            other_devices: Vec::new(),
         },
         env: Env {
             params,
@@ -98,6 +99,12 @@ struct RankState<'p> {
     capturing: HashMap<AgentId, CapturedWork<'p>>,
     /// Each graph and executable graph instance's captured work.
     graphs: HashMap<InstId, CapturedWork<'p>>,
+    /// The device the rank's first `cudaSetDevice` / `aclrtSetDevice` named: its own.
+    home_device: Option<u32>,
+    /// The current device of the thread being walked: `None` for the rank's own.
+    current_device: Option<u32>,
+    /// Each other device's default stream, made at first use.
+    device_streams: HashMap<u32, InstId>,
 }
 
 /// Work a stream capture took, in issue order: what each launch of its graph runs.
@@ -174,6 +181,20 @@ impl<'p> Builder<'p, '_> {
             self.walk_thread(pending.agent, Some(pending.spawned_at), body);
             latest.extend(self.rank.current.iter().map(|(obj, inst)| (*obj, *inst)));
         }
+        self.name_own_device(rank);
+    }
+
+    /// Once a rank used another device, its own device's queues are named by number too,
+    /// so that messages tell the devices apart.
+    fn name_own_device(&mut self, rank: u32) {
+        let Some(home) = self.rank.home_device else { return };
+        let on_rank = |a: &Agent| a.rank == rank && a.kind.is_device();
+        if !self.exec.agents.iter().any(|a| on_rank(a) && a.device.is_some()) {
+            return;
+        }
+        for agent in self.exec.agents.iter_mut().filter(|a| on_rank(a)) {
+            agent.device.get_or_insert(home);
+        }
     }
 
     /// After `done` of `ranks` ranks: refuse the run early when the ranks still to walk
@@ -217,8 +238,9 @@ impl<'p> Builder<'p, '_> {
     fn walk_thread(&mut self, agent: AgentId, spawned_at: Option<NodeId>, body: &'p Block) {
         self.rank.host = Some(agent);
         self.rank.last_host_node = spawned_at;
-        // A new thread starts in the device's own context.
+        // A new thread starts in the device's own context, on device 0.
         self.rank.current_context = None;
+        self.rank.current_device = self.rank.home_device.is_some_and(|home| home != 0).then_some(0);
         // Each host thread has a per-thread default stream of its own, made at first use.
         self.rank.current.remove(&Program::PER_THREAD_STREAM);
         self.walk_block(body);
@@ -292,6 +314,41 @@ impl<'p> Builder<'p, '_> {
             self.host_node(op, Action::Other);
         }
         self.rank.current.insert(obj, context);
+    }
+
+    /// `cudaSetDevice` / `aclrtSetDevice`: the first one a rank makes names its own
+    /// device; a thread on another device has that device's default stream as `NULL`.
+    fn set_device(&mut self, op: &'p Op, device: &Expr) -> Option<()> {
+        let device = self.eval(op, device)?;
+        let Ok(device) = u32::try_from(device) else {
+            let what = format!("the device of {} ({device})", op.api);
+            self.eval_failed(
+                &op.span,
+                what,
+                EvalError::BadCount,
+                "the call is left out of the analysis",
+            );
+            return None;
+        };
+        let home = *self.rank.home_device.get_or_insert(device);
+        self.rank.current_device = (device != home).then_some(device);
+        // A device's own context becomes current (ACL); CUDA has one context a device.
+        self.rank.current_context = None;
+        if device != home {
+            self.exec.other_devices.push(op);
+        }
+        Some(())
+    }
+
+    /// Another device's default stream: one per device and rank.
+    fn device_stream(&mut self, device: u32) -> InstId {
+        if let Some(&stream) = self.rank.device_streams.get(&device) {
+            return stream;
+        }
+        let stream = self.new_instance(Program::DEFAULT_STREAM, self.env.rank as u32);
+        self.attach_agent(stream, AgentKind::Stream(stream));
+        self.rank.device_streams.insert(device, stream);
+        stream
     }
 
     /// `aclrtSetCurrentContext`.
@@ -496,6 +553,11 @@ impl<'p> Builder<'p, '_> {
         self.exec.agents.push(Agent {
             rank,
             kind,
+            device: if kind.is_device() {
+                self.rank.current_device
+            } else {
+                None
+            },
             nodes: Vec::new(),
         });
         AgentId(self.exec.agents.len() as u32 - 1)
@@ -611,6 +673,11 @@ impl<'p> Builder<'p, '_> {
             && let Some(stream) = self.context_stream(op)
         {
             return stream;
+        }
+        if obj == Program::DEFAULT_STREAM
+            && let Some(device) = self.rank.current_device
+        {
+            return Some(self.device_stream(device));
         }
         if obj == Program::PER_THREAD_STREAM && !self.rank.current.contains_key(&obj) {
             let stream = self.new_instance(obj, rank);
@@ -770,9 +837,12 @@ impl<'p> Builder<'p, '_> {
             }
             OpKind::DeviceSynchronize => {
                 let rank = self.env.rank as u32;
+                let on_this_device = |agent: &Agent| {
+                    agent.rank == rank && agent.kind.is_device() && agent.device == self.rank.current_device
+                };
                 let upto = (0..self.exec.agents.len() as u32)
                     .map(AgentId)
-                    .filter(|&a| self.exec.agent(a).rank == rank && self.exec.agent(a).kind.is_device())
+                    .filter(|&a| on_this_device(self.exec.agent(a)))
                     .filter_map(|a| self.last_submitted(a))
                     .collect();
                 self.host_node(op, Action::DeviceSync { upto });
@@ -878,6 +948,7 @@ impl<'p> Builder<'p, '_> {
                 };
                 self.copy(op, stream.or(*synchronous_on), timing, src, dst)?;
             }
+            OpKind::SetDevice(device) => self.set_device(op, device)?,
             OpKind::BeginCapture { stream } => {
                 let agent = self.queue(op, *stream)?;
                 self.rank.capturing.insert(agent, Vec::new());

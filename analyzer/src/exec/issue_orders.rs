@@ -528,6 +528,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
             work
         },
         uncaptured: exec.uncaptured.clone(),
+        other_devices: exec.other_devices.clone(),
         graph_launches: {
             let mut launches: Vec<_> = exec.graph_launches.iter().map(|&(node, op)| (map(node), op)).collect();
             launches.sort_by_key(|&(node, _)| node);

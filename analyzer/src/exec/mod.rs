@@ -70,6 +70,9 @@ pub struct Execution<'p> {
     pub uncaptured: Vec<&'p Op>,
     /// The nodes a `cudaGraphLaunch` ran (captured work), with the launch; sorted by node.
     pub graph_launches: Vec<(NodeId, &'p Op)>,
+    /// `cudaSetDevice` / `aclrtSetDevice` calls that switched a thread to another device
+    /// than its rank's own.
+    pub other_devices: Vec<&'p Op>,
 }
 
 /// How an agent's work is ordered against CUDA's legacy default stream.
@@ -171,6 +174,9 @@ impl Cutoff {
 pub struct Agent {
     pub rank: u32,
     pub kind: AgentKind,
+    /// The device of a stream or HCCL thread: `None` for the rank's own (the first one
+    /// it sets, device 0 if none), `Some(d)` for another one it switched to.
+    pub device: Option<u32>,
     /// This agent's nodes in execution (FIFO) order.
     pub nodes: Vec<NodeId>,
 }
@@ -445,8 +451,17 @@ impl<'p> Execution<'p> {
                             self.program.object(self.instance(context).obj).name
                         )
                     }
-                    (None, true) => "the legacy default stream".to_string(),
-                    (None, false) => "the default stream".to_string(),
+                    (None, legacy) => {
+                        let stream = if legacy {
+                            "the legacy default stream"
+                        } else {
+                            "the default stream"
+                        };
+                        match agent.device {
+                            Some(device) => format!("{stream} of device {device}"),
+                            None => stream.to_string(),
+                        }
+                    }
                 }
             }
             AgentKind::Stream(inst) if self.instance(inst).obj == crate::model::Program::PER_THREAD_STREAM => {

@@ -1,5 +1,5 @@
 //! CUDA's legacy default stream: work on it waits for the earlier work of every blocking
-//! stream of the device, and later work on a blocking stream waits for it (the CUDA
+//! stream of the device (each device of a rank has its own), and later work on a blocking stream waits for it (the CUDA
 //! runtime's "stream synchronization behavior"). Non-blocking streams, ACL streams and
 //! HCCL threads are not ordered so.
 //!
@@ -16,19 +16,16 @@ pub fn legacy_edges(exec: &Execution) -> Vec<(NodeId, NodeId)> {
         return Vec::new();
     }
     let mut edges = Vec::new();
-    let mut rank = None;
-    let mut state = RankState::default();
+    let mut devices: BTreeMap<(u32, Option<u32>), RankState> = BTreeMap::new();
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
-        if rank != Some(node.rank(exec)) {
-            rank = Some(node.rank(exec));
-            state = RankState::default();
-        }
+        let device_of = |agent: AgentId| (node.rank(exec), exec.agent(agent).device);
         if let Action::AgentSync { agent, .. } = node.action
             && exec.legacy_order(agent) == LegacyOrder::Legacy
         {
             // Synchronizing the legacy stream waits for the blocking streams too (and for
             // work a host call ran on it, which its program order does not reach).
+            let state = devices.entry(device_of(agent)).or_default();
             edges.extend(state.last_on_ordered(exec).map(|last| (last, id)));
             continue;
         }
@@ -41,6 +38,7 @@ pub fn legacy_edges(exec: &Execution) -> Vec<(NodeId, NodeId)> {
         let Some(queue) = queue else {
             continue;
         };
+        let state = devices.entry(device_of(queue)).or_default();
         if on_host && let Some(&last) = state.last_on.get(&queue) {
             // Work a host call runs on a stream comes after the stream's earlier work.
             edges.push((last, id));
