@@ -332,7 +332,13 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             OpKind::HostUnregister(Box::new(args.address(0)?.range(Some(Expr::Int(0)), program)))
         }
         Effect::SetCurrentContext => OpKind::SetCurrentContext(obj(0)?),
-        Effect::BeginCapture => OpKind::BeginCapture { stream: obj(0)? },
+        Effect::BeginCapture => OpKind::BeginCapture {
+            stream: obj(0)?,
+            relaxed: matches!(
+                args.named(api, "mode"),
+                Some(ArgValue::Enum("cudaStreamCaptureModeRelaxed"))
+            ),
+        },
         Effect::SetDevice => OpKind::SetDevice(int(0)?),
         Effect::GraphLaunch => OpKind::GraphLaunch {
             graph: obj(0)?,

@@ -500,6 +500,8 @@ pub enum OpKind {
     /// `cudaStreamEndCapture`.
     BeginCapture {
         stream: ObjId,
+        /// `cudaStreamCaptureModeRelaxed`: other calls of the thread are not restricted.
+        relaxed: bool,
     },
     /// `cudaGraphLaunch`: the work `graph` captured runs on `stream`, in captured order.
     GraphLaunch {

@@ -47,6 +47,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             uncaptured: Vec::new(),
             graph_launches: Vec::new(),
             other_devices: Vec::new(),
+            capture_misuses: Vec::new(),
         },
         env: Env {
             params,
@@ -96,7 +97,7 @@ struct RankState<'p> {
     /// Host memory page-locked by `cudaHostRegister`: `(memory, start, end)`.
     page_locked: Vec<(Memory, u64, u64)>,
     /// Streams being captured (`cudaStreamBeginCapture`), with the work captured so far.
-    capturing: HashMap<AgentId, CapturedWork<'p>>,
+    capturing: HashMap<AgentId, Capture<'p>>,
     /// Each graph and executable graph instance's captured work.
     graphs: HashMap<InstId, CapturedWork<'p>>,
     /// The device the rank's first `cudaSetDevice` / `aclrtSetDevice` named: its own.
@@ -109,6 +110,15 @@ struct RankState<'p> {
 
 /// Work a stream capture took, in issue order: what each launch of its graph runs.
 type CapturedWork<'p> = Vec<(&'p Op, Action)>;
+
+/// A stream capture under way.
+struct Capture<'p> {
+    begin: &'p Op,
+    relaxed: bool,
+    work: CapturedWork<'p>,
+    /// Calls left out of the graph (`Execution::uncaptured`), for a capture never ended.
+    left_out: Vec<&'p Op>,
+}
 
 /// Calls cached by batch mode, submitted when the batch ends.
 struct OpenBatch<'p> {
@@ -182,6 +192,46 @@ impl<'p> Builder<'p, '_> {
             latest.extend(self.rank.current.iter().map(|(obj, inst)| (*obj, *inst)));
         }
         self.name_own_device(rank);
+        self.unended_captures(rank);
+    }
+
+    /// Captures still open when the rank's code ends: what they took never runs.
+    fn unended_captures(&mut self, rank: u32) {
+        let mut open: Vec<(AgentId, Capture<'p>)> = self.rank.capturing.drain().collect();
+        open.sort_by_key(|(stream, _)| *stream);
+        for (stream, capture) in open {
+            let mut captured: Vec<&'p Op> = capture.work.iter().map(|&(op, _)| op).chain(capture.left_out).collect();
+            captured.sort_by_key(|op| (op.span.file.0, op.span.range.start));
+            captured.dedup_by(|a, b| std::ptr::eq(*a, *b));
+            self.exec.capture_misuses.push(CaptureMisuse {
+                begin: capture.begin,
+                rank,
+                stream,
+                problem: CaptureProblem::NeverEnded { captured },
+            });
+        }
+    }
+
+    /// A synchronize during a capture that `forbids` it: the call fails and the capture
+    /// is invalidated (CUDA's "stream capture" rules).
+    fn forbidden_in_capture(&mut self, op: &'p Op, forbids: impl Fn(AgentId, &Capture) -> bool) {
+        let rank = self.env.rank as u32;
+        let mut broken: Vec<(AgentId, &'p Op)> = self
+            .rank
+            .capturing
+            .iter()
+            .filter(|&(&stream, capture)| forbids(stream, capture))
+            .map(|(&stream, capture)| (stream, capture.begin))
+            .collect();
+        broken.sort_by_key(|&(stream, _)| stream);
+        for (stream, begin) in broken {
+            self.exec.capture_misuses.push(CaptureMisuse {
+                begin,
+                rank,
+                stream,
+                problem: CaptureProblem::Forbidden(op),
+            });
+        }
     }
 
     /// Once a rank used another device, its own device's queues are named by number too,
@@ -621,11 +671,14 @@ impl<'p> Builder<'p, '_> {
     }
 
     fn device_node(&mut self, agent: AgentId, op: &'p Op, action: Action) -> NodeId {
-        if let Some(captured) = self.rank.capturing.get_mut(&agent) {
+        if let Some(capture) = self.rank.capturing.get_mut(&agent) {
             // Captured work runs at each launch of its graph, not now.
             match action {
-                Action::Access(_) => captured.push((op, action)),
-                _ => self.exec.uncaptured.push(op),
+                Action::Access(_) => capture.work.push((op, action)),
+                _ => {
+                    capture.left_out.push(op);
+                    self.exec.uncaptured.push(op);
+                }
             }
             return self.host_node(op, Action::Other);
         }
@@ -832,10 +885,12 @@ impl<'p> Builder<'p, '_> {
             }
             OpKind::StreamSynchronize { stream: obj, .. } | OpKind::ThreadSynchronize { thread: obj } => {
                 let agent = self.queue(op, *obj)?;
+                self.forbidden_in_capture(op, |capturing, _| capturing == agent);
                 let upto = self.last_submitted(agent);
                 self.host_node(op, Action::AgentSync { agent, upto });
             }
             OpKind::DeviceSynchronize => {
+                self.forbidden_in_capture(op, |_, capture| !capture.relaxed);
                 let rank = self.env.rank as u32;
                 let on_this_device = |agent: &Agent| {
                     agent.rank == rank && agent.kind.is_device() && agent.device == self.rank.current_device
@@ -949,9 +1004,15 @@ impl<'p> Builder<'p, '_> {
                 self.copy(op, stream.or(*synchronous_on), timing, src, dst)?;
             }
             OpKind::SetDevice(device) => self.set_device(op, device)?,
-            OpKind::BeginCapture { stream } => {
+            OpKind::BeginCapture { stream, relaxed } => {
                 let agent = self.queue(op, *stream)?;
-                self.rank.capturing.insert(agent, Vec::new());
+                let capture = Capture {
+                    begin: op,
+                    relaxed: *relaxed,
+                    work: Vec::new(),
+                    left_out: Vec::new(),
+                };
+                self.rank.capturing.insert(agent, capture);
                 self.host_node(op, Action::Other);
             }
             OpKind::GraphLaunch { graph, stream } => {
@@ -1136,7 +1197,9 @@ impl<'p> Builder<'p, '_> {
                 let captured = self
                     .queue(op, *stream)
                     .and_then(|agent| self.rank.capturing.remove(&agent));
-                self.rank.graphs.insert(inst, captured.unwrap_or_default());
+                self.rank
+                    .graphs
+                    .insert(inst, captured.map(|c| c.work).unwrap_or_default());
             }
             ObjectKind::GraphExec { graph } => {
                 let work = self

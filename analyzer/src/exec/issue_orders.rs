@@ -529,6 +529,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         },
         uncaptured: exec.uncaptured.clone(),
         other_devices: exec.other_devices.clone(),
+        capture_misuses: exec.capture_misuses.clone(),
         graph_launches: {
             let mut launches: Vec<_> = exec.graph_launches.iter().map(|&(node, op)| (map(node), op)).collect();
             launches.sort_by_key(|&(node, _)| node);

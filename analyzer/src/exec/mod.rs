@@ -73,6 +73,26 @@ pub struct Execution<'p> {
     /// `cudaSetDevice` / `aclrtSetDevice` calls that switched a thread to another device
     /// than its rank's own.
     pub other_devices: Vec<&'p Op>,
+    /// Stream captures misused: never ended, or broken by a call a capture forbids.
+    pub capture_misuses: Vec<CaptureMisuse<'p>>,
+}
+
+/// A stream capture (`cudaStreamBeginCapture`) whose work never runs as captured.
+#[derive(Clone, Debug)]
+pub struct CaptureMisuse<'p> {
+    pub begin: &'p Op,
+    pub rank: u32,
+    /// The stream under capture.
+    pub stream: AgentId,
+    pub problem: CaptureProblem<'p>,
+}
+
+#[derive(Clone, Debug)]
+pub enum CaptureProblem<'p> {
+    /// Still open when the rank's code ends: the calls captured never run.
+    NeverEnded { captured: Vec<&'p Op> },
+    /// A synchronize the capture forbids: it fails and invalidates the capture.
+    Forbidden(&'p Op),
 }
 
 /// How an agent's work is ordered against CUDA's legacy default stream.

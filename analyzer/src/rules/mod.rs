@@ -6,6 +6,7 @@ use crate::diagnostic::Severity;
 pub(crate) mod deadlocks;
 mod events;
 pub(crate) mod frontend;
+mod graphs;
 mod groups;
 mod memory;
 mod notifies;
@@ -141,6 +142,8 @@ pub static RULES: &[&RuleInfo] = &[
     &memory::use_after_free::UseAfterFree::INFO,
     &memory::release_while_pending::ReleaseWhilePending::INFO,
     &memory::handle_index_out_of_range::HandleIndexOutOfRange::INFO,
+    // SG7xx: CUDA stream capture and graphs
+    &graphs::capture_misuse::CaptureMisuseRule::INFO,
 ];
 
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.

@@ -410,7 +410,15 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.extend(self.footprint(accesses));
             }
             (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
-            (OpKind::BeginCapture { stream }, _) => args.push(Arg::new(ArgKind::Stream, object(*stream))),
+            (OpKind::BeginCapture { stream, relaxed }, _) => {
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+                let mode = if *relaxed {
+                    "cudaStreamCaptureModeRelaxed"
+                } else {
+                    "cudaStreamCaptureModeGlobal"
+                };
+                args.push(Arg::new(ArgKind::Enum(EnumFamily::CaptureMode), json!(mode)));
+            }
             (OpKind::GraphLaunch { graph, stream }, _) => {
                 args.push(Arg::new(ArgKind::GraphExec, object(*graph)));
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));

@@ -1,0 +1,3 @@
+//! SG7xx: CUDA stream capture and graphs.
+
+pub mod capture_misuse;
