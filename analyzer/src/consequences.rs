@@ -30,7 +30,8 @@ pub(crate) fn fold(found: &mut Vec<Diagnostic>) {
 /// - the unbalanced count (SG301) of a wait that waits forever (SG502): the same
 ///   missing record, counted;
 /// - a wait that waits forever (SG502) on a signal another finding keeps from being
-///   sent (`Diagnostic::starves`: a batch never submitted).
+///   sent (`Diagnostic::starves`: a batch never submitted, a record the runtime rejects
+///   for its notify index, a record naming a handle past the end of its array).
 fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
     let finding = &found[index];
     let (at, causes): (&Related, &[&str]) = match finding.code {
@@ -65,12 +66,17 @@ fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
         message,
         primary,
         label,
+        notes,
+        consequences,
         ..
     } = consequence;
+    // The consequence's own consequences (a hang's unbalanced count) follow it.
+    let nested = notes.into_iter().filter(|note| note.starts_with(CONSEQUENCE));
     // The same hang on several ranks reads the same: said once.
-    let note = format!("consequence ({code} {name}): {message}");
-    if !cause.notes.contains(&note) {
-        cause.notes.push(note);
+    for note in std::iter::once(format!("{CONSEQUENCE}{code} {name}): {message}")).chain(nested) {
+        if !cause.notes.contains(&note) {
+            cause.notes.push(note);
+        }
     }
     // One label per location: two consequences at the same call say the same thing.
     if primary != cause.primary && !label.is_empty() && !cause.related.iter().any(|r| r.span == primary) {
@@ -80,4 +86,8 @@ fn attach(cause: &mut Diagnostic, consequence: Diagnostic) {
         });
     }
     cause.consequences.push(code);
+    cause.consequences.extend(consequences);
 }
+
+/// How a folded finding's note begins.
+const CONSEQUENCE: &str = "consequence (";

@@ -783,6 +783,7 @@ impl<'p> Builder<'p, '_> {
                 element,
                 index: k,
                 len: 0,
+                missed: self.missed_signal(op),
             });
             return None;
         };
@@ -809,8 +810,30 @@ impl<'p> Builder<'p, '_> {
             element,
             index: k,
             len: len as u32,
+            missed: self.missed_signal(op),
         });
         None
+    }
+
+    /// The notify record `op` makes, if it is a record whose index has a value here.
+    fn missed_signal(&self, op: &Op) -> Option<MissedSignal> {
+        let base = |obj| self.program().base(obj);
+        match &op.kind {
+            OpKind::ThreadNotifyRecord { target, index, .. } => Some(MissedSignal::Thread {
+                target: base(*target),
+                index: self.env.eval(index).ok()?,
+            }),
+            OpKind::ChannelNotifyRecord { channel, index, .. }
+            | OpKind::RemoteWrite {
+                channel,
+                notify: Some(index),
+                ..
+            } => Some(MissedSignal::Channel {
+                channel: base(*channel),
+                index: self.env.eval(index).ok()?,
+            }),
+            _ => None,
+        }
     }
 
     /// The agent that executes ops issued to a stream or HCCL thread.

@@ -365,6 +365,18 @@ pub struct BadIndex<'p> {
     pub element: ObjId,
     pub index: i64,
     pub len: u32,
+    /// The notify record the rejected call would have made, if it signals.
+    pub missed: Option<MissedSignal>,
+}
+
+/// A notify record a rejected call does not make: the waits it would have satisfied
+/// starve. Objects are arrays' base objects, so that any element of them matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissedSignal {
+    /// `index` of an HCCL thread of `target`, on the calling rank.
+    Thread { target: ObjId, index: i64 },
+    /// `index` of the peer's end of a channel of `channel`, on another rank.
+    Channel { channel: ObjId, index: i64 },
 }
 
 /// A call naming an object that has no live instance at that point.

@@ -2,8 +2,10 @@ use std::collections::BTreeMap;
 
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
+use crate::exec::{Action, BadIndex, InstId, MissedSignal};
 use crate::model::{ObjId, Object, ObjectKind, Op, Program};
 use crate::rules::declare_rule;
+use crate::source::Span;
 
 declare_rule! {
     /// ## What it detects
@@ -17,7 +19,9 @@ declare_rule! {
     /// In C the call reads past the end of the handle array (`threads[threadNum]`):
     /// undefined behaviour, usually a garbage handle that the runtime rejects, so the
     /// call's work or signal never happens and its peer waits until the notify-wait
-    /// timeout. The call is left out of the analysis.
+    /// timeout. The call is left out of the analysis; the waits its missing record
+    /// starves (SG502, with the host hang behind them) are reported as this finding's
+    /// consequences.
     ///
     /// ## Example
     /// ```text
@@ -44,24 +48,64 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let exec = analysis.exec;
     // One finding per call and index, with the ranks it happens on.
     type Key = (u32, usize, i64, u32);
-    let mut found: BTreeMap<Key, (&Op, ObjId, Vec<u32>)> = BTreeMap::new();
+    let mut found: BTreeMap<Key, (&Op, ObjId, Vec<&BadIndex>)> = BTreeMap::new();
     for bad in &exec.bad_indices {
         let span = &bad.op.span;
         found
             .entry((span.file.0, span.range.start, bad.index, bad.len))
             .or_insert((bad.op, bad.element, Vec::new()))
             .2
-            .push(bad.rank);
+            .push(bad);
     }
-    for ((_, _, index, len), (op, element, mut ranks)) in found {
+    for ((_, _, index, len), (op, element, uses)) in found {
+        let mut ranks: Vec<u32> = uses.iter().map(|bad| bad.rank).collect();
         ranks.dedup(); // in walk order: one rank after another
         let array = &exec.program.object(exec.program.base(element)).name;
         let on_ranks = on_ranks(&ranks, exec.ranks);
-        out.push(
-            finding(exec.program, op, element, index, i64::from(len), &on_ranks)
-                .with_label(format!("index {index} is outside {array}")),
-        );
+        let mut diagnostic = finding(exec.program, op, element, index, i64::from(len), &on_ranks)
+            .with_label(format!("index {index} is outside {array}"));
+        diagnostic.starves = starved_waits(analysis, &uses);
+        out.push(diagnostic);
     }
+}
+
+/// The waits left without a signal because the rejected calls never made their notify
+/// record: unsatisfied waits on the notify the record would have set (any handle of the
+/// array it names, since the index names none).
+fn starved_waits(analysis: &Analysis, uses: &[&BadIndex]) -> Vec<Span> {
+    let exec = analysis.exec;
+    let of = |inst: InstId, obj: ObjId| exec.instance(inst).obj == obj;
+    let mut starved = Vec::new();
+    for &wait in &analysis.hb.matching.unsatisfied {
+        let node = exec.node(wait);
+        let wait_rank = node.rank(exec);
+        let starves = uses
+            .iter()
+            .filter_map(|bad| Some((bad.rank, bad.missed?)))
+            .any(|(rank, missed)| match (missed, &node.action) {
+                (MissedSignal::Thread { target, index }, Action::ThreadNotifyWait { thread, index: waited }) => {
+                    wait_rank == rank && of(*thread, target) && *waited == index
+                }
+                (
+                    MissedSignal::Channel { channel, index },
+                    Action::ChannelNotifyWait {
+                        channel: peer,
+                        index: waited,
+                    },
+                ) => {
+                    wait_rank != rank
+                        && of(*peer, channel)
+                        && exec.instance(*peer).remote_rank == Some(i64::from(rank))
+                        && *waited == index
+                }
+                _ => false,
+            });
+        let span = analysis.span(wait);
+        if starves && !starved.contains(&span) {
+            starved.push(span);
+        }
+    }
+    starved
 }
 
 /// The finding for `op` naming `element` = `array[index]` of an array of `len`
