@@ -146,6 +146,17 @@ pub static RULES: &[&RuleInfo] = &[
     &graphs::capture_misuse::CaptureMisuseRule::INFO,
 ];
 
+/// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the
+/// program's `of` ranks have; nothing for a one-rank program.
+pub(crate) fn ranks_in_parentheses(ranks: &[u32], of: u32) -> String {
+    match ranks {
+        _ if of <= 1 => String::new(),
+        _ if ranks.len() == of as usize => " (on every rank)".to_string(),
+        [rank] => format!(" (on rank {rank})"),
+        _ => format!(" (on {} ranks)", ranks.len()),
+    }
+}
+
 /// Look a rule up by code (`SG003`) or name (`unknown-name`), case-insensitively.
 /// `diagnostic` with each of `uses` (calls on other host threads that nothing orders
 /// before its primary call) as a related label, once per place: `says` words the label

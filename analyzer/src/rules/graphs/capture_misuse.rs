@@ -76,12 +76,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
 fn diagnostic(analysis: &Analysis, misuse: &CaptureMisuse, ranks: &[u32]) -> Diagnostic {
     let exec = analysis.exec;
     let stream = exec.agent_name(misuse.stream);
-    let on_ranks = match (exec.ranks, ranks) {
-        (1, _) => String::new(),
-        (n, _) if ranks.len() == n as usize => " (on every rank)".to_string(),
-        (_, [rank]) => format!(" (on rank {rank})"),
-        _ => format!(" (on {} ranks)", ranks.len()),
-    };
+    let on_ranks = crate::rules::ranks_in_parentheses(ranks, exec.ranks);
     match &misuse.problem {
         CaptureProblem::NeverEnded { captured } => {
             let what = match captured.len() {

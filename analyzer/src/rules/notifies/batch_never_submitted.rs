@@ -67,12 +67,7 @@ fn diagnostic(analysis: &Analysis, batch: &UnsubmittedBatch, ranks: &[u32]) -> D
     let exec = analysis.exec;
     let start = exec.node(batch.start);
     let tag = tag_of(analysis, batch.start);
-    let on_ranks = match (exec.ranks, ranks) {
-        (1, _) => String::new(),
-        (n, _) if ranks.len() == n as usize => " (on every rank)".to_string(),
-        (_, [rank]) => format!(" (on rank {rank})"),
-        _ => format!(" (on {} ranks)", ranks.len()),
-    };
+    let on_ranks = crate::rules::ranks_in_parentheses(ranks, exec.ranks);
     // A call can be several nodes (a write and its notify): count the calls.
     let mut calls: Vec<Span> = Vec::new();
     for &(node, _) in &batch.calls {
