@@ -244,6 +244,14 @@ fn a_program_with_a_cuda_graph_is_verified_but_not_run() {
 }
 
 #[test]
+fn a_program_ordered_by_memory_values_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/value-wait-counter.sync",
+        "synchronizes streams through memory values (aclrtValueWrite)",
+    );
+}
+
+#[test]
 fn a_program_on_two_devices_is_verified_but_not_run() {
     assert_verified_but_not_run(
         "tests/verify-then-run/cuda-second-device.sync",

@@ -351,6 +351,7 @@ fn every_smaller_sampled(program: &Program, params: &[i64]) -> bool {
 fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
     let mut found = unevaluable_calls(exec);
     found.extend(uncaptured_calls(exec));
+    found.extend(unmatched_value_waits(exec));
     let (per_order, unchecked) = findings_by_issue_order(program, exec, options);
     if per_order.is_empty() {
         // One order only (or, should no permuted order be realizable, the walk's, with
@@ -603,6 +604,31 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
         diagnostic = diagnostic.with_note(format!("and {} more", exec.uncaptured.len() - MAX_LISTED - 1));
     }
     Some(diagnostic)
+}
+
+/// Memory-value waits too many to match in a program this large: said, since they order
+/// nothing then (extra races) and a wait no write satisfies is not found.
+fn unmatched_value_waits(exec: &Execution) -> Option<Diagnostic> {
+    if crate::hb::values::affordable(exec) {
+        return None;
+    }
+    let first = exec
+        .nodes
+        .iter()
+        .find(|node| matches!(node.action, crate::exec::Action::ValueWait { .. }))?;
+    Some(
+        Diagnostic::new(
+            &crate::rules::SolverUnknown::INFO,
+            first.op.span.clone(),
+            format!(
+                "this program has too many memory-value calls (`{}`, ...) for its size to match its waits with their writes: the waits order nothing, and a wait that never passes is not found",
+                first.op.api
+            ),
+        )
+        .with_severity(crate::diagnostic::Severity::Warning)
+        .with_label("memory-value waits not matched")
+        .with_help("check a shorter trace, or the code's `.sync` model with fewer iterations"),
+    )
 }
 
 /// Host threads that share objects in more orders than were checked: said, since a

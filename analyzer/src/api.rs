@@ -184,6 +184,24 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("cudaHostRegisterReadOnly", 0x8),
     ("cudaStreamDefault", 0x0),
     ("cudaStreamNonBlocking", 0x1),
+    // Memory-value wait conditions: CANN's documentation spells them
+    // `ACL_VALUE_WAIT_*`, its newer headers `ACL_STREAM_WAIT_VALUE_*`; CUDA's driver
+    // numbers its own alike.
+    ("ACL_VALUE_WAIT_GEQ", 0x0),
+    ("ACL_VALUE_WAIT_EQ", 0x1),
+    ("ACL_VALUE_WAIT_AND", 0x2),
+    ("ACL_VALUE_WAIT_NOR", 0x3),
+    ("ACL_STREAM_WAIT_VALUE_GEQ", 0x0),
+    ("ACL_STREAM_WAIT_VALUE_EQ", 0x1),
+    ("ACL_STREAM_WAIT_VALUE_AND", 0x2),
+    ("ACL_STREAM_WAIT_VALUE_NOR", 0x3),
+    ("CU_STREAM_WAIT_VALUE_GEQ", 0x0),
+    ("CU_STREAM_WAIT_VALUE_EQ", 0x1),
+    ("CU_STREAM_WAIT_VALUE_AND", 0x2),
+    ("CU_STREAM_WAIT_VALUE_NOR", 0x3),
+    ("CU_STREAM_WAIT_VALUE_FLUSH", 1 << 30),
+    ("CU_STREAM_WRITE_VALUE_DEFAULT", 0x0),
+    ("CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER", 0x1),
 ];
 
 /// The value of `ACL_EVENT_SYNC`.
@@ -325,6 +343,16 @@ pub enum Effect {
     /// `cudaHostRegister` (`register`) / `cudaHostUnregister`.
     HostRegister {
         register: bool,
+    },
+    /// `aclrtValueWrite`, `cuStreamWriteValue*`: the stream writes `value` into the
+    /// `bits`-wide word at the address (memory-value synchronization).
+    ValueWrite {
+        bits: u8,
+    },
+    /// `aclrtValueWait`, `cuStreamWaitValue*`: the stream blocks until the word
+    /// satisfies the condition the flag names (`hb::values`).
+    ValueWait {
+        bits: u8,
     },
     /// Fills device memory; `with_stream: false` blocks the host.
     Memset {
@@ -798,6 +826,28 @@ pub static APIS: &[Api] = &[
         NONE,
         E::Memset { with_stream: true },
     ),
+    host(
+        "aclrtValueWrite",
+        &[
+            p("devAddr", Ptr),
+            p("value", Int),
+            p("flag", Flags),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::ValueWrite { bits: 64 },
+    ),
+    host(
+        "aclrtValueWait",
+        &[
+            p("devAddr", Ptr),
+            p("value", Int),
+            p("flag", Flags),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::ValueWait { bits: 64 },
+    ),
     // pyACL (same semantics; default stream is 0)
     host("acl.rt.create_stream", &[], C::Stream, E::Create),
     host("acl.rt.destroy_stream", P_STREAM, NONE, E::Destroy),
@@ -863,6 +913,28 @@ pub static APIS: &[Api] = &[
         ],
         NONE,
         E::Memcpy { with_stream: true },
+    ),
+    host(
+        "acl.rt.value_write",
+        &[
+            p("dev_addr", Ptr),
+            p("value", Int),
+            p("flag", Flags),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::ValueWrite { bits: 64 },
+    ),
+    host(
+        "acl.rt.value_wait",
+        &[
+            p("dev_addr", Ptr),
+            p("value", Int),
+            p("flag", Flags),
+            p("stream", Stream),
+        ],
+        NONE,
+        E::ValueWait { bits: 64 },
     ),
     // CUDA runtime (events are capture-kind)
     host("cudaStreamCreate", &[], C::Stream, E::Create).out("pStream"),
@@ -1066,6 +1138,32 @@ pub static APIS: &[Api] = &[
         &[p("ptr", Ptr)],
         NONE,
         E::HostRegister { register: false },
+    ),
+    // The driver's memory-value operations (`cuStreamWriteValue32/64`,
+    // `cuStreamWaitValue32/64`), as the runtime's own programs use them.
+    host(
+        "cuStreamWriteValue32",
+        &[p("stream", Stream), p("addr", Ptr), p("value", Int), p("flags", Flags)],
+        NONE,
+        E::ValueWrite { bits: 32 },
+    ),
+    host(
+        "cuStreamWriteValue64",
+        &[p("stream", Stream), p("addr", Ptr), p("value", Int), p("flags", Flags)],
+        NONE,
+        E::ValueWrite { bits: 64 },
+    ),
+    host(
+        "cuStreamWaitValue32",
+        &[p("stream", Stream), p("addr", Ptr), p("value", Int), p("flags", Flags)],
+        NONE,
+        E::ValueWait { bits: 32 },
+    ),
+    host(
+        "cuStreamWaitValue64",
+        &[p("stream", Stream), p("addr", Ptr), p("value", Int), p("flags", Flags)],
+        NONE,
+        E::ValueWait { bits: 64 },
     ),
     // The C library's pageable host memory.
     host("malloc", &[p("size", Int)], C::PageableHostBuffer, E::Create).out("ptr"),

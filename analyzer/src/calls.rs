@@ -7,7 +7,7 @@
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
     ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, EventCreator, EventInfo, EventSemantics, Expr,
-    GeTaskKind, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout,
+    GeTaskKind, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout, ValueCondition,
 };
 use crate::source::Span;
 
@@ -163,6 +163,33 @@ impl CallArgs {
             _ => None,
         }
     }
+}
+
+/// `aclrtValueWrite` / `aclrtValueWait` (and the driver's `cuStream*Value*`, whose
+/// parameters come in another order): the word is `bits / 8` bytes at the address.
+fn value_op(api: &Api, args: &CallArgs, bits: u8, program: &Program) -> Option<OpKind> {
+    let index = |names: &[&str]| api.params.iter().position(|p| names.contains(&p.name));
+    let word = args
+        .address(index(&["devAddr", "dev_addr", "addr"])?)?
+        .range(Some(Expr::Int(i64::from(bits / 8))), program);
+    let stream = args.stream_or_default(index(&["stream"])?, program)?;
+    let value = args.int(index(&["value"])?)?;
+    let flags = args.flags(index(&["flag", "flags"])?).unwrap_or(0);
+    Some(match api.effect {
+        Effect::ValueWait { .. } => OpKind::ValueWait {
+            stream,
+            word: Box::new(word),
+            value,
+            condition: ValueCondition::from_flags(flags),
+            bits,
+        },
+        _ => OpKind::ValueWrite {
+            stream,
+            word: Box::new(word),
+            value,
+            bits,
+        },
+    })
 }
 
 /// The op of a host call that creates nothing; `None` for effects that are not host
@@ -324,6 +351,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             range: args.address(0)?.range(None, program),
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::ValueWrite { bits } | Effect::ValueWait { bits } => value_op(api, args, bits, program)?,
         Effect::HostRegister { register: true } => {
             let size = args.int(1)?;
             OpKind::HostRegister(Box::new(args.address(0)?.range(Some(size), program)))

@@ -31,7 +31,9 @@ pub(crate) fn fold(found: &mut Vec<Diagnostic>) {
 ///   missing record, counted;
 /// - a wait that waits forever (SG502) on a signal another finding keeps from being
 ///   sent (`Diagnostic::starves`: a batch never submitted, a record the runtime rejects
-///   for its notify index, a record naming a handle past the end of its array).
+///   for its notify index, a record naming a handle past the end of its array);
+/// - a data race (SG601, SG602) that another finding leaves unordered
+///   (`Diagnostic::unorders`: a memory-value wait that passes at once).
 fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
     let finding = &found[index];
     let (at, causes): (&Related, &[&str]) = match finding.code {
@@ -43,6 +45,11 @@ fn cause_of(found: &[Diagnostic], index: usize) -> Option<usize> {
             return found
                 .iter()
                 .position(|d| d.severity == Severity::Error && d.starves.contains(&finding.primary));
+        }
+        "SG601" | "SG602" => {
+            return found
+                .iter()
+                .position(|d| d.severity == Severity::Error && d.unorders.contains(&finding.primary));
         }
         "SG301" => {
             // The wait's own SG502, or the finding it was folded into.

@@ -54,6 +54,9 @@ pub struct Diagnostic {
     /// Waits this finding leaves without their signal: a wait-without-signal (SG502)
     /// at one of them follows from it and is folded into it.
     pub starves: Vec<Span>,
+    /// Data races (by their primary location) this finding leaves unordered: an SG601
+    /// or SG602 there follows from it and is folded into it.
+    pub unorders: Vec<Span>,
 }
 
 impl Diagnostic {
@@ -70,6 +73,7 @@ impl Diagnostic {
             notes: Vec::new(),
             consequences: Vec::new(),
             starves: Vec::new(),
+            unorders: Vec::new(),
         }
     }
 

@@ -494,6 +494,22 @@ pub enum OpKind {
         /// A CUDA copy: pageable host memory changes when it returns (`exec::cuda_copy`).
         staged_by_cuda: bool,
     },
+    /// `aclrtValueWrite`: `stream` writes `value` into the `bits`-wide word at `word`.
+    ValueWrite {
+        stream: ObjId,
+        word: Box<MemRange>,
+        value: Expr,
+        bits: u8,
+    },
+    /// `aclrtValueWait`: `stream` blocks until the word at `word` satisfies `condition`
+    /// against `value`.
+    ValueWait {
+        stream: ObjId,
+        word: Box<MemRange>,
+        value: Expr,
+        condition: ValueCondition,
+        bits: u8,
+    },
     /// `cudaSetDevice`, `aclrtSetDevice`.
     SetDevice(Expr),
     /// `cudaStreamBeginCapture`: the stream's work is captured until its
@@ -556,6 +572,56 @@ impl OpKind {
             | OpKind::ThreadSynchronize { thread } => vec![*thread],
             OpKind::Fence { thread, channel } => std::iter::once(*thread).chain(*channel).collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// What a memory-value wait waits for (`flag` of `aclrtValueWait`, `flags` of
+/// `cuStreamWaitValue*`; both number them alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueCondition {
+    /// `(int)(*addr - value) >= 0`: a cyclic comparison, for counters.
+    Geq = 0,
+    Eq = 1,
+    /// `(*addr & value) != 0`.
+    And = 2,
+    /// `~(*addr | value) != 0`.
+    Nor = 3,
+}
+
+impl ValueCondition {
+    /// The condition in the low two bits; higher bits (CUDA's `FLUSH`) do not change it.
+    pub fn from_flags(flags: u32) -> ValueCondition {
+        match flags & 0x3 {
+            0 => ValueCondition::Geq,
+            1 => ValueCondition::Eq,
+            2 => ValueCondition::And,
+            _ => ValueCondition::Nor,
+        }
+    }
+
+    /// Whether a `bits`-wide word holding `content` lets the wait pass.
+    pub fn holds(self, content: u64, value: u64, bits: u8) -> bool {
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (content, value) = (content & mask, value & mask);
+        match self {
+            ValueCondition::Geq => {
+                let difference = content.wrapping_sub(value) & mask;
+                difference >> (bits.clamp(1, 64) - 1) == 0
+            }
+            ValueCondition::Eq => content == value,
+            ValueCondition::And => content & value != 0,
+            ValueCondition::Nor => !(content | value) & mask != 0,
+        }
+    }
+
+    /// The condition as C would write it, for messages.
+    pub fn describe(self, word: &str, value: u64) -> String {
+        match self {
+            ValueCondition::Geq => format!("{word} >= {value} (cyclic)"),
+            ValueCondition::Eq => format!("{word} == {value}"),
+            ValueCondition::And => format!("({word} & {value:#x}) != 0"),
+            ValueCondition::Nor => format!("~({word} | {value:#x}) != 0"),
         }
     }
 }
@@ -1029,5 +1095,25 @@ impl BinOp {
             BinOp::And => (a != 0 && b != 0) as i64,
             BinOp::Or => (a != 0 || b != 0) as i64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ValueCondition;
+
+    #[test]
+    fn value_conditions_compare_as_the_runtimes_document() {
+        use ValueCondition::*;
+        // GEQ is cyclic: a counter that wrapped past the value still counts as reached.
+        assert!(Geq.holds(5, 5, 64) && Geq.holds(6, 5, 64) && !Geq.holds(4, 5, 64));
+        assert!(Geq.holds(1, u64::MAX, 64));
+        assert!(!Geq.holds(u64::MAX, 1, 64));
+        // 32-bit words compare their low 32 bits only.
+        assert!(Geq.holds(0x1_0000_0000, 0xFFFF_FFFF, 32));
+        assert!(Eq.holds(0x1_0000_0007, 7, 32) && !Eq.holds(0x1_0000_0007, 7, 64));
+        assert!(And.holds(0b110, 0b010, 64) && !And.holds(0b100, 0b010, 64));
+        assert!(Nor.holds(0, 0, 64) && !Nor.holds(u64::MAX, 0, 64) && !Nor.holds(0xFFFF_FFFF, 0, 32));
+        assert_eq!(ValueCondition::from_flags(1 | 1 << 30), Eq);
     }
 }

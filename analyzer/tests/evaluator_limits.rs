@@ -193,3 +193,19 @@ aclrtSynchronizeStream(s);
         "{notes:?}"
     );
 }
+
+#[test]
+fn too_many_value_waits_to_match_are_said_not_skipped() {
+    // 4,600 waits over 9,200 calls: past the matching's budget of graph walks.
+    let program = "let s1 = aclrtCreateStream();\nlet s2 = aclrtCreateStream();\n\
+        let flag = aclrtMalloc(8, ACL_MEM_MALLOC_HUGE_FIRST);\naclrtMemset(flag, 8, 0, 8);\n\
+        for i in 0..4600 {\n    aclrtValueWrite(flag, i + 1, 0, s1);\n    \
+        aclrtValueWait(flag, i + 1, ACL_VALUE_WAIT_GEQ, s2);\n}\n";
+    let found = findings(program);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("SG004") && f.contains("too many memory-value calls")),
+        "{found:?}"
+    );
+}

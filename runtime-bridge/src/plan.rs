@@ -185,6 +185,16 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
     if let Some(node) = exec
         .nodes
         .iter()
+        .find(|node| matches!(node.action, Action::ValueWrite { .. } | Action::ValueWait { .. }))
+    {
+        return Some(format!(
+            "synchronizes streams through memory values ({}), which no backend replays yet",
+            node.op.api
+        ));
+    }
+    if let Some(node) = exec
+        .nodes
+        .iter()
         .find(|node| matches!(node.op.kind, OpKind::BeginCapture { .. } | OpKind::GraphLaunch { .. }))
     {
         return Some(format!(

@@ -1026,6 +1026,36 @@ impl<'p> Builder<'p, '_> {
                 };
                 self.copy(op, stream.or(*synchronous_on), timing, src, dst)?;
             }
+            OpKind::ValueWrite {
+                stream, word, value, ..
+            } => {
+                let agent = self.queue(op, *stream)?;
+                let word = self.access(op, word, true)?;
+                let value = self.eval(op, value)? as u64;
+                self.device_node(agent, op, Action::ValueWrite { word, value });
+            }
+            OpKind::ValueWait {
+                stream,
+                word,
+                value,
+                condition,
+                bits,
+            } => {
+                let agent = self.queue(op, *stream)?;
+                let word = self.access(op, word, false)?;
+                let value = self.eval(op, value)? as u64;
+                let (condition, bits) = (*condition, *bits);
+                self.device_node(
+                    agent,
+                    op,
+                    Action::ValueWait {
+                        word,
+                        value,
+                        condition,
+                        bits,
+                    },
+                );
+            }
             OpKind::SetDevice(device) => self.set_device(op, device)?,
             OpKind::BeginCapture { stream, relaxed } => {
                 let agent = self.queue(op, *stream)?;

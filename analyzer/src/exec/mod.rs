@@ -17,7 +17,7 @@ pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, calls_conflict, issue_orde
 
 use std::collections::HashMap;
 
-use crate::model::{ObjId, Op, Program, ThreadId};
+use crate::model::{ObjId, Op, Program, ThreadId, ValueCondition};
 use crate::source::Span;
 
 crate::model::id_type!(AgentId, NodeId, InstId);
@@ -287,6 +287,18 @@ pub enum Action {
         thread: InstId,
         index: i64,
     },
+    /// `aclrtValueWrite`: the word's new content.
+    ValueWrite {
+        word: Access,
+        value: u64,
+    },
+    /// `aclrtValueWait`: blocks until the word satisfies `condition` (`hb::values`).
+    ValueWait {
+        word: Access,
+        value: u64,
+        condition: ValueCondition,
+        bits: u8,
+    },
     /// Memory traffic: kernels, copies, transfers, host accesses.
     Access(Vec<Access>),
     /// A new host thread starts.
@@ -537,6 +549,15 @@ impl<'p> Execution<'p> {
             format!("{name} (rank {})", instance.rank)
         } else {
             name
+        }
+    }
+
+    /// `*flag`, `*(flag + 8)`: the word a memory-value call names, for messages.
+    pub fn word_name(&self, word: &Access) -> String {
+        let name = self.instance_name(word.buffer);
+        match word.start {
+            0 => format!("*{name}"),
+            offset => format!("*({name} + {offset})"),
         }
     }
 

@@ -223,6 +223,7 @@ fn instances_used(exec: &Execution, node: NodeId) -> Vec<InstId> {
         | Action::ThreadNotifyWait { thread: i, .. } => vec![*i],
         Action::EventElapsedTime { start, end } => vec![*start, *end],
         Action::Access(accesses) => accesses.iter().map(|a| a.buffer).collect(),
+        Action::ValueWrite { word, .. } | Action::ValueWait { word, .. } => vec![word.buffer],
         Action::AgentSync { agent, .. } => queue_instance(exec, *agent).into_iter().collect(),
         Action::Create(_) | Action::DeviceSync { .. } | Action::Spawn(_) | Action::Other => Vec::new(),
     };

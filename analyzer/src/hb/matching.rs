@@ -56,6 +56,8 @@ pub struct Matching {
     pub satisfied_before: Vec<NodeId>,
     pub event_cycles: Vec<EventCycle>,
     pub notify_queues: BTreeMap<FlagKey, NotifyQueue>,
+    /// Memory-value waits (`values`), matched once the graph has its other edges.
+    pub values: super::ValueMatching,
 }
 
 pub fn match_signals(exec: &Execution) -> Matching {

@@ -14,11 +14,13 @@ mod lifetimes;
 mod matching;
 mod races;
 mod realizable;
+pub mod values;
 
 pub use legacy::legacy_edges;
 pub use lifetimes::{PendingAtRelease, UseAroundDestroy};
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue, flag_of};
 pub use races::Race;
+pub use values::{ValueMatching, ValueWaitMatch};
 
 use std::collections::HashMap;
 
@@ -95,6 +97,11 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
                 self.add_host_sync(&mut covered, queue.sync, sync.agent, last);
             }
         }
+        // After the calling thread's own synchronizes, which order most initializations
+        // of a value word before its waits.
+        let (values, unsatisfied) = values::match_values(exec, &mut self.graph);
+        self.matching.unsatisfied.extend(unsatisfied);
+        self.matching.values = values;
         let mut rounds = 0;
         loop {
             let order = self.execution_order();

@@ -117,7 +117,7 @@ pub static RULES: &[&RuleInfo] = &[
     &groups::wait_without_record::GroupWaitWithoutRecord::INFO,
     &groups::name_not_op_attr::GroupNameNotOpAttr::INFO,
     &groups::record_wait_same_stream::GroupRecordWaitSameStream::INFO,
-    // SG3xx: HCCL notifies and transfers
+    // SG3xx: HCCL notifies and transfers, memory-value waits
     &notifies::notify_unbalanced::NotifyUnbalanced::INFO,
     &notifies::notify_index_out_of_range::NotifyIndexOutOfRange::INFO,
     &notifies::notify_lost_signal::NotifyLostSignal::INFO,
@@ -125,6 +125,8 @@ pub static RULES: &[&RuleInfo] = &[
     &notifies::remote_read_before_write_done::RemoteReadBeforeWriteDone::INFO,
     &notifies::write_exceeds_buffer::WriteExceedsBuffer::INFO,
     &notifies::batch_never_submitted::BatchNeverSubmitted::INFO,
+    &notifies::value_wait_already_satisfied::ValueWaitAlreadySatisfied::INFO,
+    &notifies::value_wait_on_unset_memory::ValueWaitOnUnsetMemory::INFO,
     // SG4xx: SuperKernel early start
     &superkernel::next_task_start_not_on_all_paths::NextTaskStartNotOnAllPaths::INFO,
     &superkernel::next_task_start_repeated::NextTaskStartRepeated::INFO,

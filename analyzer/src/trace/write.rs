@@ -424,6 +424,23 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
             }
             (OpKind::BatchMode { tag, .. }, _) => args.push(Arg::new(ArgKind::Str, json!(tag))),
+            (OpKind::ValueWrite { stream, .. }, Action::ValueWrite { word, value }) => {
+                args.push(Arg::new(ArgKind::Ptr, self.pointer(word)));
+                args.push(Arg::new(ArgKind::Int, json!(value)));
+                args.push(Arg::new(ArgKind::Flags, json!(0)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+            }
+            (
+                OpKind::ValueWait { stream, .. },
+                Action::ValueWait {
+                    word, value, condition, ..
+                },
+            ) => {
+                args.push(Arg::new(ArgKind::Ptr, self.pointer(word)));
+                args.push(Arg::new(ArgKind::Int, json!(value)));
+                args.push(Arg::new(ArgKind::Flags, json!(*condition as u32)));
+                args.push(Arg::new(ArgKind::Stream, object(*stream)));
+            }
             _ => return None,
         }
         Some((args, created))

@@ -9,8 +9,10 @@ declare_rule! {
     /// notify index the peer rank never records into (or records fewer times than it is
     /// waited on), `HcommThreadNotifyWaitOnThread` that no thread records, or
     /// `aclrtWaitAndResetNotify` with no matching `aclrtRecordNotify`. Notifies are
-    /// binary flags: the k-th wait consumes the k-th record. Event waits are SG104,
-    /// group tasks SG202.
+    /// binary flags: the k-th wait consumes the k-th record. Also an `aclrtValueWait`
+    /// (`cuStreamWaitValue*`) whose condition no `aclrtValueWrite` of the word makes
+    /// true, or whose only satisfying writes another write certainly overwrites before
+    /// it. Event waits are SG104, group tasks SG202.
     ///
     /// ## Why is this a bug
     /// The waiting stream or HCCL thread blocks until the wait times out (HCCL's
@@ -39,6 +41,18 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     for &wait in &analysis.hb.matching.unsatisfied {
         let node = exec.node(wait);
         let waiter = exec.agent_name(node.agent);
+        let value_wait = matches!(node.action, Action::ValueWait { .. });
+        let (label, help) = if value_wait {
+            (
+                "no value write satisfies this wait",
+                "write a value that satisfies the condition from another stream, and do not overwrite it before the wait has seen it",
+            )
+        } else {
+            (
+                "no record matches this wait",
+                "give every wait a matching record on the other side, on every path",
+            )
+        };
         let what = match &node.action {
             Action::ChannelNotifyWait { channel, index } => {
                 let peer = exec
@@ -57,6 +71,14 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 )
             }
             Action::NotifyWait(notify) => format!("notify {}: nothing records it", exec.instance_name(*notify)),
+            Action::ValueWait {
+                word, value, condition, ..
+            } => {
+                format!(
+                    "{}: no value write makes it true",
+                    condition.describe(&exec.word_name(word), *value)
+                )
+            }
             _ => continue,
         };
         out.push(
@@ -65,8 +87,8 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 analysis.span(wait),
                 format!("{waiter} waits forever on {what}"),
             )
-            .with_label("no record matches this wait")
-            .with_help("give every wait a matching record on the other side, on every path"),
+            .with_label(label)
+            .with_help(help),
         );
     }
 }

@@ -10,7 +10,9 @@ declare_rule! {
     /// happens-before analysis checks per run; branches on query results in more
     /// combinations than the 64 runs checked per parameter assignment; and a violation
     /// z3 found only at values too large to run, whose search for smaller values ran out
-    /// of time. And, as a note: real kernel launches (`aclrtLaunchKernelWithConfig`, ...)
+    /// of time. Also memory-value waits (`aclrtValueWait`) too many for the program's
+    /// size to match with their writes: they order nothing then. And, as a note: real
+    /// kernel launches (`aclrtLaunchKernelWithConfig`, ...)
     /// that declare no `reads:` / `writes:`, whose memory no rule can check.
     ///
     /// ## Why is this a bug

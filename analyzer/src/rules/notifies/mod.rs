@@ -1,10 +1,11 @@
-//! SG3xx: HCCL notifies and one-sided transfers.
+//! SG3xx: HCCL notifies and one-sided transfers, and memory-value waits.
 //!
 //! Notify rules read `hb.matching.notify_queues` (records and waits of one flag, each in
 //! issue order; the k-th wait consumes the k-th record). The transfer rules SG304 and
 //! SG305 split the races of `hb.races` that involve a one-sided transfer
 //! (`HcommWriteOnThread`, `HcommReadOnThread`, their variants), which SG601/SG602 leave
-//! to them; [`transfer_races`] decides which of the two reports each race.
+//! to them; [`transfer_races`] decides which of the two reports each race. The
+//! memory-value rules SG308 and SG309 read `hb.matching.values` (`hb::values`).
 
 pub mod batch_never_submitted;
 pub mod notify_index_out_of_range;
@@ -12,6 +13,8 @@ pub mod notify_lost_signal;
 pub mod notify_unbalanced;
 pub mod remote_read_before_write_done;
 pub mod remote_write_before_ready;
+pub mod value_wait_already_satisfied;
+pub mod value_wait_on_unset_memory;
 pub mod write_exceeds_buffer;
 
 use std::collections::HashMap;
