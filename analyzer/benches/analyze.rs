@@ -64,6 +64,7 @@ fn generate_program(ops: usize) -> Program {
             span: span(),
             created_by: Some("bench".into()),
             array: None,
+            ipc_key: None,
         });
         ObjId(program.objects.len() as u32 - 1)
     };

@@ -352,6 +352,7 @@ fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions)
     let mut found = unevaluable_calls(exec);
     found.extend(uncaptured_calls(exec));
     found.extend(unmatched_value_waits(exec));
+    found.extend(ipc_opens_from_outside(exec));
     let (per_order, unchecked) = findings_by_issue_order(program, exec, options);
     if per_order.is_empty() {
         // One order only (or, should no permuted order be realizable, the walk's, with
@@ -602,6 +603,44 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
     }
     if exec.uncaptured.len() > MAX_LISTED + 1 {
         diagnostic = diagnostic.with_note(format!("and {} more", exec.uncaptured.len() - MAX_LISTED - 1));
+    }
+    Some(diagnostic)
+}
+
+/// IPC opens of a handle or key that no process of the run exports: said once, since
+/// such an object is taken as one from outside the run, with unknown earlier signals.
+fn ipc_opens_from_outside(exec: &Execution) -> Option<Diagnostic> {
+    let opens: Vec<(&crate::model::Object, NodeId)> = exec
+        .ipc_unexported
+        .iter()
+        .filter_map(|&inst| {
+            Some((
+                exec.program.object(exec.instance(inst).obj),
+                exec.instance(inst).created?,
+            ))
+        })
+        .collect();
+    let &(first, node) = opens.first()?;
+    let key = first.ipc_key.as_deref().unwrap_or_default();
+    let mut diagnostic = Diagnostic::new(
+        &crate::rules::UnknownName::INFO,
+        exec.node(node).op.span.clone(),
+        format!(
+            "`{}` opens `{key}`, which no process of this run exports: taken as {} {} from outside the run, whose earlier signals and writes are unknown",
+            exec.node(node).op.api,
+            if first.kind.noun() == "event" { "an" } else { "a" },
+            first.kind.noun()
+        ),
+    )
+    .with_severity(crate::diagnostic::Severity::Info)
+    .with_label("exported by a process this run does not show")
+    .with_help("check the exporting process's code or trace together with this one");
+    for &(object, node) in opens.iter().skip(1) {
+        let key = object.ipc_key.as_deref().unwrap_or_default();
+        diagnostic = diagnostic.with_related(
+            exec.node(node).op.span.clone(),
+            format!("`{key}` is not exported either"),
+        );
     }
     Some(diagnostic)
 }

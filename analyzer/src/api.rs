@@ -155,6 +155,7 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("ACL_EVENT_TIME_LINE", 0x8),
     ("ACL_EVENT_DEVICE_USE_ONLY", 0x10),
     ("ACL_EVENT_EXTERNAL", 0x20),
+    ("ACL_EVENT_IPC", 0x40),
     ("ACL_EVENT_RECORD_DEFAULT", 0x0),
     ("ACL_EVENT_RECORD_EXTERNAL", 0x1),
     ("ACL_EVENT_WAIT_DEFAULT", 0x0),
@@ -207,6 +208,9 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
 /// The value of `ACL_EVENT_SYNC`.
 pub const ACL_EVENT_SYNC: u32 = 0x1;
 
+/// The value of `ACL_EVENT_IPC`.
+pub const ACL_EVENT_IPC: u32 = 0x40;
+
 /// Where a call may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -230,6 +234,12 @@ pub enum Creates {
     CurrentContext,
     /// `cudaStreamEndCapture`: the work captured on the stream.
     Graph,
+    /// `aclrtIpcOpenEventHandle`: another process's IPC event, by its exported handle.
+    IpcEvent,
+    /// `aclrtNotifyImportByKey`: another process's notify, by its export key.
+    IpcNotify,
+    /// `aclrtIpcMemImportByKey`: another process's device memory, by its export key.
+    IpcMemory,
     /// `cudaGraphInstantiate`: an executable copy of a graph.
     GraphExec,
     Event(crate::model::EventSemantics, crate::model::EventCreator),
@@ -333,6 +343,9 @@ pub enum Effect {
     Memcpy {
         with_stream: bool,
     },
+    /// `aclrtIpcGetEventHandle`, `aclrtNotifyGetExportKey`: the event or notify can be
+    /// opened in another process by the handle or key (the `Str` argument).
+    IpcExport,
     /// `cudaSetDevice`, `aclrtSetDevice`: the calling thread's current device, which
     /// `NULL` streams and device synchronizes name.
     SetDevice,
@@ -520,8 +533,9 @@ const fn default_output(creates: Creates) -> &'static str {
         Creates::Context | Creates::CurrentContext => "context",
         Creates::Graph => "pGraph",
         Creates::GraphExec => "pGraphExec",
-        Creates::Event(..) => "event",
-        Creates::Notify => "notify",
+        Creates::Event(..) | Creates::IpcEvent => "event",
+        Creates::Notify | Creates::IpcNotify => "notify",
+        Creates::IpcMemory => "devPtr",
         Creates::Comm => "comm",
         Creates::Channels => "channels",
         Creates::HcclThreads => "threads",
@@ -758,6 +772,59 @@ pub static APIS: &[Api] = &[
     // ACL notifies
     host("aclrtCreateNotify", &[opt("flag", Flags)], C::Notify, E::Create),
     host("aclrtDestroyNotify", &[p("notify", Notify)], NONE, E::Destroy),
+    // IPC: an event or notify shared with another process of the same trace or program
+    // (a rank), named by the handle or key the exporter obtains.
+    host(
+        "aclrtIpcGetEventHandle",
+        &[p("event", Event), p("handle", Str)],
+        NONE,
+        E::IpcExport,
+    ),
+    host("aclrtIpcOpenEventHandle", &[p("handle", Str)], C::IpcEvent, E::Create),
+    host(
+        "aclrtIpcMemGetExportKey",
+        &[
+            p("devPtr", Ptr),
+            p("size", Int),
+            p("key", Str),
+            opt("len", Int),
+            opt("flags", Flags),
+        ],
+        NONE,
+        E::IpcExport,
+    ),
+    host(
+        "aclrtIpcMemImportByKey",
+        &[p("key", Str), opt("flags", Flags)],
+        C::IpcMemory,
+        E::Create,
+    ),
+    host(
+        "aclrtIpcMemSetImportPid",
+        &[p("key", Str), opt("pid", Opaque), opt("num", Int)],
+        NONE,
+        E::None,
+    ),
+    // Unmaps the imported memory; the model keeps the mapping (a later use is not flagged).
+    host("aclrtIpcMemClose", &[p("key", Str)], NONE, E::None),
+    host(
+        "aclrtNotifyGetExportKey",
+        &[p("notify", Notify), p("key", Str), opt("len", Int), opt("flags", Flags)],
+        NONE,
+        E::IpcExport,
+    ),
+    host(
+        "aclrtNotifySetImportPid",
+        &[p("notify", Notify), opt("pid", Opaque), opt("num", Int)],
+        NONE,
+        E::None,
+    ),
+    host(
+        "aclrtNotifyImportByKey",
+        &[p("key", Str), opt("flags", Flags)],
+        C::IpcNotify,
+        E::Create,
+    ),
     host(
         "aclrtRecordNotify",
         &[p("notify", Notify), p("stream", Stream)],

@@ -351,6 +351,21 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             range: args.address(0)?.range(None, program),
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::IpcExport => {
+            let key = args.string(api, "handle").or_else(|| args.string(api, "key"))?.0;
+            match args.get(0)? {
+                ArgValue::Address(address) => OpKind::IpcExport {
+                    obj: address.buffer,
+                    offset: address.offset.clone(),
+                    key,
+                },
+                _ => OpKind::IpcExport {
+                    obj: obj(0)?,
+                    offset: Expr::Int(0),
+                    key,
+                },
+            }
+        }
         Effect::ValueWrite { bits } | Effect::ValueWait { bits } => value_op(api, args, bits, program)?,
         Effect::HostRegister { register: true } => {
             let size = args.int(1)?;
@@ -468,6 +483,17 @@ fn rows(api: &Api, args: &CallArgs, pitch: &str) -> Option<Expr> {
     Some(Expr::Binary(BinOp::Add, Box::new(before_last), Box::new(width)))
 }
 
+/// The handle or key an IPC open names (`aclrtIpcOpenEventHandle`,
+/// `aclrtNotifyImportByKey`): what the exporting process obtained.
+pub fn ipc_key(api: &Api, args: &CallArgs) -> Option<String> {
+    match api.creates {
+        Creates::IpcEvent | Creates::IpcNotify | Creates::IpcMemory => {
+            Some(args.string(api, api.params.first()?.name)?.0)
+        }
+        _ => None,
+    }
+}
+
 /// How a created stream is ordered against CUDA's legacy default stream: blocking,
 /// unless created with `cudaStreamNonBlocking` (ACL streams never are).
 fn stream_sync(api: &Api, args: &CallArgs) -> StreamSync {
@@ -500,7 +526,18 @@ pub fn created_objects(api: &Api, args: &CallArgs, count: usize, program: &Progr
             stream: args.object(0)?,
         }],
         Creates::GraphExec => vec![ObjectKind::GraphExec { graph: args.object(0)? }],
-        Creates::Notify => vec![ObjectKind::Notify],
+        Creates::Notify | Creates::IpcNotify => vec![ObjectKind::Notify],
+        // CANN makes IPC events with `aclrtCreateEventExWithFlag(ACL_EVENT_IPC)` only.
+        // Its size is the exporter's, known once the processes are matched.
+        Creates::IpcMemory => vec![ObjectKind::Buffer(BufferInfo {
+            space: MemorySpace::Device,
+            size: Expr::Int(EXISTING_MEMORY_SIZE),
+        })],
+        Creates::IpcEvent => vec![ObjectKind::Event(EventInfo {
+            semantics: EventSemantics::Capture,
+            creator: EventCreator::IpcOpen,
+            flags: crate::api::ACL_EVENT_IPC,
+        })],
         Creates::Comm => vec![ObjectKind::Comm],
         Creates::Event(semantics, creator) => vec![ObjectKind::Event(EventInfo {
             semantics,

@@ -54,6 +54,7 @@ impl Program {
             span: main_span.clone(),
             created_by: None,
             array: None,
+            ipc_key: None,
         };
         Program {
             settings: Settings::default(),
@@ -510,6 +511,13 @@ pub enum OpKind {
         condition: ValueCondition,
         bits: u8,
     },
+    /// `aclrtIpcGetEventHandle`, `aclrtNotifyGetExportKey`, `aclrtIpcMemGetExportKey`:
+    /// `obj` (device memory from `offset` on) can be opened by another process with `key`.
+    IpcExport {
+        obj: ObjId,
+        offset: Expr,
+        key: String,
+    },
     /// `cudaSetDevice`, `aclrtSetDevice`.
     SetDevice(Expr),
     /// `cudaStreamBeginCapture`: the stream's work is captured until its
@@ -751,6 +759,9 @@ pub struct Object {
     pub created_by: Option<String>,
     /// `Some` for a handle array: one call creates `len` handles of this kind.
     pub array: Option<ArrayShape>,
+    /// An event or notify opened from another process (`aclrtIpcOpenEventHandle`,
+    /// `aclrtNotifyImportByKey`): the handle or key it was opened by.
+    pub ipc_key: Option<String>,
 }
 
 /// The handles of an array (`let ts = HcclThreadAcquire(comm, engine, N - 1, 1);`): the
@@ -870,6 +881,8 @@ pub enum EventCreator {
     Cuda,
     /// `existing_event()`: created before the code or trace begins, with unknown flags.
     Existing,
+    /// `aclrtIpcOpenEventHandle`: another process's IPC event.
+    IpcOpen,
 }
 
 #[derive(Clone, Debug)]

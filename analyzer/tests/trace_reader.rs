@@ -271,6 +271,13 @@ fn converting_a_trace_keeps_its_findings() {
             // created yet) are left out of the conversion too, by design.
             continue;
         }
+        let opens_ipc_event = String::from_utf8_lossy(&bytes).contains("aclrtIpcOpenEventHandle");
+        if opens_ipc_event && from_trace.iter().any(|d| d.code == "SG104") {
+            // The trace shows one process waiting before the other recorded; a program
+            // leaves the processes' timing open and takes the documented hand-over
+            // (record, then open and wait), so the two differ by design (SYNC.md, IPC).
+            continue;
+        }
         let converted = convert_trace(&mut Sources::default(), "t.jsonl", &bytes[..], None);
         let checked = check_sync_bytes(&mut Sources::default(), "t.sync", converted.text.as_bytes());
         let mut from_program = findings(&checked.diagnostics);

@@ -182,6 +182,16 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             op.api
         ));
     }
+    if let Some(node) = exec.nodes.iter().find(|node| {
+        let creates_ipc_open = matches!(node.action, Action::Create(inst)
+            if exec.program.object(exec.instance(inst).obj).ipc_key.is_some());
+        creates_ipc_open || matches!(node.op.kind, OpKind::IpcExport { .. })
+    }) {
+        return Some(format!(
+            "shares events, notifies or memory between processes ({}), which no backend replays yet",
+            node.op.api
+        ));
+    }
     if let Some(node) = exec
         .nodes
         .iter()

@@ -48,6 +48,8 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             graph_launches: Vec::new(),
             other_devices: Vec::new(),
             capture_misuses: Vec::new(),
+            ipc_opened: HashMap::new(),
+            ipc_unexported: Vec::new(),
         },
         env: Env {
             params,
@@ -58,6 +60,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
         rank: RankState::default(),
         steps: 0,
         outcomes,
+        ipc: IpcShares::default(),
     };
     for rank in 0..ranks {
         if builder.exec.truncated() {
@@ -66,7 +69,18 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
         builder.run_rank(rank);
         builder.check_rank_estimate(rank + 1, ranks);
     }
+    builder.resolve_ipc_opens();
     builder.exec
+}
+
+/// IPC exports and opens of the whole run, resolved once every rank is walked: a
+/// process may open a handle that a process walked after it exports.
+#[derive(Default)]
+struct IpcShares {
+    /// The instance each handle or key names, as last exported, with the offset of
+    /// exported memory in its buffer.
+    exported: HashMap<String, (InstId, u64)>,
+    opened: Vec<(InstId, String)>,
 }
 
 /// Per-rank bookkeeping while walking.
@@ -160,6 +174,7 @@ struct Builder<'p, 'o> {
     steps: u64,
     /// What the queries that branches look at see, in walk order.
     outcomes: &'o [bool],
+    ipc: IpcShares,
 }
 
 impl<'p> Builder<'p, '_> {
@@ -619,6 +634,43 @@ impl<'p> Builder<'p, '_> {
         agent
     }
 
+    fn resolve_ipc_opens(&mut self) {
+        let mut memory: HashMap<InstId, (Memory, u64)> = HashMap::new();
+        for (opened, key) in std::mem::take(&mut self.ipc.opened) {
+            match self.ipc.exported.get(&key) {
+                Some(&(shared, offset)) => {
+                    self.exec.ipc_opened.insert(opened, shared);
+                    if let Memory::Buffer(_) = self.memory_of(opened) {
+                        memory.insert(opened, (self.memory_of(shared), offset));
+                    }
+                }
+                None => self.exec.ipc_unexported.push(opened),
+            }
+        }
+        if !memory.is_empty() {
+            self.share_imported_memory(&memory);
+        }
+    }
+
+    /// Accesses through imported memory touch the exporter's buffer, at the exported
+    /// offset: a race between the processes is a race on one buffer.
+    fn share_imported_memory(&mut self, memory: &HashMap<InstId, (Memory, u64)>) {
+        let share = |access: &mut Access| {
+            if let Some(&(shared, offset)) = memory.get(&access.buffer) {
+                access.memory = shared;
+                access.start = access.start.saturating_add(offset);
+                access.end = access.end.saturating_add(offset);
+            }
+        };
+        for node in &mut self.exec.nodes {
+            match &mut node.action {
+                Action::Access(accesses) => accesses.iter_mut().for_each(share),
+                Action::ValueWrite { word, .. } | Action::ValueWait { word, .. } => share(word),
+                _ => {}
+            }
+        }
+    }
+
     fn new_instance(&mut self, obj: ObjId, rank: u32) -> InstId {
         self.exec.instances.push(Instance {
             rank,
@@ -1056,6 +1108,12 @@ impl<'p> Builder<'p, '_> {
                     },
                 );
             }
+            OpKind::IpcExport { obj, offset, key } => {
+                let inst = self.live(op, *obj)?;
+                let offset = u64::try_from(self.eval(op, offset)?).unwrap_or(0);
+                self.ipc.exported.insert(key.clone(), (inst, offset));
+                self.host_node(op, Action::Other);
+            }
             OpKind::SetDevice(device) => self.set_device(op, device)?,
             OpKind::BeginCapture { stream, relaxed } => {
                 let agent = self.queue(op, *stream)?;
@@ -1171,6 +1229,9 @@ impl<'p> Builder<'p, '_> {
             let inst = self.new_instance(obj, rank);
             self.configure(op, inst);
             self.rank.current.insert(obj, inst);
+            if let Some(key) = &self.program().object(obj).ipc_key {
+                self.ipc.opened.push((inst, key.clone()));
+            }
             return;
         };
         let Some(len) = self.eval(op, &shape.len) else {

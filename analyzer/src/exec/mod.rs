@@ -75,6 +75,13 @@ pub struct Execution<'p> {
     pub other_devices: Vec<&'p Op>,
     /// Stream captures misused: never ended, or broken by a call a capture forbids.
     pub capture_misuses: Vec<CaptureMisuse<'p>>,
+    /// IPC: each event or notify a process opened (`aclrtIpcOpenEventHandle`,
+    /// `aclrtNotifyImportByKey`) and the instance the exporting process shared by that
+    /// handle or key. Signals match through the exporter's instance (`ipc_shared`).
+    pub ipc_opened: HashMap<InstId, InstId>,
+    /// IPC opens whose handle or key nothing in the run exported: objects from outside
+    /// it, treated as objects from before.
+    pub ipc_unexported: Vec<InstId>,
 }
 
 /// A stream capture (`cudaStreamBeginCapture`) whose work never runs as captured.
@@ -440,7 +447,12 @@ impl<'p> Execution<'p> {
     /// Whether the instance stands for an object from before the code or trace begins
     /// (an `existing_*` pseudo-call): its state at that point is unknown.
     pub fn existed_before(&self, id: InstId) -> bool {
-        self.program.object(self.instance(id).obj).existed_before()
+        self.program.object(self.instance(id).obj).existed_before() || self.ipc_unexported.contains(&id)
+    }
+
+    /// The instance signals on `id` go through: the exporter's, for an IPC open.
+    pub fn ipc_shared(&self, id: InstId) -> InstId {
+        self.ipc_opened.get(&id).copied().unwrap_or(id)
     }
 
     /// The stream a host call runs its work on, for a synchronous copy.

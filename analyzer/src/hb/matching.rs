@@ -9,7 +9,7 @@
 //!
 //! Issue order is node order: within a rank, nodes are created in host issue order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::exec::{Action, Execution, InstId, NodeId};
 use crate::model::{EventSemantics, ObjectKind};
@@ -78,6 +78,8 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
     let mut sync_events: HashMap<InstId, SyncEventState> = HashMap::new();
     let mut latest_record: HashMap<InstId, NodeId> = HashMap::new();
     let mut host_view = HostView::default();
+    let shared: HashSet<InstId> = exec.ipc_opened.values().copied().collect();
+    let mut across_processes: Vec<(NodeId, InstId, EventOp)> = Vec::new();
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
         host_view.observe(exec, id);
@@ -88,6 +90,11 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             Action::EventSync(e) => (*e, EventOp::HostSync),
             _ => continue,
         };
+        let event = exec.ipc_shared(event);
+        if shared.contains(&event) && semantics(exec, event) == EventSemantics::Capture {
+            across_processes.push((id, event, kind));
+            continue;
+        }
         match semantics(exec, event) {
             EventSemantics::Capture => match kind {
                 EventOp::Record => {
@@ -122,10 +129,50 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             }
         }
     }
+    match_ipc_events(exec, &across_processes, matching);
     let mut remaining: Vec<SyncEventState> = sync_events.into_values().collect();
     remaining.sort_by_key(|state| state.current.event);
     for state in remaining {
         state.finish(matching);
+    }
+}
+
+/// Capture-kind events shared between processes (IPC): which record a wait binds to
+/// depends on when the processes issue them, which node order (one rank after another)
+/// does not tell. A wait binds to the latest record issued before it:
+/// - in a trace (an observed run), by the order of the trace's lines in one file;
+/// - otherwise, its own process's latest earlier record, or else the first record of
+///   another process: the hand-over CANN documents (record, then pass the handle on).
+fn match_ipc_events(exec: &Execution, ops: &[(NodeId, InstId, EventOp)], matching: &mut Matching) {
+    let span = |node: NodeId| &exec.node(node).op.span;
+    for &(wait, event, kind) in ops {
+        if !matches!(kind, EventOp::Wait | EventOp::HostSync) {
+            continue;
+        }
+        let records = ops
+            .iter()
+            .filter(|&&(node, e, k)| e == event && matches!(k, EventOp::Record) && node != wait)
+            .map(|&(node, ..)| node);
+        let observed_before = |record: &NodeId| {
+            let (r, w) = (span(*record), span(wait));
+            r.file == w.file && r.range.start < w.range.start
+        };
+        let rank = exec.node(wait).rank(exec);
+        let bound = if exec.program.settings.observed_run {
+            records.filter(observed_before).max_by_key(|&r| span(r).range.start)
+        } else {
+            let own = records
+                .clone()
+                .filter(|&r| exec.node(r).rank(exec) == rank && r < wait)
+                .max();
+            own.or_else(|| records.clone().find(|&r| exec.node(r).rank(exec) != rank))
+        };
+        match (bound, kind) {
+            (Some(record), _) => matching.edges.push((record, wait)),
+            (None, EventOp::Wait) if exec.existed_before(event) => matching.satisfied_before.push(wait),
+            (None, EventOp::Wait) => matching.noop_waits.push(wait),
+            (None, _) => {}
+        }
     }
 }
 
@@ -302,8 +349,8 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
 /// The flag a notify call's action sets (`true`) or consumes (`false`), on `rank`.
 pub fn flag_of(exec: &Execution, rank: u32, action: &Action) -> Option<(FlagKey, bool)> {
     Some(match action {
-        Action::NotifyRecord(notify) => (FlagKey::Acl(*notify), true),
-        Action::NotifyWait(notify) => (FlagKey::Acl(*notify), false),
+        Action::NotifyRecord(notify) => (FlagKey::Acl(exec.ipc_shared(*notify)), true),
+        Action::NotifyWait(notify) => (FlagKey::Acl(exec.ipc_shared(*notify)), false),
         Action::ChannelNotifyRecord { channel, index } => {
             let dst = exec.instance(*channel).remote_rank?;
             (

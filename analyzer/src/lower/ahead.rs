@@ -71,8 +71,8 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         Creates::Context | Creates::CurrentContext => "context",
         Creates::Graph => "graph",
         Creates::GraphExec => "executable graph",
-        Creates::Event(..) => "event",
-        Creates::Notify => "notify",
+        Creates::Event(..) | Creates::IpcEvent => "event",
+        Creates::Notify | Creates::IpcNotify => "notify",
         Creates::Comm => "communicator",
         Creates::Channels => "channel",
         Creates::HcclThreads | Creates::HcclThreadOnStream => "HCCL thread",
@@ -81,7 +81,8 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
         | Creates::HostBuffer
         | Creates::PageableHostBuffer
         | Creates::HcclLocalBuffer
-        | Creates::HcclPeerBuffer => "buffer",
+        | Creates::HcclPeerBuffer
+        | Creates::IpcMemory => "buffer",
         Creates::Existing(existing) => match existing {
             Existing::Event => "event",
             Existing::Notify => "notify",

@@ -77,6 +77,7 @@ impl Lowerer {
             span: self.span(&written.span),
             created_by: None,
             array: None,
+            ipc_key: None,
         });
         ObjId(self.program.objects.len() as u32 - 1)
     }

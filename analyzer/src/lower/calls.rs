@@ -177,10 +177,15 @@ impl Lowerer {
             self.syntax_error(&call.span, message, "make the names match the count");
             return Vec::new();
         }
+        let ipc_key = calls::ipc_key(api, args);
         names
             .iter()
             .zip(kinds)
-            .map(|(name, kind)| self.new_object(name, kind, api.name))
+            .map(|(name, kind)| {
+                let id = self.new_object(name, kind, api.name);
+                self.program.objects[id.index()].ipc_key = ipc_key.clone();
+                id
+            })
             .collect()
     }
 

@@ -145,6 +145,7 @@ impl Lowerer {
             span: self.span(&name.span),
             created_by: Some(api.to_string()),
             array: None,
+            ipc_key: None,
         });
         self.bind(&name.name, Binding::Object(id));
         id

@@ -9,7 +9,7 @@ pub(crate) mod frontend;
 mod graphs;
 mod groups;
 mod memory;
-mod notifies;
+pub(crate) mod notifies;
 mod superkernel;
 
 /// A rule's identity, documentation and check.

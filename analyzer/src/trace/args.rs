@@ -274,6 +274,7 @@ impl TraceLowerer {
             span: span.clone(),
             created_by: api.map(str::to_string),
             array: None,
+            ipc_key: None,
         });
         let state = &mut self.ranks[rank];
         state.handles.insert(key.into(), id);
@@ -348,6 +349,7 @@ impl TraceLowerer {
         for (key, kind) in keys.iter().zip(kinds) {
             let previous = self.ranks[rank].handles.get(key.as_ref()).copied();
             let id = self.new_object(rank, key, kind, Some(api.name), span);
+            self.program.objects[id.index()].ipc_key = calls::ipc_key(api, args);
             // Creations go on the main thread, in file order: host threads are walked one
             // after another, and a handle one thread creates may be used by any other
             // thread after it.

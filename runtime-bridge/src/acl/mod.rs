@@ -722,7 +722,7 @@ fn event_creation(semantics: EventSemantics, creator: EventCreator, flags: u32) 
     match (creator, semantics) {
         (EventCreator::AclCreateEvent, _) => EventCreation::Plain,
         (EventCreator::AclWithFlag, _) => EventCreation::WithFlag(flags),
-        (EventCreator::AclExWithFlag, _) => EventCreation::ExWithFlag(flags),
+        (EventCreator::AclExWithFlag | EventCreator::IpcOpen, _) => EventCreation::ExWithFlag(flags),
         (EventCreator::Cuda | EventCreator::Existing, EventSemantics::Sync) => EventCreation::WithFlag(ACL_EVENT_SYNC),
         (EventCreator::Cuda | EventCreator::Existing, EventSemantics::Capture) => {
             EventCreation::ExWithFlag(ACL_EVENT_SYNC)

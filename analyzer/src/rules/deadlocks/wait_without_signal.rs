@@ -2,6 +2,7 @@ use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::Action;
 use crate::rules::declare_rule;
+use crate::rules::notifies::times;
 
 declare_rule! {
     /// ## What it detects
@@ -70,7 +71,20 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                     exec.instance_name(*thread)
                 )
             }
-            Action::NotifyWait(notify) => format!("notify {}: nothing records it", exec.instance_name(*notify)),
+            Action::NotifyWait(notify) => {
+                let key = crate::hb::FlagKey::Acl(exec.ipc_shared(*notify));
+                let queue = analysis.hb.matching.notify_queues.get(&key);
+                let (records, waits) = queue.map_or((0, 0), |q| (q.records.len(), q.waits.len()));
+                match records {
+                    0 => format!("notify {}: nothing records it", exec.instance_name(*notify)),
+                    _ => format!(
+                        "notify {}: it is recorded {} but waited on {}, and each wait consumes one record",
+                        exec.instance_name(*notify),
+                        times(records),
+                        times(waits)
+                    ),
+                }
+            }
             Action::ValueWait {
                 word, value, condition, ..
             } => {

@@ -94,7 +94,8 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         };
         let object = exec.program.object(obj);
         let name = &object.name;
-        let uniform = leaking.len() == ranks.len() && leaking.iter().all(|(_, c)| c.leaked == worst.leaked);
+        // Every rank of the program, not only those that create it (`if rank == 0`).
+        let uniform = leaking.len() == exec.ranks as usize && leaking.iter().all(|(_, c)| c.leaked == worst.leaked);
         let on_rank = match (exec.ranks > 1, uniform) {
             (false, _) => String::new(),
             (true, true) => " (on every rank)".to_string(),

@@ -70,7 +70,7 @@ impl Resource {
             EventCreator::AclCreateEvent => true,
             EventCreator::AclWithFlag => info.flags & LIMITED_FLAGS != 0,
             // An event from before has unknown flags: not counted, so never a false alarm.
-            EventCreator::AclExWithFlag | EventCreator::Cuda | EventCreator::Existing => false,
+            EventCreator::AclExWithFlag | EventCreator::Cuda | EventCreator::Existing | EventCreator::IpcOpen => false,
         }
     }
 

@@ -90,7 +90,7 @@ fn unsupported(program: &Program, op: &Op, event: &Object, info: &EventInfo) -> 
             "only ACL_EVENT_SYNC events may be reset".to_string(),
             format!("add ACL_EVENT_SYNC to the flags of {creator}"),
         ),
-        EventCreator::AclExWithFlag => (
+        EventCreator::AclExWithFlag | EventCreator::IpcOpen => (
             format!(
                 "{} returns an error for event {name}: events from {creator} cannot be reset, and {name} stays recorded",
                 op.api

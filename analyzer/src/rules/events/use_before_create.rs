@@ -128,6 +128,7 @@ mod tests {
             span: span(20),
             created_by: Some("aclrtCreateEventWithFlag".into()),
             array: None,
+            ipc_key: None,
         });
         let op = |kind, at| {
             Stmt::Op(Op {

@@ -56,7 +56,7 @@ fn agent_list(analysis: &Analysis, nodes: &[NodeId]) -> String {
 }
 
 /// "once", "twice", "3 times".
-fn times(count: usize) -> String {
+pub(crate) fn times(count: usize) -> String {
     match count {
         1 => "once".to_string(),
         2 => "twice".to_string(),
