@@ -252,6 +252,14 @@ fn a_program_ordered_by_memory_values_is_verified_but_not_run() {
 }
 
 #[test]
+fn a_program_with_3d_copies_is_verified_but_not_run() {
+    assert_verified_but_not_run(
+        "tests/verify-then-run/cuda-3d-copy.sync",
+        "makes 3D copies or memsets (cudaMemcpy3DAsync)",
+    );
+}
+
+#[test]
 fn a_program_on_two_devices_is_verified_but_not_run() {
     assert_verified_but_not_run(
         "tests/verify-then-run/cuda-second-device.sync",

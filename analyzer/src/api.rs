@@ -47,6 +47,12 @@ pub enum ArgKind {
     GenTaskContext,
     /// Local core memory (`UB`, `L1`, `L0C`) or a slice of global memory.
     CoreMem,
+    /// `cudaPitchedPtr`: `{ ptr, pitch, xsize, ysize }`.
+    PitchedPtr,
+    /// `cudaExtent`: `{ width, height, depth }` (bytes, rows, slices).
+    Extent,
+    /// `const cudaMemcpy3DParms *`: `{ srcPtr, srcPos?, dstPtr, dstPos?, extent, kind }`.
+    Memcpy3DParms,
     /// Opaque data the model does not use (`rootInfo`).
     Opaque,
     /// A kernel function (`funcHandle`): any name or string, used only in messages.
@@ -1142,6 +1148,38 @@ pub static APIS: &[Api] = &[
             p("value", Int),
             p("width", Int),
             p("height", Int),
+            opt("stream", Stream),
+        ],
+        NONE,
+        E::Memset { with_stream: true },
+    ),
+    // 3D copies and memsets: a pitched pointer is `depth` slices of `ysize` rows of
+    // `pitch` bytes; the bytes from the first row's start to the last row's end count
+    // as touched (`calls::pitched_range`).
+    host(
+        "cudaMemcpy3D",
+        &[p("p", Memcpy3DParms)],
+        NONE,
+        E::Memcpy { with_stream: false },
+    ),
+    host(
+        "cudaMemcpy3DAsync",
+        &[p("p", Memcpy3DParms), opt("stream", Stream)],
+        NONE,
+        E::Memcpy { with_stream: true },
+    ),
+    host(
+        "cudaMemset3D",
+        &[p("pitchedDevPtr", PitchedPtr), p("value", Int), p("extent", Extent)],
+        NONE,
+        E::Memset { with_stream: false },
+    ),
+    host(
+        "cudaMemset3DAsync",
+        &[
+            p("pitchedDevPtr", PitchedPtr),
+            p("value", Int),
+            p("extent", Extent),
             opt("stream", Stream),
         ],
         NONE,

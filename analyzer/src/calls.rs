@@ -29,6 +29,12 @@ pub enum ArgValue {
     /// `[desc for i in range]`: `shape.len` descriptors, `desc` over `shape.element`.
     ChannelDescArray(ChannelDesc, ArrayShape),
     CoreMem(CoreMem),
+    /// `cudaPitchedPtr`.
+    Pitched(Pitched),
+    /// `cudaExtent`: width in bytes, height in rows, depth in slices.
+    Extent([Expr; 3]),
+    /// `cudaMemcpy3DParms`.
+    Copy3D(Box<Copy3D>),
     /// A value the model does not use (`rootInfo`, the gen-task `context`).
     Opaque,
 }
@@ -62,6 +68,48 @@ impl Address {
             span: self.span.clone(),
         }
     }
+}
+
+/// A `cudaPitchedPtr`: `ysize` rows of `pitch` bytes per slice, from `address`.
+#[derive(Clone, Debug)]
+pub struct Pitched {
+    pub address: Address,
+    pub pitch: Expr,
+    pub ysize: Expr,
+}
+
+/// A `cudaMemcpy3DParms`: positions are `x` (bytes), `y` (rows), `z` (slices).
+#[derive(Clone, Debug)]
+pub struct Copy3D {
+    pub src: Pitched,
+    pub src_pos: [Expr; 3],
+    pub dst: Pitched,
+    pub dst_pos: [Expr; 3],
+    pub extent: [Expr; 3],
+    /// A `cudaMemcpyKind` constant.
+    pub kind: &'static str,
+}
+
+/// The bytes an `extent` at `pos` of a pitched pointer spans, from the first row's
+/// start to the last row's end: the gaps between rows and slices count as touched.
+pub fn pitched_range(pitched: &Pitched, pos: &[Expr; 3], extent: &[Expr; 3], program: &Program) -> MemRange {
+    let add = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, Box::new(a), Box::new(b));
+    let mul = |a: Expr, b: Expr| Expr::Binary(BinOp::Mul, Box::new(a), Box::new(b));
+    let before_last = |count: &Expr| Expr::Binary(BinOp::Sub, Box::new(count.clone()), Box::new(Expr::Int(1)));
+    let slice = mul(pitched.pitch.clone(), pitched.ysize.clone());
+    let [x, y, z] = pos.clone();
+    let [width, height, depth] = extent;
+    let start = add(add(x, mul(y, pitched.pitch.clone())), mul(z, slice.clone()));
+    let len = add(
+        add(
+            mul(before_last(depth), slice),
+            mul(before_last(height), pitched.pitch.clone()),
+        ),
+        width.clone(),
+    );
+    let mut range = pitched.address.range(Some(len), program);
+    range.offset = add(range.offset, start);
+    range
 }
 
 /// One `HcclChannelDesc`.
@@ -326,11 +374,19 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         Effect::Memcpy { with_stream } => memcpy(api, args, with_stream, program)?,
         Effect::Memset { with_stream } => {
             let index = |name: &str| api.params.iter().position(|p| p.name == name);
-            let count = match index("count") {
-                Some(count) => args.int(count)?,
-                None => rows(api, args, "pitch")?,
+            let range = match (args.get(0)?, index("extent").and_then(|i| args.get(i))) {
+                (ArgValue::Pitched(pitched), Some(ArgValue::Extent(extent))) => {
+                    let origin = [Expr::Int(0), Expr::Int(0), Expr::Int(0)];
+                    pitched_range(pitched, &origin, extent, program)
+                }
+                _ => {
+                    let count = match index("count") {
+                        Some(count) => args.int(count)?,
+                        None => rows(api, args, "pitch")?,
+                    };
+                    args.address(0)?.range(Some(count), program)
+                }
             };
-            let range = args.address(0)?.range(Some(count), program);
             let stream = match (with_stream, api.name.starts_with("cuda")) {
                 (true, _) => args.stream_or_default(index("stream")?, program)?,
                 // CUDA's synchronous memset is work on the default stream; it may return
@@ -442,13 +498,28 @@ fn ranges(value: Option<&ArgValue>) -> Vec<MemRange> {
 
 fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> Option<OpKind> {
     let index = |name: &str| api.params.iter().position(|p| p.name == name);
-    let (dst_len, src_len) = match index("count") {
-        Some(count) => (args.int(count)?, args.int(count)?),
-        // `cudaMemcpy2D`: `height` rows of `width` bytes, `dpitch` / `spitch` apart.
-        None => (rows(api, args, "dpitch")?, rows(api, args, "spitch")?),
+    let copy3d = match index("p").and_then(|i| args.get(i)) {
+        Some(ArgValue::Copy3D(copy)) => Some(copy),
+        _ => None,
     };
-    let dst = Box::new(args.address(index("dst")?)?.range(Some(dst_len), program));
-    let src = Box::new(args.address(index("src")?)?.range(Some(src_len), program));
+    let (dst, src) = match copy3d {
+        Some(copy) => (
+            pitched_range(&copy.dst, &copy.dst_pos, &copy.extent, program),
+            pitched_range(&copy.src, &copy.src_pos, &copy.extent, program),
+        ),
+        None => {
+            let (dst_len, src_len) = match index("count") {
+                Some(count) => (args.int(count)?, args.int(count)?),
+                // `cudaMemcpy2D`: `height` rows of `width` bytes, `dpitch` / `spitch` apart.
+                None => (rows(api, args, "dpitch")?, rows(api, args, "spitch")?),
+            };
+            (
+                args.address(index("dst")?)?.range(Some(dst_len), program),
+                args.address(index("src")?)?.range(Some(src_len), program),
+            )
+        }
+    };
+    let (dst, src) = (Box::new(dst), Box::new(src));
     let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
     let stream = match with_stream {
         true => Some(match index("stream") {
@@ -458,8 +529,9 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
         false => None,
     };
     let cuda = api.name.starts_with("cuda");
-    let kind = match index("kind").and_then(|i| args.get(i)) {
-        Some(ArgValue::Enum(name)) => CopyKind::from_name(name),
+    let kind = match (copy3d, index("kind").and_then(|i| args.get(i))) {
+        (Some(copy), _) => CopyKind::from_name(copy.kind),
+        (_, Some(ArgValue::Enum(name))) => CopyKind::from_name(name),
         _ => CopyKind::Default,
     };
     Some(OpKind::Memcpy {

@@ -182,6 +182,12 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             op.api
         ));
     }
+    if let Some(node) = exec.nodes.iter().find(|node| node.op.api.contains("3D")) {
+        return Some(format!(
+            "makes 3D copies or memsets ({}), which no backend replays yet",
+            node.op.api
+        ));
+    }
     if let Some(node) = exec.nodes.iter().find(|node| {
         let creates_ipc_open = matches!(node.action, Action::Create(inst)
             if exec.program.object(exec.instance(inst).obj).ipc_key.is_some());

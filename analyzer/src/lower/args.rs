@@ -5,7 +5,7 @@ use syncguard_grammar::ast::{self, ExprKind};
 
 use super::{Binding, Lowerer};
 use crate::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
-use crate::calls::{Address, ArgValue, CallArgs, ChannelDesc, CoreMem};
+use crate::calls::{Address, ArgValue, CallArgs, ChannelDesc, Copy3D, CoreMem, Pitched};
 use crate::diagnostic::with_article;
 use crate::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
 
@@ -138,6 +138,9 @@ impl Lowerer {
                 self.check_context_arg(expr)?;
                 ArgValue::Opaque
             }
+            ArgKind::PitchedPtr => ArgValue::Pitched(self.arg_pitched(expr)?),
+            ArgKind::Extent => ArgValue::Extent(self.arg_triple(expr, &["width", "height", "depth"], "cudaExtent")?),
+            ArgKind::Memcpy3DParms => ArgValue::Copy3D(Box::new(self.arg_copy3d(expr)?)),
             ArgKind::Opaque => ArgValue::Opaque,
             ArgKind::Function => ArgValue::Str(function_name(expr), self.span(&expr.span)),
         })
@@ -463,6 +466,108 @@ impl Lowerer {
             return None;
         }
         Some(desc)
+    }
+
+    /// The fields of a struct literal, each checked against `known`, for `what`.
+    fn struct_fields<'e>(&mut self, expr: &'e ast::Expr, known: &[&str], what: &str) -> Option<Vec<&'e ast::Field>> {
+        let ExprKind::Struct(fields) = &expr.kind else {
+            let example = known.iter().map(|f| format!("{f}: ...")).collect::<Vec<_>>().join(", ");
+            self.syntax_error(
+                &expr.span,
+                format!("expected a {what}"),
+                format!("e.g. `{{ {example} }}`"),
+            );
+            return None;
+        };
+        for field in fields {
+            let name = field.name.name.as_str();
+            if !known.contains(&name) {
+                let close = crate::suggest::closest(name, known.iter().copied());
+                let label = close.map_or("not a field syncguard reads".into(), |c| format!("did you mean `{c}`?"));
+                self.syntax_error(&field.name.span, format!("{what} has no field `{name}`"), label);
+            }
+        }
+        Some(fields.iter().collect())
+    }
+
+    /// A struct's field, required.
+    fn required_field<'e>(
+        &mut self,
+        fields: &[&'e ast::Field],
+        name: &str,
+        whole: &ast::Expr,
+        what: &str,
+    ) -> Option<&'e ast::Expr> {
+        let found = fields.iter().find(|f| f.name.name == name).map(|f| &f.value);
+        if found.is_none() {
+            self.syntax_error(
+                &whole.span,
+                format!("a {what} needs `{name}`"),
+                format!("{name} missing"),
+            );
+        }
+        found
+    }
+
+    /// Three integer fields (`cudaExtent`, `cudaPos`); `x`, `y`, `z` default to 0.
+    fn arg_triple(&mut self, expr: &ast::Expr, names: &[&str; 3], what: &str) -> Option<[Expr; 3]> {
+        let fields = self.struct_fields(expr, names, what)?;
+        let optional = what == "cudaPos";
+        let mut values = [Expr::Int(0), Expr::Int(0), Expr::Int(0)];
+        for (value, name) in values.iter_mut().zip(names) {
+            match fields.iter().find(|f| f.name.name == *name) {
+                Some(field) => *value = self.lower_expr(&field.value),
+                None if optional => {}
+                None => {
+                    self.syntax_error(
+                        &expr.span,
+                        format!("a {what} needs `{name}`"),
+                        format!("{name} missing"),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(values)
+    }
+
+    /// `{ ptr: buf + off, pitch: 512, xsize: 400, ysize: 64 }`.
+    fn arg_pitched(&mut self, expr: &ast::Expr) -> Option<Pitched> {
+        const WHAT: &str = "cudaPitchedPtr";
+        let fields = self.struct_fields(expr, &["ptr", "pitch", "xsize", "ysize"], WHAT)?;
+        let ptr = self.required_field(&fields, "ptr", expr, WHAT)?;
+        let pitch = self.required_field(&fields, "pitch", expr, WHAT)?;
+        let ysize = self.required_field(&fields, "ysize", expr, WHAT)?;
+        Some(Pitched {
+            address: self.arg_address(ptr)?,
+            pitch: self.lower_expr(pitch),
+            ysize: self.lower_expr(ysize),
+        })
+    }
+
+    /// `{ srcPtr: {...}, srcPos: {...}?, dstPtr: {...}, dstPos: {...}?, extent: {...}, kind }`.
+    fn arg_copy3d(&mut self, expr: &ast::Expr) -> Option<Copy3D> {
+        const WHAT: &str = "cudaMemcpy3DParms";
+        const FIELDS: &[&str] = &["srcPtr", "srcPos", "dstPtr", "dstPos", "extent", "kind"];
+        let fields = self.struct_fields(expr, FIELDS, WHAT)?;
+        let position = |this: &mut Self, name: &str| match fields.iter().find(|f| f.name.name == name) {
+            Some(field) => this.arg_triple(&field.value, &["x", "y", "z"], "cudaPos"),
+            None => Some([Expr::Int(0), Expr::Int(0), Expr::Int(0)]),
+        };
+        let src_pos = position(self, "srcPos")?;
+        let dst_pos = position(self, "dstPos")?;
+        let src = self.required_field(&fields, "srcPtr", expr, WHAT)?;
+        let dst = self.required_field(&fields, "dstPtr", expr, WHAT)?;
+        let extent = self.required_field(&fields, "extent", expr, WHAT)?;
+        let kind = self.required_field(&fields, "kind", expr, WHAT)?;
+        Some(Copy3D {
+            src: self.arg_pitched(src)?,
+            src_pos,
+            dst: self.arg_pitched(dst)?,
+            dst_pos,
+            extent: self.arg_triple(extent, &["width", "height", "depth"], "cudaExtent")?,
+            kind: self.arg_enum(kind, EnumFamily::MemcpyKind)?,
+        })
     }
 
     pub(super) fn arg_core_mem(&mut self, expr: &ast::Expr) -> Option<CoreMem> {

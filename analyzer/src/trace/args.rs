@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
 use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
-use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc};
+use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc, Copy3D, Pitched};
 use crate::diagnostic::with_article;
 use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
 use crate::source::Span;
@@ -107,6 +107,9 @@ impl TraceLowerer {
                 ArgValue::Objects(threads)
             }
             ArgKind::ChannelDescs => ArgValue::ChannelDescs(channel_descs(value)?),
+            ArgKind::PitchedPtr => ArgValue::Pitched(self.pitched(rank, value, span)?),
+            ArgKind::Extent => ArgValue::Extent(triple(value, ["width", "height", "depth"], false)?),
+            ArgKind::Memcpy3DParms => ArgValue::Copy3D(Box::new(self.copy3d(rank, value, span)?)),
             ArgKind::GenTaskContext | ArgKind::Opaque => ArgValue::Opaque,
             ArgKind::Function => match value {
                 Json::Str(text) => ArgValue::Str(text.to_string(), span.clone()),
@@ -187,6 +190,42 @@ impl TraceLowerer {
             offset: Expr::Int(base_offset.saturating_add(offset)),
             len: len.map(Expr::Int),
             span: span.clone(),
+        })
+    }
+
+    /// `{"ptr": pointer, "pitch": n, "xsize": n, "ysize": n}`.
+    fn pitched(&mut self, rank: usize, value: &Json, span: &Span) -> Result<Pitched, Problem> {
+        let field = |name: &str| {
+            value
+                .get(name)
+                .ok_or_else(|| Problem(format!("a cudaPitchedPtr needs `{name}`")))
+        };
+        Ok(Pitched {
+            address: self.address(rank, field("ptr")?, span)?,
+            pitch: Expr::Int(int(field("pitch")?)?),
+            ysize: Expr::Int(int(field("ysize")?)?),
+        })
+    }
+
+    /// A `cudaMemcpy3DParms` as a tracer prints it: `srcPtr`, `dstPtr` (pitched
+    /// pointers), `srcPos`, `dstPos` (`{x, y, z}`, 0 when left out), `extent`, `kind`.
+    fn copy3d(&mut self, rank: usize, value: &Json, span: &Span) -> Result<Copy3D, Problem> {
+        let field = |name: &str| {
+            value
+                .get(name)
+                .ok_or_else(|| Problem(format!("a cudaMemcpy3DParms needs `{name}`")))
+        };
+        let position = |name: &str| match value.get(name) {
+            Some(pos) => triple(pos, ["x", "y", "z"], true),
+            None => Ok([Expr::Int(0), Expr::Int(0), Expr::Int(0)]),
+        };
+        Ok(Copy3D {
+            src: self.pitched(rank, field("srcPtr")?, span)?,
+            src_pos: position("srcPos")?,
+            dst: self.pitched(rank, field("dstPtr")?, span)?,
+            dst_pos: position("dstPos")?,
+            extent: triple(field("extent")?, ["width", "height", "depth"], false)?,
+            kind: constant(field("kind")?, EnumFamily::MemcpyKind)?,
         })
     }
 
@@ -449,6 +488,20 @@ fn created_where(object: &Object) -> String {
 
 fn expected(what: &str, found: &Json) -> Problem {
     Problem(format!("expected {what}, found {}", found.describe()))
+}
+
+/// Three integer fields of an object (`cudaExtent`, `cudaPos`); with `optional`, a field
+/// left out is 0.
+fn triple(value: &Json, names: [&str; 3], optional: bool) -> Result<[Expr; 3], Problem> {
+    let mut values = [Expr::Int(0), Expr::Int(0), Expr::Int(0)];
+    for (slot, name) in values.iter_mut().zip(names) {
+        match value.get(name) {
+            Some(field) => *slot = Expr::Int(int(field)?),
+            None if optional => {}
+            None => return Err(Problem(format!("expected `{name}` in {}", value.describe()))),
+        }
+    }
+    Ok(values)
 }
 
 fn int(value: &Json) -> Result<i64, Problem> {

@@ -373,15 +373,7 @@ impl Printer<'_> {
                 ids.iter().map(|id| name(&self.program.object(*id).name)).collect(),
             )),
             ArgValue::Int(value) => expr(value),
-            ArgValue::Address(address) => {
-                let base = name(&self.program.object(address.buffer).name);
-                let offset = expr(&address.offset);
-                match &address.len {
-                    Some(len) => slice(base, offset, expr(len)),
-                    None if address.offset == model::Expr::Int(0) => base,
-                    None => binary(ast::BinaryOp::Add, base, offset),
-                }
-            }
+            ArgValue::Address(address) => self.address(address),
             ArgValue::Ranges(ranges) => plain(ast::ExprKind::List(ranges.iter().map(|r| self.range(r)).collect())),
             ArgValue::Timeout(timeout) => expr(&timeout.value),
             ArgValue::Flags(bits) => flags(api, *bits),
@@ -404,9 +396,37 @@ impl Printer<'_> {
                     })
                     .collect(),
             )),
+            ArgValue::Pitched(pitched) => self.pitched(pitched),
+            ArgValue::Extent(extent) => triple(["width", "height", "depth"], extent),
+            ArgValue::Copy3D(copy) => plain(ast::ExprKind::Struct(vec![
+                field("srcPtr", self.pitched(&copy.src)),
+                field("srcPos", triple(["x", "y", "z"], &copy.src_pos)),
+                field("dstPtr", self.pitched(&copy.dst)),
+                field("dstPos", triple(["x", "y", "z"], &copy.dst_pos)),
+                field("extent", triple(["width", "height", "depth"], &copy.extent)),
+                field("kind", name(copy.kind)),
+            ])),
             ArgValue::CoreMem(_) | ArgValue::Opaque if kind == ArgKind::GenTaskContext => name("context"),
             ArgValue::CoreMem(_) | ArgValue::Opaque => plain(ast::ExprKind::Str(String::new())),
         }
+    }
+
+    fn address(&self, address: &crate::calls::Address) -> ast::Expr {
+        let base = name(&self.program.object(address.buffer).name);
+        let offset = expr(&address.offset);
+        match &address.len {
+            Some(len) => slice(base, offset, expr(len)),
+            None if address.offset == model::Expr::Int(0) => base,
+            None => binary(ast::BinaryOp::Add, base, offset),
+        }
+    }
+
+    fn pitched(&self, pitched: &crate::calls::Pitched) -> ast::Expr {
+        plain(ast::ExprKind::Struct(vec![
+            field("ptr", self.address(&pitched.address)),
+            field("pitch", expr(&pitched.pitch)),
+            field("ysize", expr(&pitched.ysize)),
+        ]))
     }
 
     fn range(&self, range: &MemRange) -> ast::Expr {
@@ -520,6 +540,17 @@ fn setting(key: &str, value: ast::Expr) -> ast::Stmt {
         key: ident_of(key),
         value,
     })
+}
+
+/// `{ x: .., y: .., z: .. }` and the like.
+fn triple(names: [&str; 3], values: &[model::Expr; 3]) -> ast::Expr {
+    plain(ast::ExprKind::Struct(
+        names
+            .iter()
+            .zip(values)
+            .map(|(key, value)| field(key, expr(value)))
+            .collect(),
+    ))
 }
 
 fn field(key: &str, value: ast::Expr) -> ast::Field {
