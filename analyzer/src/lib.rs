@@ -1,22 +1,20 @@
-//! syncguard's analyzer: the Program model, the lowering of `.sync` files into it,
-//! the rule catalogue, diagnostics and their renderers.
+//! syncguard's analyzer: the lowering of `.sync` files and traces into the Program model,
+//! the executions, happens-before graph and prover that check it, the rule catalogue and the
+//! renderers. The model itself is the `syncguard-model` crate.
 
 pub mod analysis;
-pub mod api;
-pub mod calls;
 mod consequences;
-pub mod diagnostic;
 pub mod exec;
 mod frontend;
 pub mod hb;
 mod lower;
-pub mod model;
 pub mod render;
 pub mod rules;
 pub mod smt;
-pub mod source;
-mod suggest;
 pub mod trace;
+
+// The shared model, under the paths the analyzer has always given it.
+pub use syncguard_model::{api, calls, diagnostic, model, source, suggest};
 
 pub use analysis::{Analyzed, OrderFindings, analyze, analyze_assignment, analyze_with, findings_by_issue_order};
 pub use diagnostic::{Diagnostic, Related, Severity};

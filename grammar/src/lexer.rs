@@ -285,15 +285,9 @@ pub struct Lexed {
     pub errors: Vec<SyntaxError>,
 }
 
-/// Where each line after the first starts: after `\n`, `\r\n`, or a lone `\r` (the line
-/// end of classic Mac OS editors).
-pub fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
-    let bytes = text.as_bytes();
-    bytes.iter().enumerate().filter_map(move |(index, &byte)| {
-        let ends_line = byte == b'\n' || (byte == b'\r' && bytes.get(index + 1) != Some(&b'\n'));
-        ends_line.then_some(index + 1)
-    })
-}
+/// Where each line after the first starts (`\n`, `\r\n` or a lone `\r`): the model's
+/// definition, which spans and renderers share.
+pub use syncguard_model::source::line_starts;
 
 /// The lines of `text` without their line ends, for any of the three (see [`line_starts`]).
 pub fn lines(text: &str) -> impl DoubleEndedIterator<Item = &str> {

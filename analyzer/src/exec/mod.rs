@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use crate::model::{ObjId, Op, Program, ThreadId, ValueCondition};
 use crate::source::Span;
 
-crate::model::id_type!(AgentId, NodeId, InstId);
+syncguard_model::id_type!(AgentId, NodeId, InstId);
 
 /// One concrete run of a Program.
 #[derive(Debug)]

@@ -49,6 +49,20 @@ impl std::fmt::Debug for Check {
     }
 }
 
+impl crate::diagnostic::Rule for RuleInfo {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn severity(&self) -> Severity {
+        self.severity
+    }
+}
+
 impl RuleInfo {
     /// The documentation with the single leading space of each `///` line removed.
     pub fn documentation(&self) -> String {

@@ -2,8 +2,16 @@
 
 use serde::Serialize;
 
-use crate::rules::RuleInfo;
 use crate::source::Span;
+
+/// What a finding is reported under: a rule's stable code and name, and its default
+/// severity. The rules themselves (and their checks) live with the analyzer; frontends
+/// report the reading rules (syntax, names) through the same trait.
+pub trait Rule {
+    fn code(&self) -> &'static str;
+    fn name(&self) -> &'static str;
+    fn severity(&self) -> Severity;
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,11 +68,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(rule: &RuleInfo, primary: Span, message: impl Into<String>) -> Self {
+    pub fn new(rule: &impl Rule, primary: Span, message: impl Into<String>) -> Self {
         Diagnostic {
-            code: rule.code,
-            name: rule.name,
-            severity: rule.severity,
+            code: rule.code(),
+            name: rule.name(),
+            severity: rule.severity(),
             message: message.into(),
             primary,
             label: String::new(),

@@ -35,9 +35,7 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
         let text = text.into();
-        let line_starts = std::iter::once(0)
-            .chain(syncguard_grammar::lexer::line_starts(&text))
-            .collect();
+        let line_starts = std::iter::once(0).chain(line_starts(&text)).collect();
         SourceFile {
             path: path.into(),
             len: text.len(),
@@ -159,6 +157,16 @@ pub fn decode_utf8_lossless_offsets(bytes: &[u8]) -> (String, Vec<usize>) {
         }
     }
     (text, invalid)
+}
+
+/// Where each line after the first starts: after `\n`, `\r\n` or a lone `\r` (the line
+/// ends every frontend and the renderers agree on).
+pub fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(index, &byte)| {
+        let ends_line = byte == b'\n' || (byte == b'\r' && bytes.get(index + 1) != Some(&b'\n'));
+        ends_line.then_some(index + 1)
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 use crate::source::Span;
 
 /// Declares `u32` index newtypes (`ObjId(3)`), shared by the model and executions.
+#[macro_export]
 macro_rules! id_type {
     ($($name:ident),*) => {$(
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,7 +20,6 @@ macro_rules! id_type {
         }
     )*};
 }
-pub(crate) use id_type;
 id_type!(ObjId, ParamId, VarId, ThreadId, SuperKernelId);
 
 #[derive(Clone, Debug)]
@@ -492,7 +492,7 @@ pub enum OpKind {
         dest_max: Option<Expr>,
         /// The direction the `kind` argument declares: where memory from before lives.
         kind: CopyKind,
-        /// A CUDA copy: pageable host memory changes when it returns (`exec::cuda_copy`).
+        /// A CUDA copy: pageable host memory changes when it returns (the analyzer's `exec::cuda_copy`).
         staged_by_cuda: bool,
     },
     /// `aclrtValueWrite`: `stream` writes `value` into the `bits`-wide word at `word`.
@@ -909,7 +909,7 @@ pub enum MemorySpace {
     /// Page-locked host memory (`aclrtMallocHost`, `cudaMallocHost`, `cudaHostAlloc`).
     Host,
     /// Pageable host memory (`malloc`): a CUDA copy stages it through page-locked memory,
-    /// which changes when the call returns (`exec::cuda_copy`).
+    /// which changes when the call returns (the analyzer's `exec::cuda_copy`).
     Pageable,
     /// This rank's HCCL buffer (`HcclGetHcclBuffer`).
     HcclLocal,

@@ -369,7 +369,7 @@ pub enum Effect {
         bits: u8,
     },
     /// `aclrtValueWait`, `cuStreamWaitValue*`: the stream blocks until the word
-    /// satisfies the condition the flag names (`hb::values`).
+    /// satisfies the condition the flag names (the analyzer's `hb::values`).
     ValueWait {
         bits: u8,
     },
@@ -1231,7 +1231,7 @@ pub static APIS: &[Api] = &[
     host("cudaGraphDestroy", &[p("graph", Graph)], NONE, E::Destroy),
     host("cudaGraphExecDestroy", &[p("graphExec", GraphExec)], NONE, E::Destroy),
     // Page-locks existing host memory: orders nothing, but copies of it are no longer
-    // staged (`exec::cuda_copy`).
+    // staged (the analyzer's `exec::cuda_copy`).
     host(
         "cudaHostRegister",
         &[p("ptr", Ptr), p("size", Int), p("flags", Flags)],

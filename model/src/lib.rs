@@ -1,0 +1,15 @@
+//! The model every syncguard frontend lowers into and the analyzer checks: the
+//! Program (`model`), the API catalogue (`api`) and the lowering of one call that all
+//! frontends share (`calls`), source files and spans (`source`), and diagnostics
+//! (`diagnostic`). It knows no syntax and no analysis.
+
+pub mod api;
+pub mod calls;
+pub mod diagnostic;
+pub mod model;
+pub mod source;
+pub mod suggest;
+
+pub use diagnostic::{Diagnostic, Related, Rule, Severity};
+pub use model::Program;
+pub use source::{FileId, SourceFile, Sources};
