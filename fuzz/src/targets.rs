@@ -182,6 +182,13 @@ fn convert_keeps_findings(input: &[u8]) -> Result<(), String> {
     if from_trace.diagnostics.iter().any(left_out) {
         return Ok(());
     }
+    // A trace that shows one process waiting on a shared (IPC) event before the other
+    // recorded it: the program leaves the processes' timing open and takes the
+    // documented hand-over, so the two differ by design (SYNC.md, IPC).
+    let opens_ipc_event = String::from_utf8_lossy(input).contains("aclrtIpcOpenEventHandle");
+    if opens_ipc_event && from_trace.diagnostics.iter().any(|d| d.code == "SG104") {
+        return Ok(());
+    }
     let trace_codes: BTreeSet<&str> = codes(&from_trace.diagnostics)
         .into_iter()
         .filter(|&code| code != "SG003")
