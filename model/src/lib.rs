@@ -7,6 +7,7 @@ pub mod api;
 pub mod calls;
 pub mod diagnostic;
 pub mod model;
+pub mod reading_rules;
 pub mod source;
 pub mod suggest;
 

@@ -7,7 +7,7 @@ use super::{Lowerer, Place};
 use crate::api::{self, Api, Creates, Effect};
 use crate::calls::{self, CallArgs};
 use crate::model::{Block, GeTask, ObjId, Op, OpKind, Pipe, Stmt};
-use crate::rules::frontend::unknown_name::unknown_api;
+use syncguard_model::reading_rules::unknown_api;
 
 impl Lowerer {
     pub(super) fn lower_call(&mut self, call: &ast::Call, pattern: Option<&ast::Pattern>, out: &mut Block) {

@@ -64,6 +64,17 @@ impl crate::diagnostic::Rule for RuleInfo {
 }
 
 impl RuleInfo {
+    /// A rule the frontends report while reading (`syncguard_model::reading_rules`).
+    pub const fn reading(rule: &syncguard_model::reading_rules::RuleDoc) -> RuleInfo {
+        RuleInfo {
+            code: rule.code,
+            name: rule.name,
+            severity: rule.severity,
+            docs: rule.docs,
+            check: Check::Frontend,
+        }
+    }
+
     /// The documentation with the single leading space of each `///` line removed.
     pub fn documentation(&self) -> String {
         self.docs
@@ -102,17 +113,15 @@ pub(crate) use declare_rule;
 /// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
 pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::solver_unknown::SolverUnknown;
-pub use frontend::syntax_error::SyntaxErrorRule;
-pub use frontend::trace_format_error::TraceFormatError;
-pub use frontend::unknown_name::UnknownName;
 pub(crate) use memory::handle_index_out_of_range;
+pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UnknownName};
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
     // SG0xx: reading the input
-    &SyntaxErrorRule::INFO,
-    &TraceFormatError::INFO,
-    &UnknownName::INFO,
+    &RuleInfo::reading(&SyntaxErrorRule::INFO),
+    &RuleInfo::reading(&TraceFormatError::INFO),
+    &RuleInfo::reading(&UnknownName::INFO),
     &SolverUnknown::INFO,
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,

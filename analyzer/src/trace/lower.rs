@@ -24,8 +24,8 @@ use crate::model::{
     BinOp, Block, DefaultStream, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
 };
 use crate::rules::TraceFormatError;
-use crate::rules::frontend::unknown_name::unknown_api;
 use crate::source::{FileId, Sources, Span};
+use syncguard_model::reading_rules::unknown_api;
 
 /// More malformed lines than this are counted, not shown one by one.
 const MAX_SHOWN_FORMAT_ERRORS: usize = 100;

@@ -1,7 +1,5 @@
-//! Rules about the input and the verification itself: the input is not a program (syntax,
-//! trace format, names), or the solver could not decide a property.
+//! Rules about the verification itself: the solver could not decide a property. The
+//! rules about reading the input (syntax, trace format, names) are the model's
+//! (`syncguard_model::reading_rules`): the frontends report them.
 
 pub mod solver_unknown;
-pub mod syntax_error;
-pub mod trace_format_error;
-pub mod unknown_name;

@@ -1,8 +1,8 @@
+use super::declare_reading_rule;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::declare_rule;
 use crate::source::Span;
 
-declare_rule! {
+declare_reading_rule! {
     /// ## What it detects
     /// A name that nothing declares: a stream, event, notify, channel, HCCL thread,
     /// buffer or communicator used before (or without) the `let` that creates it, a
@@ -32,7 +32,6 @@ declare_rule! {
     code = "SG003",
     name = "unknown-name",
     severity = Error,
-    check = crate::rules::Check::Frontend,
 }
 
 /// The warning for a call to an API syncguard does not know, suggesting the closest

@@ -1,6 +1,6 @@
-use crate::rules::declare_rule;
+use super::declare_reading_rule;
 
-declare_rule! {
+declare_reading_rule! {
     /// ## What it detects
     /// A `.sync` file that does not parse, or a statement that does not match the
     /// signature of the API it calls: a missing brace, a stray token, an unterminated
@@ -28,5 +28,4 @@ declare_rule! {
     code = "SG001",
     name = "syntax-error",
     severity = Error,
-    check = crate::rules::Check::Frontend,
 }

@@ -1,6 +1,6 @@
-use crate::rules::declare_rule;
+use super::declare_reading_rule;
 
-declare_rule! {
+declare_reading_rule! {
     /// ## What it detects
     /// A call-trace line syncguard cannot use: not JSON, not a JSON object, bytes that
     /// are not UTF-8, a `rank` or `thread` that is not a valid id, a call without
@@ -32,5 +32,4 @@ declare_rule! {
     code = "SG002",
     name = "trace-format-error",
     severity = Error,
-    check = crate::rules::Check::Frontend,
 }
