@@ -3,11 +3,11 @@
 use syncguard_grammar::SyntaxError;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::lower::lower;
 use crate::model::{CannPolicy, Program, Target};
 use crate::rules::SyntaxErrorRule;
 use crate::smt::{Proof, SmtOptions, Unproved};
 use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offsets};
+use syncguard_grammar::lower::lower;
 
 /// One checked file: its Program (possibly partial) and every problem found in it.
 #[derive(Debug)]
@@ -87,10 +87,14 @@ fn check_sync_file_with(
             .with_help("a `.sync` file describes at least one call; see grammar/SYNC.md"),
         );
     }
-    let (mut program, lowering) = lower(&parsed.file, file, source.text.len());
+    let lowered = lower(&parsed.file, file, source.text.len());
     // The syntax tree is not needed past lowering; free it before the analysis peaks.
     drop(parsed);
-    diagnostics.extend(lowering);
+    let mut program = lowered.program;
+    diagnostics.extend(lowered.diagnostics);
+    diagnostics.extend(lowered.used_before_let.into_iter().map(|used| {
+        crate::rules::event_use_before_create::before_let(used.use_span, &used.name, used.let_span, &used.api)
+    }));
     if let Some(target) = overrides.target {
         program.settings.target = target;
     }

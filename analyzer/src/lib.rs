@@ -7,7 +7,6 @@ mod consequences;
 pub mod exec;
 mod frontend;
 pub mod hb;
-mod lower;
 pub mod render;
 pub mod rules;
 pub mod smt;

@@ -1,4 +1,5 @@
-//! The `.sync` language: lexer, parser, syntax tree and pretty-printer.
+//! The `.sync` frontend: lexer, parser, syntax tree, pretty-printer, and the lowering
+//! of a file to the Program model (`lower`).
 //!
 //! The entry points never fail: [`parse`] always returns a [`File`] (statements that
 //! did not parse are `StmtKind::Error`) together with every syntax error found.
@@ -9,6 +10,7 @@ mod depth;
 mod error;
 mod format;
 pub mod lexer;
+pub mod lower;
 mod parser;
 pub mod spanless;
 

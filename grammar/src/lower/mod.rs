@@ -1,5 +1,6 @@
 //! Lowering a `.sync` syntax tree to the Program model: name resolution, API signature
-//! checks and the translation of each call into its model op.
+//! checks and the translation of each call into its model op (shared with every other
+//! frontend through `syncguard_model::calls`).
 //!
 //! Problems are reported as SG001 (a statement that does not match its API) and SG003
 //! (a name nothing declares); the statement is then left out and lowering goes on.
@@ -15,19 +16,39 @@ mod variables;
 
 use std::collections::HashMap;
 
-use syncguard_grammar::ast;
+use crate::ast;
 
-use crate::diagnostic::Diagnostic;
-use crate::model::{Block, HostThread, ObjId, Object, ObjectKind, ParamId, Program, Stmt, ThreadId, VarId};
-use crate::rules::{SyntaxErrorRule, UnknownName};
-use crate::source::{FileId, Span};
-use crate::suggest;
+use syncguard_model::diagnostic::Diagnostic;
+use syncguard_model::model::{Block, HostThread, ObjId, Object, ObjectKind, ParamId, Program, Stmt, ThreadId, VarId};
+use syncguard_model::reading_rules::{SyntaxErrorRule, UnknownName};
+use syncguard_model::source::{FileId, Span};
+use syncguard_model::suggest;
+
+/// A lowered file: its Program (possibly partial), the problems found reading it, and
+/// the events used above the `let` that creates them, which the analyzer reports as
+/// its SG101 (a rule it also checks on executions).
+#[derive(Debug)]
+pub struct Lowered {
+    pub program: Program,
+    pub diagnostics: Vec<Diagnostic>,
+    pub used_before_let: Vec<UsedBeforeLet>,
+}
+
+/// An event named at `use_span`, created only by the later `let` at `let_span` with `api`.
+#[derive(Clone, Debug)]
+pub struct UsedBeforeLet {
+    pub use_span: Span,
+    pub name: String,
+    pub let_span: Span,
+    pub api: String,
+}
 
 /// Lower one parsed file. Always returns a Program, with every problem found.
-pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> (Program, Vec<Diagnostic>) {
+pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> Lowered {
     let mut lowerer = Lowerer {
         program: Program::new(Span::new(file_id, 0..src_len.min(1))),
         diagnostics: Vec::new(),
+        used_before_let: Vec::new(),
         file: file_id,
         scopes: vec![HashMap::new()],
         place: Place::Host,
@@ -38,7 +59,11 @@ pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> (Program, Vec
     lowerer.collect_settings(&file.stmts);
     let body = lowerer.lower_stmts(&file.stmts);
     lowerer.program.threads[Program::MAIN_THREAD.index()].body = body;
-    (lowerer.program, lowerer.diagnostics)
+    Lowered {
+        program: lowerer.program,
+        diagnostics: lowerer.diagnostics,
+        used_before_let: lowerer.used_before_let,
+    }
 }
 
 /// What a name refers to.
@@ -70,11 +95,12 @@ enum Place {
 struct Lowerer {
     program: Program,
     diagnostics: Vec<Diagnostic>,
+    used_before_let: Vec<UsedBeforeLet>,
     file: FileId,
     scopes: Vec<HashMap<String, Binding>>,
     place: Place,
     /// Named integer expressions, substituted where their name is used.
-    values: Vec<crate::model::Expr>,
+    values: Vec<syncguard_model::model::Expr>,
     /// The blocks being lowered, outermost first, for names used before their `let`.
     ahead: Vec<ahead::AheadFrame>,
     /// Variables declared with `let mut`.
@@ -334,9 +360,9 @@ impl Lowerer {
         self.bind(&name.name, Binding::Thread(id));
         let body = self.lower_block(body);
         self.program.threads[id.index()].body = body;
-        out.push(Stmt::Op(crate::model::Op {
+        out.push(Stmt::Op(syncguard_model::model::Op {
             api: "thread",
-            kind: crate::model::OpKind::Spawn(id),
+            kind: syncguard_model::model::OpKind::Spawn(id),
             span: self.span(&stmt.span),
         }));
     }

@@ -1,12 +1,12 @@
 //! One call statement to one model op, driven by the API catalogue.
 
-use syncguard_grammar::ast;
+use crate::ast;
 
 use super::args::BoundArgs;
 use super::{Lowerer, Place};
-use crate::api::{self, Api, Creates, Effect};
-use crate::calls::{self, CallArgs};
-use crate::model::{Block, GeTask, ObjId, Op, OpKind, Pipe, Stmt};
+use syncguard_model::api::{self, Api, Creates, Effect};
+use syncguard_model::calls::{self, CallArgs};
+use syncguard_model::model::{Block, GeTask, ObjId, Op, OpKind, Pipe, Stmt};
 use syncguard_model::reading_rules::unknown_api;
 
 impl Lowerer {

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use syncguard_grammar::ast::{self, ExprKind, RankCount as AstRanks, StmtKind};
+use crate::ast::{self, ExprKind, RankCount as AstRanks, StmtKind};
 
 use super::{Binding, Lowerer};
-use crate::model::{CannPolicy, DefaultStream, Param, ParamId, RankCount, Target};
+use syncguard_model::model::{CannPolicy, DefaultStream, Param, ParamId, RankCount, Target};
 
 impl Lowerer {
     pub(super) fn collect_settings(&mut self, stmts: &[ast::Stmt]) {

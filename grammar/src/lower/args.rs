@@ -1,13 +1,14 @@
 //! Matching a call's arguments to its API's parameters, and resolving each argument
 //! to what the model needs: an object, a byte range, flags, a constant.
 
-use syncguard_grammar::ast::{self, ExprKind};
+use crate::ast::{self, ExprKind};
 
+use super::UsedBeforeLet;
 use super::{Binding, Lowerer};
-use crate::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
-use crate::calls::{Address, ArgValue, CallArgs, ChannelDesc, Copy3D, CoreMem, Pitched};
-use crate::diagnostic::with_article;
-use crate::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
+use syncguard_model::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
+use syncguard_model::calls::{Address, ArgValue, CallArgs, ChannelDesc, Copy3D, CoreMem, Pitched};
+use syncguard_model::diagnostic::with_article;
+use syncguard_model::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
 
 /// A call's arguments in parameter order (`None`: left out, optional).
 pub(super) struct BoundArgs<'a> {
@@ -47,7 +48,7 @@ impl Lowerer {
                     Some(index) => index,
                     None => {
                         let names = api.params.iter().map(|p| p.name);
-                        let close = crate::suggest::closest(&name.name, names);
+                        let close = syncguard_model::suggest::closest(&name.name, names);
                         let label = close.map_or("no such parameter".to_string(), |c| format!("did you mean `{c}`?"));
                         self.syntax_error(
                             &name.span,
@@ -220,8 +221,8 @@ impl Lowerer {
                     with_article(object.kind.noun())
                 );
                 let related = object.span.clone();
-                let diagnostic = crate::diagnostic::Diagnostic::new(
-                    &crate::rules::SyntaxErrorRule::INFO,
+                let diagnostic = syncguard_model::diagnostic::Diagnostic::new(
+                    &syncguard_model::reading_rules::SyntaxErrorRule::INFO,
                     self.span(&expr.span),
                     message,
                 )
@@ -242,10 +243,12 @@ impl Lowerer {
                 if let Some((let_span, "event", api)) = &later
                     && noun == "event"
                 {
-                    let use_span = self.span(&expr.span);
-                    let diagnostic =
-                        crate::rules::event_use_before_create::before_let(use_span, &path.text, let_span.clone(), api);
-                    self.diagnostics.push(diagnostic);
+                    self.used_before_let.push(UsedBeforeLet {
+                        use_span: self.span(&expr.span),
+                        name: path.text.clone(),
+                        let_span: let_span.clone(),
+                        api: api.clone(),
+                    });
                     return None;
                 }
                 let candidates = self.visible_objects(Some(noun));
@@ -253,7 +256,7 @@ impl Lowerer {
                 if let Some((span, created, api)) = later
                     && let Some(diagnostic) = self.diagnostics.last_mut()
                 {
-                    diagnostic.related.push(crate::diagnostic::Related {
+                    diagnostic.related.push(syncguard_model::diagnostic::Related {
                         span,
                         message: format!(
                             "`{}` is created only here, later ({})",
@@ -447,7 +450,7 @@ impl Lowerer {
                     ),
                 },
                 other => {
-                    let close = crate::suggest::closest(other, CHANNEL_DESC_FIELDS);
+                    let close = syncguard_model::suggest::closest(other, CHANNEL_DESC_FIELDS);
                     let label = close.map_or("not modelled by syncguard".into(), |c| format!("did you mean `{c}`?"));
                     self.syntax_error(
                         &field.name.span,
@@ -482,7 +485,7 @@ impl Lowerer {
         for field in fields {
             let name = field.name.name.as_str();
             if !known.contains(&name) {
-                let close = crate::suggest::closest(name, known.iter().copied());
+                let close = syncguard_model::suggest::closest(name, known.iter().copied());
                 let label = close.map_or("not a field syncguard reads".into(), |c| format!("did you mean `{c}`?"));
                 self.syntax_error(&field.name.span, format!("{what} has no field `{name}`"), label);
             }

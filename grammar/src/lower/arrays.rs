@@ -3,14 +3,14 @@
 //! `[{ remoteRank: (rank + 1 + i) % N, notifyNum: 2 } for i in 0..N - 1]` describes
 //! `N - 1` channels at once. Which handle an index names is decided when the call runs.
 
-use syncguard_grammar::ast::{self, ExprKind};
+use crate::ast::{self, ExprKind};
 
 use super::expr::folded;
 use super::{Binding, Lowerer};
-use crate::api::{Api, ArgKind, Creates};
-use crate::calls::{ArgValue, CallArgs, ChannelDesc};
-use crate::diagnostic::with_article;
-use crate::model::{ArrayShape, BinOp, Expr, ObjId, Object, ObjectKind, Var, VarId};
+use syncguard_model::api::{Api, ArgKind, Creates};
+use syncguard_model::calls::{ArgValue, CallArgs, ChannelDesc};
+use syncguard_model::diagnostic::with_article;
+use syncguard_model::model::{ArrayShape, BinOp, Expr, ObjId, Object, ObjectKind, Var, VarId};
 
 impl Lowerer {
     /// `base[index]` where a handle of `kind` is expected.
@@ -25,8 +25,8 @@ impl Lowerer {
                     path.text,
                     object.kind.noun()
                 );
-                let diagnostic = crate::diagnostic::Diagnostic::new(
-                    &crate::rules::SyntaxErrorRule::INFO,
+                let diagnostic = syncguard_model::diagnostic::Diagnostic::new(
+                    &syncguard_model::reading_rules::SyntaxErrorRule::INFO,
                     self.span(&base.span),
                     message,
                 )
@@ -66,11 +66,7 @@ impl Lowerer {
         if let Some(found) = self.program.objects.iter().position(same) {
             return ObjId(found as u32);
         }
-        let name = format!(
-            "{}[{}]",
-            self.program.object(array).name,
-            syncguard_grammar::expr_text(written)
-        );
+        let name = format!("{}[{}]", self.program.object(array).name, crate::expr_text(written));
         self.program.objects.push(Object {
             name,
             kind,
@@ -96,10 +92,13 @@ impl Lowerer {
             "`{name}` is an array of {} handles: name one of them",
             object.kind.noun()
         );
-        let diagnostic =
-            crate::diagnostic::Diagnostic::new(&crate::rules::SyntaxErrorRule::INFO, self.span(&expr.span), message)
-                .with_label(format!("write `{name}[i]`"))
-                .with_related(object.span.clone(), format!("`{name}` is created here"));
+        let diagnostic = syncguard_model::diagnostic::Diagnostic::new(
+            &syncguard_model::reading_rules::SyntaxErrorRule::INFO,
+            self.span(&expr.span),
+            message,
+        )
+        .with_label(format!("write `{name}[i]`"))
+        .with_related(object.span.clone(), format!("`{name}` is created here"));
         self.diagnostics.push(diagnostic);
     }
 
@@ -193,7 +192,7 @@ impl Lowerer {
                 args.values[2] = Some(ArgValue::ChannelDescArray(desc, shape.clone()));
             }
         }
-        let kind = crate::calls::created_objects(api, &args, 1, &self.program)?
+        let kind = syncguard_model::calls::created_objects(api, &args, 1, &self.program)?
             .into_iter()
             .next()?;
         let id = self.new_object(name, kind, api.name);

@@ -3,11 +3,11 @@
 //! != COMPLETE {}`), which is the synchronize the query stands for once it sees the
 //! work done, and a branch on it (`if aclrtQueryEventStatus(ev) == COMPLETE { ... }`).
 
-use syncguard_grammar::ast::{self, BinaryOp, ExprKind};
+use crate::ast::{self, BinaryOp, ExprKind};
 
 use super::{Binding, Lowerer, Place};
-use crate::api::{self, QueryCompletion};
-use crate::model::{Block, Op, Stmt};
+use syncguard_model::api::{self, QueryCompletion};
+use syncguard_model::model::{Block, Op, Stmt};
 
 impl Lowerer {
     /// `let mut name = value;`
@@ -183,7 +183,7 @@ impl Lowerer {
         let args = self.resolve_args(api, &bound)?;
         Some(Op {
             api: api.name,
-            kind: crate::calls::completion_synchronize(api, &args)?,
+            kind: syncguard_model::calls::completion_synchronize(api, &args)?,
             span: self.span(&call.span),
         })
     }

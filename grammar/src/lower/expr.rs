@@ -1,10 +1,10 @@
 //! Integer and boolean expressions: parameters, loop variables, `rank`, and in kernel
 //! code the Ascend C builtins `GetBlockIdx()`, `TILING_KEY_IS(k)`, `ASCEND_IS_AIV/AIC`.
 
-use syncguard_grammar::ast::{self, BinaryOp, ExprKind, UnaryOp};
+use crate::ast::{self, BinaryOp, ExprKind, UnaryOp};
 
 use super::{Binding, Lowerer, Place};
-use crate::model::{BinOp, Expr, UnOp};
+use syncguard_model::model::{BinOp, Expr, UnOp};
 
 impl Lowerer {
     /// Lower an integer expression. On a problem it reports and yields `0`, so that the
@@ -83,7 +83,7 @@ impl Lowerer {
                 let object = self.program.object(id);
                 let message = format!(
                     "`{name}` is {}, not a number",
-                    crate::diagnostic::with_article(object.kind.noun())
+                    syncguard_model::diagnostic::with_article(object.kind.noun())
                 );
                 self.syntax_error(span, message, "expected an integer expression");
                 Expr::Int(0)

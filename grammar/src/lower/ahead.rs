@@ -5,10 +5,10 @@
 //! still create it: the use comes before the creation (SG101 for events, SG003 with a
 //! pointer to the later `let` for every other kind).
 
-use syncguard_grammar::ast;
+use crate::ast;
 
 use super::{Lowerer, expr};
-use crate::api::{self, Creates, Existing};
+use syncguard_model::api::{self, Creates, Existing};
 
 /// A `let` of the block being lowered that binds an object.
 pub(super) struct LaterLet {

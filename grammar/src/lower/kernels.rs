@@ -1,10 +1,10 @@
 //! Device-side blocks: GE gen-task ops and SuperKernels with their sub-kernels.
 
-use syncguard_grammar::ast::{self, ExprKind, StmtKind};
+use crate::ast::{self, ExprKind, StmtKind};
 
 use super::{Lowerer, Place};
-use crate::api::ArgKind;
-use crate::model::{Block, GeOp, Op, OpKind, Stmt, SubKernel, SuperKernel, SuperKernelId};
+use syncguard_model::api::ArgKind;
+use syncguard_model::model::{Block, GeOp, Op, OpKind, Stmt, SubKernel, SuperKernel, SuperKernelId};
 
 impl Lowerer {
     pub(super) fn lower_ge_op(&mut self, stmt: &ast::Stmt, name: &ast::Ident, attrs: &[ast::Ident], body: &ast::Block) {
