@@ -92,9 +92,12 @@ fn check_sync_file_with(
     drop(parsed);
     let mut program = lowered.program;
     diagnostics.extend(lowered.diagnostics);
-    diagnostics.extend(lowered.used_before_let.into_iter().map(|used| {
-        crate::rules::event_use_before_create::before_let(used.use_span, &used.name, used.let_span, &used.api)
-    }));
+    diagnostics.extend(
+        lowered
+            .used_before_let
+            .iter()
+            .map(crate::rules::event_use_before_create::before_creation),
+    );
     if let Some(target) = overrides.target {
         program.settings.target = target;
     }

@@ -1,5 +1,6 @@
-//! syncguard's analyzer: the lowering of `.sync` files and traces into the Program model,
-//! the executions, happens-before graph and prover that check it, the rule catalogue and the
+//! syncguard's analyzer: it checks what the frontends read (`.sync` files through
+//! `syncguard_grammar`, call traces through `syncguard_trace`) with concrete executions,
+//! the happens-before graph and the prover, and holds the rule catalogue and the
 //! renderers. The model itself is the `syncguard-model` crate.
 
 pub mod analysis;
@@ -21,5 +22,5 @@ pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_wi
 pub use model::Program;
 pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};
-pub use trace::convert::{Converted, convert_trace};
+pub use trace::{Converted, convert_trace};
 pub use trace::{check_trace_file, check_trace_reader};

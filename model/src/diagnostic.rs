@@ -13,6 +13,19 @@ pub trait Rule {
     fn severity(&self) -> Severity;
 }
 
+/// An event named before the call that creates it: a fact a frontend finds while
+/// reading, which the analyzer reports as its SG101 (a rule it also checks on runs).
+#[derive(Clone, Debug)]
+pub struct UsedBeforeCreation {
+    pub use_span: Span,
+    pub name: String,
+    pub create_span: Span,
+    /// The creating API.
+    pub api: String,
+    /// Advice in the frontend's own terms, if it has better than "move the `let`".
+    pub help: Option<String>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

@@ -3,10 +3,10 @@
 
 use crate::ast::{self, ExprKind};
 
-use super::UsedBeforeLet;
 use super::{Binding, Lowerer};
 use syncguard_model::api::{Api, ArgKind, EnumFamily, FLAG_CONSTANTS};
 use syncguard_model::calls::{Address, ArgValue, CallArgs, ChannelDesc, Copy3D, CoreMem, Pitched};
+use syncguard_model::diagnostic::UsedBeforeCreation;
 use syncguard_model::diagnostic::with_article;
 use syncguard_model::model::{BinOp, Expr, MemRange, ObjId, Program, TimeUnit, Timeout};
 
@@ -243,11 +243,12 @@ impl Lowerer {
                 if let Some((let_span, "event", api)) = &later
                     && noun == "event"
                 {
-                    self.used_before_let.push(UsedBeforeLet {
+                    self.used_before_let.push(UsedBeforeCreation {
                         use_span: self.span(&expr.span),
                         name: path.text.clone(),
-                        let_span: let_span.clone(),
+                        create_span: let_span.clone(),
                         api: api.clone(),
+                        help: None,
                     });
                     return None;
                 }

@@ -18,29 +18,19 @@ use std::collections::HashMap;
 
 use crate::ast;
 
-use syncguard_model::diagnostic::Diagnostic;
+use syncguard_model::diagnostic::{Diagnostic, UsedBeforeCreation};
 use syncguard_model::model::{Block, HostThread, ObjId, Object, ObjectKind, ParamId, Program, Stmt, ThreadId, VarId};
 use syncguard_model::reading_rules::{SyntaxErrorRule, UnknownName};
 use syncguard_model::source::{FileId, Span};
 use syncguard_model::suggest;
 
 /// A lowered file: its Program (possibly partial), the problems found reading it, and
-/// the events used above the `let` that creates them, which the analyzer reports as
-/// its SG101 (a rule it also checks on executions).
+/// the events used above the `let` that creates them.
 #[derive(Debug)]
 pub struct Lowered {
     pub program: Program,
     pub diagnostics: Vec<Diagnostic>,
-    pub used_before_let: Vec<UsedBeforeLet>,
-}
-
-/// An event named at `use_span`, created only by the later `let` at `let_span` with `api`.
-#[derive(Clone, Debug)]
-pub struct UsedBeforeLet {
-    pub use_span: Span,
-    pub name: String,
-    pub let_span: Span,
-    pub api: String,
+    pub used_before_let: Vec<UsedBeforeCreation>,
 }
 
 /// Lower one parsed file. Always returns a Program, with every problem found.
@@ -95,7 +85,7 @@ enum Place {
 struct Lowerer {
     program: Program,
     diagnostics: Vec<Diagnostic>,
-    used_before_let: Vec<UsedBeforeLet>,
+    used_before_let: Vec<UsedBeforeCreation>,
     file: FileId,
     scopes: Vec<HashMap<String, Binding>>,
     place: Place,

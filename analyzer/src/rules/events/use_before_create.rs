@@ -1,7 +1,7 @@
 use std::collections::HashSet;
 
 use crate::analysis::Analysis;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, UsedBeforeCreation};
 use crate::exec::{Action, NodeId};
 use crate::model::ObjectKind;
 use crate::rules::declare_rule;
@@ -45,19 +45,25 @@ declare_rule! {
     check = crate::rules::Check::Execution(check),
 }
 
-/// The frontend finding: `name` is used at `use_span`, and created by the later `let`
-/// at `let_span` with `api`.
-pub(crate) fn before_let(use_span: Span, name: &str, let_span: Span, api: &str) -> Diagnostic {
+/// The finding for an event a frontend saw named before its creation.
+pub(crate) fn before_creation(used: &UsedBeforeCreation) -> Diagnostic {
+    let name = &used.name;
     Diagnostic::new(
         &UseBeforeCreate::INFO,
-        use_span,
+        used.use_span.clone(),
         format!("event `{name}` is used before it is created: the call gets an uninitialised handle"),
     )
     .with_label(format!("`{name}` does not exist yet at this point"))
-    .with_related(let_span, format!("`{name}` is created only here, later"))
-    .with_help(format!(
-        "move `let {name} = {api}(...);` above the first call that uses `{name}`"
-    ))
+    .with_related(
+        used.create_span.clone(),
+        format!("`{name}` is created only here, later"),
+    )
+    .with_help(used.help.clone().unwrap_or_else(|| {
+        format!(
+            "move `let {name} = {}(...);` above the first call that uses `{name}`",
+            used.api
+        )
+    }))
 }
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {

@@ -5,12 +5,12 @@
 //! gets one note listing them.
 
 use super::lower::{Target, TraceLowerer};
-use crate::api::{self, Api, ArgKind, Effect, Existing};
-use crate::calls::{self, ArgValue, CallArgs};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Expr, MemorySpace, ObjId, ObjectKind, OpKind, RankCount};
-use crate::rules::UnknownName;
-use crate::source::Span;
+use syncguard_model::api::{self, Api, ArgKind, Effect, Existing};
+use syncguard_model::calls::{self, ArgValue, CallArgs};
+use syncguard_model::diagnostic::{Diagnostic, Severity, UsedBeforeCreation};
+use syncguard_model::model::{Expr, MemorySpace, ObjId, ObjectKind, OpKind, RankCount};
+use syncguard_model::reading_rules::UnknownName;
+use syncguard_model::source::Span;
 
 /// Uses kept per handle, for the report if a later line creates it after all.
 const MAX_USES_KEPT: usize = 16;
@@ -148,19 +148,26 @@ impl TraceLowerer {
         let object = self.program.object(created);
         let (name, create_span) = (object.name.clone(), object.span.clone());
         for span in before.uses {
-            let diagnostic = if before.noun == "event" {
-                crate::rules::event_use_before_create::before_let(span, &name, create_span.clone(), api.name).with_help(
-                    format!("the `{}` call must come before the first use of `{key}`", api.name),
-                )
-            } else {
-                Diagnostic::new(
-                    &UnknownName::INFO,
-                    span,
-                    format!("{} `{key}` is used before the line that creates it", before.noun),
-                )
-                .with_label("the handle names no object yet: the call acts on an unknown one")
-                .with_related(create_span.clone(), format!("`{key}` is created only here, later"))
-            };
+            if before.noun == "event" {
+                self.used_before_creation.push(UsedBeforeCreation {
+                    use_span: span,
+                    name: name.clone(),
+                    create_span: create_span.clone(),
+                    api: api.name.to_string(),
+                    help: Some(format!(
+                        "the `{}` call must come before the first use of `{key}`",
+                        api.name
+                    )),
+                });
+                continue;
+            }
+            let diagnostic = Diagnostic::new(
+                &UnknownName::INFO,
+                span,
+                format!("{} `{key}` is used before the line that creates it", before.noun),
+            )
+            .with_label("the handle names no object yet: the call acts on an unknown one")
+            .with_related(create_span.clone(), format!("`{key}` is created only here, later"));
             self.report(diagnostic);
         }
     }

@@ -6,8 +6,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::json::Json;
-use crate::diagnostic::{Diagnostic, Related};
-use crate::source::{FileId, SourceFile, Sources, Span};
+use syncguard_model::diagnostic::{Diagnostic, Related};
+use syncguard_model::source::{FileId, SourceFile, Sources, Span};
 
 /// `{"file": "train.cpp", "line": 88, "col": 5}`
 #[derive(Clone, Debug)]
@@ -113,7 +113,7 @@ impl<'s> SourceFiles<'s> {
             .chain([PathBuf::from(path)]);
         for candidate in candidates {
             if let Ok(bytes) = std::fs::read(&candidate) {
-                let (text, _) = crate::source::decode_utf8_lossless_offsets(&bytes);
+                let (text, _) = syncguard_model::source::decode_utf8_lossless_offsets(&bytes);
                 return Some(self.sources.add(SourceFile::new(candidate.display().to_string(), text)));
             }
         }

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 
 use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
-use crate::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
-use crate::calls::{self, Address, ArgValue, CallArgs, ChannelDesc, Copy3D, Pitched};
-use crate::diagnostic::with_article;
-use crate::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
-use crate::source::Span;
+use syncguard_model::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
+use syncguard_model::calls::{self, Address, ArgValue, CallArgs, ChannelDesc, Copy3D, Pitched};
+use syncguard_model::diagnostic::with_article;
+use syncguard_model::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
+use syncguard_model::source::Span;
 
 /// Stream handles that mean the stream `0`.
 const DEFAULT_STREAM_NAMES: [&str; 5] = ["0", "0x0", "NULL", "null", "nullptr"];
@@ -136,7 +136,7 @@ impl TraceLowerer {
                 "0x2" => "cudaStreamPerThread",
                 other => other,
             };
-            if let Some(stream) = crate::model::Program::cuda_stream(name) {
+            if let Some(stream) = syncguard_model::model::Program::cuda_stream(name) {
                 return Ok(stream);
             }
         }
@@ -157,7 +157,7 @@ impl TraceLowerer {
             )));
         }
         if kind == ArgKind::Stream {
-            let stream = ObjectKind::Stream(crate::model::StreamSync::Blocking);
+            let stream = ObjectKind::Stream(syncguard_model::model::StreamSync::Blocking);
             return Ok(self.implicit(rank, &key, stream, "aclrtCreateStream", None, span));
         }
         if kind == ArgKind::Context {
@@ -288,11 +288,13 @@ impl TraceLowerer {
         span: &Span,
     ) -> ObjId {
         let id = self.new_object(rank, key, kind, created_by, span);
-        self.ranks[rank].implicit.push(crate::model::Stmt::Op(crate::model::Op {
-            api,
-            kind: OpKind::Create(id),
-            span: span.clone(),
-        }));
+        self.ranks[rank]
+            .implicit
+            .push(syncguard_model::model::Stmt::Op(syncguard_model::model::Op {
+                api,
+                kind: OpKind::Create(id),
+                span: span.clone(),
+            }));
         id
     }
 
@@ -403,7 +405,7 @@ impl TraceLowerer {
 }
 
 fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<'j, Json<'a>>> {
-    if matches!(api.effect, crate::api::Effect::HostAccess { .. }) {
+    if matches!(api.effect, syncguard_model::api::Effect::HostAccess { .. }) {
         return Some(Cow::Owned(args.to_json()));
     }
     args.get(param.name)
@@ -521,7 +523,7 @@ fn flags(value: &Json) -> Result<u32, Problem> {
         match FLAG_CONSTANTS.iter().find(|(n, _)| *n == name) {
             Some((_, value)) => bits |= value,
             None => {
-                let close = crate::suggest::closest(name, FLAG_CONSTANTS.iter().map(|(n, _)| *n));
+                let close = syncguard_model::suggest::closest(name, FLAG_CONSTANTS.iter().map(|(n, _)| *n));
                 let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
                 return Err(Problem(format!("unknown flag `{name}`{hint}")));
             }
@@ -537,7 +539,7 @@ fn constant(value: &Json, family: EnumFamily) -> Result<&'static str, Problem> {
         Json::Str(text) => {
             let name = text.rsplit("::").next().unwrap_or(text);
             constants.iter().find(|c| **c == name).copied().ok_or_else(|| {
-                let close = crate::suggest::closest(name, constants.iter().copied());
+                let close = syncguard_model::suggest::closest(name, constants.iter().copied());
                 let hint = close.map_or(String::new(), |c| format!("; did you mean `{c}`?"));
                 Problem(format!("unknown constant `{name}`{hint}"))
             })

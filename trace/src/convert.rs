@@ -10,18 +10,19 @@ use std::path::PathBuf;
 
 use syncguard_grammar::ast;
 
-use super::lower::RecordedCall;
-use crate::api::{self, Api, ArgKind, Creates, FLAG_CONSTANTS};
-use crate::calls::ArgValue;
-use crate::diagnostic::Diagnostic;
-use crate::frontend::Overrides;
-use crate::model::{self, BinOp, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
-use crate::source::Sources;
+use super::lower::{ReadTrace, RecordedCall};
+use syncguard_model::api::{self, Api, ArgKind, Creates, FLAG_CONSTANTS};
+use syncguard_model::calls::ArgValue;
+use syncguard_model::diagnostic::{Diagnostic, UsedBeforeCreation};
+use syncguard_model::model::{self, BinOp, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, RankCount, Stmt};
+use syncguard_model::source::Sources;
 
 /// A converted trace, and what reading it reported (malformed lines are left out).
 pub struct Converted {
     pub text: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// Events used before the line that creates them: the analyzer's SG101.
+    pub used_before_creation: Vec<UsedBeforeCreation>,
     /// A host thread uses an object its rank creates only after the thread started, and
     /// its `let` could not be moved above the thread (another object has its name):
     /// `.sync` names are lexically scoped, so the program does not read as the trace.
@@ -36,7 +37,13 @@ pub fn convert_trace(
     reread: Option<PathBuf>,
 ) -> Converted {
     let lowerer = super::read_trace(sources, display, reader, reread, true);
-    let (program, mut diagnostics, calls) = lowerer.into_program(&Overrides::default());
+    let ReadTrace {
+        program,
+        mut diagnostics,
+        used_before_creation,
+        calls,
+        ..
+    } = lowerer.into_read(None, None);
     Diagnostic::sort(&mut diagnostics);
     let printer = Printer {
         program: &program,
@@ -54,6 +61,7 @@ pub fn convert_trace(
     Converted {
         text: syncguard_grammar::format("", &parsed),
         diagnostics,
+        used_before_creation,
         inexpressible,
     }
 }
@@ -411,7 +419,7 @@ impl Printer<'_> {
         }
     }
 
-    fn address(&self, address: &crate::calls::Address) -> ast::Expr {
+    fn address(&self, address: &syncguard_model::calls::Address) -> ast::Expr {
         let base = name(&self.program.object(address.buffer).name);
         let offset = expr(&address.offset);
         match &address.len {
@@ -421,7 +429,7 @@ impl Printer<'_> {
         }
     }
 
-    fn pitched(&self, pitched: &crate::calls::Pitched) -> ast::Expr {
+    fn pitched(&self, pitched: &syncguard_model::calls::Pitched) -> ast::Expr {
         plain(ast::ExprKind::Struct(vec![
             field("ptr", self.address(&pitched.address)),
             field("pitch", expr(&pitched.pitch)),
@@ -642,7 +650,7 @@ fn call_objects(call: &RecordedCall) -> impl Iterator<Item = ObjId> + '_ {
         ArgValue::Object(id) => vec![*id],
         ArgValue::Address(address) => vec![address.buffer],
         ArgValue::Ranges(ranges) => ranges.iter().map(|r| r.buffer).collect(),
-        ArgValue::CoreMem(crate::calls::CoreMem::Global(range)) => vec![range.buffer],
+        ArgValue::CoreMem(syncguard_model::calls::CoreMem::Global(range)) => vec![range.buffer],
         _ => Vec::new(),
     })
 }

@@ -15,17 +15,16 @@ fn is_op_name(text: &str) -> bool {
     is_identifier(text) && !matches!(text, "NULL" | "nullptr")
 }
 use super::json::{Args, Json, Line};
-use super::locations::{SourceFiles, SourceLocation};
-use crate::api::{self, Api, Effect, Place};
-use crate::calls::{self, CallArgs};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::frontend::{CheckedFile, Overrides};
-use crate::model::{
+use super::locations::SourceLocation;
+use syncguard_model::api::{self, Api, Effect, Place};
+use syncguard_model::calls::{self, CallArgs};
+use syncguard_model::diagnostic::{Diagnostic, Severity, UsedBeforeCreation};
+use syncguard_model::model::{
     BinOp, Block, DefaultStream, Expr, GeOp, GeTask, HostThread, ObjId, Op, OpKind, Program, RankCount, Stmt, ThreadId,
 };
-use crate::rules::TraceFormatError;
-use crate::source::{FileId, Sources, Span};
+use syncguard_model::reading_rules::TraceFormatError;
 use syncguard_model::reading_rules::unknown_api;
+use syncguard_model::source::{FileId, Span};
 
 /// More malformed lines than this are counted, not shown one by one.
 const MAX_SHOWN_FORMAT_ERRORS: usize = 100;
@@ -33,7 +32,7 @@ const MAX_SHOWN_FORMAT_ERRORS: usize = 100;
 const MAX_RANKS: i64 = 1 << 16;
 
 /// Streams trace lines into a Program.
-pub(crate) struct TraceLowerer {
+pub struct TraceLowerer {
     pub(super) file: FileId,
     pub(super) program: Program,
     diagnostics: Vec<Diagnostic>,
@@ -49,10 +48,25 @@ pub(crate) struct TraceLowerer {
     pub(super) hccl_size_seen: bool,
     /// `loc` of the lines that have one, by line start.
     locs: HashMap<usize, SourceLocation>,
+    /// Events used before the line that creates them (SG101, reported by the analyzer).
+    pub(super) used_before_creation: Vec<UsedBeforeCreation>,
     /// Each call's resolved arguments by line start, for `syncguard convert`.
     pub(super) calls: Option<HashMap<usize, RecordedCall>>,
     /// Objects from before the trace, by the handle's first use.
     pub(super) before_trace: FxHashMap<ObjId, super::before::BeforeTrace>,
+}
+
+/// A trace read into the model: its Program, what reading found (including the events
+/// used before their creation, which the analyzer reports as SG101), and the `loc` of
+/// the lines that carry one, for the analyzer's notes.
+pub struct ReadTrace {
+    pub file: FileId,
+    pub program: Program,
+    pub diagnostics: Vec<Diagnostic>,
+    pub used_before_creation: Vec<UsedBeforeCreation>,
+    pub locs: HashMap<usize, SourceLocation>,
+    /// Each call's resolved arguments by line start, when kept (for `convert`).
+    pub calls: Option<HashMap<usize, RecordedCall>>,
 }
 
 /// A host call as `syncguard convert` prints it.
@@ -126,6 +140,7 @@ impl TraceLowerer {
             first_hidden: None,
             hccl_size_seen: false,
             locs: HashMap::new(),
+            used_before_creation: Vec::new(),
             calls: keep_calls.then(HashMap::new),
             before_trace: FxHashMap::default(),
         }
@@ -251,7 +266,7 @@ impl TraceLowerer {
                 Json::Str(name) => name.to_string(),
                 other => other.as_int().map(|n| n.to_string()).unwrap_or_default(),
             };
-            match crate::model::Target::from_name(&name) {
+            match syncguard_model::model::Target::from_name(&name) {
                 Some(target) => self.program.settings.target = target,
                 None => self.format_error(span, format!("unknown target `{name}` (A2, A3, 950, 310P)"), "ignored"),
             }
@@ -259,10 +274,10 @@ impl TraceLowerer {
         match line.cann.as_ref() {
             None => {}
             Some(Json::Str(policy)) if policy == "legacy" => {
-                self.program.settings.cann = crate::model::CannPolicy::Legacy
+                self.program.settings.cann = syncguard_model::model::CannPolicy::Legacy
             }
             Some(Json::Str(policy)) if policy == "current" => {
-                self.program.settings.cann = crate::model::CannPolicy::Current
+                self.program.settings.cann = syncguard_model::model::CannPolicy::Current
             }
             Some(_) => self.format_error(span, "`cann` is \"current\" or \"legacy\"", "ignored"),
         }
@@ -534,11 +549,13 @@ impl TraceLowerer {
         }
     }
 
-    /// The Program and the frontend's findings, without analysis.
-    pub(crate) fn into_program(
+    /// The Program and what reading found, without analysis; `target` and `cann`
+    /// replace what the trace's header says (command-line policies).
+    pub fn into_read(
         mut self,
-        overrides: &Overrides,
-    ) -> (Program, Vec<Diagnostic>, Option<HashMap<usize, RecordedCall>>) {
+        target: Option<syncguard_model::model::Target>,
+        cann: Option<syncguard_model::model::CannPolicy>,
+    ) -> ReadTrace {
         if let Some(span) = self.first_hidden.take() {
             let hidden = self.format_errors - MAX_SHOWN_FORMAT_ERRORS;
             let diagnostic = Diagnostic::new(
@@ -589,32 +606,19 @@ impl TraceLowerer {
             created_before_by_cuda(&self.program, &mut main);
             self.program.threads[Program::MAIN_THREAD.index()].body = main;
         }
-        if let Some(target) = overrides.target {
+        if let Some(target) = target {
             self.program.settings.target = target;
         }
-        if let Some(cann) = overrides.cann {
+        if let Some(cann) = cann {
             self.program.settings.cann = cann;
         }
-        (self.program, self.diagnostics, self.calls)
-    }
-
-    /// Lower, analyze and report. Analysis runs even when lines were malformed: the rest
-    /// of the trace is still checked.
-    pub fn finish(mut self, sources: &mut Sources, overrides: &Overrides) -> CheckedFile {
-        let locs = std::mem::take(&mut self.locs);
-        let mut files = SourceFiles::new(sources, self.file);
-        let (program, mut diagnostics, _) = self.into_program(overrides);
-        let analyzed = crate::analysis::analyze_with(&program, &overrides.smt);
-        diagnostics.extend(analyzed.diagnostics);
-        if !locs.is_empty() {
-            for diagnostic in &mut diagnostics {
-                files.annotate(diagnostic, &locs);
-            }
-        }
-        Diagnostic::sort(&mut diagnostics);
-        CheckedFile {
-            diagnostics,
-            ..CheckedFile::unanalyzed(program, Vec::new())
+        ReadTrace {
+            file: self.file,
+            program: self.program,
+            diagnostics: self.diagnostics,
+            used_before_creation: self.used_before_creation,
+            locs: self.locs,
+            calls: self.calls,
         }
     }
 }
@@ -667,7 +671,7 @@ fn created_before_by_cuda(program: &Program, block: &mut Block) {
             Stmt::Op(op) => {
                 if let OpKind::Create(id) = op.kind
                     && program.object(id).created_by.is_none()
-                    && matches!(program.object(id).kind, crate::model::ObjectKind::Stream(_))
+                    && matches!(program.object(id).kind, syncguard_model::model::ObjectKind::Stream(_))
                 {
                     op.api = "cudaStreamCreate";
                 }
