@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use syncguard_analyzer::api::ArgKind;
 use syncguard_analyzer::exec::{Action, AgentId, AgentKind, Env, Execution, InstId, NodeId};
 use syncguard_analyzer::model::{self, MemorySpace, ObjId, ObjectKind, OpKind, Program};
 
@@ -182,7 +183,14 @@ pub fn cannot_run(exec: &Execution) -> Option<String> {
             op.api
         ));
     }
-    if let Some(node) = exec.nodes.iter().find(|node| node.op.api.contains("3D")) {
+    let pitched = |api: &str| {
+        syncguard_analyzer::api::lookup(api).is_some_and(|api| {
+            api.params
+                .iter()
+                .any(|p| matches!(p.kind, ArgKind::Memcpy3DParms | ArgKind::PitchedPtr))
+        })
+    };
+    if let Some(node) = exec.nodes.iter().find(|node| pitched(node.op.api)) {
         return Some(format!(
             "makes 3D copies or memsets ({}), which no backend replays yet",
             node.op.api

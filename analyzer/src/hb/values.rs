@@ -35,8 +35,6 @@ pub struct ValueWaitMatch {
     pub wait: NodeId,
     /// Writes of a satisfying value not certainly overwritten before the wait.
     pub candidates: Vec<NodeId>,
-    /// The candidate the wait is ordered after.
-    pub after: Option<NodeId>,
     /// A candidate that already happens before the wait: it passes at once.
     pub already: Option<NodeId>,
     /// No write of the word happens before the wait.
@@ -122,7 +120,6 @@ pub(super) fn match_values(exec: &Execution, graph: &mut DiGraph<(), EdgeKind, u
         matching.waits.push(ValueWaitMatch {
             wait,
             candidates,
-            after,
             already,
             unset,
         });
