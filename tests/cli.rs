@@ -113,7 +113,10 @@ fn json_related_locations_point_at_other_calls() {
 fn directories_are_searched_for_sync_files_in_order() {
     let output = syncguard(&["check", "--format", "json", "tests/cli"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(json["summary"]["files"], 4, "three .sync files and one .jsonl trace");
+    assert_eq!(
+        json["summary"]["files"], 5,
+        "three .sync files, one .jsonl trace and the C++ source it was recorded from"
+    );
 }
 
 #[test]

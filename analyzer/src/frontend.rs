@@ -7,7 +7,7 @@ use crate::model::{CannPolicy, Program, Target};
 use crate::rules::SyntaxErrorRule;
 use crate::smt::{Proof, SmtOptions, Unproved};
 use crate::source::{FileId, SourceFile, Sources, Span, decode_utf8_lossless_offsets};
-use syncguard_grammar::lower::lower;
+use syncguard_grammar::lower::{Lowered, lower};
 
 /// One checked file: its Program (possibly partial) and every problem found in it.
 #[derive(Debug)]
@@ -90,6 +90,14 @@ fn check_sync_file_with(
     let lowered = lower(&parsed.file, file, source.text.len());
     // The syntax tree is not needed past lowering; free it before the analysis peaks.
     drop(parsed);
+    check_lowered(lowered, diagnostics, overrides)
+}
+
+/// Analyze what a frontend lowered, after `reading` (the problems found reading the
+/// file); every source frontend ends here, so a `.sync` file and the C/C++ code it
+/// describes get the same findings.
+pub fn check_lowered(lowered: Lowered, reading: Vec<Diagnostic>, overrides: &Overrides) -> CheckedFile {
+    let mut diagnostics = reading;
     let mut program = lowered.program;
     diagnostics.extend(lowered.diagnostics);
     diagnostics.extend(

@@ -18,7 +18,7 @@ pub use syncguard_model::{api, calls, diagnostic, model, source, suggest};
 
 pub use analysis::{Analyzed, OrderFindings, analyze, analyze_assignment, analyze_with, findings_by_issue_order};
 pub use diagnostic::{Diagnostic, Related, Severity};
-pub use frontend::{CheckedFile, Overrides, check_sync_bytes, check_sync_bytes_with, check_sync_file};
+pub use frontend::{CheckedFile, Overrides, check_lowered, check_sync_bytes, check_sync_bytes_with, check_sync_file};
 pub use model::Program;
 pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};

@@ -80,11 +80,16 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut findings = Findings::default();
-    for input in &inputs {
+    let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
+        inputs.iter().partition(|input| input.kind == InputKind::Source);
+    for input in inputs {
         match check_input(&mut sources, input, overrides) {
             Ok(checked) => findings.add(checked),
             Err(err) => failures += report_io(&input.file, &err),
         }
+    }
+    if !source_inputs.is_empty() {
+        failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, &mut findings);
     }
     findings.print(&mut sources, report, None);
     if failures > 0 {
@@ -94,6 +99,43 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome
     } else {
         Outcome::Clean
     }
+}
+
+/// Check the C/C++ sources together; returns the number of files that could not be read.
+fn check_source_inputs(
+    sources: &mut Sources,
+    inputs: &[&Input],
+    overrides: &Overrides,
+    report: &Report,
+    findings: &mut Findings,
+) -> usize {
+    let read = super::sources::read_sources(sources, inputs);
+    let checked = super::sources::check_sources(&read, overrides, report.explain);
+    if checked.entries_with_calls == 0 {
+        // Never a silent "checked N files" over code with nothing to check.
+        eprintln!(
+            "syncguard: none of the {} C/C++ file{} calls a synchronization API that syncguard knows: \
+             nothing in {} was checked",
+            read.files.len(),
+            if read.files.len() == 1 { "" } else { "s" },
+            if read.files.len() == 1 { "it" } else { "them" },
+        );
+    }
+    if checked.unresolved > 0 && !report.explain {
+        eprintln!(
+            "syncguard: note: {} call{} or handle{} in the C/C++ sources could not be followed; `--explain` lists them",
+            checked.unresolved,
+            if checked.unresolved == 1 { "" } else { "s" },
+            if checked.unresolved == 1 { "" } else { "s" },
+        );
+    }
+    for result in checked.checked {
+        findings.diagnostics.extend(result.diagnostics);
+        findings.proofs.extend(result.proofs);
+        findings.unproved.extend(result.unproved);
+    }
+    findings.files += read.files.len();
+    read.failures
 }
 
 pub fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {
@@ -112,6 +154,13 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
     Ok(match input.kind {
         InputKind::Sync => {
             check_sync_bytes_with(sources, input.display.clone(), &std::fs::read(&input.file)?, overrides)
+        }
+        // `check` reads sources together (`check_source_inputs`); a run needs one program.
+        InputKind::Source => {
+            return Err(std::io::Error::other(
+                "a C/C++ source is checked with `syncguard check`; `verify-then-run` runs a `.sync` program \
+                 (`syncguard convert` prints the one extracted from the source)",
+            ));
         }
         InputKind::Trace => {
             let file = std::fs::File::open(&input.file)?;

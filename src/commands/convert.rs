@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::{Converted, Severity, Sources, convert_trace};
 
-use super::inputs::{collect_inputs, report};
+use super::inputs::{Input, InputKind, collect_inputs, report};
 use super::output;
 use crate::Outcome;
 
@@ -23,6 +23,9 @@ pub fn run(path: &PathBuf) -> Outcome {
     let Some(input) = inputs.first().filter(|_| failures == 0) else {
         return Outcome::Failure;
     };
+    if input.kind == InputKind::Source {
+        return convert_source(input);
+    }
     let file = match std::fs::File::open(&input.file) {
         Ok(file) => file,
         Err(err) => {
@@ -59,4 +62,37 @@ fn warn_if_not_expressible(converted: &Converted) {
              uses before creation that the trace does not have"
         );
     }
+}
+
+/// A C/C++ file: the program each entry point runs, as syncguard understood it, each
+/// statement with a comment naming its line.
+fn convert_source(input: &Input) -> Outcome {
+    let mut sources = Sources::default();
+    let read = super::sources::read_sources(&mut sources, &[input]);
+    if read.failures > 0 {
+        return Outcome::Failure;
+    }
+    let entries: Vec<_> = read.project.entries().into_iter().filter(|e| e.api_calls > 0).collect();
+    if entries.is_empty() {
+        eprintln!(
+            "syncguard: {} calls no synchronization API that syncguard knows: there is no program to print",
+            input.display
+        );
+    }
+    for (position, entry) in entries.iter().enumerate() {
+        if position > 0 {
+            output::print("\n");
+        }
+        let line = sources.get(read.files[entry.source]).line_col(entry.range.start).0;
+        output::print(&format!(
+            "// entry point `{}` ({}:{line})\n",
+            entry.entry, input.display
+        ));
+        output::print(&read.project.to_sync(entry));
+        for item in &entry.unresolved {
+            let line = sources.get(read.files[item.source]).line_col(item.range.start).0;
+            eprintln!("syncguard: note: {}:{line}: {}", input.display, item.message);
+        }
+    }
+    Outcome::Clean
 }

@@ -4,4 +4,5 @@ pub mod fmt;
 pub mod inputs;
 pub mod output;
 pub mod rules;
+pub mod sources;
 pub mod verify_then_run;

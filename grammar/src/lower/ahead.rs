@@ -94,7 +94,7 @@ fn created_noun(creates: Creates) -> Option<&'static str> {
     })
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lower a block's statements with its later `let`s known.
     pub(super) fn with_lookahead(&mut self, stmts: &[ast::Stmt], mut each: impl FnMut(&mut Self, &ast::Stmt)) {
         self.ahead.push(AheadFrame::of(stmts));

@@ -24,7 +24,7 @@ impl<'a> BoundArgs<'a> {
 const CHANNEL_DESC_FIELDS: [&str; 3] = ["remoteRank", "channelProtocol", "notifyNum"];
 const LOCAL_MEMORIES: [&str; 3] = ["UB", "L1", "L0C"];
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Match positional and named arguments to `api`'s parameters; report arity problems.
     pub(super) fn bind_args<'a>(&mut self, api: &Api, call: &'a ast::Call) -> Option<BoundArgs<'a>> {
         if call.args.iter().any(|arg| arg.value.kind == ExprKind::Error) {

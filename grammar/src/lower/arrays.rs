@@ -12,7 +12,7 @@ use syncguard_model::calls::{ArgValue, CallArgs, ChannelDesc};
 use syncguard_model::diagnostic::with_article;
 use syncguard_model::model::{ArrayShape, BinOp, Expr, ObjId, Object, ObjectKind, Var, VarId};
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// `base[index]` where a handle of `kind` is expected.
     pub(super) fn element(&mut self, base: &ast::Expr, index: &ast::Expr, kind: ArgKind) -> Option<ObjId> {
         let noun = kind.noun();
@@ -170,7 +170,7 @@ impl Lowerer {
     }
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// `let name = ...` of a call that creates a handle array: one object.
     pub(super) fn lower_array_creation(
         &mut self,
@@ -201,7 +201,7 @@ impl Lowerer {
     }
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// `let xs = HcclThreadExportToCommEngine(comm, N - 1, ts, engine);` with `ts` an
     /// array: `xs` names the same threads. Whether `threads` is such an array.
     pub(super) fn alias_array(

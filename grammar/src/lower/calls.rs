@@ -9,7 +9,7 @@ use syncguard_model::calls::{self, CallArgs};
 use syncguard_model::model::{Block, GeTask, ObjId, Op, OpKind, Pipe, Stmt};
 use syncguard_model::reading_rules::unknown_api;
 
-impl Lowerer {
+impl Lowerer<'_> {
     pub(super) fn lower_call(&mut self, call: &ast::Call, pattern: Option<&ast::Pattern>, out: &mut Block) {
         let Some(api) = api::lookup(&call.callee.text) else {
             let span = self.span(&call.callee.span);

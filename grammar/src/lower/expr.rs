@@ -6,7 +6,7 @@ use crate::ast::{self, BinaryOp, ExprKind, UnaryOp};
 use super::{Binding, Lowerer, Place};
 use syncguard_model::model::{BinOp, Expr, UnOp};
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// Lower an integer expression. On a problem it reports and yields `0`, so that the
     /// statement around it is still lowered.
     pub(super) fn lower_expr(&mut self, expr: &ast::Expr) -> Expr {

@@ -6,7 +6,7 @@ use super::{Lowerer, Place};
 use syncguard_model::api::ArgKind;
 use syncguard_model::model::{Block, GeOp, Op, OpKind, Stmt, SubKernel, SuperKernel, SuperKernelId};
 
-impl Lowerer {
+impl Lowerer<'_> {
     pub(super) fn lower_ge_op(&mut self, stmt: &ast::Stmt, name: &ast::Ident, attrs: &[ast::Ident], body: &ast::Block) {
         if self.place != Place::Host || self.scopes.len() > 1 {
             self.syntax_error(

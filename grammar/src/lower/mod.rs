@@ -35,11 +35,20 @@ pub struct Lowered {
 
 /// Lower one parsed file. Always returns a Program, with every problem found.
 pub fn lower(file: &ast::File, file_id: FileId, src_len: usize) -> Lowered {
+    lower_mapped(file, Span::new(file_id, 0..src_len.min(1)), &|range| {
+        Span::new(file_id, range.clone())
+    })
+}
+
+/// Lower a syntax tree that another frontend built (C/C++, Python): its byte ranges
+/// are that frontend's own, and `place` turns each into the span in the file the user
+/// wrote. `whole` is where the program as a whole is reported.
+pub fn lower_mapped(file: &ast::File, whole: Span, place: &dyn Fn(&ast::Span) -> Span) -> Lowered {
     let mut lowerer = Lowerer {
-        program: Program::new(Span::new(file_id, 0..src_len.min(1))),
+        program: Program::new(whole),
         diagnostics: Vec::new(),
         used_before_let: Vec::new(),
-        file: file_id,
+        place_span: place,
         scopes: vec![HashMap::new()],
         place: Place::Host,
         values: Vec::new(),
@@ -82,11 +91,12 @@ enum Place {
     Core,
 }
 
-struct Lowerer {
+struct Lowerer<'m> {
     program: Program,
     diagnostics: Vec<Diagnostic>,
     used_before_let: Vec<UsedBeforeCreation>,
-    file: FileId,
+    /// Where a syntax tree's byte range is in the user's files.
+    place_span: &'m dyn Fn(&ast::Span) -> Span,
     scopes: Vec<HashMap<String, Binding>>,
     place: Place,
     /// Named integer expressions, substituted where their name is used.
@@ -97,9 +107,9 @@ struct Lowerer {
     mutable: std::collections::HashSet<VarId>,
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     fn span(&self, range: &ast::Span) -> Span {
-        Span::new(self.file, range.clone())
+        (self.place_span)(range)
     }
 
     fn syntax_error(&mut self, range: &ast::Span, message: impl Into<String>, label: impl Into<String>) {

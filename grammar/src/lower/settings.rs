@@ -9,7 +9,7 @@ use crate::ast::{self, ExprKind, RankCount as AstRanks, StmtKind};
 use super::{Binding, Lowerer};
 use syncguard_model::model::{CannPolicy, DefaultStream, Param, ParamId, RankCount, Target};
 
-impl Lowerer {
+impl Lowerer<'_> {
     pub(super) fn collect_settings(&mut self, stmts: &[ast::Stmt]) {
         let mut seen: HashMap<String, ast::Span> = HashMap::new();
         for stmt in stmts {

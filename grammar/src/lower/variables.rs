@@ -9,7 +9,7 @@ use super::{Binding, Lowerer, Place};
 use syncguard_model::api::{self, QueryCompletion};
 use syncguard_model::model::{Block, Op, Stmt};
 
-impl Lowerer {
+impl Lowerer<'_> {
     /// `let mut name = value;`
     pub(super) fn lower_let_mut(&mut self, stmt: &ast::Stmt, name: &ast::Ident, value: &ast::Expr, out: &mut Block) {
         if !self.require_place(stmt, Place::Host, "a `let mut` variable", "in host code") {

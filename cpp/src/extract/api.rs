@@ -1,0 +1,745 @@
+//! Catalogued API calls and kernel launches, as `.sync` statements: the C argument list
+//! (with its output parameters) to the catalogue's parameters, each value to `.sync`
+//! syntax. Objects the code receives from outside (entry parameters, globals) become
+//! objects from before, declared at the top of the program.
+
+use syncguard_grammar::ast;
+use syncguard_model::api::{Api, ArgKind, Creates, Effect, QueryCompletion};
+use tree_sitter::Node;
+
+use super::value::Value;
+use super::{Walker, ast_binary, ast_int, ast_name};
+
+/// The size taken for memory whose size the code does not show (1 TiB): larger than any
+/// real allocation, so no copy into it is reported as too long.
+const UNKNOWN_SIZE: i64 = 1 << 40;
+
+impl<'u> Walker<'_, 'u> {
+    pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        let params: Vec<_> = api.positional_params().collect();
+        let outputs = output_positions(self, api, args, params.len());
+        let inputs: Vec<Node<'u>> = args
+            .iter()
+            .enumerate()
+            .filter(|(position, _)| !outputs.contains(position))
+            .map(|(_, arg)| *arg)
+            .collect();
+        let values: Vec<Value> = inputs.iter().map(|arg| self.eval(*arg)).collect();
+        let mut converted = Vec::new();
+        for ((param, arg), value) in params.iter().zip(&inputs).zip(&values) {
+            match self.argument(param.kind, *arg, value, &values) {
+                Ok(expr) => converted.push(ast::Arg {
+                    name: None,
+                    value: expr,
+                }),
+                Err(why) => {
+                    self.unresolved(*arg, format!("`{}` is left out: its `{}` {why}", api.name, param.name));
+                    return Value::Int(0);
+                }
+            }
+        }
+        if inputs.len() > params.len() {
+            self.unresolved(
+                node,
+                format!(
+                    "`{}` takes {} arguments besides its outputs: the call is left out",
+                    api.name,
+                    params.len()
+                ),
+            );
+            return Value::Int(0);
+        }
+        self.api_calls += 1;
+        let call = self.ast_call(api.name, node, converted, Vec::new());
+        let target = outputs.first().and_then(|&position| self.output_place(args[position]));
+        match (api.creates, target) {
+            (Creates::Nothing, _) => self.emit(ast::StmtKind::Call(call), self.range(node)),
+            (creates, Some(place)) => {
+                let name = self.object_name(&place);
+                let span = self.range(args[outputs[0]]);
+                self.emit(
+                    ast::StmtKind::Let {
+                        pattern: ast::Pattern::Name(ast::Ident {
+                            name: name.clone(),
+                            span,
+                        }),
+                        value: ast::Expr {
+                            span: call.span.clone(),
+                            kind: ast::ExprKind::Call(Box::new(call)),
+                        },
+                    },
+                    self.range(node),
+                );
+                let value = if is_memory(creates) {
+                    let size = values.first().and_then(Value::int).unwrap_or(UNKNOWN_SIZE);
+                    self.store.insert(format!("{name}.#size"), Value::Int(size));
+                    let scale = self
+                        .store
+                        .get(&format!("{place}.#elem"))
+                        .and_then(Value::int)
+                        .unwrap_or(1);
+                    Value::Buffer { name, offset: 0, scale }
+                } else {
+                    Value::Handle(name)
+                };
+                self.store.insert(place, value);
+            }
+            (_, None) => {
+                self.unresolved(
+                    node,
+                    format!(
+                        "`{}` creates an object into a place the extractor cannot follow",
+                        api.name
+                    ),
+                );
+            }
+        }
+        Value::Int(0)
+    }
+
+    /// Where an output argument (`&ev`, `out`, `threads`) puts what the call creates.
+    fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
+        let arg = strip_casts(arg);
+        if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
+            return self.place_of(arg.child_by_field_name("argument")?);
+        }
+        match self.eval(arg) {
+            Value::Ref(place) => Some(place),
+            _ => self.place_of(arg),
+        }
+    }
+
+    /// One argument as `.sync` syntax, or why it cannot be.
+    fn argument(&mut self, kind: ArgKind, arg: Node<'u>, value: &Value, all: &[Value]) -> Result<ast::Expr, String> {
+        let span = self.range(arg);
+        match (kind, value) {
+            (ArgKind::Stream, Value::Null | Value::Int(0)) => Ok(ast::Expr {
+                kind: ast::ExprKind::Null,
+                span,
+            }),
+            (
+                ArgKind::Stream
+                | ArgKind::Event
+                | ArgKind::Notify
+                | ArgKind::Comm
+                | ArgKind::Context
+                | ArgKind::Graph
+                | ArgKind::GraphExec
+                | ArgKind::Channel
+                | ArgKind::Thread,
+                Value::Handle(name),
+            ) => Ok(ast_name(name, span)),
+            (ArgKind::Ptr, Value::Buffer { name, offset, .. }) => Ok(pointer(name, *offset, span)),
+            (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => Ok(ast_int(*value, span)),
+            (ArgKind::Flags | ArgKind::Enum(_) | ArgKind::Int, Value::Sym(expr)) => Ok(expr.clone()),
+            (ArgKind::Enum(_), Value::Int(value)) => Ok(ast_int(*value, span)),
+            (ArgKind::Int, Value::Unknown) => Ok(ast_int(self.size_fallback(all), span)),
+            (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast_int(0, span)),
+            (ArgKind::Str | ArgKind::Function, Value::Str(text)) => Ok(ast_str(text, span)),
+            (ArgKind::Str | ArgKind::Function, _) => Ok(ast_str(self.text(arg), span)),
+            (ArgKind::Opaque, _) => Ok(ast_int(0, span)),
+            (kind, Value::Unknown) => self
+                .object_from_before(kind, arg)
+                .ok_or_else(|| "has no value the extractor can follow".into()),
+            (kind, _) => Err(format!("is not a {} the extractor can follow", kind.noun())),
+        }
+    }
+
+    /// The smallest space left in the call's buffers: the count a copy of unknown size
+    /// is taken to move.
+    fn size_fallback(&self, values: &[Value]) -> i64 {
+        values
+            .iter()
+            .filter_map(|value| match value {
+                Value::Buffer { name, offset, .. } => self
+                    .store
+                    .get(&format!("{name}.#size"))
+                    .and_then(Value::int)
+                    .map(|size| size.saturating_sub(*offset).max(1)),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(UNKNOWN_SIZE)
+    }
+
+    /// An object the code receives from outside (an entry parameter, a member of an
+    /// object it did not construct, a global): declared once, at the top, as an object
+    /// from before. Only places rooted outside the walked code qualify: a local whose
+    /// value is unknown is a handle the extractor lost, not one from before.
+    fn object_from_before(&mut self, kind: ArgKind, arg: Node<'u>) -> Option<ast::Expr> {
+        let place = self.place_of(strip_casts(arg))?;
+        if let Some(value) = self.from_before.get(&place).cloned() {
+            return self.value_expr(&value, self.range(arg));
+        }
+        if !self.is_outside(&place) {
+            return None;
+        }
+        let (call, value) = match kind {
+            ArgKind::Stream => {
+                let api = if self.unit().cuda {
+                    "cudaStreamCreate"
+                } else {
+                    "aclrtCreateStream"
+                };
+                let name = self.object_name(&place);
+                (api, Value::Handle(name))
+            }
+            ArgKind::Event => ("existing_event", Value::Handle(self.object_name(&place))),
+            ArgKind::Notify => ("existing_notify", Value::Handle(self.object_name(&place))),
+            ArgKind::Comm => ("existing_comm", Value::Handle(self.object_name(&place))),
+            ArgKind::Ptr => {
+                let region = self.memory_region();
+                self.from_before.insert(place.clone(), region.clone());
+                self.store.insert(place, region.clone());
+                return self.value_expr(&region, self.range(arg));
+            }
+            _ => return None,
+        };
+        let Value::Handle(name) = &value else { return None };
+        let span = self.range(arg);
+        let created = self.ast_call(call, arg, Vec::new(), Vec::new());
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Let {
+                pattern: ast::Pattern::Name(ast::Ident {
+                    name: name.clone(),
+                    span: span.clone(),
+                }),
+                value: ast::Expr {
+                    span: span.clone(),
+                    kind: ast::ExprKind::Call(Box::new(created)),
+                },
+            },
+            span: span.clone(),
+        });
+        self.from_before.insert(place.clone(), value.clone());
+        self.store.insert(place, value.clone());
+        self.value_expr(&value, span)
+    }
+
+    /// Whether a place is rooted outside the walked code: a global, a member of an
+    /// object the entry point did not construct, or an entry parameter.
+    pub(super) fn is_outside(&self, place: &str) -> bool {
+        place.starts_with("::") || place.starts_with("this#") || self.is_entry_param(place)
+    }
+
+    fn is_entry_param(&self, place: &str) -> bool {
+        let root = place.split(['.', '[']).next().unwrap_or(place);
+        self.frames
+            .first()
+            .and_then(|frame| frame.scopes.first())
+            .is_some_and(|scope| scope.values().any(|param| param == root))
+    }
+
+    /// A region of its own in the memory from before, for one unknown pointer: regions
+    /// never overlap, so two pointers the code does not relate are never taken to alias.
+    fn memory_region(&mut self) -> Value {
+        let name = match &self.unknown_memory {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.object_name("memory_from_caller");
+                let call = ast::Call {
+                    callee: ast::Path {
+                        text: "existing_memory".into(),
+                        span: 0..0,
+                    },
+                    generics: None,
+                    args: Vec::new(),
+                    span: 0..0,
+                };
+                self.prelude.push(ast::Stmt {
+                    kind: ast::StmtKind::Let {
+                        pattern: ast::Pattern::Name(ast::Ident {
+                            name: name.clone(),
+                            span: 0..0,
+                        }),
+                        value: ast::Expr {
+                            kind: ast::ExprKind::Call(Box::new(call)),
+                            span: 0..0,
+                        },
+                    },
+                    span: 0..0,
+                });
+                self.unknown_memory = Some(name.clone());
+                name
+            }
+        };
+        self.memory_regions += 1;
+        Value::Buffer {
+            offset: self.memory_regions * UNKNOWN_SIZE,
+            name,
+            scale: 1,
+        }
+    }
+
+    fn value_expr(&self, value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+        match value {
+            Value::Handle(name) => Some(ast_name(name, span)),
+            Value::Buffer { name, offset, .. } => Some(pointer(name, *offset, span)),
+            _ => None,
+        }
+    }
+
+    /// `k<<<grid, block, smem, stream>>>(args)` (CUDA) or `k<<<blockDim, l2ctrl,
+    /// stream>>>(args)` (Ascend C): a kernel on the stream that reads and writes the
+    /// buffers it is given, as its visible definition shows (written through a
+    /// non-`const` pointer it assigns through, read otherwise); without a definition,
+    /// every buffer argument is read and written.
+    pub(super) fn launch(
+        &mut self,
+        node: Node<'u>,
+        kernel: Node<'u>,
+        config_call: Node<'u>,
+        args: &[Node<'u>],
+    ) -> Value {
+        let config: Vec<Node<'u>> = config_call
+            .child_by_field_name("arguments")
+            .map(|list| {
+                let mut cursor = list.walk();
+                list.named_children(&mut cursor).collect()
+            })
+            .unwrap_or_default();
+        let stream_position = if self.unit().cuda { 3 } else { 2 };
+        let stream = match config.get(stream_position) {
+            Some(stream) => {
+                let value = self.eval(*stream);
+                match self.argument(ArgKind::Stream, *stream, &value, &[]) {
+                    Ok(expr) => expr,
+                    Err(why) => {
+                        self.unresolved(*stream, format!("the launch is left out: its stream {why}"));
+                        return Value::Unknown;
+                    }
+                }
+            }
+            None => ast::Expr {
+                kind: ast::ExprKind::Null,
+                span: self.range(kernel),
+            },
+        };
+        let kernel_name = self.text(kernel).trim().to_string();
+        let definition = self
+            .index
+            .lookup(&kernel_name)
+            .find(|def| def.kernel || def.params.len() == args.len())
+            .cloned();
+        let prototype = self
+            .index
+            .prototypes
+            .get(kernel_name.rsplit("::").next().unwrap_or_default());
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for (position, arg) in args.iter().enumerate() {
+            let value = self.eval(*arg);
+            let Value::Buffer { name, offset, .. } = &value else {
+                continue;
+            };
+            let range = self.buffer_slice(name, *offset, self.range(*arg));
+            let access = match (&definition, prototype) {
+                (Some(def), _) => Some(kernel_access(self.index, def, position)),
+                // A declaration shows only `const`: what is not const is written.
+                (None, Some(params)) => params
+                    .get(position)
+                    .map(|param| match (param.indirect, param.is_const) {
+                        (false, _) => Access::None,
+                        (true, true) => Access::Read,
+                        (true, false) => Access::Write,
+                    }),
+                (None, None) => None,
+            };
+            match access {
+                Some(Access::Read) => reads.push(range),
+                Some(Access::Write) => writes.push(range),
+                Some(Access::None) => {}
+                None => {
+                    reads.push(range.clone());
+                    writes.push(range);
+                }
+            }
+        }
+        self.api_calls += 1;
+        let span = self.range(node);
+        let mut named = Vec::new();
+        for (label, ranges) in [("reads", reads), ("writes", writes)] {
+            if !ranges.is_empty() {
+                named.push(ast::Arg {
+                    name: Some(ast::Ident {
+                        name: label.into(),
+                        span: span.clone(),
+                    }),
+                    value: ast::Expr {
+                        kind: ast::ExprKind::List(ranges),
+                        span: span.clone(),
+                    },
+                });
+            }
+        }
+        let positional = vec![
+            ast::Arg {
+                name: None,
+                value: stream,
+            },
+            ast::Arg {
+                name: None,
+                value: ast_str(&kernel_name, self.range(kernel)),
+            },
+        ];
+        let call = self.ast_call("kernel", node, positional, named);
+        self.emit(ast::StmtKind::Call(call), span);
+        Value::Unknown
+    }
+
+    /// A buffer from `offset` to its end (the whole buffer at offset 0).
+    fn buffer_slice(&self, name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
+        let size = self.store.get(&format!("{name}.#size")).and_then(Value::int);
+        let is_region = self.unknown_memory.as_deref() == Some(name);
+        if offset == 0 && !is_region {
+            return ast_name(name, span);
+        }
+        let end = if is_region {
+            (offset / UNKNOWN_SIZE + 1) * UNKNOWN_SIZE
+        } else {
+            size.unwrap_or(UNKNOWN_SIZE).max(offset + 1)
+        };
+        ast::Expr {
+            kind: ast::ExprKind::Slice {
+                base: Box::new(ast_name(name, span.clone())),
+                range: ast::RangeExpr {
+                    start: Box::new(ast_int(offset, span.clone())),
+                    end: Some(Box::new(ast_int(end, span.clone()))),
+                    inclusive: false,
+                    span: span.clone(),
+                },
+            },
+            span,
+        }
+    }
+
+    /// The host reads or writes a buffer directly (`h[i]`, `*h = x`, a loop over it).
+    pub(super) fn host_access(&mut self, node: Node<'u>, buffer: &Value, write: bool) {
+        let Value::Buffer { name, offset, .. } = buffer else {
+            return;
+        };
+        let span = self.range(node);
+        let range = self.buffer_slice(name, *offset, span.clone());
+        let api = if write { "host_write" } else { "host_read" };
+        let call = self.ast_call(
+            api,
+            node,
+            vec![ast::Arg {
+                name: None,
+                value: range,
+            }],
+            Vec::new(),
+        );
+        self.emit(ast::StmtKind::Call(call), span);
+    }
+
+    pub(super) fn ast_call(&self, name: &str, node: Node<'u>, args: Vec<ast::Arg>, named: Vec<ast::Arg>) -> ast::Call {
+        let span = self.range(node);
+        let callee_span = node
+            .child_by_field_name("function")
+            .map_or(span.clone(), |function| self.range(function));
+        ast::Call {
+            callee: ast::Path {
+                text: name.to_string(),
+                span: callee_span,
+            },
+            generics: None,
+            args: args.into_iter().chain(named).collect(),
+            span,
+        }
+    }
+
+    /// A loop that polls a query until the work is done (`while (aclrtQueryEventStatus(
+    /// ev, &status) ... != COMPLETE)`, or a `do` loop around the query): written as the
+    /// `.sync` busy-wait, which orders what follows after the work.
+    pub(super) fn busy_wait(&mut self, node: Node<'u>, condition: Option<Node<'u>>, body: Option<Node<'u>>) -> bool {
+        let mut queries = Vec::new();
+        let mut other_calls = false;
+        for part in [condition, body].into_iter().flatten() {
+            for call in calls_in(part) {
+                let name = self.text(call.child_by_field_name("function").unwrap_or(call));
+                match syncguard_model::api::lookup(name.trim()) {
+                    Some(api) if api.query.is_some() => queries.push((call, api)),
+                    Some(api) if api.effect != Effect::None => other_calls = true,
+                    _ => {}
+                }
+            }
+        }
+        let [(query, api)] = queries[..] else { return false };
+        if other_calls {
+            return false;
+        }
+        let Some(arguments) = query.child_by_field_name("arguments") else {
+            return false;
+        };
+        let mut cursor = arguments.walk();
+        let args: Vec<Node<'u>> = arguments.named_children(&mut cursor).collect();
+        let mut converted = Vec::new();
+        for (param, arg) in api.positional_params().filter(|p| !p.optional).zip(&args) {
+            let value = self.eval(*arg);
+            match self.argument(param.kind, *arg, &value, &[]) {
+                Ok(expr) => converted.push(ast::Arg {
+                    name: None,
+                    value: expr,
+                }),
+                Err(why) => {
+                    self.unresolved(
+                        *arg,
+                        format!("the polling loop is left out: its `{}` {why}", param.name),
+                    );
+                    return true;
+                }
+            }
+        }
+        let done = match api.query {
+            Some(QueryCompletion::Status { name, .. }) => name,
+            _ => "cudaSuccess",
+        };
+        let span = self.range(node);
+        let call = self.ast_call(api.name, query, converted, Vec::new());
+        let cond = ast_binary(
+            ast::BinaryOp::Ne,
+            ast::Expr {
+                span: call.span.clone(),
+                kind: ast::ExprKind::Call(Box::new(call)),
+            },
+            ast_name(done, span.clone()),
+        );
+        self.api_calls += 1;
+        self.emit(
+            ast::StmtKind::While {
+                cond,
+                body: ast::Block {
+                    stmts: Vec::new(),
+                    span: span.clone(),
+                },
+            },
+            span,
+        );
+        true
+    }
+
+    /// A loop that calls nothing (it computes on host data): not unrolled; the buffers
+    /// it indexes are read or written by the host once, as a whole.
+    pub(super) fn is_data_loop(&self, body: Node<'u>) -> bool {
+        if !calls_in(body).is_empty() {
+            return false;
+        }
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "subscript_expression" | "pointer_expression")
+                && let Some(base) = node.child_by_field_name("argument")
+                && base.kind() == "identifier"
+                && let Some(place) = self.lookup_local(self.text(base))
+                && matches!(self.store.get(&place), Some(Value::Buffer { .. }))
+            {
+                return true;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        false
+    }
+
+    pub(super) fn data_loop(&mut self, body: Node<'u>) {
+        let mut stack = vec![body];
+        let mut touched: Vec<(Node<'u>, Value, bool)> = Vec::new();
+        while let Some(node) = stack.pop() {
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+            let written = |node: Node| {
+                node.parent().is_some_and(|parent| {
+                    matches!(parent.kind(), "assignment_expression" | "update_expression")
+                        && parent.child_by_field_name("left").is_none_or(|left| left == node)
+                })
+            };
+            match node.kind() {
+                "subscript_expression" | "pointer_expression" => {
+                    let Some(base) = node.child_by_field_name("argument") else {
+                        continue;
+                    };
+                    if node.kind() == "pointer_expression" && self.text(node).starts_with('&') {
+                        continue;
+                    }
+                    if base.kind() != "identifier" {
+                        continue;
+                    }
+                    let value = self
+                        .lookup_local(self.text(base))
+                        .and_then(|place| self.store.get(&place).cloned());
+                    if let Some(value @ Value::Buffer { .. }) = value {
+                        let write = written(node);
+                        if !touched.iter().any(|(_, v, w)| *v == value && *w == write) {
+                            touched.push((node, value, write));
+                        }
+                    }
+                }
+                // Variables the loop changes have no known value after it.
+                "assignment_expression" | "update_expression" => {
+                    let target = node
+                        .child_by_field_name("left")
+                        .or_else(|| node.child_by_field_name("argument"));
+                    if let Some(target) = target
+                        && target.kind() == "identifier"
+                        && let Some(place) = self.lookup_local(self.text(target))
+                    {
+                        self.store.insert(place, Value::Unknown);
+                    }
+                }
+                _ => {}
+            }
+        }
+        touched.sort_by_key(|(node, _, _)| node.start_byte());
+        for (node, value, write) in touched {
+            self.host_access(node, &value, write);
+        }
+    }
+}
+
+/// How a kernel uses one parameter.
+enum Access {
+    Read,
+    Write,
+    None,
+}
+
+fn kernel_access(index: &crate::index::Index, definition: &crate::index::FnDef, position: usize) -> Access {
+    let Some(param) = definition.params.get(position) else {
+        return Access::None;
+    };
+    if !param.indirect {
+        return Access::None;
+    }
+    if param.is_const {
+        return Access::Read;
+    }
+    let unit = &index.units[definition.unit];
+    let mut stack = vec![definition.body];
+    while let Some(node) = stack.pop() {
+        if matches!(node.kind(), "assignment_expression" | "update_expression")
+            && let Some(target) = node
+                .child_by_field_name("left")
+                .or_else(|| node.child_by_field_name("argument"))
+            && mentions(unit, target, &param.name)
+        {
+            return Access::Write;
+        }
+        // Handing the pointer on (`SetGlobalBuffer(x)`, a device helper) may write.
+        if node.kind() == "call_expression"
+            && let Some(arguments) = node.child_by_field_name("arguments")
+            && mentions(unit, arguments, &param.name)
+        {
+            return Access::Write;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    Access::Read
+}
+
+fn mentions(unit: &crate::index::Unit, node: Node, name: &str) -> bool {
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "identifier" && unit.text_of(node) == name {
+            return true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
+}
+
+/// Which arguments are outputs (`aclrtEvent *event`), which the `.sync` form binds
+/// with `let` instead of passing: those beyond the catalogue's parameters, preferring
+/// `&x` arguments; handle arrays (`HcclThreadAcquire`'s `threads`) come last.
+fn output_positions(walker: &Walker, api: &Api, args: &[Node], params: usize) -> Vec<usize> {
+    let extra = args.len().saturating_sub(params);
+    if extra == 0 {
+        return Vec::new();
+    }
+    let addressed: Vec<usize> = args
+        .iter()
+        .enumerate()
+        .filter(|(_, arg)| {
+            let arg = strip_casts(**arg);
+            arg.kind() == "pointer_expression" && walker.text(arg).starts_with('&')
+        })
+        .map(|(position, _)| position)
+        .collect();
+    if addressed.len() >= extra {
+        return addressed[..extra].to_vec();
+    }
+    if matches!(api.creates, Creates::HcclThreads | Creates::Channels) {
+        return (args.len() - extra..args.len()).collect();
+    }
+    (0..extra).collect()
+}
+
+fn is_memory(creates: Creates) -> bool {
+    matches!(
+        creates,
+        Creates::DeviceBuffer
+            | Creates::PitchedDeviceBuffer
+            | Creates::HostBuffer
+            | Creates::PageableHostBuffer
+            | Creates::HcclLocalBuffer
+            | Creates::HcclPeerBuffer
+            | Creates::IpcMemory
+    )
+}
+
+/// `(void **)&p`, `reinterpret_cast<void **>(&p)`: the expression inside.
+fn strip_casts(mut node: Node) -> Node {
+    for _ in 0..16 {
+        node = match node.kind() {
+            "cast_expression" => match node.child_by_field_name("value") {
+                Some(value) => value,
+                None => return node,
+            },
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => inner,
+                None => return node,
+            },
+            "call_expression"
+                if node
+                    .child_by_field_name("function")
+                    .is_some_and(|f| f.kind() == "template_function" && f.child_by_field_name("name").is_some()) =>
+            {
+                match node.child_by_field_name("arguments").and_then(|a| a.named_child(0)) {
+                    Some(inner) => inner,
+                    None => return node,
+                }
+            }
+            _ => return node,
+        };
+    }
+    node
+}
+
+/// Every call in `node`'s subtree (launches included).
+fn calls_in(node: Node) -> Vec<Node> {
+    let mut calls = Vec::new();
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "call_expression" {
+            calls.push(node);
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    calls
+}
+
+fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
+    if offset == 0 {
+        return ast_name(name, span);
+    }
+    ast_binary(ast::BinaryOp::Add, ast_name(name, span.clone()), ast_int(offset, span))
+}
+
+fn ast_str(text: &str, span: std::ops::Range<usize>) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Str(text.to_string()),
+        span,
+    }
+}

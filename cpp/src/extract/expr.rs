@@ -1,0 +1,856 @@
+//! Expressions: values, places, calls of helpers and of what is not analyzed.
+
+use syncguard_grammar::ast;
+use syncguard_model::api;
+use tree_sitter::Node;
+
+use super::value::{Place, Value};
+use super::{Frame, MAX_INLINE_DEPTH, MAX_NESTING, Walker};
+use crate::index::{DEFINES, FnDef};
+
+/// Return codes of success: error branches that test against them are not taken.
+const SUCCESS_CODES: &[&str] = &[
+    "ACL_SUCCESS",
+    "ACL_ERROR_NONE",
+    "RT_ERROR_NONE",
+    "HCCL_SUCCESS",
+    "GRAPH_SUCCESS",
+    "SUCCESS",
+    "cudaSuccess",
+    "CUDA_SUCCESS",
+];
+
+/// Byte sizes of the types `sizeof` is applied to in operator code.
+const TYPE_SIZES: &[(&str, i64)] = &[
+    ("char", 1),
+    ("int8_t", 1),
+    ("uint8_t", 1),
+    ("bool", 1),
+    ("short", 2),
+    ("int16_t", 2),
+    ("uint16_t", 2),
+    ("half", 2),
+    ("aclFloat16", 2),
+    ("__half", 2),
+    ("bfloat16_t", 2),
+    ("int", 4),
+    ("unsigned", 4),
+    ("int32_t", 4),
+    ("uint32_t", 4),
+    ("float", 4),
+    ("long", 8),
+    ("int64_t", 8),
+    ("uint64_t", 8),
+    ("size_t", 8),
+    ("double", 8),
+    ("void*", 8),
+];
+
+/// Calls that only convert their first argument.
+const CONVERSIONS: &[&str] = &[
+    "static_cast",
+    "reinterpret_cast",
+    "const_cast",
+    "dynamic_cast",
+    "std::move",
+    "move",
+    "std::ref",
+];
+
+impl<'u> Walker<'_, 'u> {
+    pub(super) fn eval(&mut self, node: Node<'u>) -> Value {
+        if self.nesting >= MAX_NESTING || !self.step(node) {
+            return Value::Unknown;
+        }
+        self.nesting += 1;
+        let value = self.eval_inner(node);
+        self.nesting -= 1;
+        value
+    }
+
+    fn eval_inner(&mut self, node: Node<'u>) -> Value {
+        match node.kind() {
+            "number_literal" => parse_int(self.text(node)).map_or(Value::Unknown, Value::Int),
+            "true" => Value::Int(1),
+            "false" => Value::Int(0),
+            "null" | "nullptr" => Value::Null,
+            "string_literal" | "raw_string_literal" | "concatenated_string" => {
+                Value::Str(self.text(node).trim_matches('"').to_string())
+            }
+            "char_literal" => self
+                .text(node)
+                .chars()
+                .nth(1)
+                .map_or(Value::Unknown, |c| Value::Int(c as i64)),
+            "identifier" | "qualified_identifier" => self.name_value(node),
+            "this" => self.frame().this.clone().map_or(Value::Unknown, Value::Ref),
+            "parenthesized_expression" => node.named_child(0).map_or(Value::Unknown, |inner| self.eval(inner)),
+            "cast_expression" => node
+                .child_by_field_name("value")
+                .map_or(Value::Unknown, |v| self.eval(v)),
+            "field_expression" | "subscript_expression" => self.read_place(node),
+            "pointer_expression" => self.pointer_expression(node),
+            "unary_expression" => self.unary(node),
+            "binary_expression" => self.binary(node),
+            "conditional_expression" => self.conditional(node),
+            "assignment_expression" => self.assignment(node),
+            "update_expression" => self.update(node),
+            "call_expression" => self.call(node),
+            "comma_expression" => {
+                if let Some(left) = node.child_by_field_name("left") {
+                    self.eval(left);
+                }
+                node.child_by_field_name("right")
+                    .map_or(Value::Unknown, |right| self.eval(right))
+            }
+            "sizeof_expression" => self.size_of(node),
+            _ => Value::Unknown,
+        }
+    }
+
+    fn name_value(&mut self, node: Node<'u>) -> Value {
+        let text = self.text(node).trim_start_matches("::");
+        if let Some(place) = self.lookup_local(text) {
+            return self.load(&place);
+        }
+        if text == "NULL" {
+            return Value::Null;
+        }
+        let simple = text.rsplit("::").next().unwrap_or(text);
+        if SUCCESS_CODES.contains(&simple) {
+            return Value::Int(0);
+        }
+        if is_catalogue_constant(simple) {
+            return Value::Sym(super::ast_name(simple, self.range(node)));
+        }
+        if let Some(value) = self.constant(simple, 0) {
+            return Value::Int(value);
+        }
+        if let Some(function) = self.index.lookup(simple).next() {
+            return Value::Str(function.simple_name().to_string());
+        }
+        let place = self.member_or_global(text);
+        self.load(&place)
+    }
+
+    /// A name no local declares: a member of `this` inside a method, else a global.
+    fn member_or_global(&self, name: &str) -> Place {
+        match &self.frame().this {
+            Some(this) if !name.contains("::") => format!("{this}.{name}"),
+            _ => format!("::{name}"),
+        }
+    }
+
+    /// The value of a constant (`#define`, enumerator, `constexpr`), evaluated in
+    /// the unit that defines it.
+    fn constant(&mut self, name: &str, depth: usize) -> Option<i64> {
+        let definition = *self.index.constants.get(name)?;
+        if depth > 16 {
+            return None;
+        }
+        let unit = if definition.unit == DEFINES {
+            None
+        } else {
+            Some(definition.unit)
+        };
+        self.const_eval(unit, definition.value, depth)
+    }
+
+    /// Evaluate a constant expression without side effects (for definitions outside
+    /// the walked code).
+    fn const_eval(&mut self, unit: Option<usize>, node: Node<'u>, depth: usize) -> Option<i64> {
+        if depth > 32 {
+            return None;
+        }
+        let source = unit.map_or(self.index.defines, |unit| &self.index.units[unit]);
+        match node.kind() {
+            "number_literal" => parse_int(source.text_of(node)),
+            "true" => Some(1),
+            "false" => Some(0),
+            "identifier" | "qualified_identifier" => {
+                let text = source.text_of(node);
+                let simple = text.rsplit("::").next().unwrap_or(text).to_string();
+                self.constant(&simple, depth + 1)
+            }
+            "parenthesized_expression" => self.const_eval(unit, node.named_child(0)?, depth + 1),
+            "cast_expression" => self.const_eval(unit, node.child_by_field_name("value")?, depth + 1),
+            "unary_expression" => {
+                let operand = self.const_eval(unit, node.child_by_field_name("argument")?, depth + 1)?;
+                unary_op(source.text_of(node.child_by_field_name("operator")?), operand)
+            }
+            "binary_expression" => {
+                let left = self.const_eval(unit, node.child_by_field_name("left")?, depth + 1)?;
+                let right = self.const_eval(unit, node.child_by_field_name("right")?, depth + 1)?;
+                binary_op(source.text_of(node.child_by_field_name("operator")?), left, right)
+            }
+            "sizeof_expression" => {
+                let ty = node.child_by_field_name("type")?;
+                type_size(source.text_of(ty))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where an lvalue lives; `None` for what is no place the extractor follows.
+    pub(super) fn place_of(&mut self, node: Node<'u>) -> Option<Place> {
+        match node.kind() {
+            "identifier" => {
+                let name = self.text(node);
+                Some(self.lookup_local(name).unwrap_or_else(|| self.member_or_global(name)))
+            }
+            "qualified_identifier" => Some(format!("::{}", self.text(node).trim_start_matches("::"))),
+            "parenthesized_expression" => self.place_of(node.named_child(0)?),
+            "cast_expression" => self.place_of(node.child_by_field_name("value")?),
+            "field_expression" => {
+                let base = node.child_by_field_name("argument")?;
+                let field = self.text(node.child_by_field_name("field")?);
+                let arrow = node
+                    .child_by_field_name("operator")
+                    .is_some_and(|op| self.text(op) == "->");
+                let base_place = if arrow || base.kind() == "this" {
+                    match self.eval(base) {
+                        Value::Ref(place) => place,
+                        _ => self.place_of(base)?,
+                    }
+                } else {
+                    self.place_of(base)?
+                };
+                Some(format!("{base_place}.{field}"))
+            }
+            "subscript_expression" => {
+                let base = node.child_by_field_name("argument")?;
+                let index = node
+                    .child_by_field_name("indices")
+                    .or_else(|| node.child_by_field_name("index"))?;
+                let index = match index.kind() {
+                    "subscript_argument_list" => index.named_child(0)?,
+                    _ => index,
+                };
+                let position = self.eval(index).int()?;
+                let base_place = match self.eval(base) {
+                    Value::Ref(place) => place,
+                    _ => self.place_of(base)?,
+                };
+                Some(format!("{base_place}[{position}]"))
+            }
+            "pointer_expression" if self.operator(node) == "*" => {
+                match self.eval(node.child_by_field_name("argument")?) {
+                    Value::Ref(place) => Some(place),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn operator(&self, node: Node) -> &'u str {
+        node.child_by_field_name("operator").map_or("", |op| self.text(op))
+    }
+
+    /// The value at a field or element; reading through a buffer pointer on the host
+    /// is a host read of that buffer.
+    fn read_place(&mut self, node: Node<'u>) -> Value {
+        if let Some(base) = node.child_by_field_name("argument")
+            && node.kind() == "subscript_expression"
+        {
+            let base_value = self.eval(base);
+            if let Value::Buffer { .. } = base_value {
+                self.host_access(node, &base_value, false);
+                return Value::Unknown;
+            }
+        }
+        match self.place_of(node) {
+            Some(place) => self.load(&place),
+            None => Value::Unknown,
+        }
+    }
+
+    /// The value at a place; a pointer read through a typed place (`float *p`) steps
+    /// by its pointee's size.
+    pub(super) fn load(&self, place: &str) -> Value {
+        match self.store.get(place).cloned().unwrap_or(Value::Unknown) {
+            Value::Buffer { name, offset, scale } => Value::Buffer {
+                name,
+                offset,
+                scale: self
+                    .store
+                    .get(&format!("{place}.#elem"))
+                    .and_then(Value::int)
+                    .unwrap_or(scale),
+            },
+            other => other,
+        }
+    }
+
+    fn pointer_expression(&mut self, node: Node<'u>) -> Value {
+        let Some(argument) = node.child_by_field_name("argument") else {
+            return Value::Unknown;
+        };
+        if self.operator(node) == "&" {
+            return self.place_of(argument).map_or(Value::Unknown, Value::Ref);
+        }
+        match self.eval(argument) {
+            Value::Ref(place) => self.store.get(&place).cloned().unwrap_or(Value::Unknown),
+            buffer @ Value::Buffer { .. } => {
+                self.host_access(node, &buffer, false);
+                Value::Unknown
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    fn unary(&mut self, node: Node<'u>) -> Value {
+        let Some(argument) = node.child_by_field_name("argument") else {
+            return Value::Unknown;
+        };
+        let operator = self.operator(node);
+        let value = self.eval(argument);
+        match (operator, &value) {
+            ("!", value) => value
+                .truth()
+                .map_or(Value::Unknown, |truth| Value::Int(i64::from(!truth))),
+            (_, Value::Int(operand)) => unary_op(operator, *operand).map_or(Value::Unknown, Value::Int),
+            _ => Value::Unknown,
+        }
+    }
+
+    fn binary(&mut self, node: Node<'u>) -> Value {
+        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return Value::Unknown;
+        };
+        let operator = self.operator(node);
+        let left_value = self.eval(left);
+        // Short-circuit, as C evaluates them.
+        match (operator, left_value.truth()) {
+            ("&&", Some(false)) => return Value::Int(0),
+            ("||", Some(true)) => return Value::Int(1),
+            _ => {}
+        }
+        let right_value = self.eval(right);
+        match (&left_value, &right_value) {
+            (Value::Int(a), Value::Int(b)) => binary_op(operator, *a, *b).map_or(Value::Unknown, Value::Int),
+            (Value::Buffer { .. }, Value::Int(delta)) if matches!(operator, "+" | "-") => {
+                let delta = if operator == "-" {
+                    delta.checked_neg()
+                } else {
+                    Some(*delta)
+                };
+                delta.map_or(Value::Unknown, |delta| advance(&left_value, delta))
+            }
+            (Value::Int(delta), Value::Buffer { .. }) if operator == "+" => advance(&right_value, *delta),
+            (Value::Sym(a), Value::Sym(b)) if operator == "|" => {
+                Value::Sym(super::ast_binary(ast::BinaryOp::BitOr, a.clone(), b.clone()))
+            }
+            // Handles compare equal when they are the same object.
+            (a, b) if matches!(operator, "==" | "!=") && a != &Value::Unknown && b != &Value::Unknown => {
+                let same = a == b;
+                Value::Int(i64::from(if operator == "==" { same } else { !same }))
+            }
+            (_, b) if operator == "&&" => b.truth().map_or(Value::Unknown, |t| Value::Int(i64::from(t))),
+            (_, b) if operator == "||" => match b.truth() {
+                Some(true) => Value::Int(1),
+                _ => Value::Unknown,
+            },
+            _ => Value::Unknown,
+        }
+    }
+
+    fn conditional(&mut self, node: Node<'u>) -> Value {
+        let condition = node.child_by_field_name("condition");
+        let truth = condition.and_then(|c| self.eval(c).truth());
+        let arm = match truth {
+            Some(true) => node.child_by_field_name("consequence"),
+            Some(false) => node.child_by_field_name("alternative"),
+            None => None,
+        };
+        arm.map_or(Value::Unknown, |arm| self.eval(arm))
+    }
+
+    fn assignment(&mut self, node: Node<'u>) -> Value {
+        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return Value::Unknown;
+        };
+        let operator = self.operator(node);
+        let value = self.eval(right);
+        // `host[i] = x` and `*host = x` write a buffer from the host.
+        if matches!(left.kind(), "subscript_expression" | "pointer_expression")
+            && let Some(base) = left.child_by_field_name("argument")
+        {
+            let base_value = self.eval(base);
+            if let Value::Buffer { .. } = base_value {
+                self.host_access(left, &base_value, true);
+                return value;
+            }
+        }
+        let Some(place) = self.place_of(left) else {
+            return value;
+        };
+        let stored = if operator == "=" {
+            value
+        } else {
+            let current = self.store.get(&place).cloned().unwrap_or(Value::Unknown);
+            match (current, &value) {
+                (Value::Int(a), Value::Int(b)) => {
+                    binary_op(operator.trim_end_matches('='), a, *b).map_or(Value::Unknown, Value::Int)
+                }
+                (buffer @ Value::Buffer { .. }, Value::Int(b)) if matches!(operator, "+=" | "-=") => {
+                    let delta = if operator == "-=" { b.checked_neg() } else { Some(*b) };
+                    delta.map_or(Value::Unknown, |delta| advance(&buffer, delta))
+                }
+                _ => Value::Unknown,
+            }
+        };
+        self.store.insert(place, stored.clone());
+        stored
+    }
+
+    fn update(&mut self, node: Node<'u>) -> Value {
+        let Some(argument) = node.child_by_field_name("argument") else {
+            return Value::Unknown;
+        };
+        let delta = if self.text(node).contains("++") { 1 } else { -1 };
+        let Some(place) = self.place_of(argument) else {
+            return Value::Unknown;
+        };
+        let current = self.store.get(&place).cloned().unwrap_or(Value::Unknown);
+        let next = match &current {
+            Value::Int(value) => value.checked_add(delta).map_or(Value::Unknown, Value::Int),
+            buffer @ Value::Buffer { .. } => advance(buffer, delta),
+            _ => Value::Unknown,
+        };
+        self.store.insert(place, next.clone());
+        // Prefix forms yield the new value.
+        if self.text(node).starts_with(['+', '-']) {
+            next
+        } else {
+            current
+        }
+    }
+
+    fn size_of(&mut self, node: Node<'u>) -> Value {
+        if let Some(ty) = node.child_by_field_name("type") {
+            return type_size(self.text(ty)).map_or(Value::Unknown, Value::Int);
+        }
+        Value::Unknown
+    }
+
+    /// A call: a kernel launch, a catalogued API, a helper defined in the analyzed
+    /// files (inlined), or something else (its arguments are still evaluated, and a
+    /// handle it receives is listed as unresolved).
+    pub(super) fn call(&mut self, node: Node<'u>) -> Value {
+        let (Some(function), Some(arguments)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
+            return Value::Unknown;
+        };
+        let mut cursor = arguments.walk();
+        let args: Vec<Node<'u>> = arguments
+            .named_children(&mut cursor)
+            .filter(|arg| arg.kind() != "comment")
+            .collect();
+        if function.kind() == "call_expression"
+            && let Some(kernel) = function.child_by_field_name("function")
+            && self.unit().masked.launches.contains_key(&kernel.end_byte())
+        {
+            return self.launch(node, kernel, function, &args);
+        }
+        let name = callee_name(self.text(function));
+        let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(&name).to_string();
+        if CONVERSIONS.contains(&name.as_str()) {
+            return args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
+        }
+        if let Some(api) = api::lookup(name.trim_start_matches("::")).or_else(|| api::lookup(&simple))
+            && api.place == api::Place::Host
+        {
+            return self.api_call(node, api, &args);
+        }
+        if function.kind() == "field_expression"
+            && let Some(value) = self.container_method(function, &simple, &args)
+        {
+            return value;
+        }
+        if let Some(definition) = self.resolve(function, &simple, args.len()) {
+            return self.inline(node, function, &definition, &args);
+        }
+        self.opaque_call(node, &name, &args)
+    }
+
+    /// `v.push_back(x)`, `v.data()`, `v.size()`, `v.resize(n)` on a container place.
+    fn container_method(&mut self, function: Node<'u>, method: &str, args: &[Node<'u>]) -> Option<Value> {
+        let base = function.child_by_field_name("argument")?;
+        let place = self.container_place(base)?;
+        let len_place = format!("{place}.#len");
+        let len = self.store.get(&len_place).and_then(Value::int);
+        match method {
+            "push_back" | "emplace_back" => {
+                let value = args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
+                let len = len.unwrap_or(0);
+                self.store.insert(format!("{place}[{len}]"), value);
+                self.store.insert(len_place, Value::Int(len + 1));
+                Some(Value::Unknown)
+            }
+            "resize" | "reserve" => {
+                if method == "resize"
+                    && let Some(Value::Int(new_len)) = args.first().map(|arg| self.eval(*arg))
+                {
+                    self.store.insert(len_place, Value::Int(new_len));
+                }
+                Some(Value::Unknown)
+            }
+            "data" | "begin" => Some(Value::Ref(place)),
+            "size" => Some(len.map_or(Value::Unknown, Value::Int)),
+            "clear" => {
+                self.store.insert(len_place, Value::Int(0));
+                Some(Value::Unknown)
+            }
+            "at" | "front" | "back" => {
+                let position = match method {
+                    "front" => Some(0),
+                    "back" => len.map(|len| len - 1),
+                    _ => args.first().and_then(|arg| self.eval(*arg).int()),
+                };
+                Some(position.map_or(Value::Unknown, |position| {
+                    self.store
+                        .get(&format!("{place}[{position}]"))
+                        .cloned()
+                        .unwrap_or(Value::Unknown)
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// The place of a container (`v`, `this->events_`, a pointer to one).
+    pub(super) fn container_place(&mut self, node: Node<'u>) -> Option<Place> {
+        match self.eval(node) {
+            Value::Ref(place) => Some(place),
+            _ => self.place_of(node),
+        }
+    }
+
+    /// The definition a call names: among same-named definitions with room for the
+    /// arguments, the closest to the caller (its own file, then its folder, then any),
+    /// preferring the caller's class and an exact parameter count.
+    fn resolve(&self, function: Node<'u>, simple: &str, argc: usize) -> Option<FnDef<'u>> {
+        let is_method = function.kind() == "field_expression";
+        let class = self.frame().class.clone();
+        let unit = self.frame().unit;
+        let folder = |unit: usize| {
+            std::path::Path::new(&self.index.units[unit].path)
+                .parent()
+                .map(|p| p.to_path_buf())
+        };
+        let caller_folder = folder(unit);
+        self.index
+            .lookup(simple)
+            .filter(|def| !def.kernel && def.params.len() >= argc)
+            .filter(|def| is_method || def.class.is_none() || def.class == class || self.text(function).contains("::"))
+            .max_by_key(|def| {
+                let closeness = if def.unit == unit {
+                    2
+                } else if folder(def.unit) == caller_folder {
+                    1
+                } else {
+                    0
+                };
+                // `max_by_key` keeps the last of equals: reverse the position to keep the first.
+                (
+                    closeness,
+                    def.class == class,
+                    def.params.len() == argc,
+                    std::cmp::Reverse(def.unit),
+                )
+            })
+            .cloned()
+    }
+
+    fn inline(&mut self, node: Node<'u>, function: Node<'u>, definition: &FnDef<'u>, args: &[Node<'u>]) -> Value {
+        if self.frames.len() > MAX_INLINE_DEPTH {
+            self.unresolved(
+                node,
+                format!(
+                    "calls nest deeper than {MAX_INLINE_DEPTH} levels here: `{}` is not followed",
+                    definition.qualified
+                ),
+            );
+            return self.opaque_call(node, &definition.qualified, args);
+        }
+        if self
+            .frames
+            .iter()
+            .any(|frame| frame.function.as_deref() == Some(definition.qualified.as_str()))
+        {
+            self.unresolved(
+                node,
+                format!(
+                    "`{}` calls itself: the recursive call is not followed",
+                    definition.qualified
+                ),
+            );
+            return self.opaque_call(node, &definition.qualified, args);
+        }
+        let receiver = self.receiver(function, definition);
+        self.run_function(definition, receiver, args)
+    }
+
+    /// The object a method is called on: `obj.f()`, `p->f()`, or `this` for `f()`
+    /// inside a method of the same class.
+    fn receiver(&mut self, function: Node<'u>, definition: &FnDef<'u>) -> Option<Place> {
+        match function.kind() {
+            "field_expression" => function.child_by_field_name("argument").and_then(|base| {
+                let arrow = function
+                    .child_by_field_name("operator")
+                    .is_some_and(|op| self.text(op) == "->");
+                if arrow || base.kind() == "this" {
+                    match self.eval(base) {
+                        Value::Ref(place) => Some(place),
+                        _ => None,
+                    }
+                } else {
+                    self.place_of(base)
+                }
+            }),
+            _ if definition.class.is_some() && definition.class == self.frame().class => self.frame().this.clone(),
+            _ => None,
+        }
+    }
+
+    /// Walk `definition`'s body with its parameters bound to `args` (evaluated in the
+    /// caller) and `this` to `receiver`; returns what it returns.
+    pub(super) fn run_function(&mut self, definition: &FnDef<'u>, receiver: Option<Place>, args: &[Node<'u>]) -> Value {
+        let bound: Vec<(Value, Option<Place>)> = args
+            .iter()
+            .map(|arg| {
+                let place = self.place_of(*arg);
+                (self.eval(*arg), place)
+            })
+            .collect();
+        let this = receiver.or_else(|| definition.class.as_ref().map(|_| self.fresh_place("this")));
+        self.frames.push(Frame {
+            unit: definition.unit,
+            scopes: vec![Default::default()],
+            cleanups: vec![Vec::new()],
+            this,
+            function: Some(definition.qualified.clone()),
+            class: definition.class.clone(),
+            returned: Value::Unknown,
+        });
+        for (position, param) in definition.params.iter().enumerate() {
+            let (value, place) = bound.get(position).cloned().unwrap_or((Value::Unknown, None));
+            match place {
+                Some(place) if param.reference => self.alias(&param.name, place),
+                Some(place) if !param.indirect => {
+                    let copy = self.declare(&param.name);
+                    self.copy_members(&place, &copy);
+                    self.store.insert(copy, value);
+                }
+                _ => {
+                    let local = self.declare(&param.name);
+                    self.store.insert(local, value);
+                }
+            }
+        }
+        self.stmt(definition.body);
+        self.frames.pop().map_or(Value::Unknown, |frame| frame.returned)
+    }
+
+    /// A struct passed by value: its members come along.
+    fn copy_members(&mut self, from: &str, to: &str) {
+        let members: Vec<(Place, Value)> = self
+            .store
+            .iter()
+            .filter(|(place, _)| {
+                place
+                    .strip_prefix(from)
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+            })
+            .map(|(place, value)| (format!("{to}{}", &place[from.len()..]), value.clone()))
+            .collect();
+        self.store.extend(members);
+    }
+
+    /// A call the extractor does not follow: its arguments are evaluated (a checking
+    /// macro's argument is the real call), and handles it receives are listed.
+    fn opaque_call(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Value {
+        let mut handed = Vec::new();
+        for arg in args {
+            let value = self.eval(*arg);
+            let passes_object = match &value {
+                value if value.is_object() => true,
+                Value::Ref(place) => self.store.get(place).is_some_and(Value::is_object),
+                // A parameter or member not used yet may be a handle from outside.
+                Value::Unknown => self.place_of(*arg).is_some_and(|place| self.is_outside(&place)),
+                _ => false,
+            };
+            if passes_object && arg.kind() != "call_expression" {
+                handed.push(self.text(*arg).to_string());
+            }
+        }
+        if !handed.is_empty() && !is_harmless(name) {
+            self.unresolved(
+                node,
+                format!(
+                    "`{name}` is neither a catalogued API nor defined in the analyzed files, and receives {}: what it \
+                     does with {} is not known",
+                    handed.iter().map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", "),
+                    if handed.len() == 1 { "it" } else { "them" }
+                ),
+            );
+        }
+        Value::Unknown
+    }
+}
+
+/// Functions known to do nothing to synchronization with the handles they receive.
+fn is_harmless(name: &str) -> bool {
+    let simple = name.rsplit("::").next().unwrap_or(name);
+    matches!(
+        simple,
+        "printf"
+            | "fprintf"
+            | "snprintf"
+            | "sprintf"
+            | "puts"
+            | "assert"
+            | "ASSERT_NE"
+            | "EXPECT_NE"
+            | "LOG"
+            | "INFO_LOG"
+            | "ERROR_LOG"
+            | "WARN_LOG"
+            | "DEBUG_LOG"
+            | "memset_s"
+            | "aclGetRecentErrMsg"
+    ) || name.starts_with("std::cout")
+}
+
+/// A flag or enumeration constant the catalogue names, kept as a name.
+fn is_catalogue_constant(name: &str) -> bool {
+    api::FLAG_CONSTANTS.iter().any(|(flag, _)| *flag == name)
+        || [
+            api::EnumFamily::Engine,
+            api::EnumFamily::MemcpyKind,
+            api::EnumFamily::MallocPolicy,
+            api::EnumFamily::DataType,
+            api::EnumFamily::StreamFailureMode,
+            api::EnumFamily::CaptureMode,
+        ]
+        .iter()
+        .any(|family| family.constants().contains(&name))
+        || name.ends_with("_STATUS_COMPLETE")
+        || name.ends_with("_STATUS_NOT_READY")
+        || name == "cudaErrorNotReady"
+}
+
+/// `static_cast<aclrtStream>` → `static_cast`, `::aclrtFoo` → `aclrtFoo`, blanks out.
+fn callee_name(text: &str) -> String {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let text = text.trim_start_matches("::");
+    match text.find('<') {
+        Some(at) if !text.contains("->") => text[..at].to_string(),
+        _ => text.to_string(),
+    }
+}
+
+pub(super) fn parse_int(text: &str) -> Option<i64> {
+    let text = text.replace('\'', "");
+    let digits = text.trim_end_matches(['u', 'U', 'l', 'L', 'z', 'Z']);
+    if digits.contains(['.', 'e', 'E']) && !digits.starts_with("0x") && !digits.starts_with("0X") {
+        return None;
+    }
+    let (digits, radix) = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        (hex, 16)
+    } else if let Some(binary) = digits.strip_prefix("0b").or_else(|| digits.strip_prefix("0B")) {
+        (binary, 2)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (&digits[1..], 8)
+    } else {
+        (digits, 10)
+    };
+    u64::from_str_radix(digits, radix)
+        .ok()
+        .and_then(|value| i64::try_from(value).ok())
+}
+
+fn unary_op(operator: &str, operand: i64) -> Option<i64> {
+    match operator {
+        "-" => operand.checked_neg(),
+        "+" => Some(operand),
+        "~" => Some(!operand),
+        "!" => Some(i64::from(operand == 0)),
+        _ => None,
+    }
+}
+
+fn binary_op(operator: &str, a: i64, b: i64) -> Option<i64> {
+    Some(match operator {
+        "+" => a.checked_add(b)?,
+        "-" => a.checked_sub(b)?,
+        "*" => a.checked_mul(b)?,
+        "/" => a.checked_div(b)?,
+        "%" => a.checked_rem(b)?,
+        "<<" => a.checked_shl(u32::try_from(b).ok()?)?,
+        ">>" => a.checked_shr(u32::try_from(b).ok()?)?,
+        "&" => a & b,
+        "|" => a | b,
+        "^" => a ^ b,
+        "==" => i64::from(a == b),
+        "!=" => i64::from(a != b),
+        "<" => i64::from(a < b),
+        "<=" => i64::from(a <= b),
+        ">" => i64::from(a > b),
+        ">=" => i64::from(a >= b),
+        "&&" => i64::from(a != 0 && b != 0),
+        "||" => i64::from(a != 0 || b != 0),
+        _ => return None,
+    })
+}
+
+/// `buffer + steps`, in the buffer's steps.
+fn advance(buffer: &Value, steps: i64) -> Value {
+    let Value::Buffer { name, offset, scale } = buffer else {
+        return Value::Unknown;
+    };
+    steps
+        .checked_mul(*scale)
+        .and_then(|bytes| offset.checked_add(bytes))
+        .map_or(Value::Unknown, |offset| Value::Buffer {
+            name: name.clone(),
+            offset,
+            scale: *scale,
+        })
+}
+
+pub(super) fn type_size(text: &str) -> Option<i64> {
+    let text: String = text
+        .split_whitespace()
+        .filter(|w| *w != "const")
+        .collect::<Vec<_>>()
+        .join("");
+    if text.ends_with('*') {
+        return Some(8);
+    }
+    let text = text.trim_start_matches("std::");
+    TYPE_SIZES.iter().find(|(name, _)| *name == text).map(|(_, size)| *size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_literals_as_c_writes_them() {
+        assert_eq!(parse_int("0x10"), Some(16));
+        assert_eq!(parse_int("1024UL"), Some(1024));
+        assert_eq!(parse_int("010"), Some(8));
+        assert_eq!(parse_int("1'000"), Some(1000));
+        assert_eq!(parse_int("1.5f"), None);
+    }
+
+    #[test]
+    fn callee_names_lose_templates_and_scope() {
+        assert_eq!(callee_name("static_cast<aclrtStream>"), "static_cast");
+        assert_eq!(callee_name(":: aclrtRecordEvent"), "aclrtRecordEvent");
+    }
+}

@@ -1,0 +1,409 @@
+//! Walking one entry point: the C++ statements it runs, with helper functions inlined
+//! across files, loops with known bounds unrolled and conditions with known values
+//! decided, become a `.sync` syntax tree whose spans point into the C++ files.
+//!
+//! What cannot be decided becomes a `param` of the extracted program: a condition with
+//! no known value is `param branch_op_L42 in 0..=1` and both branches are checked (a
+//! finding names the value it needs), a loop with no known bound runs 0, 1 and 2 times
+//! (`param loop_op_L50 in 0..=2`). What cannot be followed at all (a handle from an
+//! opaque call, an unknown callee that receives a handle) is listed as unresolved.
+
+mod api;
+mod expr;
+mod stmt;
+pub mod value;
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use syncguard_grammar::ast;
+use tree_sitter::Node;
+
+use crate::index::{FnDef, Index, Unit};
+use value::{Place, Value};
+
+/// How deep helper calls are inlined.
+pub const MAX_INLINE_DEPTH: usize = 24;
+/// How many statements and expressions one entry point may walk.
+pub const MAX_STEPS: usize = 200_000;
+/// Iterations of one loop before the walk stops.
+pub const MAX_ITERATIONS: usize = 4_096;
+/// How deep C++ syntax nests before the walker stops following it.
+pub const MAX_NESTING: usize = 200;
+
+/// Something the extractor could not follow, at a byte range of its own space.
+#[derive(Clone, Debug)]
+pub struct Unresolved {
+    pub span: Range<usize>,
+    pub message: String,
+}
+
+/// One entry point as a `.sync` program.
+pub struct Extracted {
+    pub entry: String,
+    /// The entry point's name, in the extractor's byte space.
+    pub span: Range<usize>,
+    pub file: ast::File,
+    /// Calls of catalogued APIs (and kernel launches) in the program.
+    pub api_calls: usize,
+    pub unresolved: Vec<Unresolved>,
+    /// Why the walk stopped before the end of the entry point, if it did.
+    pub incomplete: Option<Unresolved>,
+}
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return,
+}
+
+struct Frame<'u> {
+    unit: usize,
+    scopes: Vec<HashMap<String, Place>>,
+    /// Per scope, the objects whose destructor runs when it closes (innermost last).
+    cleanups: Vec<Vec<(Place, FnDef<'u>)>>,
+    this: Option<Place>,
+    /// The function being walked, for recursion cuts and method lookup.
+    function: Option<String>,
+    class: Option<String>,
+    returned: Value,
+}
+
+struct Walker<'i, 'u> {
+    index: &'i Index<'u>,
+    /// Open output blocks; the last is where statements go.
+    blocks: Vec<Vec<ast::Stmt>>,
+    /// Top-level statements: choices (`param`) and objects from before.
+    prelude: Vec<ast::Stmt>,
+    store: HashMap<Place, Value>,
+    frames: Vec<Frame<'u>>,
+    next_id: usize,
+    used_names: HashSet<String>,
+    unresolved: Vec<Unresolved>,
+    incomplete: Option<Unresolved>,
+    steps: usize,
+    api_calls: usize,
+    nesting: usize,
+    /// The one object from before that unknown pointers point into, and how many
+    /// regions of it are handed out.
+    unknown_memory: Option<String>,
+    memory_regions: i64,
+    /// Streams and events that entry parameters and globals hold, created on first use.
+    from_before: HashMap<Place, Value>,
+}
+
+/// Extract the program `entry` runs.
+pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
+    let mut walker = Walker {
+        index,
+        blocks: vec![Vec::new()],
+        prelude: Vec::new(),
+        store: HashMap::new(),
+        frames: Vec::new(),
+        next_id: 0,
+        used_names: HashSet::new(),
+        unresolved: Vec::new(),
+        incomplete: None,
+        steps: 0,
+        api_calls: 0,
+        nesting: 0,
+        unknown_memory: None,
+        memory_regions: 0,
+        from_before: HashMap::new(),
+    };
+    let this = entry.class.as_ref().map(|_| walker.fresh_place("this"));
+    walker.frames.push(Frame {
+        unit: entry.unit,
+        scopes: vec![HashMap::new()],
+        cleanups: vec![Vec::new()],
+        this,
+        function: Some(entry.qualified.clone()),
+        class: entry.class.clone(),
+        returned: Value::Unknown,
+    });
+    for param in &entry.params {
+        let place = walker.declare(&param.name);
+        // The caller's objects: materialized as objects from before where first used.
+        walker.store.insert(place, Value::Unknown);
+    }
+    walker.stmt(entry.body);
+    let name_span = crate::index::function_declarator(entry.node)
+        .and_then(|d| d.child_by_field_name("declarator"))
+        .unwrap_or(entry.node);
+    let mut stmts = std::mem::take(&mut walker.prelude);
+    stmts.extend(walker.blocks.pop().unwrap_or_default());
+    Extracted {
+        entry: entry.qualified.clone(),
+        span: walker.range_in(entry.unit, name_span),
+        file: ast::File { stmts },
+        api_calls: walker.api_calls,
+        unresolved: walker.unresolved,
+        incomplete: walker.incomplete,
+    }
+}
+
+impl<'u> Walker<'_, 'u> {
+    fn unit(&self) -> &'u Unit {
+        &self.index.units[self.frame().unit]
+    }
+
+    fn frame(&self) -> &Frame<'u> {
+        self.frames.last().expect("a frame is open while walking")
+    }
+
+    fn frame_mut(&mut self) -> &mut Frame<'u> {
+        self.frames.last_mut().expect("a frame is open while walking")
+    }
+
+    fn text(&self, node: Node) -> &'u str {
+        self.unit().text_of(node)
+    }
+
+    /// A node's bytes in the extractor's space (each file at its own base).
+    fn range(&self, node: Node) -> Range<usize> {
+        self.range_in(self.frame().unit, node)
+    }
+
+    fn range_in(&self, unit: usize, node: Node) -> Range<usize> {
+        let base = self.index.units[unit].base;
+        base + node.start_byte()..base + node.end_byte()
+    }
+
+    fn emit(&mut self, kind: ast::StmtKind, span: Range<usize>) {
+        self.blocks
+            .last_mut()
+            .expect("an output block is open while walking")
+            .push(ast::Stmt { kind, span });
+    }
+
+    fn unresolved(&mut self, node: Node, message: impl Into<String>) {
+        let span = self.range(node);
+        if self.unresolved.iter().any(|u| u.span == span) {
+            return;
+        }
+        self.unresolved.push(Unresolved {
+            span,
+            message: message.into(),
+        });
+    }
+
+    /// Count a step; false once the budget is spent (the walk then unwinds).
+    fn step(&mut self, node: Node) -> bool {
+        if self.incomplete.is_some() {
+            return false;
+        }
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            self.incomplete = Some(Unresolved {
+                span: self.range(node),
+                message: format!(
+                    "the walk of this entry point stopped here after {MAX_STEPS} steps (loops unrolled, helpers \
+                     inlined); what follows was not checked"
+                ),
+            });
+            return false;
+        }
+        true
+    }
+
+    fn fresh_place(&mut self, name: &str) -> Place {
+        self.next_id += 1;
+        format!("{name}#{}", self.next_id)
+    }
+
+    /// A new local in the innermost scope.
+    fn declare(&mut self, name: &str) -> Place {
+        let place = self.fresh_place(name);
+        self.frame_mut()
+            .scopes
+            .last_mut()
+            .expect("a scope is open")
+            .insert(name.to_string(), place.clone());
+        place
+    }
+
+    fn alias(&mut self, name: &str, place: Place) {
+        self.frame_mut()
+            .scopes
+            .last_mut()
+            .expect("a scope is open")
+            .insert(name.to_string(), place);
+    }
+
+    fn lookup_local(&self, name: &str) -> Option<Place> {
+        self.frame()
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.get(name).cloned())
+    }
+
+    /// A `.sync` name for an object, unique in the program.
+    fn object_name(&mut self, wanted: &str) -> String {
+        let mut base = value::name_for(wanted);
+        if syncguard_grammar::lexer::Keyword::is_keyword(&base)
+            || matches!(base.as_str(), "rank" | "context" | "memory")
+            || syncguard_model::api::lookup(&base).is_some()
+            || base.starts_with("ACL_")
+            || base.starts_with("cuda")
+        {
+            base = format!("{base}_");
+        }
+        let mut name = base.clone();
+        let mut counter = 1;
+        while !self.used_names.insert(name.clone()) {
+            counter += 1;
+            name = format!("{base}_{counter}");
+        }
+        name
+    }
+
+    /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
+    /// each arm on its own copy of the state, emitted as `if choice == k { ... }`. Where
+    /// the arms leave a place with different values, it is unknown afterwards.
+    fn alternatives(&mut self, at: Node, prefix: &str, arms: &[Option<Node<'u>>]) -> Flow {
+        let choice = self.choice_param(at, prefix, arms.len() as i64 - 1);
+        let before = self.store.clone();
+        let mut outcomes = Vec::new();
+        for arm in arms {
+            self.store = before.clone();
+            self.blocks.push(Vec::new());
+            let flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
+            let body = self.blocks.pop().unwrap_or_default();
+            outcomes.push((body, std::mem::take(&mut self.store), flow));
+        }
+        let returns = outcomes
+            .iter()
+            .filter(|(_, _, flow)| matches!(flow, Flow::Return))
+            .count();
+        if returns > 0 && returns < outcomes.len() {
+            self.unresolved(
+                at,
+                "a branch here returns early under a condition with no known value: the code after it is taken \
+                 as running in every case",
+            );
+        }
+        let span = self.range(at);
+        let mut chain: Option<ast::Else> = None;
+        let count = outcomes.len();
+        let mut stores = Vec::new();
+        for (arm, (body, store, _)) in outcomes.into_iter().enumerate().rev() {
+            stores.push(store);
+            let block = ast::Block {
+                stmts: body,
+                span: span.clone(),
+            };
+            if arm + 1 == count && count > 1 {
+                chain = Some(ast::Else::Block(block));
+                continue;
+            }
+            let cond = ast_binary(
+                ast::BinaryOp::Eq,
+                ast_name(&choice, span.clone()),
+                ast_int(arm as i64, span.clone()),
+            );
+            let stmt = ast::Stmt {
+                kind: ast::StmtKind::If {
+                    cond,
+                    then: block,
+                    otherwise: chain.take(),
+                },
+                span: span.clone(),
+            };
+            chain = Some(ast::Else::If(Box::new(stmt)));
+        }
+        match chain {
+            Some(ast::Else::If(stmt)) => self.emit(stmt.kind, stmt.span),
+            Some(ast::Else::Block(block)) => self.blocks.last_mut().expect("open").extend(block.stmts),
+            None => {}
+        }
+        self.store = merge(&stores);
+        if returns == count { Flow::Return } else { Flow::Normal }
+    }
+
+    /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.
+    fn choice_param(&mut self, at: Node, prefix: &str, max: i64) -> String {
+        let line = at.start_position().row + 1;
+        let stem = std::path::Path::new(&self.unit().path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = self.object_name(&format!("{prefix}_{stem}_L{line}"));
+        let span = self.range(at);
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Param {
+                name: ast::Ident {
+                    name: name.clone(),
+                    span: span.clone(),
+                },
+                range: ast::RangeExpr {
+                    start: Box::new(ast_int(0, span.clone())),
+                    end: Some(Box::new(ast_int(max, span.clone()))),
+                    inclusive: true,
+                    span: span.clone(),
+                },
+            },
+            span,
+        });
+        name
+    }
+}
+
+/// The state after alternatives: a place keeps its value where every arm agrees.
+fn merge(stores: &[HashMap<Place, Value>]) -> HashMap<Place, Value> {
+    let Some((first, rest)) = stores.split_first() else {
+        return HashMap::new();
+    };
+    let mut merged = HashMap::new();
+    let keys: HashSet<&Place> = stores.iter().flat_map(|store| store.keys()).collect();
+    for key in keys {
+        let value = first.get(key);
+        let agreed = rest.iter().all(|store| store.get(key) == value);
+        merged.insert(
+            key.clone(),
+            if agreed {
+                value.cloned().unwrap_or(Value::Unknown)
+            } else {
+                Value::Unknown
+            },
+        );
+    }
+    merged
+}
+
+pub(crate) fn ast_int(value: i64, span: Range<usize>) -> ast::Expr {
+    let literal = ast::Expr {
+        kind: ast::ExprKind::Int(ast::IntLit {
+            value: value.unsigned_abs(),
+            hex: false,
+            unit: None,
+        }),
+        span: span.clone(),
+    };
+    if value < 0 {
+        return ast::Expr {
+            kind: ast::ExprKind::Unary(ast::UnaryOp::Neg, Box::new(literal)),
+            span,
+        };
+    }
+    literal
+}
+
+pub(crate) fn ast_name(name: &str, span: Range<usize>) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Name(ast::Path {
+            text: name.to_string(),
+            span: span.clone(),
+        }),
+        span,
+    }
+}
+
+pub(crate) fn ast_binary(op: ast::BinaryOp, left: ast::Expr, right: ast::Expr) -> ast::Expr {
+    let span = left.span.start.min(right.span.start)..left.span.end.max(right.span.end);
+    ast::Expr {
+        kind: ast::ExprKind::Binary(op, Box::new(left), Box::new(right)),
+        span,
+    }
+}

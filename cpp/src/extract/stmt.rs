@@ -1,0 +1,606 @@
+//! Statements: blocks, declarations, branches, loops, `switch`, jumps.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::value::Value;
+use super::{Flow, MAX_ITERATIONS, MAX_NESTING, Walker};
+
+impl<'u> Walker<'_, 'u> {
+    pub(super) fn stmt(&mut self, node: Node<'u>) -> Flow {
+        if !self.step(node) {
+            return Flow::Return;
+        }
+        if self.nesting >= MAX_NESTING {
+            self.unresolved(node, format!("nested deeper than {MAX_NESTING} levels: not followed"));
+            return Flow::Normal;
+        }
+        self.nesting += 1;
+        let flow = self.stmt_inner(node);
+        self.nesting -= 1;
+        flow
+    }
+
+    fn stmt_inner(&mut self, node: Node<'u>) -> Flow {
+        match node.kind() {
+            "compound_statement" => self.block(node),
+            "declaration" => {
+                self.declaration(node);
+                Flow::Normal
+            }
+            "expression_statement" => {
+                if let Some(expr) = node.named_child(0) {
+                    self.eval(expr);
+                }
+                Flow::Normal
+            }
+            "if_statement" => self.if_statement(node),
+            "for_statement" => self.for_statement(node),
+            "for_range_loop" => self.for_range(node),
+            "while_statement" => self.while_statement(node),
+            "do_statement" => self.do_statement(node),
+            "switch_statement" => self.switch_statement(node),
+            "return_statement" => {
+                let value = node.named_child(0).map_or(Value::Unknown, |expr| self.eval(expr));
+                self.frame_mut().returned = value;
+                Flow::Return
+            }
+            "break_statement" => Flow::Break,
+            "continue_statement" => Flow::Continue,
+            "labeled_statement" | "attributed_statement" => {
+                match node.named_child(node.named_child_count().saturating_sub(1)) {
+                    Some(inner) => self.stmt(inner),
+                    None => Flow::Normal,
+                }
+            }
+            "try_statement" => match node.child_by_field_name("body") {
+                Some(body) => self.stmt(body),
+                None => Flow::Normal,
+            },
+            "preproc_if" | "preproc_ifdef" => self.preproc_branch(node),
+            "ERROR" => {
+                self.unresolved(node, "this code does not parse as C++: not read");
+                Flow::Normal
+            }
+            "goto_statement" => {
+                self.unresolved(node, "`goto` is not followed: the code is read as if it fell through");
+                Flow::Normal
+            }
+            // Comments, empty statements, local type and using declarations: no effect.
+            _ => Flow::Normal,
+        }
+    }
+
+    fn block(&mut self, node: Node<'u>) -> Flow {
+        self.frame_mut().scopes.push(HashMap::new());
+        self.frame_mut().cleanups.push(Vec::new());
+        let flow = self.stmts(node);
+        // Destructors run as the block closes, last constructed first.
+        let cleanups = self.frame_mut().cleanups.pop().unwrap_or_default();
+        for (place, destructor) in cleanups.into_iter().rev() {
+            self.run_function(&destructor, Some(place), &[]);
+        }
+        self.frame_mut().scopes.pop();
+        flow
+    }
+
+    /// `Timer t(stream);`: the constructor of a class the analyzed files define runs on
+    /// the new object, and its destructor is due when the scope closes.
+    fn construct(&mut self, place: &str, type_text: &str, args: &[Node<'u>]) -> bool {
+        let class = class_name(type_text);
+        if class.is_empty() {
+            return false;
+        }
+        let constructor = self
+            .index
+            .lookup(class)
+            .find(|def| def.class.as_deref() == Some(class) && def.params.len() == args.len())
+            .cloned();
+        let destructor = self.index.lookup(&format!("~{class}")).next().cloned();
+        if constructor.is_none() && destructor.is_none() {
+            return false;
+        }
+        if let Some(constructor) = constructor {
+            self.run_function(&constructor, Some(place.to_string()), args);
+        }
+        if let Some(destructor) = destructor
+            && let Some(scope) = self.frame_mut().cleanups.last_mut()
+        {
+            scope.push((place.to_string(), destructor));
+        }
+        true
+    }
+
+    /// The named children of `node` as statements, in order.
+    fn stmts(&mut self, node: Node<'u>) -> Flow {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'u>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match self.stmt(child) {
+                Flow::Normal => {}
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    fn declaration(&mut self, node: Node<'u>) {
+        let type_text = node
+            .child_by_field_name("type")
+            .map(|t| self.text(t))
+            .unwrap_or_default();
+        let is_container = ["vector", "array", "deque"].iter().any(|word| type_text.contains(word));
+        let mut cursor = node.walk();
+        let declarators: Vec<Node<'u>> = node.children_by_field_name("declarator", &mut cursor).collect();
+        for declarator in declarators {
+            self.declarator(declarator, is_container, type_text);
+        }
+    }
+
+    fn declarator(&mut self, declarator: Node<'u>, is_container: bool, type_text: &str) {
+        let (target, init) = match declarator.kind() {
+            "init_declarator" => (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("value"),
+            ),
+            _ => (Some(declarator), None),
+        };
+        let Some(target) = target else { return };
+        let Some((name, shape)) = declared_name(self, target) else {
+            return;
+        };
+        if shape == Shape::Reference {
+            // `auto &s = ctx.streams[0];`: another name for the place.
+            if let Some(place) = init.and_then(|init| self.place_of(init)) {
+                self.alias(&name, place);
+                return;
+            }
+        }
+        let place = self.declare(&name);
+        if let Some(size) = pointee_size(self, target, type_text) {
+            self.store.insert(format!("{place}.#elem"), Value::Int(size));
+        }
+        let array = shape == Shape::Array || is_container;
+        if array {
+            self.store.insert(place.clone(), Value::Ref(place.clone()));
+        }
+        let constructor_args: Option<Vec<Node<'u>>> = match init {
+            None => Some(Vec::new()),
+            Some(init) if matches!(init.kind(), "argument_list" | "initializer_list") => {
+                let mut cursor = init.walk();
+                Some(init.named_children(&mut cursor).collect())
+            }
+            Some(_) => None,
+        };
+        if !array
+            && shape == Shape::Plain
+            && let Some(args) = constructor_args
+            && self.construct(&place, type_text, &args)
+        {
+            return;
+        }
+        let Some(init) = init else {
+            if !array {
+                self.store.insert(place, Value::Unknown);
+            }
+            return;
+        };
+        match init.kind() {
+            "initializer_list" => {
+                let mut cursor = init.walk();
+                let items: Vec<Node<'u>> = init.named_children(&mut cursor).collect();
+                if array {
+                    for (position, item) in items.iter().enumerate() {
+                        let value = self.eval(*item);
+                        self.store.insert(format!("{place}[{position}]"), value);
+                    }
+                    self.store
+                        .insert(format!("{place}.#len"), Value::Int(items.len() as i64));
+                } else {
+                    let value = items.first().map_or(Value::Int(0), |item| self.eval(*item));
+                    self.store.insert(place, value);
+                }
+            }
+            // `std::vector<aclrtStream> streams(N);`
+            "argument_list" => {
+                let mut cursor = init.walk();
+                let args: Vec<Node<'u>> = init.named_children(&mut cursor).collect();
+                let values: Vec<Value> = args.iter().map(|arg| self.eval(*arg)).collect();
+                if let Some(Value::Int(len)) = values.first() {
+                    self.store.insert(format!("{place}.#len"), Value::Int(*len));
+                }
+            }
+            _ => {
+                let value = self.eval(init);
+                if !array {
+                    self.store.insert(place, value);
+                }
+            }
+        }
+    }
+
+    fn if_statement(&mut self, node: Node<'u>) -> Flow {
+        let then = node.child_by_field_name("consequence");
+        let otherwise = node
+            .child_by_field_name("alternative")
+            .and_then(|alternative| alternative.named_child(0));
+        let Some(condition) = node.child_by_field_name("condition") else {
+            return Flow::Normal;
+        };
+        let truth = self.condition(condition);
+        match truth {
+            Some(true) => then.map_or(Flow::Normal, |then| self.stmt(then)),
+            Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
+            None => self.alternatives(node, "branch", &[then, otherwise]),
+        }
+    }
+
+    /// A condition clause (`(x)`, `(auto r = f(); r == 0)`) or expression, evaluated.
+    fn condition(&mut self, node: Node<'u>) -> Option<bool> {
+        let node = if node.kind() == "condition_clause" {
+            if let Some(init) = node.child_by_field_name("initializer") {
+                self.stmt(init);
+            }
+            match node.child_by_field_name("value") {
+                Some(value) if value.kind() == "declaration" => {
+                    self.declaration(value);
+                    return None;
+                }
+                Some(value) => value,
+                None => return None,
+            }
+        } else {
+            node
+        };
+        self.eval(node).truth()
+    }
+
+    fn for_statement(&mut self, node: Node<'u>) -> Flow {
+        self.frame_mut().scopes.push(HashMap::new());
+        if let Some(init) = node.child_by_field_name("initializer") {
+            match init.kind() {
+                "declaration" => self.declaration(init),
+                _ => {
+                    self.eval(init);
+                }
+            }
+        }
+        let condition = node.child_by_field_name("condition");
+        let update = node.child_by_field_name("update");
+        let body = node.child_by_field_name("body");
+        let flow = self.run_loop(node, condition, update, body, false);
+        self.frame_mut().scopes.pop();
+        flow
+    }
+
+    fn while_statement(&mut self, node: Node<'u>) -> Flow {
+        let condition = node.child_by_field_name("condition");
+        let body = node.child_by_field_name("body");
+        if self.busy_wait(node, condition, body) {
+            return Flow::Normal;
+        }
+        self.run_loop(node, condition, None, body, false)
+    }
+
+    fn do_statement(&mut self, node: Node<'u>) -> Flow {
+        let condition = node.child_by_field_name("condition");
+        let body = node.child_by_field_name("body");
+        if self.busy_wait(node, condition, body) {
+            return Flow::Normal;
+        }
+        self.run_loop(node, condition, None, body, true)
+    }
+
+    /// Iterate while the condition is known to hold; a condition with no known value
+    /// makes the loop run 0, 1 or 2 times, as alternatives.
+    fn run_loop(
+        &mut self,
+        node: Node<'u>,
+        condition: Option<Node<'u>>,
+        update: Option<Node<'u>>,
+        body: Option<Node<'u>>,
+        body_first: bool,
+    ) -> Flow {
+        if let Some(body) = body
+            && self.is_data_loop(body)
+        {
+            self.data_loop(body);
+            return Flow::Normal;
+        }
+        for iteration in 0..=MAX_ITERATIONS {
+            if !(body_first && iteration == 0) {
+                let truth = match condition {
+                    Some(condition) => self.condition(condition),
+                    None => Some(true),
+                };
+                match truth {
+                    Some(true) => {}
+                    Some(false) => return Flow::Normal,
+                    None if iteration == 0 => return self.unknown_loop(node, update, body),
+                    None => {
+                        self.unresolved(
+                            node,
+                            format!("the loop's condition has no known value after {iteration} iterations: it is taken to end there"),
+                        );
+                        return Flow::Normal;
+                    }
+                }
+            }
+            if iteration == MAX_ITERATIONS {
+                self.unresolved(
+                    node,
+                    format!(
+                        "the loop runs more than {MAX_ITERATIONS} times: only the first {MAX_ITERATIONS} are checked"
+                    ),
+                );
+                return Flow::Normal;
+            }
+            match body.map_or(Flow::Normal, |body| self.stmt(body)) {
+                Flow::Break => return Flow::Normal,
+                Flow::Return => return Flow::Return,
+                Flow::Normal | Flow::Continue => {}
+            }
+            if let Some(update) = update {
+                self.eval(update);
+            }
+        }
+        Flow::Normal
+    }
+
+    /// A loop whose bound is unknown: `param loop_op_L12 in 0..=2`, the body nested as
+    /// `if loop >= 1 { first; if loop >= 2 { second } }`.
+    fn unknown_loop(&mut self, node: Node<'u>, update: Option<Node<'u>>, body: Option<Node<'u>>) -> Flow {
+        let choice = self.choice_param(node, "loop", 2);
+        let span = self.range(node);
+        let before = self.store.clone();
+        let mut stores = vec![before];
+        let mut bodies = Vec::new();
+        for _ in 0..2 {
+            self.blocks.push(Vec::new());
+            let flow = body.map_or(Flow::Normal, |body| self.stmt(body));
+            if let Some(update) = update {
+                self.eval(update);
+            }
+            bodies.push(self.blocks.pop().unwrap_or_default());
+            stores.push(self.store.clone());
+            if matches!(flow, Flow::Break | Flow::Return) {
+                break;
+            }
+        }
+        let mut nested: Vec<syncguard_grammar::ast::Stmt> = Vec::new();
+        for (iteration, mut stmts) in bodies.into_iter().enumerate().rev() {
+            stmts.append(&mut nested);
+            let cond = super::ast_binary(
+                syncguard_grammar::ast::BinaryOp::Ge,
+                super::ast_name(&choice, span.clone()),
+                super::ast_int(iteration as i64 + 1, span.clone()),
+            );
+            nested = vec![syncguard_grammar::ast::Stmt {
+                kind: syncguard_grammar::ast::StmtKind::If {
+                    cond,
+                    then: syncguard_grammar::ast::Block {
+                        stmts,
+                        span: span.clone(),
+                    },
+                    otherwise: None,
+                },
+                span: span.clone(),
+            }];
+        }
+        self.blocks.last_mut().expect("open").extend(nested);
+        self.store = super::merge(&stores);
+        Flow::Normal
+    }
+
+    fn for_range(&mut self, node: Node<'u>) -> Flow {
+        let (Some(declarator), Some(right), Some(body)) = (
+            node.child_by_field_name("declarator"),
+            node.child_by_field_name("right"),
+            node.child_by_field_name("body"),
+        ) else {
+            return Flow::Normal;
+        };
+        let container = match self.container_place(right) {
+            Some(place) => place,
+            None => {
+                self.unresolved(
+                    right,
+                    "a range over something the extractor cannot follow: the loop is not checked",
+                );
+                return Flow::Normal;
+            }
+        };
+        let Some(len) = self.store.get(&format!("{container}.#len")).and_then(Value::int) else {
+            self.unresolved(right, "a range of unknown length: the loop is not checked");
+            return Flow::Normal;
+        };
+        let Some((name, shape)) = declared_name(self, declarator) else {
+            return Flow::Normal;
+        };
+        for position in 0..len.clamp(0, MAX_ITERATIONS as i64) {
+            self.frame_mut().scopes.push(HashMap::new());
+            let element = format!("{container}[{position}]");
+            if shape == Shape::Reference {
+                self.alias(&name, element);
+            } else {
+                let value = self.store.get(&element).cloned().unwrap_or(Value::Unknown);
+                let place = self.declare(&name);
+                self.store.insert(place, value);
+            }
+            let flow = self.stmt(body);
+            self.frame_mut().scopes.pop();
+            match flow {
+                Flow::Break => break,
+                Flow::Return => return Flow::Return,
+                _ => {}
+            }
+        }
+        Flow::Normal
+    }
+
+    fn switch_statement(&mut self, node: Node<'u>) -> Flow {
+        let (Some(condition), Some(body)) = (node.child_by_field_name("condition"), node.child_by_field_name("body"))
+        else {
+            return Flow::Normal;
+        };
+        let value = match condition.kind() {
+            "condition_clause" => condition.child_by_field_name("value").map(|v| self.eval(v)),
+            _ => Some(self.eval(condition)),
+        };
+        let mut cursor = body.walk();
+        let cases: Vec<Node<'u>> = body
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "case_statement")
+            .collect();
+        let start = match value.and_then(|v| v.int()) {
+            Some(value) => {
+                let matching = cases.iter().position(|case| {
+                    case.child_by_field_name("value")
+                        .is_some_and(|label| self.eval(label).int() == Some(value))
+                });
+                let default = cases
+                    .iter()
+                    .position(|case| case.child_by_field_name("value").is_none());
+                match matching.or(default) {
+                    Some(start) => start,
+                    None => return Flow::Normal,
+                }
+            }
+            None => {
+                let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
+                return self.alternatives(node, "case", &arms);
+            }
+        };
+        for case in &cases[start..] {
+            match self.case_body(*case) {
+                Flow::Normal => {}
+                Flow::Break => return Flow::Normal,
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    /// The statements of one `case` (its label is not a statement).
+    fn case_body(&mut self, case: Node<'u>) -> Flow {
+        let label = case.child_by_field_name("value");
+        let mut cursor = case.walk();
+        let children: Vec<Node<'u>> = case.named_children(&mut cursor).filter(|c| Some(*c) != label).collect();
+        for child in children {
+            match self.stmt(child) {
+                Flow::Normal => {}
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    /// `#if` / `#ifdef` inside a function: decided when the condition is a known
+    /// constant or `#ifdef` of a name the analyzed files define; otherwise both.
+    fn preproc_branch(&mut self, node: Node<'u>) -> Flow {
+        let condition = node
+            .child_by_field_name("condition")
+            .or_else(|| node.child_by_field_name("name"));
+        let alternative = node.child_by_field_name("alternative");
+        let truth = match (node.kind(), condition) {
+            ("preproc_ifdef", Some(name)) => {
+                let defined =
+                    self.index.defined.contains(self.text(name)) || self.index.constants.contains_key(self.text(name));
+                let negated = self.text(node).starts_with("#ifndef");
+                // A name no analyzed file defines may come from the build: unknown.
+                defined.then_some(!negated)
+            }
+            (_, Some(condition)) => self.eval(condition).truth(),
+            _ => None,
+        };
+        let taken = |walker: &mut Self, wanted: bool| -> Flow {
+            if wanted {
+                walker.preproc_body(node, condition, alternative)
+            } else {
+                alternative.map_or(Flow::Normal, |alternative| walker.preproc_alternative(alternative))
+            }
+        };
+        match truth {
+            Some(truth) => taken(self, truth),
+            None => {
+                self.unresolved(
+                    node,
+                    "a preprocessor condition the analyzed files do not decide: both branches are checked",
+                );
+                let first = taken(self, true);
+                let second = taken(self, false);
+                if matches!((first, second), (Flow::Return, Flow::Return)) {
+                    Flow::Return
+                } else {
+                    Flow::Normal
+                }
+            }
+        }
+    }
+
+    fn preproc_body(&mut self, node: Node<'u>, condition: Option<Node<'u>>, alternative: Option<Node<'u>>) -> Flow {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'u>> = node
+            .named_children(&mut cursor)
+            .filter(|child| Some(*child) != condition && Some(*child) != alternative)
+            .collect();
+        for child in children {
+            match self.stmt(child) {
+                Flow::Normal => {}
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    fn preproc_alternative(&mut self, alternative: Node<'u>) -> Flow {
+        match alternative.kind() {
+            "preproc_elif" | "preproc_elifdef" => self.preproc_branch(alternative),
+            _ => self.preproc_body(alternative, None, None),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shape {
+    Plain,
+    Array,
+    Reference,
+}
+
+/// The name a declarator declares, and whether it is an array or a reference.
+pub(super) fn declared_name(walker: &Walker, mut node: Node) -> Option<(String, Shape)> {
+    let mut shape = Shape::Plain;
+    for _ in 0..MAX_NESTING {
+        match node.kind() {
+            "identifier" | "field_identifier" => return Some((walker.text(node).to_string(), shape)),
+            "array_declarator" => shape = Shape::Array,
+            "reference_declarator" => shape = Shape::Reference,
+            "pointer_declarator" | "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {}
+            "structured_binding_declarator" => return None,
+            _ => {}
+        }
+        node = node
+            .child_by_field_name("declarator")
+            .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
+    }
+    None
+}
+
+/// `float *p`: the size of what `p` points to, where the type is known.
+fn pointee_size(walker: &Walker, declarator: Node, type_text: &str) -> Option<i64> {
+    let text = walker.text(declarator);
+    if !text.trim_start().starts_with('*') {
+        return None;
+    }
+    super::expr::type_size(type_text)
+}
+
+/// `const ns::Timer<T>` → `Timer`.
+fn class_name(type_text: &str) -> &str {
+    let text = type_text.trim();
+    let text = text.split('<').next().unwrap_or(text);
+    let text = text.rsplit("::").next().unwrap_or(text);
+    text.rsplit(' ').next().unwrap_or(text).trim()
+}

@@ -1,0 +1,98 @@
+//! What the extractor knows about a C++ value while it walks an entry point.
+
+use syncguard_grammar::ast;
+
+/// A storage location, as a path from a root variable: `ev#3`, `ctx#1.streams[1]`,
+/// `::g_stream`, `this#2.stream_`. The `#n` tells apart locals of the same name in
+/// different frames.
+pub type Place = String;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    /// `nullptr`, `NULL`: the default stream where a stream is expected.
+    Null,
+    /// An object of the extracted program (stream, event, notify, ...), by its `.sync` name.
+    Handle(String),
+    /// An address `offset` bytes into a buffer of the extracted program; pointer
+    /// arithmetic moves by `scale` bytes per step (the pointee's size).
+    Buffer {
+        name: String,
+        offset: i64,
+        scale: i64,
+    },
+    /// The address of a place (`&x`, an array, a reference parameter).
+    Ref(Place),
+    /// A constant the catalogue names (`ACL_EVENT_SYNC`, `ACL_MEMCPY_HOST_TO_DEVICE`) or
+    /// a combination of them, kept as `.sync` syntax.
+    Sym(ast::Expr),
+    Str(String),
+    /// Anything the extractor cannot follow.
+    Unknown,
+}
+
+impl Value {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(value) => Some(*value),
+            Value::Null => Some(0),
+            _ => None,
+        }
+    }
+
+    pub fn truth(&self) -> Option<bool> {
+        match self {
+            Value::Handle(_) | Value::Buffer { .. } | Value::Ref(_) | Value::Str(_) => Some(true),
+            other => other.int().map(|value| value != 0),
+        }
+    }
+
+    /// Whether the value names an object of the program (what an unknown callee that
+    /// receives it might use).
+    pub fn is_object(&self) -> bool {
+        matches!(self, Value::Handle(_) | Value::Buffer { .. })
+    }
+}
+
+/// The `.sync` name for an object created into `place`: `ctx#1.streams[1]` becomes
+/// `ctx_streams_1`, `this#2.stream_` becomes `stream`.
+pub fn name_for(place: &str) -> String {
+    let mut name = String::new();
+    let mut chars = place.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+            }
+            c if c.is_ascii_alphanumeric() || c == '_' => name.push(c),
+            _ => {
+                if !name.ends_with('_') && !name.is_empty() {
+                    name.push('_');
+                }
+            }
+        }
+    }
+    let name = name.trim_matches('_');
+    let name = name.strip_prefix("this_").unwrap_or(name);
+    let name = name.trim_start_matches(|c: char| c.is_ascii_digit());
+    if name.is_empty() {
+        "handle".into()
+    } else {
+        name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_place() {
+        assert_eq!(name_for("ctx#1.streams[1]"), "ctx_streams_1");
+        assert_eq!(name_for("this#2.stream_"), "stream");
+        assert_eq!(name_for("::g_event"), "g_event");
+        assert_eq!(name_for("ev#12"), "ev");
+    }
+}

@@ -1,0 +1,430 @@
+//! Every analyzed file parsed once, and an index of what calls and names resolve to
+//! across files: function definitions (free functions, methods, kernels) and integer
+//! constants (`#define`, `enum`, `constexpr`/`const` globals).
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::mask::{Masked, mask};
+
+/// One source file, parsed.
+pub struct Unit {
+    pub path: String,
+    /// The text as the user wrote it.
+    pub text: String,
+    pub tree: Tree,
+    pub masked: Masked,
+    /// CUDA source (`.cu`, `.cuh`): `<<<grid, block, smem, stream>>>`; otherwise Ascend C
+    /// (`<<<blockDim, l2ctrl, stream>>>`).
+    pub cuda: bool,
+    /// Where the file starts in the extractor's byte space (see `spans`).
+    pub base: usize,
+}
+
+/// Extensions of the files this frontend reads.
+pub const EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "cu", "cuh", "asc", "aicpu",
+];
+
+impl Unit {
+    pub fn parse(path: String, text: String, base: usize) -> Unit {
+        let masked = mask(&text);
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_cpp::LANGUAGE.into())
+            .expect("the bundled C++ grammar matches the tree-sitter version");
+        // The parser gives up only on cancellation, which is never requested.
+        let tree = parser
+            .parse(&masked.text, None)
+            .expect("parsing without a timeout completes");
+        let cuda = path.ends_with(".cu") || path.ends_with(".cuh");
+        Unit {
+            path,
+            text,
+            tree,
+            masked,
+            cuda,
+            base,
+        }
+    }
+
+    pub fn text_of(&self, node: Node) -> &str {
+        &self.text[node.byte_range()]
+    }
+}
+
+/// A parameter of a function definition.
+#[derive(Clone, Debug)]
+pub struct ParamDecl {
+    pub name: String,
+    /// `T *p`, `T p[]` or `T &p`: the callee can change the caller's object.
+    pub indirect: bool,
+    /// `T &p`: another name for the caller's object.
+    pub reference: bool,
+    /// `const T *p`: the callee only reads through it.
+    pub is_const: bool,
+}
+
+/// A function with a body.
+#[derive(Clone, Debug)]
+pub struct FnDef<'u> {
+    pub unit: usize,
+    pub node: Node<'u>,
+    /// As written: `Run`, `Ctx::Run`, `ns::Run`.
+    pub qualified: String,
+    /// The class a method belongs to.
+    pub class: Option<String>,
+    pub params: Vec<ParamDecl>,
+    pub body: Node<'u>,
+    /// `__global__` (CUDA) or `__aicore__` (Ascend C): device code.
+    pub kernel: bool,
+}
+
+impl FnDef<'_> {
+    pub fn simple_name(&self) -> &str {
+        self.qualified.rsplit("::").next().unwrap_or(&self.qualified)
+    }
+}
+
+/// A constant's definition: the unit and node of its value.
+#[derive(Clone, Copy, Debug)]
+pub struct ConstDef<'u> {
+    pub unit: usize,
+    pub value: Node<'u>,
+}
+
+pub struct Index<'u> {
+    pub units: &'u [Unit],
+    pub functions: Vec<FnDef<'u>>,
+    by_name: HashMap<String, Vec<usize>>,
+    pub constants: HashMap<String, ConstDef<'u>>,
+    /// Object-like `#define`s whose value is not an expression (`#define EXPORT`).
+    pub defined: HashSet<String>,
+    /// Every name a function body mentions: a function mentioned anywhere is not an
+    /// entry point.
+    pub mentioned: HashSet<String>,
+    /// Parameters of functions declared without a body here (`extern "C" __global__
+    /// void k(__gm__ const uint8_t *x, ...);`): what a launch of them reads and writes.
+    pub prototypes: HashMap<String, Vec<ParamDecl>>,
+    /// `auto NAME = (VALUE);` per object-like `#define`, parsed: where `constants` of
+    /// defines point.
+    pub defines: &'u Unit,
+}
+
+/// How deep declarations nest (namespaces, classes, templates) before the index stops.
+const MAX_NESTING: usize = 64;
+
+impl<'u> Index<'u> {
+    pub fn build(units: &'u [Unit], defines: &'u Unit) -> Index<'u> {
+        let mut index = Index {
+            units,
+            functions: Vec::new(),
+            by_name: HashMap::new(),
+            constants: HashMap::new(),
+            defined: HashSet::new(),
+            mentioned: HashSet::new(),
+            prototypes: HashMap::new(),
+            defines,
+        };
+        for (unit_index, unit) in units.iter().enumerate() {
+            index.collect(unit_index, unit.tree.root_node(), None, 0);
+        }
+        let root = defines.tree.root_node();
+        let mut cursor = root.walk();
+        for declaration in root.named_children(&mut cursor) {
+            let Some(declarator) = declaration.child_by_field_name("declarator") else {
+                continue;
+            };
+            if let (Some(name), Some(value)) = (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("value"),
+            ) {
+                let name = defines.text_of(name).to_string();
+                index.constants.entry(name).or_insert(ConstDef { unit: DEFINES, value });
+            }
+        }
+        for (position, function) in index.functions.iter().enumerate() {
+            index
+                .by_name
+                .entry(function.simple_name().to_string())
+                .or_default()
+                .push(position);
+        }
+        index
+    }
+
+    /// Definitions named `name` (the last `::` segment).
+    pub fn lookup(&self, name: &str) -> impl Iterator<Item = &FnDef<'u>> {
+        let simple = name.rsplit("::").next().unwrap_or(name);
+        self.by_name
+            .get(simple)
+            .into_iter()
+            .flatten()
+            .map(|&position| &self.functions[position])
+    }
+
+    fn collect(&mut self, unit: usize, node: Node<'u>, class: Option<String>, depth: usize) {
+        if depth > MAX_NESTING {
+            return;
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "function_definition" => self.add_function(unit, child, class.clone()),
+                "linkage_specification"
+                    if child
+                        .child_by_field_name("body")
+                        .is_some_and(|b| b.kind() == "function_definition") =>
+                {
+                    if let Some(body) = child.child_by_field_name("body") {
+                        self.add_function(unit, body, class.clone());
+                    }
+                }
+                "namespace_definition" | "linkage_specification" => match child.child_by_field_name("body") {
+                    Some(body) if body.kind() == "declaration" => self.add_const_declaration(unit, body),
+                    Some(body) => self.collect(unit, body, class.clone(), depth + 1),
+                    None => {}
+                },
+                "template_declaration"
+                | "declaration_list"
+                | "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif" => self.collect(unit, child, class.clone(), depth + 1),
+                "class_specifier" | "struct_specifier" => {
+                    let name = child
+                        .child_by_field_name("name")
+                        .map(|name| self.units[unit].text_of(name).to_string());
+                    if let Some(body) = child.child_by_field_name("body") {
+                        self.collect(unit, body, name, depth + 1);
+                    }
+                }
+                "field_declaration_list" => self.collect(unit, child, class.clone(), depth + 1),
+                "enum_specifier" => self.add_enum(unit, child),
+                "declaration" => self.add_const_declaration(unit, child),
+                "preproc_def" => {
+                    if let Some(name) = child.child_by_field_name("name") {
+                        self.defined.insert(self.units[unit].text_of(name).to_string());
+                    }
+                }
+                // `struct S { ... } s;` and typedefs may hide classes with methods.
+                "type_definition" | "field_declaration" => self.collect(unit, child, class.clone(), depth + 1),
+                _ => {}
+            }
+        }
+    }
+
+    fn add_function(&mut self, unit: usize, node: Node<'u>, class: Option<String>) {
+        let Some(body) = node.child_by_field_name("body") else {
+            return;
+        };
+        let Some(declarator) = function_declarator(node) else {
+            return;
+        };
+        let source = &self.units[unit];
+        let Some(name) = declarator.child_by_field_name("declarator") else {
+            return;
+        };
+        let qualified = source.text_of(name).replace(char::is_whitespace, "");
+        let class = class.or_else(|| {
+            let mut parts: Vec<&str> = qualified.split("::").collect();
+            parts.pop();
+            parts.last().map(|class| class.to_string())
+        });
+        let params = declarator
+            .child_by_field_name("parameters")
+            .map(|list| parameters(source, list))
+            .unwrap_or_default();
+        let kernel = is_kernel(source, node, declarator);
+        self.mention_names(unit, body);
+        self.functions.push(FnDef {
+            unit,
+            node,
+            qualified,
+            class,
+            params,
+            body,
+            kernel,
+        });
+    }
+
+    fn mention_names(&mut self, unit: usize, body: Node<'u>) {
+        let source = &self.units[unit];
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "identifier" | "field_identifier") {
+                self.mentioned.insert(source.text_of(node).to_string());
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+    }
+
+    fn add_enum(&mut self, unit: usize, node: Node<'u>) {
+        let Some(body) = node.child_by_field_name("body") else {
+            return;
+        };
+        let source = &self.units[unit];
+        let mut cursor = body.walk();
+        for enumerator in body.named_children(&mut cursor) {
+            let Some(name) = enumerator.child_by_field_name("name") else {
+                continue;
+            };
+            let name = source.text_of(name).to_string();
+            // Implicit values follow from their predecessor: stored as that name + 1
+            // would need a node; enumerators without a value are counted instead.
+            if let Some(value) = enumerator.child_by_field_name("value") {
+                self.constants.insert(name, ConstDef { unit, value });
+            } else {
+                self.defined.insert(name);
+            }
+        }
+    }
+
+    /// `constexpr int N = 4;`, `static const uint32_t K = 8;` at namespace level.
+    fn add_const_declaration(&mut self, unit: usize, node: Node<'u>) {
+        let source = &self.units[unit];
+        if let Some(declarator) = node.child_by_field_name("declarator")
+            && declarator.kind() == "function_declarator"
+            && let (Some(name), Some(list)) = (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("parameters"),
+            )
+        {
+            let name = source.text_of(name).rsplit("::").next().unwrap_or_default().to_string();
+            self.prototypes.insert(name, parameters(source, list));
+            return;
+        }
+        let declared_const = source.text_of(node).contains("const");
+        if !declared_const {
+            return;
+        }
+        let mut cursor = node.walk();
+        for declarator in node.children_by_field_name("declarator", &mut cursor) {
+            if declarator.kind() != "init_declarator" {
+                continue;
+            }
+            let (Some(name), Some(value)) = (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("value"),
+            ) else {
+                continue;
+            };
+            if name.kind() == "identifier" {
+                self.constants
+                    .insert(source.text_of(name).to_string(), ConstDef { unit, value });
+            }
+        }
+    }
+}
+
+/// The `function_declarator` of a definition, through pointer and reference
+/// declarators (`int *f()`, `T &f()`).
+pub fn function_declarator(node: Node) -> Option<Node> {
+    let mut declarator = node.child_by_field_name("declarator")?;
+    for _ in 0..MAX_NESTING {
+        if declarator.kind() == "function_declarator" {
+            return Some(declarator);
+        }
+        declarator = declarator.child_by_field_name("declarator")?;
+    }
+    None
+}
+
+fn parameters(source: &Unit, list: Node) -> Vec<ParamDecl> {
+    let mut params = Vec::new();
+    let mut cursor = list.walk();
+    for param in list.named_children(&mut cursor) {
+        if !matches!(param.kind(), "parameter_declaration" | "optional_parameter_declaration") {
+            continue;
+        }
+        let mut declarator = param.child_by_field_name("declarator");
+        let mut indirect = false;
+        let mut reference = false;
+        let mut name = None;
+        for _ in 0..MAX_NESTING {
+            let Some(node) = declarator else { break };
+            match node.kind() {
+                "identifier" => {
+                    name = Some(source.text_of(node).to_string());
+                    break;
+                }
+                "reference_declarator" => reference = true,
+                "pointer_declarator" | "array_declarator" => indirect = true,
+                _ => {}
+            }
+            declarator = node
+                .child_by_field_name("declarator")
+                .or_else(|| node.named_child(node.named_child_count().saturating_sub(1)));
+        }
+        let type_text = param
+            .child_by_field_name("type")
+            .map(|t| source.text_of(t))
+            .unwrap_or_default();
+        // `GM_ADDR x` is Ascend C's `__gm__ uint8_t *x`.
+        indirect |= type_text == "GM_ADDR";
+        let is_const = source.text_of(param).trim_start().starts_with("const");
+        params.push(ParamDecl {
+            name: name.unwrap_or_default(),
+            indirect,
+            reference,
+            is_const,
+        });
+    }
+    params
+}
+
+/// Whether `__global__` or `__aicore__` qualifies the function: between the end of the
+/// previous declaration and the function's name.
+fn is_kernel(source: &Unit, node: Node, declarator: Node) -> bool {
+    let before = source.text[..node.start_byte()]
+        .rfind([';', '}', '{'])
+        .map_or(0, |at| at + 1);
+    let end = declarator.start_byte();
+    source
+        .masked
+        .kernel_markers
+        .iter()
+        .any(|&marker| (before..end).contains(&marker))
+}
+
+/// The `unit` of a constant defined by `#define`: the index's `defines`.
+pub const DEFINES: usize = usize::MAX;
+
+/// Every object-like `#define NAME VALUE` of `units`, as C++ declarations
+/// (`auto NAME = (VALUE);`, one per line) for the index to parse once.
+pub fn defines_text(units: &[Unit]) -> String {
+    let mut text = String::new();
+    for unit in units {
+        let mut stack = vec![unit.tree.root_node()];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "preproc_def" => {
+                    let (Some(name), Some(value)) =
+                        (node.child_by_field_name("name"), node.child_by_field_name("value"))
+                    else {
+                        continue;
+                    };
+                    let value = unit.text_of(value).trim();
+                    // A value spanning lines or holding braces is no integer.
+                    if !value.is_empty() && !value.contains(['{', '}', ';', '\\', '\n']) {
+                        text.push_str(&format!("auto {} = ({value});\n", unit.text_of(name)));
+                    }
+                }
+                "translation_unit"
+                | "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "namespace_definition"
+                | "declaration_list" => {
+                    let mut cursor = node.walk();
+                    stack.extend(node.named_children(&mut cursor));
+                }
+                _ => {}
+            }
+        }
+    }
+    text
+}

@@ -1,0 +1,14 @@
+//! The C/C++ frontend: operator source (host ACL/HCCL code, CUDA, Ascend C) to
+//! `.sync` programs, one per entry point, lowered to the Program model by the `.sync`
+//! lowering with spans that point into the C/C++ files.
+//!
+//! tree-sitter's types stay inside this crate. Reading never fails: what does not
+//! parse or cannot be followed is reported as unresolved.
+
+mod extract;
+mod index;
+mod mask;
+mod program;
+
+pub use index::EXTENSIONS;
+pub use program::{EntryProgram, Project, SourceText, Unresolved, read_project};

@@ -1,0 +1,161 @@
+//! The C/C++ frontend through the command line: every fixture in `cpp/tests/fixtures`
+//! (a file, or a folder whose files are read together) gets the codes its `.sync` twin
+//! gets and that its `// expect:` line names, and so does every example in
+//! `examples/cpp`; findings point into the C/C++ files.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn syncguard(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+/// The codes of the errors and warnings `check` reports on `path`.
+fn codes(path: &Path) -> BTreeSet<String> {
+    let output = syncguard(&["check", "--format", "json", path.to_str().unwrap()]);
+    assert_ne!(
+        output.status.code(),
+        Some(2),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
+    json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| matches!(d["severity"].as_str(), Some("error" | "warning")))
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The `// expect:` line of a C/C++ file, or of the first file of a folder that has one.
+fn expected(path: &Path) -> BTreeSet<String> {
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let line = files
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(file).ok())
+        .find_map(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("// expect:").map(str::to_string))
+        })
+        .unwrap_or_else(|| panic!("{} has no `// expect:` line", path.display()));
+    match line.trim() {
+        "clean" => BTreeSet::new(),
+        codes => codes.split(',').map(|code| code.trim().to_string()).collect(),
+    }
+}
+
+/// Fixtures and examples: C/C++ files and folders, sorted.
+fn sources_in(dir: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|path| path.is_dir() || path.extension().is_some_and(|ext| ext != "sync" && ext != "md"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_fixture_gets_the_codes_of_its_sync_twin() {
+    let mut checked = 0;
+    for shape in ["cpp/tests/fixtures/host", "cpp/tests/fixtures/cuda"] {
+        for source in sources_in(shape) {
+            let twin = source.with_extension("sync");
+            let from_source = codes(&source);
+            assert_eq!(from_source, codes(&twin), "{} and its twin", source.display());
+            assert_eq!(from_source, expected(&source), "{}", source.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} fixtures");
+}
+
+#[test]
+fn every_fixture_shape_has_a_failing_and_a_passing_twin() {
+    for shape in ["cpp/tests/fixtures/host", "cpp/tests/fixtures/cuda"] {
+        let names: Vec<String> = sources_in(shape)
+            .iter()
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for name in names.iter().filter_map(|n| n.strip_prefix("fail_")) {
+            assert!(
+                names.contains(&format!("pass_{name}")),
+                "{shape}: fail_{name} has no pass_ twin"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_cpp_example_reports_what_it_expects() {
+    for example in sources_in("examples/cpp") {
+        assert_eq!(codes(&example), expected(&example), "{}", example.display());
+    }
+}
+
+#[test]
+fn a_finding_points_at_the_cpp_lines() {
+    let output = syncguard(&[
+        "check",
+        "--color",
+        "never",
+        "cpp/tests/fixtures/host/fail_stream_vector_handoff.cpp",
+    ]);
+    insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
+fn a_helper_in_another_file_is_reported_where_it_is_written() {
+    let output = syncguard(&["check", "--color", "never", "cpp/tests/fixtures/host/fail_stage_events"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("helpers.cpp:"), "{text}");
+    assert!(text.contains("SG107"), "{text}");
+}
+
+#[test]
+fn convert_prints_the_extracted_program_with_source_lines() {
+    let output = syncguard(&["convert", "cpp/tests/fixtures/cuda/fail_copy_compute_streams.cu"]);
+    assert!(output.status.success());
+    insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
+fn a_folder_of_sources_without_sync_calls_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("math.cpp"), "int add(int a, int b) { return a + b; }\n").unwrap();
+    let output = syncguard(&["check", dir.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("calls a synchronization API"), "{stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("checked 1 file"));
+}
+
+#[test]
+fn unresolved_handles_are_listed_with_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("op.cpp");
+    std::fs::write(
+        &source,
+        "void Run() {\n  aclrtEvent ev;\n  aclrtCreateEvent(&ev);\n  Register(ev);\n  aclrtDestroyEvent(ev);\n}\n",
+    )
+    .unwrap();
+    let output = syncguard(&["check", "--explain", source.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("`Register` is neither a catalogued API"), "{stdout}");
+    let quiet = syncguard(&["check", source.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("Register"));
+}
