@@ -22,8 +22,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Check `.sync` programs and `.jsonl` call traces (directories are searched for
-    /// both; `-` reads standard input).
+    /// Check `.sync` programs, `.jsonl` call traces and C/C++ sources (directories are
+    /// searched for all three; the sources of one run are read together; `-` reads
+    /// standard input).
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
         paths: Vec<PathBuf>,
@@ -63,8 +64,9 @@ enum Command {
     },
     /// Print a JSONL call trace as the equivalent `.sync` program (`-` reads standard
     /// input; one file, not a folder). Malformed lines are reported on stderr and left out.
+    /// For a C/C++ source: each entry point's extracted program, with source lines.
     Convert {
-        #[arg(value_name = "TRACE")]
+        #[arg(value_name = "TRACE|SOURCE")]
         path: PathBuf,
     },
     /// Rewrite `.sync` files in canonical form (comments are kept); `-` prints the

@@ -159,3 +159,38 @@ fn unresolved_handles_are_listed_with_explain() {
     let quiet = syncguard(&["check", source.to_str().unwrap()]);
     assert!(!String::from_utf8_lossy(&quiet.stdout).contains("Register"));
 }
+
+/// Rule fixtures written in C/C++ (`analyzer/tests/fixtures/<CODE>/{fail,pass}_*.cpp`):
+/// the source frontend's own rules (SG701) and rules whose cases are clearest in C++.
+#[test]
+fn cpp_rule_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyzer/tests/fixtures");
+    let mut checked = 0;
+    for rule in std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()) {
+        let code = rule.file_name().unwrap().to_string_lossy().into_owned();
+        let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&rule)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|ext| ext == "cpp" || ext == "cu"))
+            .collect();
+        fixtures.sort();
+        for fixture in fixtures {
+            let name = fixture.file_stem().unwrap().to_string_lossy().into_owned();
+            let found = codes(&fixture);
+            if name.starts_with("fail") {
+                assert!(
+                    found.contains(&code),
+                    "{} does not report {code}: {found:?}",
+                    fixture.display()
+                );
+            } else {
+                assert!(!found.contains(&code), "{} reports {code}", fixture.display());
+            }
+            let relative = fixture.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
+            let output = syncguard(&["check", "--color", "never", relative.to_str().unwrap()]);
+            insta::assert_snapshot!(format!("{code}__{name}"), String::from_utf8_lossy(&output.stdout));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3);
+}

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use syncguard_grammar::ast;
 use syncguard_grammar::lower::{Lowered, lower_mapped};
+use syncguard_model::api::Api;
 use syncguard_model::source::{FileId, Span};
 
 use crate::extract::{self, Extracted};
@@ -46,6 +47,8 @@ pub struct EntryProgram {
     pub unresolved: Vec<Unresolved>,
     /// Why the extraction stopped early, if it did: the rest of the entry is unchecked.
     pub incomplete: Option<Unresolved>,
+    /// Calls whose return code is discarded (SG701): file, range, API.
+    pub unchecked_returns: Vec<(usize, Range<usize>, &'static Api)>,
 }
 
 /// Parse `sources` and index them together.
@@ -105,6 +108,14 @@ impl Project {
             api_calls: extracted.api_calls,
             unresolved: extracted.unresolved.into_iter().map(unresolved).collect(),
             incomplete: extracted.incomplete.map(unresolved),
+            unchecked_returns: extracted
+                .unchecked
+                .into_iter()
+                .map(|(range, api)| {
+                    let (source, range) = self.locate(&range);
+                    (source, range, api)
+                })
+                .collect(),
         }
     }
 

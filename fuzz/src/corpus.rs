@@ -1,4 +1,4 @@
-//! The seed corpus: every `.sync` and `.jsonl` file under the repo's examples, the rule
+//! The seed corpus: every `.sync`, `.jsonl` and C/C++ file under the repo's examples, the rule
 //! fixtures and tests, and `fuzz/corpus/` (minimized inputs of reported problems).
 
 use std::path::{Path, PathBuf};
@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 pub struct Corpus {
     pub programs: Vec<Vec<u8>>,
     pub traces: Vec<Vec<u8>>,
+    /// C/C++ sources.
+    pub sources: Vec<Vec<u8>>,
 }
 
 /// The folders searched, relative to the workspace root.
@@ -16,6 +18,7 @@ const FOLDERS: &[&str] = &[
     "tests",
     "runtime-bridge/tests",
     "fuzz/corpus",
+    "cpp/tests",
 ];
 
 impl Corpus {
@@ -46,6 +49,7 @@ impl Corpus {
         let list = match path.extension().and_then(|e| e.to_str()) {
             Some("sync") => &mut self.programs,
             Some("jsonl") => &mut self.traces,
+            Some(ext) if syncguard_cpp::EXTENSIONS.contains(&ext) => &mut self.sources,
             _ => return,
         };
         if let Ok(bytes) = std::fs::read(path)

@@ -70,30 +70,25 @@ pub fn fuzz(
     summary
 }
 
-/// A mutated corpus entry or a generated input, half and half.
+/// A mutated corpus entry or a generated input, half and half (C/C++ sources are
+/// always mutated corpus files: real operator code is the best seed).
 fn next_input(target: Target, corpus: &corpus::Corpus, rng: &mut rng::Rng) -> Vec<u8> {
-    let traces = target.reads_traces();
-    let entries = if traces { &corpus.traces } else { &corpus.programs };
-    if rng.chance(1, 2) || entries.is_empty() {
-        if traces {
+    let (entries, tokens) = match target {
+        Target::Cpp => (&corpus.sources, generate::CPP_TOKENS),
+        target if target.reads_traces() => (&corpus.traces, generate::TRACE_TOKENS),
+        _ => (&corpus.programs, generate::SYNC_TOKENS),
+    };
+    let generated = target != Target::Cpp && (rng.chance(1, 2) || entries.is_empty());
+    if generated || entries.is_empty() {
+        return if target.reads_traces() {
             generate::trace(rng).into_bytes()
         } else {
             generate::program(rng).into_bytes()
-        }
-    } else {
-        let base = &entries[rng.below(entries.len())];
-        let donor = &entries[rng.below(entries.len())];
-        mutate::mutate(
-            base,
-            donor,
-            rng,
-            if traces {
-                generate::TRACE_TOKENS
-            } else {
-                generate::SYNC_TOKENS
-            },
-        )
+        };
     }
+    let base = &entries[rng.below(entries.len())];
+    let donor = &entries[rng.below(entries.len())];
+    mutate::mutate(base, donor, rng, tokens)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -6,7 +6,9 @@
 //!   and the formatted file gets the same findings;
 //! - `convert`: the converted program reads without syntax or name errors and, for a
 //!   trace the reader took whole, reports the same rules as the trace;
-//! - `plan`: a program that verifies can be planned for `verify-then-run`.
+//! - `plan`: a program that verifies can be planned for `verify-then-run`;
+//! - `cpp`: each entry point's extracted program, printed as `convert` prints it, reads
+//!   back without syntax errors and, where it lowered cleanly, gets the same findings.
 //!
 //! Time and memory are bounded by the caller (`fuzz`, and the supervisor in `main.rs`).
 
@@ -32,10 +34,19 @@ pub enum Target {
     Convert,
     /// `verify-then-run` up to the plan of host calls.
     Plan,
+    /// The C/C++ frontend, the analysis of every entry point, and `convert`.
+    Cpp,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [Target::Sync, Target::Fmt, Target::Trace, Target::Convert, Target::Plan];
+    pub const ALL: [Target; 6] = [
+        Target::Sync,
+        Target::Fmt,
+        Target::Trace,
+        Target::Convert,
+        Target::Plan,
+        Target::Cpp,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -44,6 +55,7 @@ impl Target {
             Target::Trace => "trace",
             Target::Convert => "convert",
             Target::Plan => "plan",
+            Target::Cpp => "cpp",
         }
     }
 
@@ -72,7 +84,53 @@ pub fn run(target: Target, input: &[u8]) -> Result<(), String> {
         }
         Target::Convert => convert_keeps_findings(input),
         Target::Plan => plans(input),
+        Target::Cpp => sources_keep_meaning(input),
     }
+}
+
+/// Every entry point of a C/C++ input: checked and rendered, and its printed program
+/// reads back with the same findings.
+fn sources_keep_meaning(input: &[u8]) -> Result<(), String> {
+    let (text, _) = decode_utf8_lossless_offsets(input);
+    let mut sources = Sources::default();
+    let file = sources.add(syncguard_analyzer::SourceFile::new("fuzz.cpp", text.clone()));
+    let project = syncguard_cpp::read_project(vec![syncguard_cpp::SourceText {
+        path: "fuzz.cpp".into(),
+        text,
+    }]);
+    for entry in project.entries().iter().filter(|entry| entry.api_calls > 0) {
+        let lowered = project.lower(entry, &[file]);
+        let read_cleanly = lowered.diagnostics.is_empty();
+        let checked = syncguard_analyzer::check_lowered(lowered, Vec::new(), &Overrides::default());
+        renders(&checked, &sources)?;
+        let printed = project.to_sync(entry);
+        let parsed = syncguard_grammar::parse(&printed);
+        if let Some(error) = parsed.errors.first() {
+            return Err(format!(
+                "the program of `{}` does not parse: {}\n{printed}",
+                entry.entry, error.message
+            ));
+        }
+        if !read_cleanly {
+            continue;
+        }
+        let again = check_sync_bytes(&mut Sources::default(), "converted.sync", printed.as_bytes());
+        let timed_out = |checked: &CheckedFile| codes(&checked.diagnostics).contains(&"SG004");
+        // One call unrolled from a loop is one place in the source and many in the
+        // printed program, where findings are reported per place: compare which rules
+        // fire, not how often.
+        let rules =
+            |checked: &CheckedFile| -> BTreeSet<&'static str> { codes(&checked.diagnostics).into_iter().collect() };
+        if !timed_out(&checked) && !timed_out(&again) && rules(&checked) != rules(&again) {
+            return Err(format!(
+                "the printed program of `{}` gets {:?}, the source {:?}\n{printed}",
+                entry.entry,
+                rules(&again),
+                rules(&checked)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_trace(sources: &mut Sources, input: &[u8]) -> CheckedFile {

@@ -62,6 +62,11 @@ fn verify_then_run_planning() {
     run(Target::Plan);
 }
 
+#[test]
+fn cpp_sources() {
+    run(Target::Cpp);
+}
+
 /// Inputs the long runs found, one folder per target (`fuzz/found/<target>/`): each
 /// must keep every invariant, within the long run's time limit.
 #[test]

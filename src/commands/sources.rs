@@ -8,6 +8,7 @@ use syncguard_analyzer::rules::{SolverUnknown, UnknownName};
 use syncguard_analyzer::source::{FileId, Span, decode_utf8_lossless_offsets};
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Severity, SourceFile, Sources, check_lowered};
 use syncguard_cpp::{EntryProgram, Project, SourceText, read_project};
+use syncguard_model::reading_rules::unchecked_return;
 
 use super::inputs::{Input, report};
 
@@ -85,7 +86,11 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
 
 fn reading_diagnostics(entry: &EntryProgram, files: &[FileId], explain: bool) -> Vec<Diagnostic> {
     let span = |source: usize, range: &std::ops::Range<usize>| Span::new(files[source], range.clone());
-    let mut diagnostics = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = entry
+        .unchecked_returns
+        .iter()
+        .map(|(source, range, api)| unchecked_return(span(*source, range), api))
+        .collect();
     if let Some(stop) = &entry.incomplete {
         diagnostics.push(
             Diagnostic::new(

@@ -8,6 +8,7 @@ mod events;
 pub(crate) mod frontend;
 mod graphs;
 mod groups;
+mod lint;
 mod memory;
 pub(crate) mod notifies;
 mod superkernel;
@@ -114,7 +115,7 @@ pub(crate) use declare_rule;
 pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::solver_unknown::SolverUnknown;
 pub(crate) use memory::handle_index_out_of_range;
-pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UnknownName};
+pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UncheckedReturn, UnknownName};
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
@@ -157,18 +158,20 @@ pub static RULES: &[&RuleInfo] = &[
     &superkernel::next_task_start_no_effect::NextTaskStartNoEffect::INFO,
     &superkernel::invalid_pipe::NextTaskStartInvalidPipe::INFO,
     &superkernel::wait_pre_task_end_mismatch::WaitPreTaskEndMismatch::INFO,
-    // SG5xx: hangs
+    // SG5xx: hangs, and what a stream capture forbids
     &deadlocks::deadlock::Deadlock::INFO,
     &deadlocks::wait_without_signal::WaitWithoutSignal::INFO,
     &deadlocks::host_sync_hang::HostSyncHang::INFO,
+    &graphs::capture_misuse::CaptureMisuseRule::INFO,
     // SG6xx: memory
     &memory::data_race::DataRace::INFO,
     &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
     &memory::use_after_free::UseAfterFree::INFO,
     &memory::release_while_pending::ReleaseWhilePending::INFO,
     &memory::handle_index_out_of_range::HandleIndexOutOfRange::INFO,
-    // SG7xx: CUDA stream capture and graphs
-    &graphs::capture_misuse::CaptureMisuseRule::INFO,
+    // SG7xx: source lint
+    &RuleInfo::reading(&UncheckedReturn::INFO),
+    &lint::timeout_unit::TimeoutUnitSuspicious::INFO,
 ];
 
 /// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the

@@ -5,6 +5,7 @@
 
 use syncguard_grammar::ast;
 use syncguard_model::api::{Api, ArgKind, Creates, Effect, QueryCompletion};
+use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
 use super::value::Value;
@@ -16,6 +17,16 @@ const UNKNOWN_SIZE: i64 = 1 << 40;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        if node
+            .parent()
+            .is_some_and(|parent| parent.kind() == "expression_statement")
+            && failure_changes_synchronization(api)
+        {
+            let range = self.range(node);
+            if !self.unchecked.iter().any(|(seen, _)| *seen == range) {
+                self.unchecked.push((range, api));
+            }
+        }
         let params: Vec<_> = api.positional_params().collect();
         let outputs = output_positions(self, api, args, params.len());
         let inputs: Vec<Node<'u>> = args
@@ -49,12 +60,15 @@ impl<'u> Walker<'_, 'u> {
             );
             return Value::Int(0);
         }
-        self.api_calls += 1;
         let call = self.ast_call(api.name, node, converted, Vec::new());
         let target = outputs.first().and_then(|&position| self.output_place(args[position]));
         match (api.creates, target) {
-            (Creates::Nothing, _) => self.emit(ast::StmtKind::Call(call), self.range(node)),
+            (Creates::Nothing, _) => {
+                self.api_calls += 1;
+                self.emit(ast::StmtKind::Call(call), self.range(node));
+            }
             (creates, Some(place)) => {
+                self.api_calls += 1;
                 let name = self.object_name(&place);
                 let span = self.range(args[outputs[0]]);
                 self.emit(

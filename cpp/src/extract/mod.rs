@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use syncguard_grammar::ast;
+use syncguard_model::api::Api;
 use tree_sitter::Node;
 
 use crate::index::{FnDef, Index, Unit};
@@ -49,6 +50,8 @@ pub struct Extracted {
     pub unresolved: Vec<Unresolved>,
     /// Why the walk stopped before the end of the entry point, if it did.
     pub incomplete: Option<Unresolved>,
+    /// Calls whose return code is thrown away (SG701), once per call site.
+    pub unchecked: Vec<(Range<usize>, &'static Api)>,
 }
 
 enum Flow {
@@ -82,6 +85,7 @@ struct Walker<'i, 'u> {
     used_names: HashSet<String>,
     unresolved: Vec<Unresolved>,
     incomplete: Option<Unresolved>,
+    unchecked: Vec<(Range<usize>, &'static Api)>,
     steps: usize,
     api_calls: usize,
     nesting: usize,
@@ -105,6 +109,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
         used_names: HashSet::new(),
         unresolved: Vec::new(),
         incomplete: None,
+        unchecked: Vec::new(),
         steps: 0,
         api_calls: 0,
         nesting: 0,
@@ -140,6 +145,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
         api_calls: walker.api_calls,
         unresolved: walker.unresolved,
         incomplete: walker.incomplete,
+        unchecked: walker.unchecked,
     }
 }
 

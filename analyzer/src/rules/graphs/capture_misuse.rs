@@ -41,7 +41,7 @@ declare_rule! {
     /// Method: the capture state of each stream while each rank's host code is walked,
     /// per concrete execution.
     pub struct CaptureMisuseRule;
-    code = "SG701",
+    code = "SG504",
     name = "stream-capture-misuse",
     severity = Error,
     check = crate::rules::Check::Execution(check),

@@ -1,3 +1,3 @@
-//! SG7xx: CUDA stream capture and graphs.
+//! CUDA stream capture and graphs (SG504).
 
 pub mod capture_misuse;
