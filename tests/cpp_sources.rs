@@ -7,6 +7,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The fixture folders of the shapes the frontend reads.
+const SHAPES: [&str; 3] = [
+    "cpp/tests/fixtures/host",
+    "cpp/tests/fixtures/cuda",
+    "cpp/tests/fixtures/hccl",
+];
+
 fn syncguard(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_syncguard"))
         .args(args)
@@ -73,7 +80,7 @@ fn sources_in(dir: &str) -> Vec<PathBuf> {
 #[test]
 fn every_fixture_gets_the_codes_of_its_sync_twin() {
     let mut checked = 0;
-    for shape in ["cpp/tests/fixtures/host", "cpp/tests/fixtures/cuda"] {
+    for shape in SHAPES {
         for source in sources_in(shape) {
             let twin = source.with_extension("sync");
             let from_source = codes(&source);
@@ -82,12 +89,12 @@ fn every_fixture_gets_the_codes_of_its_sync_twin() {
             checked += 1;
         }
     }
-    assert!(checked >= 30, "only {checked} fixtures");
+    assert!(checked >= 36, "only {checked} fixtures");
 }
 
 #[test]
 fn every_fixture_shape_has_a_failing_and_a_passing_twin() {
-    for shape in ["cpp/tests/fixtures/host", "cpp/tests/fixtures/cuda"] {
+    for shape in SHAPES {
         let names: Vec<String> = sources_in(shape)
             .iter()
             .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())

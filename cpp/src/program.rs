@@ -10,7 +10,7 @@ use syncguard_model::api::Api;
 use syncguard_model::source::{FileId, Span};
 
 use crate::extract::{self, Extracted};
-use crate::index::{Index, Unit, defines_text};
+use crate::index::{FnDef, Index, Unit, defines_text};
 
 /// One file's path (as shown) and text.
 pub struct SourceText {
@@ -37,6 +37,8 @@ pub struct Unresolved {
 pub struct EntryProgram {
     /// The function, as written (`main`, `Runner::Run`).
     pub entry: String,
+    /// How many ranks run it: SPMD code is extracted once per rank count.
+    pub ranks: i64,
     pub source: usize,
     /// The entry's name in `source`.
     pub range: Range<usize>,
@@ -84,13 +86,32 @@ impl Project {
             .par_iter()
             .filter(|def| !def.kernel && !is_special_member(def))
             .filter(|def| def.simple_name() == "main" || !index.mentioned.contains(def.simple_name()))
-            .map(|def| self.entry_program(extract::extract(&index, def)))
+            .flat_map_iter(|def| self.extract_entry(&index, def))
             .collect();
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
         entries
     }
 
-    fn entry_program(&self, extracted: Extracted) -> EntryProgram {
+    /// The programs of one entry point: one, or for SPMD code (it asks for its rank)
+    /// one per rank count, the configured ones or 2 to 8.
+    fn extract_entry(&self, index: &Index, def: &FnDef) -> Vec<EntryProgram> {
+        let counts = match rank_counts(&self.units[def.unit].text) {
+            Some(counts) => counts,
+            None => {
+                let once = extract::extract(index, def, None);
+                if !once.wants_ranks {
+                    return vec![self.entry_program(once, 1)];
+                }
+                DEFAULT_RANKS.collect()
+            }
+        };
+        counts
+            .into_iter()
+            .map(|count| self.entry_program(extract::extract(index, def, (count > 1).then_some(count)), count))
+            .collect()
+    }
+
+    fn entry_program(&self, extracted: Extracted, ranks: i64) -> EntryProgram {
         let (source, range) = self.locate(&extracted.span);
         let unresolved = |item: extract::Unresolved| {
             let (source, range) = self.locate(&item.span);
@@ -101,6 +122,7 @@ impl Project {
             }
         };
         EntryProgram {
+            ranks,
             entry: extracted.entry,
             source,
             range,
@@ -186,6 +208,30 @@ impl Project {
         };
         syncguard_grammar::format(&layout, &parsed)
     }
+}
+
+/// The rank counts SPMD code is checked for when nothing configures them.
+const DEFAULT_RANKS: std::ops::RangeInclusive<i64> = 2..=8;
+/// The most rank counts one entry point is extracted for.
+const MAX_RANK_COUNTS: i64 = 64;
+
+/// `// syncguard: ranks 4` or `// syncguard: ranks 2..=8` in a file: the rank counts its
+/// entry points run on.
+fn rank_counts(text: &str) -> Option<Vec<i64>> {
+    let at = text.find("syncguard: ranks")?;
+    let spec = text[at + "syncguard: ranks".len()..].lines().next()?.trim();
+    let (low, high) = match spec.split_once("..") {
+        Some((low, high)) => {
+            let inclusive = high.starts_with('=');
+            let high: i64 = high.trim_start_matches('=').trim().parse().ok()?;
+            (low.trim().parse().ok()?, if inclusive { high } else { high - 1 })
+        }
+        None => {
+            let count = spec.split_whitespace().next()?.parse().ok()?;
+            (count, count)
+        }
+    };
+    (1 <= low && low <= high && high - low < MAX_RANK_COUNTS && high <= 1 << 16).then(|| (low..=high).collect())
 }
 
 /// Constructors and destructors run where objects are made and go away, never alone.

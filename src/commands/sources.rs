@@ -2,7 +2,7 @@
 //! inlined into the entry points of another), each entry point's extracted program
 //! checked by the analyzer like a `.sync` file.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use syncguard_analyzer::rules::{SolverUnknown, UnknownName};
 use syncguard_analyzer::source::{FileId, Span, decode_utf8_lossless_offsets};
@@ -46,6 +46,9 @@ pub fn read_sources(sources: &mut Sources, inputs: &[&Input]) -> ReadSources {
     }
 }
 
+/// A finding of one entry point: its file and name's offset, the rule, where it is.
+type FindingAt = (usize, usize, &'static str, Span);
+
 /// What checking the sources found.
 pub struct SourceFindings {
     pub checked: Vec<CheckedFile>,
@@ -60,22 +63,63 @@ pub struct SourceFindings {
 pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -> SourceFindings {
     let mut checked = Vec::new();
     let mut seen = HashSet::new();
+    // SPMD code is checked once per rank count: a finding at the same call for
+    // another count is the same problem, reported once, for the smallest count.
+    let mut per_count: HashMap<FindingAt, (usize, usize, Vec<i64>)> = HashMap::new();
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
     for entry in read.project.entries() {
         if entry.api_calls == 0 {
             continue;
         }
-        entries_with_calls += 1;
-        unresolved += entry.unresolved.len();
+        if entry.ranks <= 1
+            || !per_count
+                .keys()
+                .any(|key| (key.0, key.1) == (entry.source, entry.range.start))
+        {
+            entries_with_calls += 1;
+            unresolved += entry.unresolved.len();
+        }
         let reading = reading_diagnostics(&entry, &read.files, explain);
         let lowered = read.project.lower(&entry, &read.files);
         let mut result = check_lowered(lowered, reading, overrides);
-        // A helper reached from two entry points reports its problem once.
-        result
-            .diagnostics
-            .retain(|d| seen.insert((d.code, d.primary.clone(), d.message.clone())));
+        let position = checked.len();
+        let mut kept = Vec::new();
+        for diagnostic in result.diagnostics {
+            let key = (
+                entry.source,
+                entry.range.start,
+                diagnostic.code,
+                diagnostic.primary.clone(),
+            );
+            if entry.ranks > 1
+                && let Some((_, _, counts)) = per_count.get_mut(&key)
+            {
+                counts.push(entry.ranks);
+                continue;
+            }
+            // A helper reached from two entry points reports its problem once.
+            if !seen.insert((diagnostic.code, diagnostic.primary.clone(), diagnostic.message.clone())) {
+                continue;
+            }
+            if entry.ranks > 1 {
+                per_count.insert(key, (position, kept.len(), vec![entry.ranks]));
+            }
+            kept.push(diagnostic);
+        }
+        result.diagnostics = kept;
         checked.push(result);
+    }
+    for (at, index, counts) in per_count.into_values() {
+        let Some(diagnostic) = checked.get_mut(at).and_then(|result| result.diagnostics.get_mut(index)) else {
+            continue;
+        };
+        let others: Vec<String> = counts[1..].iter().map(i64::to_string).collect();
+        let note = match others.as_slice() {
+            [] => format!("found with {} ranks", counts[0]),
+            _ => format!("found with {} ranks; also with {} ranks", counts[0], others.join(", ")),
+        };
+        diagnostic.notes.push(note);
     }
     SourceFindings {
         checked,

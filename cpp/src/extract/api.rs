@@ -36,8 +36,32 @@ impl<'u> Walker<'_, 'u> {
             .map(|(_, arg)| *arg)
             .collect();
         let values: Vec<Value> = inputs.iter().map(|arg| self.eval(*arg)).collect();
+        let count_of = |name: &str| {
+            let position = params.iter().position(|param| param.name == name)?;
+            values.get(position).and_then(Value::int)
+        };
+        let channel_count = count_of("channelNum");
+        let created_count = count_of("threadNum").or(channel_count);
         let mut converted = Vec::new();
         for ((param, arg), value) in params.iter().zip(&inputs).zip(&values) {
+            if param.kind == ArgKind::ChannelDescs {
+                match self.channel_descs(value, channel_count, self.range(*arg)) {
+                    Some(expr) => {
+                        converted.push(ast::Arg {
+                            name: None,
+                            value: expr,
+                        });
+                        continue;
+                    }
+                    None => {
+                        self.unresolved(
+                            *arg,
+                            format!("`{}` is left out: its channel descriptors are not known", api.name),
+                        );
+                        return Value::Int(0);
+                    }
+                }
+            }
             match self.argument(param.kind, *arg, value, &values) {
                 Ok(expr) => converted.push(ast::Arg {
                     name: None,
@@ -84,6 +108,10 @@ impl<'u> Walker<'_, 'u> {
                     },
                     self.range(node),
                 );
+                if matches!(creates, Creates::HcclThreads | Creates::Channels) {
+                    self.store_handle_array(&place, &name, created_count);
+                    return Value::Int(0);
+                }
                 let value = if is_memory(creates) {
                     let size = values.first().and_then(Value::int).unwrap_or(UNKNOWN_SIZE);
                     self.store.insert(format!("{name}.#size"), Value::Int(size));
@@ -144,8 +172,22 @@ impl<'u> Walker<'_, 'u> {
                 Value::Handle(name),
             ) => Ok(ast_name(name, span)),
             (ArgKind::Ptr, Value::Buffer { name, offset, .. }) => Ok(pointer(name, *offset, span)),
+            (ArgKind::Ptr, Value::SymBuffer { name, offset }) => {
+                Ok(ast_binary(ast::BinaryOp::Add, ast_name(name, span), offset.clone()))
+            }
+            // A handle array's element (`workers[2]`), an index over `rank`.
+            (
+                ArgKind::Stream
+                | ArgKind::Event
+                | ArgKind::Notify
+                | ArgKind::Channel
+                | ArgKind::Thread
+                | ArgKind::Int
+                | ArgKind::Timeout(_),
+                Value::Sym(expr),
+            ) => Ok(expr.clone()),
             (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => Ok(ast_int(*value, span)),
-            (ArgKind::Flags | ArgKind::Enum(_) | ArgKind::Int, Value::Sym(expr)) => Ok(expr.clone()),
+            (ArgKind::Flags | ArgKind::Enum(_), Value::Sym(expr)) => Ok(expr.clone()),
             (ArgKind::Enum(_), Value::Int(value)) => Ok(ast_int(*value, span)),
             (ArgKind::Int, Value::Unknown) => Ok(ast_int(self.size_fallback(all), span)),
             (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast_int(0, span)),
@@ -156,6 +198,83 @@ impl<'u> Walker<'_, 'u> {
                 .object_from_before(kind, arg)
                 .ok_or_else(|| "has no value the extractor can follow".into()),
             (kind, _) => Err(format!("is not a {} the extractor can follow", kind.noun())),
+        }
+    }
+
+    /// `descs.data()` after a loop filled `descs[i].remoteRank = ...`: the list of
+    /// `{ field: value }` descriptors (one struct for one channel), from what the code
+    /// stored in each element.
+    fn channel_descs(&self, value: &Value, count: Option<i64>, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+        let Value::Ref(place) = value else { return None };
+        let count = count?;
+        let element = |prefix: &str| -> Option<ast::Expr> {
+            let mut fields: Vec<(&str, ast::Expr)> = self
+                .store
+                .iter()
+                .filter_map(|(key, value)| {
+                    let field = key.strip_prefix(prefix)?.strip_prefix('.')?;
+                    (!field.contains(['.', '['])).then_some(())?;
+                    Some((field, super::expr::symbolic(value, span.clone())?))
+                })
+                .collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            (!fields.is_empty()).then(|| ast::Expr {
+                kind: ast::ExprKind::Struct(
+                    fields
+                        .into_iter()
+                        .map(|(name, value)| ast::Field {
+                            name: ast::Ident {
+                                name: name.to_string(),
+                                span: span.clone(),
+                            },
+                            value,
+                        })
+                        .collect(),
+                ),
+                span: span.clone(),
+            })
+        };
+        // `&desc`: one descriptor, stored at the place itself.
+        if let Some(single) = element(place).filter(|_| count == 1) {
+            return Some(single);
+        }
+        let items: Option<Vec<ast::Expr>> = (0..count.clamp(0, 1 << 16))
+            .map(|k| element(&format!("{place}[{k}]")))
+            .collect();
+        let mut items = items?;
+        if items.len() == 1 {
+            return items.pop();
+        }
+        Some(ast::Expr {
+            kind: ast::ExprKind::List(items),
+            span,
+        })
+    }
+
+    /// Threads or channels created into an array: the `.sync` name is the array when
+    /// there are several, each element `name[k]`; the handle itself when there is one.
+    fn store_handle_array(&mut self, place: &str, name: &str, count: Option<i64>) {
+        let span = 0..0;
+        match count {
+            Some(1) | None => {
+                self.store
+                    .insert(format!("{place}[0]"), Value::Handle(name.to_string()));
+                if !self.store.get(place).is_some_and(|v| matches!(v, Value::Ref(_))) {
+                    self.store.insert(place.to_string(), Value::Handle(name.to_string()));
+                }
+            }
+            Some(count) => {
+                for k in 0..count.clamp(0, 1 << 16) {
+                    let element = ast::Expr {
+                        kind: ast::ExprKind::Index {
+                            base: Box::new(ast_name(name, span.clone())),
+                            index: Box::new(ast_int(k, span.clone())),
+                        },
+                        span: span.clone(),
+                    };
+                    self.store.insert(format!("{place}[{k}]"), Value::Sym(element));
+                }
+            }
         }
     }
 
@@ -246,7 +365,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// A region of its own in the memory from before, for one unknown pointer: regions
     /// never overlap, so two pointers the code does not relate are never taken to alias.
-    fn memory_region(&mut self) -> Value {
+    pub(super) fn memory_region(&mut self) -> Value {
         let name = match &self.unknown_memory {
             Some(name) => name.clone(),
             None => {
@@ -680,11 +799,13 @@ fn output_positions(walker: &Walker, api: &Api, args: &[Node], params: usize) ->
         })
         .map(|(position, _)| position)
         .collect();
-    if addressed.len() >= extra {
-        return addressed[..extra].to_vec();
-    }
+    // HCCL returns its arrays (and a single `&channel`) last, after descriptors that
+    // are passed by address too.
     if matches!(api.creates, Creates::HcclThreads | Creates::Channels) {
         return (args.len() - extra..args.len()).collect();
+    }
+    if addressed.len() >= extra {
+        return addressed[..extra].to_vec();
     }
     (0..extra).collect()
 }

@@ -111,6 +111,11 @@ impl<'u> Walker<'_, 'u> {
     fn name_value(&mut self, node: Node<'u>) -> Value {
         let text = self.text(node).trim_start_matches("::");
         if let Some(place) = self.lookup_local(text) {
+            if self.pointer_params.contains(&place) && matches!(self.store.get(&place), None | Some(Value::Unknown)) {
+                // A pointer the caller passes in: memory of its own, from before.
+                let region = self.memory_region();
+                self.store.insert(place.clone(), region);
+            }
             return self.load(&place);
         }
         if text == "NULL" {
@@ -259,9 +264,55 @@ impl<'u> Walker<'_, 'u> {
                 return Value::Unknown;
             }
         }
-        match self.place_of(node) {
-            Some(place) => self.load(&place),
-            None => Value::Unknown,
+        match self.place_of(node).map(|place| self.load(&place)) {
+            Some(Value::Unknown) | None => self.symbolic_element(node),
+            Some(value) => value,
+        }
+    }
+
+    /// `workers[idx]` with an index over `rank`, or past the elements the code
+    /// created: the element of the handle array as a `.sync` index expression,
+    /// evaluated (and checked against the array's length) per rank.
+    fn symbolic_element(&mut self, node: Node<'u>) -> Value {
+        if node.kind() != "subscript_expression" {
+            return Value::Unknown;
+        }
+        let (Some(base), Some(indices)) = (
+            node.child_by_field_name("argument"),
+            node.child_by_field_name("indices"),
+        ) else {
+            return Value::Unknown;
+        };
+        let Some(index) = indices.named_child(0) else {
+            return Value::Unknown;
+        };
+        // A symbolic index, or a concrete one past the array's end (SG605 then says so).
+        let Some(index) = symbolic(&self.eval(index), self.range(index)) else {
+            return Value::Unknown;
+        };
+        let Some(container) = self.container_place(base) else {
+            return Value::Unknown;
+        };
+        match self.store.get(&format!("{container}[0]")) {
+            Some(Value::Sym(ast::Expr {
+                kind: ast::ExprKind::Index { base, .. },
+                ..
+            })) => Value::Sym(ast::Expr {
+                span: self.range(node),
+                kind: ast::ExprKind::Index {
+                    base: base.clone(),
+                    index: Box::new(index),
+                },
+            }),
+            // An array of one: the `.sync` name is the handle itself, which `.sync`
+            // cannot index; a constant index past it leaves the call out (listed).
+            Some(handle @ Value::Handle(_))
+                if !self.store.contains_key(&format!("{container}[1]"))
+                    && !matches!(index.kind, ast::ExprKind::Int(ref k) if k.value != 0) =>
+            {
+                handle.clone()
+            }
+            _ => Value::Unknown,
         }
     }
 
@@ -306,6 +357,17 @@ impl<'u> Walker<'_, 'u> {
         let operator = self.operator(node);
         let value = self.eval(argument);
         match (operator, &value) {
+            ("!" | "-", Value::Sym(expr)) => Value::Sym(ast::Expr {
+                span: self.range(node),
+                kind: ast::ExprKind::Unary(
+                    if operator == "!" {
+                        ast::UnaryOp::Not
+                    } else {
+                        ast::UnaryOp::Neg
+                    },
+                    Box::new(expr.clone()),
+                ),
+            }),
             ("!", value) => value
                 .truth()
                 .map_or(Value::Unknown, |truth| Value::Int(i64::from(!truth))),
@@ -341,6 +403,30 @@ impl<'u> Walker<'_, 'u> {
             (Value::Sym(a), Value::Sym(b)) if operator == "|" => {
                 Value::Sym(super::ast_binary(ast::BinaryOp::BitOr, a.clone(), b.clone()))
             }
+            (Value::Buffer { name, offset, scale }, Value::Sym(steps)) if operator == "+" => Value::SymBuffer {
+                name: name.clone(),
+                offset: offset_plus(*offset, *scale, steps.clone()),
+            },
+            (Value::SymBuffer { name, offset }, Value::Int(_) | Value::Sym(_)) if operator == "+" => {
+                match symbolic(&right_value, self.range(right)) {
+                    Some(delta) => Value::SymBuffer {
+                        name: name.clone(),
+                        offset: super::ast_binary(ast::BinaryOp::Add, offset.clone(), delta),
+                    },
+                    None => Value::Unknown,
+                }
+            }
+            // An expression over `rank` stays one, for the program to evaluate per rank.
+            (Value::Sym(_), Value::Int(_) | Value::Sym(_)) | (Value::Int(_), Value::Sym(_)) => {
+                match (
+                    binary_ast(operator),
+                    symbolic(&left_value, self.range(left)),
+                    symbolic(&right_value, self.range(right)),
+                ) {
+                    (Some(op), Some(a), Some(b)) => Value::Sym(super::ast_binary(op, a, b)),
+                    _ => Value::Unknown,
+                }
+            }
             // Handles compare equal when they are the same object.
             (a, b) if matches!(operator, "==" | "!=") && a != &Value::Unknown && b != &Value::Unknown => {
                 let same = a == b;
@@ -356,14 +442,38 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn conditional(&mut self, node: Node<'u>) -> Value {
-        let condition = node.child_by_field_name("condition");
-        let truth = condition.and_then(|c| self.eval(c).truth());
-        let arm = match truth {
-            Some(true) => node.child_by_field_name("consequence"),
-            Some(false) => node.child_by_field_name("alternative"),
-            None => None,
+        let (Some(condition), Some(then), Some(otherwise)) = (
+            node.child_by_field_name("condition"),
+            node.child_by_field_name("consequence"),
+            node.child_by_field_name("alternative"),
+        ) else {
+            return Value::Unknown;
         };
-        arm.map_or(Value::Unknown, |arm| self.eval(arm))
+        let cond = self.eval(condition);
+        match cond.truth() {
+            Some(true) => return self.eval(then),
+            Some(false) => return self.eval(otherwise),
+            None => {}
+        }
+        // `i < rank ? i : i + 1`: stays a `.sync` conditional over `rank`.
+        let Value::Sym(cond) = cond else {
+            return Value::Unknown;
+        };
+        let (then, otherwise) = (self.eval(then), self.eval(otherwise));
+        match (
+            symbolic(&then, self.range(node)),
+            symbolic(&otherwise, self.range(node)),
+        ) {
+            (Some(then), Some(otherwise)) => Value::Sym(ast::Expr {
+                span: self.range(node),
+                kind: ast::ExprKind::Cond {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    otherwise: Box::new(otherwise),
+                },
+            }),
+            _ => Value::Unknown,
+        }
     }
 
     fn assignment(&mut self, node: Node<'u>) -> Value {
@@ -457,6 +567,9 @@ impl<'u> Walker<'_, 'u> {
         }
         let name = callee_name(self.text(function));
         let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(&name).to_string();
+        if let Some(value) = self.rank_query(&simple, &args) {
+            return value;
+        }
         if CONVERSIONS.contains(&name.as_str()) {
             return args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         }
@@ -474,6 +587,25 @@ impl<'u> Walker<'_, 'u> {
             return self.inline(node, function, &definition, &args);
         }
         self.opaque_call(node, &name, &args)
+    }
+
+    /// `HcclGetRankId(comm, &rank)` and `HcclGetRankSize(comm, &size)`: the rank is the
+    /// program's `rank`, the size the rank count it is extracted for.
+    fn rank_query(&mut self, name: &str, args: &[Node<'u>]) -> Option<Value> {
+        let value = match name {
+            "HcclGetRankId" => Value::Sym(super::ast_name("rank", 0..0)),
+            "HcclGetRankSize" => self.ranks.map_or(Value::Unknown, Value::Int),
+            _ => return None,
+        };
+        self.wants_ranks = true;
+        let output = args.last().and_then(|arg| match self.eval(*arg) {
+            Value::Ref(place) => Some(place),
+            _ => None,
+        });
+        if let Some(place) = output {
+            self.store.insert(place, value);
+        }
+        Some(Value::Int(0))
     }
 
     /// `v.push_back(x)`, `v.data()`, `v.size()`, `v.resize(n)` on a container place.
@@ -741,6 +873,7 @@ fn is_catalogue_constant(name: &str) -> bool {
         || name.ends_with("_STATUS_COMPLETE")
         || name.ends_with("_STATUS_NOT_READY")
         || name == "cudaErrorNotReady"
+        || name.starts_with("COMM_PROTOCOL_")
 }
 
 /// `static_cast<aclrtStream>` → `static_cast`, `::aclrtFoo` → `aclrtFoo`, blanks out.
@@ -803,6 +936,56 @@ fn binary_op(operator: &str, a: i64, b: i64) -> Option<i64> {
         ">=" => i64::from(a >= b),
         "&&" => i64::from(a != 0 && b != 0),
         "||" => i64::from(a != 0 || b != 0),
+        _ => return None,
+    })
+}
+
+/// A value as `.sync` syntax, where it has one.
+pub(super) fn symbolic(value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+    match value {
+        Value::Int(v) => Some(super::ast_int(*v, span)),
+        Value::Sym(expr) => Some(expr.clone()),
+        _ => None,
+    }
+}
+
+/// `offset + steps * scale`, in bytes.
+fn offset_plus(offset: i64, scale: i64, steps: ast::Expr) -> ast::Expr {
+    let span = steps.span.clone();
+    let bytes = if scale == 1 {
+        steps
+    } else {
+        super::ast_binary(ast::BinaryOp::Mul, steps, super::ast_int(scale, span.clone()))
+    };
+    if offset == 0 {
+        bytes
+    } else {
+        super::ast_binary(ast::BinaryOp::Add, super::ast_int(offset, span), bytes)
+    }
+}
+
+/// The `.sync` operator of a C binary operator, where they mean the same.
+fn binary_ast(operator: &str) -> Option<ast::BinaryOp> {
+    use ast::BinaryOp::*;
+    Some(match operator {
+        "*" => Mul,
+        "/" => Div,
+        "%" => Rem,
+        "+" => Add,
+        "-" => Sub,
+        "&" => BitAnd,
+        "^" => BitXor,
+        "|" => BitOr,
+        "<<" => Shl,
+        ">>" => Shr,
+        "==" => Eq,
+        "!=" => Ne,
+        "<" => Lt,
+        "<=" => Le,
+        ">" => Gt,
+        ">=" => Ge,
+        "&&" => And,
+        "||" => Or,
         _ => return None,
     })
 }

@@ -52,6 +52,8 @@ pub struct Extracted {
     pub incomplete: Option<Unresolved>,
     /// Calls whose return code is thrown away (SG701), once per call site.
     pub unchecked: Vec<(Range<usize>, &'static Api)>,
+    /// The code asks for its rank or the rank count: it runs on several ranks.
+    pub wants_ranks: bool,
 }
 
 enum Flow {
@@ -95,10 +97,15 @@ struct Walker<'i, 'u> {
     memory_regions: i64,
     /// Streams and events that entry parameters and globals hold, created on first use.
     from_before: HashMap<Place, Value>,
+    /// The rank count the program is extracted for (`HcclGetRankSize`).
+    ranks: Option<i64>,
+    /// Entry parameters that are pointers (`void *sendBuf`): memory from the caller.
+    pointer_params: HashSet<Place>,
+    wants_ranks: bool,
 }
 
-/// Extract the program `entry` runs.
-pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
+/// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
+pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> Extracted {
     let mut walker = Walker {
         index,
         blocks: vec![Vec::new()],
@@ -116,7 +123,17 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
         unknown_memory: None,
         memory_regions: 0,
         from_before: HashMap::new(),
+        ranks,
+        wants_ranks: false,
+        pointer_params: HashSet::new(),
     };
+    if let Some(count) = ranks {
+        let span = walker.range_in(entry.unit, entry.node);
+        walker.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Ranks(ast::RankCount::Fixed(ast_int(count, span.clone()))),
+            span,
+        });
+    }
     let this = entry.class.as_ref().map(|_| walker.fresh_place("this"));
     walker.frames.push(Frame {
         unit: entry.unit,
@@ -130,7 +147,10 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
     for param in &entry.params {
         let place = walker.declare(&param.name);
         // The caller's objects: materialized as objects from before where first used.
-        walker.store.insert(place, Value::Unknown);
+        walker.store.insert(place.clone(), Value::Unknown);
+        if param.indirect && !param.reference {
+            walker.pointer_params.insert(place);
+        }
     }
     walker.stmt(entry.body);
     let name_span = crate::index::function_declarator(entry.node)
@@ -146,6 +166,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>) -> Extracted {
         unresolved: walker.unresolved,
         incomplete: walker.incomplete,
         unchecked: walker.unchecked,
+        wants_ranks: walker.wants_ranks,
     }
 }
 
@@ -266,49 +287,63 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
-    /// each arm on its own copy of the state, emitted as `if choice == k { ... }`. Where
-    /// the arms leave a place with different values, it is unknown afterwards.
-    fn alternatives(&mut self, at: Node, prefix: &str, arms: &[Option<Node<'u>>]) -> Flow {
+    /// each arm on its own copy of the state, emitted as `if choice == k { ... }`.
+    fn alternatives(&mut self, at: Node<'u>, prefix: &str, arms: &[Option<Node<'u>>], rest: &[Node<'u>]) -> Flow {
         let choice = self.choice_param(at, prefix, arms.len() as i64 - 1);
+        let span = self.range(at);
+        let conditions: Vec<Option<ast::Expr>> = (0..arms.len())
+            .map(|arm| {
+                (arm + 1 < arms.len() || arms.len() == 1).then(|| {
+                    ast_binary(
+                        ast::BinaryOp::Eq,
+                        ast_name(&choice, span.clone()),
+                        ast_int(arm as i64, span.clone()),
+                    )
+                })
+            })
+            .collect();
+        self.branches(at, &conditions, arms, rest)
+    }
+
+    /// Run each arm under its condition (`None`: the last `else`) on its own copy of
+    /// the state, followed by `rest` (the statements after the branch in its block)
+    /// where the arm ends normally, so that an arm that `continue`s, `break`s or
+    /// `return`s skips them as the C++ does. Emitted as an `if` chain; where the arms
+    /// leave a place with different values, it is unknown afterwards.
+    fn branches(
+        &mut self,
+        at: Node<'u>,
+        conditions: &[Option<ast::Expr>],
+        arms: &[Option<Node<'u>>],
+        rest: &[Node<'u>],
+    ) -> Flow {
         let before = self.store.clone();
         let mut outcomes = Vec::new();
         for arm in arms {
             self.store = before.clone();
             self.blocks.push(Vec::new());
-            let flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
+            let mut flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
+            if matches!(flow, Flow::Normal) {
+                flow = self.stmt_list(rest);
+            }
             let body = self.blocks.pop().unwrap_or_default();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
         }
-        let returns = outcomes
-            .iter()
-            .filter(|(_, _, flow)| matches!(flow, Flow::Return))
-            .count();
-        if returns > 0 && returns < outcomes.len() {
-            self.unresolved(
-                at,
-                "a branch here returns early under a condition with no known value: the code after it is taken \
-                 as running in every case",
-            );
-        }
         let span = self.range(at);
         let mut chain: Option<ast::Else> = None;
-        let count = outcomes.len();
         let mut stores = Vec::new();
-        for (arm, (body, store, _)) in outcomes.into_iter().enumerate().rev() {
+        let mut flows = Vec::new();
+        for ((body, store, flow), condition) in outcomes.into_iter().zip(conditions).rev() {
             stores.push(store);
+            flows.push(flow);
             let block = ast::Block {
                 stmts: body,
                 span: span.clone(),
             };
-            if arm + 1 == count && count > 1 {
+            let Some(cond) = condition.clone() else {
                 chain = Some(ast::Else::Block(block));
                 continue;
-            }
-            let cond = ast_binary(
-                ast::BinaryOp::Eq,
-                ast_name(&choice, span.clone()),
-                ast_int(arm as i64, span.clone()),
-            );
+            };
             let stmt = ast::Stmt {
                 kind: ast::StmtKind::If {
                     cond,
@@ -325,7 +360,25 @@ impl<'u> Walker<'_, 'u> {
             None => {}
         }
         self.store = merge(&stores);
-        if returns == count { Flow::Return } else { Flow::Normal }
+        let all = |wanted: fn(&Flow) -> bool| flows.iter().all(wanted);
+        if all(|f| matches!(f, Flow::Return)) {
+            Flow::Return
+        } else if all(|f| matches!(f, Flow::Break)) {
+            Flow::Break
+        } else if all(|f| matches!(f, Flow::Continue)) {
+            Flow::Continue
+        } else {
+            if flows.iter().any(|f| matches!(f, Flow::Return)) {
+                // The rest of this block is skipped exactly; the code after the blocks
+                // around it is not.
+                self.unresolved(
+                    at,
+                    "a branch here returns early under a condition with no known value: the code after the \
+                     block around it is taken as running in every case",
+                );
+            }
+            Flow::Normal
+        }
     }
 
     /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.

@@ -35,7 +35,7 @@ impl<'u> Walker<'_, 'u> {
                 }
                 Flow::Normal
             }
-            "if_statement" => self.if_statement(node),
+            "if_statement" => self.if_statement(node, &[]).unwrap_or(Flow::Normal),
             "for_statement" => self.for_statement(node),
             "for_range_loop" => self.for_range(node),
             "while_statement" => self.while_statement(node),
@@ -116,8 +116,21 @@ impl<'u> Walker<'_, 'u> {
     fn stmts(&mut self, node: Node<'u>) -> Flow {
         let mut cursor = node.walk();
         let children: Vec<Node<'u>> = node.named_children(&mut cursor).collect();
-        for child in children {
-            match self.stmt(child) {
+        self.stmt_list(&children)
+    }
+
+    /// Statements in order. A branch on a condition with no concrete value takes the
+    /// statements after it into its arms (see `branches`).
+    pub(super) fn stmt_list(&mut self, stmts: &[Node<'u>]) -> Flow {
+        for (position, stmt) in stmts.iter().enumerate() {
+            if stmt.kind() == "if_statement" {
+                let rest = &stmts[position + 1..];
+                if let Some(flow) = self.if_statement(*stmt, rest) {
+                    return flow;
+                }
+                continue;
+            }
+            match self.stmt(*stmt) {
                 Flow::Normal => {}
                 other => return other,
             }
@@ -220,24 +233,39 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
-    fn if_statement(&mut self, node: Node<'u>) -> Flow {
+    /// `if`: a known condition takes its branch (`Some(flow)` only for a jump out of
+    /// the block, `None` to go on with `rest`); a condition over `rank` becomes a
+    /// `.sync` `if`, one with no value a choice; both take `rest` into their arms and
+    /// return its flow.
+    fn if_statement(&mut self, node: Node<'u>, rest: &[Node<'u>]) -> Option<Flow> {
+        if !self.step(node) {
+            return Some(Flow::Return);
+        }
         let then = node.child_by_field_name("consequence");
         let otherwise = node
             .child_by_field_name("alternative")
             .and_then(|alternative| alternative.named_child(0));
-        let Some(condition) = node.child_by_field_name("condition") else {
-            return Flow::Normal;
+        let condition = node.child_by_field_name("condition")?;
+        let flow = match self.condition_value(condition) {
+            Value::Sym(cond) => return Some(self.branches(node, &[Some(cond), None], &[then, otherwise], rest)),
+            value => match value.truth() {
+                Some(true) => then.map_or(Flow::Normal, |then| self.stmt(then)),
+                Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
+                None => return Some(self.alternatives(node, "branch", &[then, otherwise], rest)),
+            },
         };
-        let truth = self.condition(condition);
-        match truth {
-            Some(true) => then.map_or(Flow::Normal, |then| self.stmt(then)),
-            Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
-            None => self.alternatives(node, "branch", &[then, otherwise]),
+        match flow {
+            Flow::Normal => None,
+            other => Some(other),
         }
     }
 
     /// A condition clause (`(x)`, `(auto r = f(); r == 0)`) or expression, evaluated.
     fn condition(&mut self, node: Node<'u>) -> Option<bool> {
+        self.condition_value(node).truth()
+    }
+
+    fn condition_value(&mut self, node: Node<'u>) -> Value {
         let node = if node.kind() == "condition_clause" {
             if let Some(init) = node.child_by_field_name("initializer") {
                 self.stmt(init);
@@ -245,15 +273,15 @@ impl<'u> Walker<'_, 'u> {
             match node.child_by_field_name("value") {
                 Some(value) if value.kind() == "declaration" => {
                     self.declaration(value);
-                    return None;
+                    return Value::Unknown;
                 }
                 Some(value) => value,
-                None => return None,
+                None => return Value::Unknown,
             }
         } else {
             node
         };
-        self.eval(node).truth()
+        self.eval(node)
     }
 
     fn for_statement(&mut self, node: Node<'u>) -> Flow {
@@ -469,7 +497,7 @@ impl<'u> Walker<'_, 'u> {
             }
             None => {
                 let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
-                return self.alternatives(node, "case", &arms);
+                return self.alternatives(node, "case", &arms, &[]);
             }
         };
         for case in &cases[start..] {

@@ -21,10 +21,16 @@ pub enum Value {
         offset: i64,
         scale: i64,
     },
+    /// An address at a rank-dependent offset into a buffer (`ccl + rank * SLICE`).
+    SymBuffer {
+        name: String,
+        offset: ast::Expr,
+    },
     /// The address of a place (`&x`, an array, a reference parameter).
     Ref(Place),
-    /// A constant the catalogue names (`ACL_EVENT_SYNC`, `ACL_MEMCPY_HOST_TO_DEVICE`) or
-    /// a combination of them, kept as `.sync` syntax.
+    /// What stays symbolic in the extracted program, kept as `.sync` syntax: a constant
+    /// the catalogue names (`ACL_EVENT_SYNC`), an expression over `rank`
+    /// (`(rank + 1) % 4`), an element of a handle array (`workers[2]`).
     Sym(ast::Expr),
     Str(String),
     /// Anything the extractor cannot follow.
@@ -42,7 +48,9 @@ impl Value {
 
     pub fn truth(&self) -> Option<bool> {
         match self {
-            Value::Handle(_) | Value::Buffer { .. } | Value::Ref(_) | Value::Str(_) => Some(true),
+            Value::Handle(_) | Value::Buffer { .. } | Value::SymBuffer { .. } | Value::Ref(_) | Value::Str(_) => {
+                Some(true)
+            }
             other => other.int().map(|value| value != 0),
         }
     }
@@ -50,7 +58,7 @@ impl Value {
     /// Whether the value names an object of the program (what an unknown callee that
     /// receives it might use).
     pub fn is_object(&self) -> bool {
-        matches!(self, Value::Handle(_) | Value::Buffer { .. })
+        matches!(self, Value::Handle(_) | Value::Buffer { .. } | Value::SymBuffer { .. })
     }
 }
 
