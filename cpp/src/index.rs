@@ -64,6 +64,8 @@ pub struct ParamDecl {
     pub reference: bool,
     /// `const T *p`: the callee only reads through it.
     pub is_const: bool,
+    /// The declared type, as written (`const gert::ExeResGenerationContext`).
+    pub type_text: String,
 }
 
 /// A function with a body.
@@ -107,6 +109,11 @@ pub struct Index<'u> {
     /// Parameters of functions declared without a body here (`extern "C" __global__
     /// void k(__gm__ const uint8_t *x, ...);`): what a launch of them reads and writes.
     pub prototypes: HashMap<String, Vec<ParamDecl>>,
+    /// `const char *const NAME = "text";` at namespace level.
+    pub string_constants: HashMap<String, String>,
+    /// Gen-task callbacks by function name, with the op they generate for
+    /// (`IMPL_OP_CT(MatmulAllReduce).GenerateTask(MatmulAllReduceGenTask)`).
+    pub gen_task_ops: HashMap<String, String>,
     /// `auto NAME = (VALUE);` per object-like `#define`, parsed: where `constants` of
     /// defines point.
     pub defines: &'u Unit,
@@ -125,6 +132,11 @@ impl<'u> Index<'u> {
             defined: HashSet::new(),
             mentioned: HashSet::new(),
             prototypes: HashMap::new(),
+            string_constants: HashMap::new(),
+            gen_task_ops: units
+                .iter()
+                .flat_map(|unit| gen_task_registrations(&unit.text))
+                .collect(),
             defines,
         };
         for (unit_index, unit) in units.iter().enumerate() {
@@ -305,6 +317,14 @@ impl<'u> Index<'u> {
             if declarator.kind() != "init_declarator" {
                 continue;
             }
+            if let Some(value) = declarator.child_by_field_name("value")
+                && value.kind() == "string_literal"
+                && let Some(name) = innermost_name(declarator)
+            {
+                let text = source.text_of(value).trim_matches('"').to_string();
+                self.string_constants.insert(source.text_of(name).to_string(), text);
+                continue;
+            }
             let (Some(name), Some(value)) = (
                 declarator.child_by_field_name("declarator"),
                 declarator.child_by_field_name("value"),
@@ -317,6 +337,19 @@ impl<'u> Index<'u> {
             }
         }
     }
+}
+
+/// The identifier a declarator declares, through pointers and `const`.
+fn innermost_name(mut node: Node) -> Option<Node> {
+    for _ in 0..MAX_NESTING {
+        if node.kind() == "identifier" {
+            return Some(node);
+        }
+        node = node
+            .child_by_field_name("declarator")
+            .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
+    }
+    None
 }
 
 /// The `function_declarator` of a definition, through pointer and reference
@@ -370,6 +403,7 @@ fn parameters(source: &Unit, list: Node) -> Vec<ParamDecl> {
             indirect,
             reference,
             is_const,
+            type_text: type_text.to_string(),
         });
     }
     params
@@ -387,6 +421,49 @@ fn is_kernel(source: &Unit, node: Node, declarator: Node) -> bool {
         .kernel_markers
         .iter()
         .any(|&marker| (before..end).contains(&marker))
+}
+
+/// `IMPL_OP_CT(Op).GenerateTask(fn)` in a file: `(fn, Op)` pairs.
+fn gen_task_registrations(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("IMPL_OP_CT(") {
+        let rest = &text[at + "IMPL_OP_CT(".len()..];
+        let Some((op, after)) = rest.split_once(')') else {
+            continue;
+        };
+        let after = after.trim_start();
+        let Some(callback) = after
+            .strip_prefix(".GenerateTask(")
+            .and_then(|callback| callback.split_once(')'))
+            .map(|(callback, _)| callback.trim())
+        else {
+            continue;
+        };
+        let callback = callback.rsplit("::").next().unwrap_or(callback);
+        found.push((callback.to_string(), op.trim().to_string()));
+    }
+    found
+}
+
+/// The attributes an op definition declares (`this->Attr("group")` in the constructor
+/// of class `op`), in order, each with where its name is (in the extractor's byte
+/// space); `None` when no analyzed file defines the op.
+pub fn op_attributes(index: &Index, op: &str) -> Option<Vec<(String, std::ops::Range<usize>)>> {
+    let constructor = index
+        .lookup(op)
+        .find(|def| def.class.as_deref() == Some(op) && def.simple_name() == op)?;
+    let unit = &index.units[constructor.unit];
+    let start = constructor.body.start_byte();
+    let body = unit.text_of(constructor.body);
+    let mut attrs = Vec::new();
+    for (at, _) in body.match_indices("Attr(\"") {
+        let name_at = at + "Attr(\"".len();
+        if let Some((name, _)) = body[name_at..].split_once('"') {
+            let from = unit.base + start + name_at;
+            attrs.push((name.to_string(), from..from + name.len()));
+        }
+    }
+    Some(attrs)
 }
 
 /// The `unit` of a constant defined by `#define`: the index's `defines`.

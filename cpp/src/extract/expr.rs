@@ -131,6 +131,9 @@ impl<'u> Walker<'_, 'u> {
         if let Some(value) = self.constant(simple, 0) {
             return Value::Int(value);
         }
+        if let Some(text) = self.index.string_constants.get(simple) {
+            return Value::Str(text.clone());
+        }
         if let Some(function) = self.index.lookup(simple).next() {
             return Value::Str(function.simple_name().to_string());
         }
@@ -573,10 +576,20 @@ impl<'u> Walker<'_, 'u> {
         if CONVERSIONS.contains(&name.as_str()) {
             return args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         }
-        if let Some(api) = api::lookup(name.trim_start_matches("::")).or_else(|| api::lookup(&simple))
-            && api.place == api::Place::Host
+        let qualified = name.trim_start_matches("::").trim_start_matches("ge::");
+        if let Some(api) = api::lookup(qualified).or_else(|| api::lookup(&simple)) {
+            match api.place {
+                api::Place::Host => return self.api_call(node, api, &args),
+                api::Place::GenTask if self.gen_task.is_some() => return self.gen_task_factory(node, api, &args),
+                _ => {}
+            }
+        }
+        if function.kind() == "field_expression"
+            && let Some(value) = self
+                .task_method(function, &simple, &args)
+                .or_else(|| self.stream_info(&simple))
         {
-            return self.api_call(node, api, &args);
+            return value;
         }
         if function.kind() == "field_expression"
             && let Some(value) = self.container_method(function, &simple, &args)
@@ -630,8 +643,31 @@ impl<'u> Walker<'_, 'u> {
                 }
                 Some(Value::Unknown)
             }
-            "data" | "begin" => Some(Value::Ref(place)),
+            "data" => Some(Value::Ref(place)),
+            // An iterator, as the index it stands at (`v.begin() + k`).
+            "begin" => Some(Value::Int(0)),
+            "insert" => {
+                let (Some(position), Some(value)) = (args.first(), args.get(1)) else {
+                    return Some(Value::Unknown);
+                };
+                let (Some(position), Some(len)) = (self.eval(*position).int(), len) else {
+                    return Some(Value::Unknown);
+                };
+                let value = self.eval(*value);
+                for k in (position..len).rev() {
+                    let moved = self
+                        .store
+                        .get(&format!("{place}[{k}]"))
+                        .cloned()
+                        .unwrap_or(Value::Unknown);
+                    self.store.insert(format!("{place}[{}]", k + 1), moved);
+                }
+                self.store.insert(format!("{place}[{position}]"), value);
+                self.store.insert(len_place, Value::Int(len + 1));
+                Some(Value::Unknown)
+            }
             "size" => Some(len.map_or(Value::Unknown, Value::Int)),
+            "empty" => Some(len.map_or(Value::Unknown, |len| Value::Int(i64::from(len == 0)))),
             "clear" => {
                 self.store.insert(len_place, Value::Int(0));
                 Some(Value::Unknown)

@@ -10,6 +10,7 @@
 
 mod api;
 mod expr;
+mod gen_task;
 mod stmt;
 pub mod value;
 
@@ -102,6 +103,8 @@ struct Walker<'i, 'u> {
     /// Entry parameters that are pointers (`void *sendBuf`): memory from the caller.
     pointer_params: HashSet<Place>,
     wants_ranks: bool,
+    /// For a GE gen-task callback: the op and the place of its `tasks` list.
+    gen_task: Option<(String, Place)>,
 }
 
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
@@ -126,6 +129,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> 
         ranks,
         wants_ranks: false,
         pointer_params: HashSet::new(),
+        gen_task: None,
     };
     if let Some(count) = ranks {
         let span = walker.range_in(entry.unit, entry.node);
@@ -148,11 +152,17 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> 
         let place = walker.declare(&param.name);
         // The caller's objects: materialized as objects from before where first used.
         walker.store.insert(place.clone(), Value::Unknown);
-        if param.indirect && !param.reference {
+        // Data pointers only (`void *x`, `float *x`, `GM_ADDR x`), not objects.
+        let data = param.type_text == "GM_ADDR"
+            || param.type_text.trim_start_matches("const ").trim() == "void"
+            || expr::type_size(&param.type_text).is_some();
+        if param.indirect && !param.reference && data {
             walker.pointer_params.insert(place);
         }
     }
+    walker.begin_gen_task(entry);
     walker.stmt(entry.body);
+    walker.end_gen_task(entry);
     let name_span = crate::index::function_declarator(entry.node)
         .and_then(|d| d.child_by_field_name("declarator"))
         .unwrap_or(entry.node);

@@ -251,6 +251,11 @@ impl<'u> Walker<'_, 'u> {
             value => match value.truth() {
                 Some(true) => then.map_or(Flow::Normal, |then| self.stmt(then)),
                 Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
+                // `if (context == nullptr || ...) { return ge::GRAPH_FAILED; }`: an
+                // error exit, taken to be not taken, as a failing API call is.
+                None if then.is_some_and(|then| self.is_error_exit(then)) => {
+                    otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
+                }
                 None => return Some(self.alternatives(node, "branch", &[then, otherwise], rest)),
             },
         };
@@ -258,6 +263,28 @@ impl<'u> Walker<'_, 'u> {
             Flow::Normal => None,
             other => Some(other),
         }
+    }
+
+    /// A branch that only leaves with a failure: its last statement returns an error
+    /// (`ge::GRAPH_FAILED`, `ACL_ERROR_INVALID_PARAM`, `-1`, `false`, `nullptr`) and it
+    /// calls nothing but logging.
+    fn is_error_exit(&self, arm: Node<'u>) -> bool {
+        let last = match arm.kind() {
+            "compound_statement" => arm.named_child(arm.named_child_count().saturating_sub(1)),
+            _ => Some(arm),
+        };
+        let Some(last) = last.filter(|last| last.kind() == "return_statement") else {
+            return false;
+        };
+        let value = last.named_child(0).map_or("", |value| self.text(value));
+        let failure = value.contains("FAIL")
+            || value.contains("ERROR")
+            || value.contains("ERR_")
+            || value.starts_with('-')
+            || matches!(value, "false" | "nullptr" | "NULL");
+        let calls_api =
+            self.text(arm).contains("aclrt") || self.text(arm).contains("Hcom") || self.text(arm).contains("cuda");
+        failure && !calls_api
     }
 
     /// A condition clause (`(x)`, `(auto r = f(); r == 0)`) or expression, evaluated.

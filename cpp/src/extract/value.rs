@@ -33,8 +33,17 @@ pub enum Value {
     /// (`(rank + 1) % 4`), an element of a handle array (`workers[2]`).
     Sym(ast::Expr),
     Str(String),
+    /// A GE gen-task (`KernelLaunchInfo::CreateHcomWaitTask(context, "group")`), with
+    /// the stream its last `SetStreamId` chose.
+    Task(Box<GenTask>),
     /// Anything the extractor cannot follow.
     Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenTask {
+    pub call: ast::Call,
+    pub stream: Option<ast::Expr>,
 }
 
 impl Value {
