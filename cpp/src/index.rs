@@ -79,8 +79,10 @@ pub struct FnDef<'u> {
     pub class: Option<String>,
     pub params: Vec<ParamDecl>,
     pub body: Node<'u>,
-    /// `__global__` (CUDA) or `__aicore__` (Ascend C): device code.
+    /// `__global__` (CUDA, and Ascend C's `__global__ __aicore__`): a kernel.
     pub kernel: bool,
+    /// `__aicore__` or `__device__` without `__global__`: a helper of kernels.
+    pub device: bool,
 }
 
 impl FnDef<'_> {
@@ -248,7 +250,8 @@ impl<'u> Index<'u> {
             .child_by_field_name("parameters")
             .map(|list| parameters(source, list))
             .unwrap_or_default();
-        let kernel = is_kernel(source, node, declarator);
+        let kernel = qualified_by(&source.masked.kernel_markers, source, node, declarator);
+        let device = !kernel && qualified_by(&source.masked.device_markers, source, node, declarator);
         self.mention_names(unit, body);
         self.functions.push(FnDef {
             unit,
@@ -258,6 +261,7 @@ impl<'u> Index<'u> {
             params,
             body,
             kernel,
+            device,
         });
     }
 
@@ -409,18 +413,14 @@ fn parameters(source: &Unit, list: Node) -> Vec<ParamDecl> {
     params
 }
 
-/// Whether `__global__` or `__aicore__` qualifies the function: between the end of the
-/// previous declaration and the function's name.
-fn is_kernel(source: &Unit, node: Node, declarator: Node) -> bool {
+/// Whether one of `markers` qualifies the function: between the end of the previous
+/// declaration and the function's name.
+fn qualified_by(markers: &[usize], source: &Unit, node: Node, declarator: Node) -> bool {
     let before = source.text[..node.start_byte()]
         .rfind([';', '}', '{'])
         .map_or(0, |at| at + 1);
     let end = declarator.start_byte();
-    source
-        .masked
-        .kernel_markers
-        .iter()
-        .any(|&marker| (before..end).contains(&marker))
+    markers.iter().any(|&marker| (before..end).contains(&marker))
 }
 
 /// `IMPL_OP_CT(Op).GenerateTask(fn)` in a file: `(fn, Op)` pairs.

@@ -12,8 +12,12 @@ pub struct Masked {
     /// Launch configurations by the offset of their `<<<` (where the kernel name
     /// ends): the byte range of each configuration argument.
     pub launches: HashMap<usize, Vec<Range<usize>>>,
-    /// Offsets of `__global__` and `__aicore__`: a function they precede is a kernel.
+    /// Offsets of `__global__`: a function it precedes is a kernel (CUDA's, and Ascend
+    /// C's `__global__ __aicore__`).
     pub kernel_markers: Vec<usize>,
+    /// Offsets of `__aicore__` and `__device__`: a function they precede runs on the
+    /// device (a kernel, or a helper kernels call).
+    pub device_markers: Vec<usize>,
 }
 
 /// Qualifiers that are no C++: blanked, and kernel markers remembered.
@@ -29,12 +33,13 @@ const QUALIFIERS: &[&str] = &[
     "__ubuf__",
     "__restrict__",
 ];
-const KERNEL_QUALIFIERS: &[&str] = &["__global__", "__aicore__"];
+const DEVICE_QUALIFIERS: &[&str] = &["__aicore__", "__device__"];
 
 pub fn mask(source: &str) -> Masked {
     let mut bytes = source.as_bytes().to_vec();
     let mut launches = HashMap::new();
     let mut kernel_markers = Vec::new();
+    let mut device_markers = Vec::new();
     let mut search = 0;
     while let Some(found) = source[search..].find("<<<") {
         let open = search + found;
@@ -54,8 +59,10 @@ pub fn mask(source: &str) -> Masked {
                 continue;
             }
             bytes[at..at + word.len()].fill(b' ');
-            if KERNEL_QUALIFIERS.contains(word) {
+            if *word == "__global__" {
                 kernel_markers.push(at);
+            } else if DEVICE_QUALIFIERS.contains(word) {
+                device_markers.push(at);
             }
         }
     }
@@ -64,12 +71,14 @@ pub fn mask(source: &str) -> Masked {
         bytes[at..end].fill(b' ');
     }
     kernel_markers.sort_unstable();
+    device_markers.sort_unstable();
     // Only ASCII bytes were replaced by ASCII spaces, so the text stays UTF-8.
     let text = String::from_utf8(bytes).unwrap_or_else(|_| source.to_string());
     Masked {
         text,
         launches,
         kernel_markers,
+        device_markers,
     }
 }
 
@@ -153,7 +162,8 @@ mod tests {
         let source = "extern \"C\" __global__ __aicore__ void k(__gm__ int *x) {}";
         let masked = mask(source);
         assert!(!masked.text.contains("__"));
-        assert_eq!(masked.kernel_markers, vec![11, 22]);
+        assert_eq!(masked.kernel_markers, vec![11]);
+        assert_eq!(masked.device_markers, vec![22]);
         assert_eq!(masked.text.len(), source.len());
     }
 }

@@ -81,15 +81,75 @@ impl Project {
     pub fn entries(&self) -> Vec<EntryProgram> {
         let index = Index::build(&self.units, &self.defines);
         use rayon::prelude::*;
+        let fused = self.fused_superkernels();
+        let in_fused = |def: &FnDef| {
+            def.kernel
+                && fused
+                    .iter()
+                    .any(|(_, kernels)| kernels.iter().any(|k| k == def.simple_name()))
+        };
         let mut entries: Vec<EntryProgram> = index
             .functions
             .par_iter()
-            .filter(|def| !def.kernel && !is_special_member(def))
+            .filter(|def| self.is_entry_kind(def) && !in_fused(def))
             .filter(|def| def.simple_name() == "main" || !index.mentioned.contains(def.simple_name()))
             .flat_map_iter(|def| self.extract_entry(&index, def))
             .collect();
+        for (name, kernels) in &fused {
+            let defs: Option<Vec<&FnDef>> = kernels
+                .iter()
+                .map(|kernel| {
+                    index
+                        .functions
+                        .iter()
+                        .find(|def| def.kernel && def.simple_name() == kernel)
+                })
+                .collect();
+            if let Some(defs) = defs.filter(|defs| !defs.is_empty()) {
+                entries.push(self.entry_program(extract::extract_fused(&index, name, &defs), 1));
+            }
+        }
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
         entries
+    }
+
+    /// `// syncguard: superkernel NAME(aiv: 48) = k1, k2` lines: the SuperKernels the
+    /// graph fuses, which the kernel sources cannot say, with their kernels in order.
+    fn fused_superkernels(&self) -> Vec<(String, Vec<String>)> {
+        let mut fused = Vec::new();
+        for unit in &self.units {
+            for (at, _) in unit.text.match_indices("syncguard: superkernel") {
+                let line = unit.text[at + "syncguard: superkernel".len()..]
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                let Some((head, kernels)) = line.split_once('=') else {
+                    continue;
+                };
+                let name = head.split('(').next().unwrap_or("").trim();
+                let kernels: Vec<String> = kernels
+                    .split(',')
+                    .map(|kernel| kernel.trim().to_string())
+                    .filter(|kernel| !kernel.is_empty())
+                    .collect();
+                if !name.is_empty() && !kernels.is_empty() {
+                    fused.push((name.to_string(), kernels));
+                }
+            }
+        }
+        fused
+    }
+
+    /// Host functions, and kernels that use SuperKernel early start (their per-core
+    /// code is what the SG4xx rules check); not device helpers, constructors or
+    /// destructors.
+    fn is_entry_kind(&self, def: &FnDef) -> bool {
+        if def.kernel {
+            // The calls may be in the kernel class's methods, in the same file.
+            let text = &self.units[def.unit].text;
+            return text.contains("SetNextTaskStart") || text.contains("WaitPreTaskEnd");
+        }
+        !def.device && !is_special_member(def)
     }
 
     /// The programs of one entry point: one, or for SPMD code (it asks for its rank)

@@ -172,7 +172,7 @@ impl<'u> Walker<'_, 'u> {
                 Value::Handle(name),
             ) => Ok(ast_name(name, span)),
             (ArgKind::Ptr, Value::Buffer { name, offset, .. }) => Ok(pointer(name, *offset, span)),
-            (ArgKind::Ptr, Value::SymBuffer { name, offset }) => {
+            (ArgKind::Ptr, Value::SymBuffer { name, offset, .. }) => {
                 Ok(ast_binary(ast::BinaryOp::Add, ast_name(name, span), offset.clone()))
             }
             // A handle array's element (`workers[2]`), an index over `rank`.

@@ -85,9 +85,20 @@ impl<'u> Walker<'_, 'u> {
             "identifier" | "qualified_identifier" => self.name_value(node),
             "this" => self.frame().this.clone().map_or(Value::Unknown, Value::Ref),
             "parenthesized_expression" => node.named_child(0).map_or(Value::Unknown, |inner| self.eval(inner)),
-            "cast_expression" => node
-                .child_by_field_name("value")
-                .map_or(Value::Unknown, |v| self.eval(v)),
+            "cast_expression" => {
+                let value = node
+                    .child_by_field_name("value")
+                    .map_or(Value::Unknown, |v| self.eval(v));
+                // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
+                let pointee = node
+                    .child_by_field_name("type")
+                    .and_then(|t| pointee_size(self.text(t)));
+                match (value, pointee) {
+                    (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
+                    (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
+                    (value, _) => value,
+                }
+            }
             "field_expression" | "subscript_expression" => self.read_place(node),
             "pointer_expression" => self.pointer_expression(node),
             "unary_expression" => self.unary(node),
@@ -120,6 +131,9 @@ impl<'u> Walker<'_, 'u> {
         }
         if text == "NULL" {
             return Value::Null;
+        }
+        if self.core.is_some() && matches!(text, "ASCEND_IS_AIV" | "ASCEND_IS_AIC") {
+            return Value::Sym(super::ast_name(text, self.range(node)));
         }
         let simple = text.rsplit("::").next().unwrap_or(text);
         if SUCCESS_CODES.contains(&simple) {
@@ -262,7 +276,13 @@ impl<'u> Walker<'_, 'u> {
             && node.kind() == "subscript_expression"
         {
             let base_value = self.eval(base);
-            if let Value::Buffer { .. } = base_value {
+            if matches!(base_value, Value::Buffer { .. } | Value::SymBuffer { .. }) {
+                if self.core.is_some() {
+                    // `xGm[k]` in kernel code: the global tensor from element `k`.
+                    let index = node.child_by_field_name("indices").and_then(|list| list.named_child(0));
+                    let steps = index.map_or(Value::Unknown, |index| self.eval(index));
+                    return advance_by(&base_value, &steps, self.range(node));
+                }
                 self.host_access(node, &base_value, false);
                 return Value::Unknown;
             }
@@ -406,18 +426,11 @@ impl<'u> Walker<'_, 'u> {
             (Value::Sym(a), Value::Sym(b)) if operator == "|" => {
                 Value::Sym(super::ast_binary(ast::BinaryOp::BitOr, a.clone(), b.clone()))
             }
-            (Value::Buffer { name, offset, scale }, Value::Sym(steps)) if operator == "+" => Value::SymBuffer {
-                name: name.clone(),
-                offset: offset_plus(*offset, *scale, steps.clone()),
-            },
-            (Value::SymBuffer { name, offset }, Value::Int(_) | Value::Sym(_)) if operator == "+" => {
-                match symbolic(&right_value, self.range(right)) {
-                    Some(delta) => Value::SymBuffer {
-                        name: name.clone(),
-                        offset: super::ast_binary(ast::BinaryOp::Add, offset.clone(), delta),
-                    },
-                    None => Value::Unknown,
-                }
+            (Value::Buffer { .. } | Value::SymBuffer { .. }, Value::Sym(_))
+            | (Value::SymBuffer { .. }, Value::Int(_))
+                if operator == "+" =>
+            {
+                advance_by(&left_value, &right_value, self.range(right))
             }
             // An expression over `rank` stays one, for the program to evaluate per rank.
             (Value::Sym(_), Value::Int(_) | Value::Sym(_)) | (Value::Int(_), Value::Sym(_)) => {
@@ -573,6 +586,11 @@ impl<'u> Walker<'_, 'u> {
         if let Some(value) = self.rank_query(&simple, &args) {
             return value;
         }
+        if self.core.is_some()
+            && let Some(value) = self.core_call(node, function, &name, &simple, &args)
+        {
+            return value;
+        }
         if CONVERSIONS.contains(&name.as_str()) {
             return args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         }
@@ -700,9 +718,19 @@ impl<'u> Walker<'_, 'u> {
     /// The definition a call names: among same-named definitions with room for the
     /// arguments, the closest to the caller (its own file, then its folder, then any),
     /// preferring the caller's class and an exact parameter count.
-    fn resolve(&self, function: Node<'u>, simple: &str, argc: usize) -> Option<FnDef<'u>> {
+    fn resolve(&mut self, function: Node<'u>, simple: &str, argc: usize) -> Option<FnDef<'u>> {
         let is_method = function.kind() == "field_expression";
-        let class = self.frame().class.clone();
+        // `op.Process()`: the class `op` was declared with; `Process()`: the caller's.
+        let class = match function.child_by_field_name("argument") {
+            Some(base) if is_method => self
+                .place_of(base)
+                .and_then(|place| match self.store.get(&format!("{place}.#class")) {
+                    Some(Value::Str(class)) => Some(class.clone()),
+                    _ => None,
+                })
+                .or_else(|| self.frame().class.clone()),
+            _ => self.frame().class.clone(),
+        };
         let unit = self.frame().unit;
         let folder = |unit: usize| {
             std::path::Path::new(&self.index.units[unit].path)
@@ -713,6 +741,8 @@ impl<'u> Walker<'_, 'u> {
         self.index
             .lookup(simple)
             .filter(|def| !def.kernel && def.params.len() >= argc)
+            // Device helpers run in kernel code, host functions in host code.
+            .filter(|def| def.device == self.core.is_some() || !def.device)
             .filter(|def| is_method || def.class.is_none() || def.class == class || self.text(function).contains("::"))
             .max_by_key(|def| {
                 let closeness = if def.unit == unit {
@@ -985,19 +1015,43 @@ pub(super) fn symbolic(value: &Value, span: std::ops::Range<usize>) -> Option<as
     }
 }
 
-/// `offset + steps * scale`, in bytes.
-fn offset_plus(offset: i64, scale: i64, steps: ast::Expr) -> ast::Expr {
-    let span = steps.span.clone();
+/// A pointer moved by `steps` (an integer or an expression over `rank` or the core),
+/// in its pointee's size: a symbolic buffer position.
+pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<usize>) -> Value {
+    if let Value::Int(steps) = steps
+        && let Value::Buffer { .. } = pointer
+    {
+        return advance(pointer, *steps);
+    }
+    let Some(steps) = symbolic(steps, span.clone()) else {
+        return Value::Unknown;
+    };
+    let (name, base, scale) = match pointer {
+        Value::Buffer { name, offset, scale } => (name, super::ast_int(*offset, span.clone()), *scale),
+        Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
+        _ => return Value::Unknown,
+    };
     let bytes = if scale == 1 {
         steps
     } else {
         super::ast_binary(ast::BinaryOp::Mul, steps, super::ast_int(scale, span.clone()))
     };
-    if offset == 0 {
-        bytes
-    } else {
-        super::ast_binary(ast::BinaryOp::Add, super::ast_int(offset, span), bytes)
+    let offset = match base.kind {
+        ast::ExprKind::Int(ast::IntLit { value: 0, .. }) => bytes,
+        _ => super::ast_binary(ast::BinaryOp::Add, base, bytes),
+    };
+    Value::SymBuffer {
+        name: name.clone(),
+        offset,
+        scale,
     }
+}
+
+/// `half *` → 2: the size of what a pointer type points to.
+pub(super) fn pointee_size(type_text: &str) -> Option<i64> {
+    let text = type_text.trim();
+    let pointee = text.strip_suffix('*')?;
+    type_size(pointee).or_else(|| (pointee.trim() == "void").then_some(1))
 }
 
 /// The `.sync` operator of a C binary operator, where they mean the same.

@@ -11,6 +11,7 @@
 mod api;
 mod expr;
 mod gen_task;
+mod kernel;
 mod stmt;
 pub mod value;
 
@@ -105,32 +106,13 @@ struct Walker<'i, 'u> {
     wants_ranks: bool,
     /// For a GE gen-task callback: the op and the place of its `tasks` list.
     gen_task: Option<(String, Place)>,
+    /// For an Ascend C kernel: what its per-core walk collects.
+    core: Option<kernel::CoreState>,
 }
 
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
 pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> Extracted {
-    let mut walker = Walker {
-        index,
-        blocks: vec![Vec::new()],
-        prelude: Vec::new(),
-        store: HashMap::new(),
-        frames: Vec::new(),
-        next_id: 0,
-        used_names: HashSet::new(),
-        unresolved: Vec::new(),
-        incomplete: None,
-        unchecked: Vec::new(),
-        steps: 0,
-        api_calls: 0,
-        nesting: 0,
-        unknown_memory: None,
-        memory_regions: 0,
-        from_before: HashMap::new(),
-        ranks,
-        wants_ranks: false,
-        pointer_params: HashSet::new(),
-        gen_task: None,
-    };
+    let mut walker = Walker::new(index, ranks);
     if let Some(count) = ranks {
         let span = walker.range_in(entry.unit, entry.node);
         walker.prelude.push(ast::Stmt {
@@ -138,16 +120,18 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> 
             span,
         });
     }
-    let this = entry.class.as_ref().map(|_| walker.fresh_place("this"));
-    walker.frames.push(Frame {
-        unit: entry.unit,
-        scopes: vec![HashMap::new()],
-        cleanups: vec![Vec::new()],
-        this,
-        function: Some(entry.qualified.clone()),
-        class: entry.class.clone(),
-        returned: Value::Unknown,
-    });
+    if entry.kernel {
+        let sub = walker.subkernel(entry, &mut HashMap::new());
+        let vector_only = sub.1;
+        walker.superkernel(
+            entry.simple_name(),
+            vec![sub.0],
+            vector_only,
+            walker.range_in(entry.unit, entry.node),
+        );
+        return walker.finish(entry);
+    }
+    walker.enter(entry);
     for param in &entry.params {
         let place = walker.declare(&param.name);
         // The caller's objects: materialized as objects from before where first used.
@@ -163,20 +147,88 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> 
     walker.begin_gen_task(entry);
     walker.stmt(entry.body);
     walker.end_gen_task(entry);
-    let name_span = crate::index::function_declarator(entry.node)
-        .and_then(|d| d.child_by_field_name("declarator"))
-        .unwrap_or(entry.node);
-    let mut stmts = std::mem::take(&mut walker.prelude);
-    stmts.extend(walker.blocks.pop().unwrap_or_default());
-    Extracted {
-        entry: entry.qualified.clone(),
-        span: walker.range_in(entry.unit, name_span),
-        file: ast::File { stmts },
-        api_calls: walker.api_calls,
-        unresolved: walker.unresolved,
-        incomplete: walker.incomplete,
-        unchecked: walker.unchecked,
-        wants_ranks: walker.wants_ranks,
+    walker.finish(entry)
+}
+
+/// Extract a SuperKernel the graph fuses from `kernels`, in order (a `// syncguard:
+/// superkernel NAME = k1, k2` line names them): one sub-kernel each, a parameter name
+/// one buffer across them (the tensor one kernel writes and the next reads).
+pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>]) -> Extracted {
+    let mut walker = Walker::new(index, None);
+    let mut buffers = HashMap::new();
+    let mut subs = Vec::new();
+    let mut vector_only = false;
+    for kernel in kernels {
+        let (sub, vector) = walker.subkernel(kernel, &mut buffers);
+        subs.push(sub);
+        vector_only |= vector;
+        walker.frames.clear();
+    }
+    let first = kernels[0];
+    walker.superkernel(name, subs, vector_only, walker.range_in(first.unit, first.node));
+    let mut extracted = walker.finish(first);
+    extracted.entry = name.to_string();
+    extracted
+}
+
+impl<'i, 'u> Walker<'i, 'u> {
+    fn new(index: &'i Index<'u>, ranks: Option<i64>) -> Self {
+        Walker {
+            index,
+            blocks: vec![Vec::new()],
+            prelude: Vec::new(),
+            store: HashMap::new(),
+            frames: Vec::new(),
+            next_id: 0,
+            used_names: HashSet::new(),
+            unresolved: Vec::new(),
+            incomplete: None,
+            unchecked: Vec::new(),
+            steps: 0,
+            api_calls: 0,
+            nesting: 0,
+            unknown_memory: None,
+            memory_regions: 0,
+            from_before: HashMap::new(),
+            ranks,
+            wants_ranks: false,
+            pointer_params: HashSet::new(),
+            gen_task: None,
+            core: None,
+        }
+    }
+
+    /// Open the frame of `entry`, the outermost function of the walk.
+    fn enter(&mut self, entry: &FnDef<'u>) {
+        let this = entry.class.as_ref().map(|_| self.fresh_place("this"));
+        self.frames.push(Frame {
+            unit: entry.unit,
+            scopes: vec![HashMap::new()],
+            cleanups: vec![Vec::new()],
+            this,
+            function: Some(entry.qualified.clone()),
+            class: entry.class.clone(),
+            returned: Value::Unknown,
+        });
+    }
+
+    /// The extracted program: the top-level declarations, then what was walked.
+    fn finish(mut self, entry: &FnDef<'u>) -> Extracted {
+        let name_span = crate::index::function_declarator(entry.node)
+            .and_then(|d| d.child_by_field_name("declarator"))
+            .unwrap_or(entry.node);
+        let mut stmts = std::mem::take(&mut self.prelude);
+        stmts.extend(self.blocks.pop().unwrap_or_default());
+        Extracted {
+            entry: entry.qualified.clone(),
+            span: self.range_in(entry.unit, name_span),
+            file: ast::File { stmts },
+            api_calls: self.api_calls,
+            unresolved: self.unresolved,
+            incomplete: self.incomplete,
+            unchecked: self.unchecked,
+            wants_ranks: self.wants_ranks,
+        }
     }
 }
 

@@ -44,6 +44,10 @@ impl<'u> Walker<'_, 'u> {
             "return_statement" => {
                 let value = node.named_child(0).map_or(Value::Unknown, |expr| self.eval(expr));
                 self.frame_mut().returned = value;
+                // A kernel's own `return` ends the core's work, which the sub-kernel says.
+                if self.core.is_some() && self.frames.len() == 1 {
+                    self.emit(syncguard_grammar::ast::StmtKind::Return, self.range(node));
+                }
                 Flow::Return
             }
             "break_statement" => Flow::Break,
@@ -171,6 +175,17 @@ impl<'u> Walker<'_, 'u> {
             }
         }
         let place = self.declare(&name);
+        let class = class_name(type_text);
+        if self.index.lookup(class).any(|def| def.class.as_deref() == Some(class))
+            || self
+                .index
+                .functions
+                .iter()
+                .any(|def| def.class.as_deref() == Some(class))
+        {
+            self.store
+                .insert(format!("{place}.#class"), Value::Str(class.to_string()));
+        }
         if let Some(size) = pointee_size(self, target, type_text) {
             self.store.insert(format!("{place}.#elem"), Value::Int(size));
         }

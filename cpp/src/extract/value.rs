@@ -25,6 +25,7 @@ pub enum Value {
     SymBuffer {
         name: String,
         offset: ast::Expr,
+        scale: i64,
     },
     /// The address of a place (`&x`, an array, a reference parameter).
     Ref(Place),
