@@ -79,6 +79,15 @@ impl Project {
     /// Every entry point (a function that no analyzed function calls or mentions,
     /// `main`, not a kernel), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
+        // The walk recurses with the code's nesting (bounded by `MAX_NESTING`, with
+        // frames larger than the default 2 MiB stacks allow for): its own threads.
+        match rayon::ThreadPoolBuilder::new().stack_size(WALK_STACK).build() {
+            Ok(pool) => pool.install(|| self.entries_here()),
+            Err(_) => self.entries_here(),
+        }
+    }
+
+    fn entries_here(&self) -> Vec<EntryProgram> {
         let index = Index::build(&self.units, &self.defines);
         use rayon::prelude::*;
         let fused = self.fused_superkernels();
@@ -269,6 +278,9 @@ impl Project {
         syncguard_grammar::format(&layout, &parsed)
     }
 }
+
+/// The stack of each thread that walks entry points.
+const WALK_STACK: usize = 256 << 20;
 
 /// The rank counts SPMD code is checked for when nothing configures them.
 const DEFAULT_RANKS: std::ops::RangeInclusive<i64> = 2..=8;

@@ -215,6 +215,16 @@ impl<'u> Walker<'_, 'u> {
 
     /// Where an lvalue lives; `None` for what is no place the extractor follows.
     pub(super) fn place_of(&mut self, node: Node<'u>) -> Option<Place> {
+        if self.nesting >= MAX_NESTING || !self.step(node) {
+            return None;
+        }
+        self.nesting += 1;
+        let place = self.place_of_inner(node);
+        self.nesting -= 1;
+        place
+    }
+
+    fn place_of_inner(&mut self, node: Node<'u>) -> Option<Place> {
         match node.kind() {
             "identifier" => {
                 let name = self.text(node);

@@ -111,7 +111,7 @@ impl<'u> Walker<'_, 'u> {
             }
         };
         let ident = |name: &str, span: std::ops::Range<usize>| ast::Ident {
-            name: name.to_string(),
+            name: super::value::identifier(name),
             span,
         };
         self.emit(

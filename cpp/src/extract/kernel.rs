@@ -273,7 +273,7 @@ fn named_arg(label: &str, value: ast::Expr, span: std::ops::Range<usize>) -> ast
 
 fn ident(name: &str, span: std::ops::Range<usize>) -> ast::Ident {
     ast::Ident {
-        name: name.to_string(),
+        name: super::value::identifier(name),
         span,
     }
 }

@@ -31,6 +31,8 @@ pub const MAX_INLINE_DEPTH: usize = 24;
 pub const MAX_STEPS: usize = 200_000;
 /// Iterations of one loop before the walk stops.
 pub const MAX_ITERATIONS: usize = 4_096;
+/// Undecided conditions and loop bounds one entry point may turn into parameters.
+pub const MAX_CHOICES: usize = 32;
 /// How deep C++ syntax nests before the walker stops following it.
 pub const MAX_NESTING: usize = 200;
 
@@ -91,6 +93,7 @@ struct Walker<'i, 'u> {
     incomplete: Option<Unresolved>,
     unchecked: Vec<(Range<usize>, &'static Api)>,
     steps: usize,
+    choices: usize,
     api_calls: usize,
     nesting: usize,
     /// The one object from before that unknown pointers point into, and how many
@@ -185,6 +188,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             incomplete: None,
             unchecked: Vec::new(),
             steps: 0,
+            choices: 0,
             api_calls: 0,
             nesting: 0,
             unknown_memory: None,
@@ -350,8 +354,14 @@ impl<'u> Walker<'_, 'u> {
 
     /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
     /// each arm on its own copy of the state, emitted as `if choice == k { ... }`.
-    fn alternatives(&mut self, at: Node<'u>, prefix: &str, arms: &[Option<Node<'u>>], rest: &[Node<'u>]) -> Flow {
-        let choice = self.choice_param(at, prefix, arms.len() as i64 - 1);
+    fn alternatives(
+        &mut self,
+        at: Node<'u>,
+        prefix: &str,
+        arms: &[Option<Node<'u>>],
+        rest: &[Node<'u>],
+    ) -> Option<Flow> {
+        let choice = self.choice_param(at, prefix, arms.len() as i64 - 1)?;
         let span = self.range(at);
         let conditions: Vec<Option<ast::Expr>> = (0..arms.len())
             .map(|arm| {
@@ -378,18 +388,29 @@ impl<'u> Walker<'_, 'u> {
         conditions: &[Option<ast::Expr>],
         arms: &[Option<Node<'u>>],
         rest: &[Node<'u>],
-    ) -> Flow {
+    ) -> Option<Flow> {
         let before = self.store.clone();
         let mut outcomes = Vec::new();
         for arm in arms {
             self.store = before.clone();
             self.blocks.push(Vec::new());
-            let mut flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
-            if matches!(flow, Flow::Normal) {
-                flow = self.stmt_list(rest);
-            }
+            let flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
             let body = self.blocks.pop().unwrap_or_default();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
+        }
+        // Only where an arm jumps does the rest of the block belong to the other arms;
+        // otherwise it runs once, after the branch (no copy per arm: no blow-up).
+        let consumed = outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
+        if consumed {
+            for (body, store, flow) in &mut outcomes {
+                if matches!(flow, Flow::Normal) && !rest.is_empty() {
+                    self.store = std::mem::take(store);
+                    self.blocks.push(std::mem::take(body));
+                    *flow = self.stmt_list(rest);
+                    *body = self.blocks.pop().unwrap_or_default();
+                    *store = std::mem::take(&mut self.store);
+                }
+            }
         }
         let span = self.range(at);
         let mut chain: Option<ast::Else> = None;
@@ -422,8 +443,11 @@ impl<'u> Walker<'_, 'u> {
             None => {}
         }
         self.store = merge(&stores);
+        if !consumed {
+            return None;
+        }
         let all = |wanted: fn(&Flow) -> bool| flows.iter().all(wanted);
-        if all(|f| matches!(f, Flow::Return)) {
+        Some(if all(|f| matches!(f, Flow::Return)) {
             Flow::Return
         } else if all(|f| matches!(f, Flow::Break)) {
             Flow::Break
@@ -440,11 +464,23 @@ impl<'u> Walker<'_, 'u> {
                 );
             }
             Flow::Normal
-        }
+        })
     }
 
     /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.
-    fn choice_param(&mut self, at: Node, prefix: &str, max: i64) -> String {
+    fn choice_param(&mut self, at: Node, prefix: &str, max: i64) -> Option<String> {
+        self.choices += 1;
+        if self.choices > MAX_CHOICES {
+            // Each choice doubles (or triples) the runs the analysis makes.
+            self.incomplete.get_or_insert(Unresolved {
+                span: self.range(at),
+                message: format!(
+                    "more than {MAX_CHOICES} conditions or loop bounds here have no known value: the walk of this \
+                     entry point stopped at this one, and what follows was not checked"
+                ),
+            });
+            return None;
+        }
         let line = at.start_position().row + 1;
         let stem = std::path::Path::new(&self.unit().path)
             .file_stem()
@@ -467,7 +503,7 @@ impl<'u> Walker<'_, 'u> {
             },
             span,
         });
-        name
+        Some(name)
     }
 }
 

@@ -261,8 +261,26 @@ impl<'u> Walker<'_, 'u> {
             .child_by_field_name("alternative")
             .and_then(|alternative| alternative.named_child(0));
         let condition = node.child_by_field_name("condition")?;
+        if self.nesting >= MAX_NESTING {
+            self.unresolved(node, format!("nested deeper than {MAX_NESTING} levels: not followed"));
+            return None;
+        }
+        self.nesting += 1;
+        let flow = self.if_branches(node, condition, then, otherwise, rest);
+        self.nesting -= 1;
+        flow
+    }
+
+    fn if_branches(
+        &mut self,
+        node: Node<'u>,
+        condition: Node<'u>,
+        then: Option<Node<'u>>,
+        otherwise: Option<Node<'u>>,
+        rest: &[Node<'u>],
+    ) -> Option<Flow> {
         let flow = match self.condition_value(condition) {
-            Value::Sym(cond) => return Some(self.branches(node, &[Some(cond), None], &[then, otherwise], rest)),
+            Value::Sym(cond) => return self.branches(node, &[Some(cond), None], &[then, otherwise], rest),
             value => match value.truth() {
                 Some(true) => then.map_or(Flow::Normal, |then| self.stmt(then)),
                 Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
@@ -271,7 +289,7 @@ impl<'u> Walker<'_, 'u> {
                 None if then.is_some_and(|then| self.is_error_exit(then)) => {
                     otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
                 }
-                None => return Some(self.alternatives(node, "branch", &[then, otherwise], rest)),
+                None => return self.alternatives(node, "branch", &[then, otherwise], rest),
             },
         };
         match flow {
@@ -421,7 +439,9 @@ impl<'u> Walker<'_, 'u> {
     /// A loop whose bound is unknown: `param loop_op_L12 in 0..=2`, the body nested as
     /// `if loop >= 1 { first; if loop >= 2 { second } }`.
     fn unknown_loop(&mut self, node: Node<'u>, update: Option<Node<'u>>, body: Option<Node<'u>>) -> Flow {
-        let choice = self.choice_param(node, "loop", 2);
+        let Some(choice) = self.choice_param(node, "loop", 2) else {
+            return Flow::Return;
+        };
         let span = self.range(node);
         let before = self.store.clone();
         let mut stores = vec![before];
@@ -539,7 +559,7 @@ impl<'u> Walker<'_, 'u> {
             }
             None => {
                 let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
-                return self.alternatives(node, "case", &arms, &[]);
+                return self.alternatives(node, "case", &arms, &[]).unwrap_or(Flow::Normal);
             }
         };
         for case in &cases[start..] {

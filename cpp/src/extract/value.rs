@@ -102,6 +102,23 @@ pub fn name_for(place: &str) -> String {
     }
 }
 
+/// `text` as a `.sync` identifier: letters, digits and `_`, not starting with a digit,
+/// not a keyword; other characters become `_`.
+pub fn identifier(text: &str) -> String {
+    let mut name: String = text
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    if syncguard_grammar::lexer::Keyword::is_keyword(&name) {
+        name.push('_');
+    }
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
