@@ -30,6 +30,8 @@ enum Command {
         paths: Vec<PathBuf>,
         #[command(flatten)]
         analysis: AnalysisArgs,
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Verify a program and, only if it has no error, execute it: on the simulator
     /// (default; real threads, memory and blocking, no device), the ACL/HCCL runtime or
@@ -78,6 +80,58 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+}
+
+/// How C/C++ sources are read (docs/CPP.md).
+#[derive(Args, Debug)]
+struct SourceArgs {
+    /// C/C++: check only this function as an entry point (`Run`, `Ctx::Run`); repeatable.
+    #[arg(long = "entry", value_name = "FUNCTION")]
+    entries: Vec<String>,
+    /// C/C++: the rank counts SPMD code is checked for (`4`, `2..=8`), over the files'
+    /// `// syncguard: ranks` comments and the default 2..=8.
+    #[arg(long, value_name = "N|LO..=HI", value_parser = parse_ranks)]
+    ranks: Option<RankCounts>,
+    /// C/C++: a preprocessor definition deciding `#if`/`#ifdef` (`-D NAME` is
+    /// `NAME=1`); repeatable.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    defines: Vec<(String, String)>,
+    /// C/C++: calls may fail; branches on their return codes are checked both ways
+    /// (by default every call succeeds and error branches are not taken).
+    #[arg(long)]
+    error_paths: bool,
+}
+
+impl SourceArgs {
+    fn options(&self) -> syncguard_cpp::Options {
+        syncguard_cpp::Options {
+            entries: self.entries.clone(),
+            ranks: self.ranks.clone().map(|counts| counts.0),
+            defines: self.defines.clone(),
+            error_paths: self.error_paths,
+        }
+    }
+}
+
+/// The rank counts `--ranks` names (one value, not a list of arguments).
+#[derive(Clone, Debug)]
+struct RankCounts(Vec<i64>);
+
+fn parse_ranks(text: &str) -> Result<RankCounts, String> {
+    syncguard_cpp::parse_rank_counts(text)
+        .map(RankCounts)
+        .ok_or_else(|| "expected a rank count or range of at most 64 counts, such as `4` or `2..=8`".into())
+}
+
+fn parse_define(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text.split_once('=').unwrap_or((text, "1"));
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !value.contains(['\n', ';', '{', '}']);
+    valid
+        .then(|| (name.to_string(), value.to_string()))
+        .ok_or_else(|| "expected NAME or NAME=VALUE, such as -D USE_EARLY_START or -D TILE=256".into())
 }
 
 /// How files are analyzed and findings shown (`check` and `verify-then-run`).
@@ -226,7 +280,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Check { paths, analysis } => commands::check::run(&paths, &analysis.overrides(), &analysis.report()),
+        Command::Check {
+            paths,
+            analysis,
+            sources,
+        } => commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &sources.options()),
         Command::VerifyThenRun {
             path,
             backend,

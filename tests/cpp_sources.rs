@@ -203,3 +203,84 @@ fn cpp_rule_fixtures() {
     }
     assert!(checked >= 3);
 }
+
+fn scratch_source(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path.to_str().unwrap().to_string())
+}
+
+/// An event created, recorded and waited on; the record's failure branch leaks it.
+const LEAK_ON_ERROR: &str = "int Run(aclrtStream s1, aclrtStream s2) {
+    aclrtEvent ev;
+    if (aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC) != ACL_SUCCESS) { return -1; }
+#ifdef WITH_WAIT
+    if (aclrtRecordEvent(ev, s1) != ACL_SUCCESS) { return -2; }
+    if (aclrtStreamWaitEvent(s2, ev) != ACL_SUCCESS) { return -3; }
+    if (aclrtResetEvent(ev, s2) != ACL_SUCCESS) { return -4; }
+#endif
+    (void)aclrtDestroyEvent(ev);
+    return 0;
+}
+int Other(aclrtStream s) {
+    aclrtEvent ev;
+    if (aclrtCreateEvent(&ev) != ACL_SUCCESS) { return -1; }
+    return 0;
+}
+";
+
+#[test]
+fn entry_selects_the_functions_checked() {
+    let (_dir, path) = scratch_source("op.cpp", LEAK_ON_ERROR);
+    assert!(codes(Path::new(&path)).contains("SG107"), "Other leaks its event");
+    let output = syncguard(&["check", "--format", "json", "--entry", "Run", "-D", "WITH_WAIT", &path]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["diagnostics"].as_array().unwrap().len(), 0, "{json}");
+}
+
+#[test]
+fn error_paths_check_the_branches_of_failing_calls() {
+    let (_dir, path) = scratch_source("op.cpp", LEAK_ON_ERROR);
+    let quiet = syncguard(&["check", "--entry", "Run", "-D", "WITH_WAIT", &path]);
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("SG107"));
+    let output = syncguard(&["check", "--entry", "Run", "-D", "WITH_WAIT", "--error-paths", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("SG107"),
+        "a failed record returns without destroying the event: {text}"
+    );
+    assert!(
+        text.contains("branch_op_L5"),
+        "the finding names the branch it needs: {text}"
+    );
+}
+
+#[test]
+fn an_undefined_macro_checks_both_preprocessor_branches() {
+    let (_dir, path) = scratch_source("op.cpp", LEAK_ON_ERROR);
+    let output = syncguard(&["check", "--explain", "--entry", "Run", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("a preprocessor condition the analyzed files do not decide"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ranks_on_the_command_line_choose_the_rank_counts() {
+    let fixture = "cpp/tests/fixtures/hccl/fail_mesh_allgather.cpp";
+    let with = |ranks: &str| {
+        let output = syncguard(&["check", "--format", "json", "--ranks", ranks, fixture]);
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["summary"]["errors"].as_u64().unwrap()
+    };
+    assert_eq!(
+        with("2"),
+        0,
+        "one worker thread reports on notify 0, which is right for 2 ranks"
+    );
+    assert!(with("3") > 0);
+    let bad = syncguard(&["check", "--ranks", "0..=100", fixture]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -11,4 +11,4 @@ mod mask;
 mod program;
 
 pub use index::EXTENSIONS;
-pub use program::{EntryProgram, Project, SourceText, Unresolved, read_project};
+pub use program::{EntryProgram, Options, Project, SourceText, Unresolved, parse_rank_counts, read_project};

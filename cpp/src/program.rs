@@ -22,6 +22,39 @@ pub struct SourceText {
 pub struct Project {
     units: Vec<Unit>,
     defines: Unit,
+    options: Options,
+}
+
+/// What the command line says about the sources.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only these functions are entry points (`--entry`; a name or `Class::name`).
+    pub entries: Vec<String>,
+    /// The rank counts SPMD code is checked for (`--ranks 2..=8`), over the files'
+    /// `// syncguard: ranks` comments and the default.
+    pub ranks: Option<Vec<i64>>,
+    /// Preprocessor definitions (`-D NAME` is `NAME=1`), which decide `#if`/`#ifdef`.
+    pub defines: Vec<(String, String)>,
+    /// Calls may fail (`--error-paths`): branches on return codes are checked both ways.
+    pub error_paths: bool,
+}
+
+/// `4`, `2..=8` or `2..9`: the rank counts a `--ranks` value or a `// syncguard: ranks`
+/// comment names; `None` if it names none (or more than 64).
+pub fn parse_rank_counts(spec: &str) -> Option<Vec<i64>> {
+    let spec = spec.trim();
+    let (low, high) = match spec.split_once("..") {
+        Some((low, high)) => {
+            let inclusive = high.starts_with('=');
+            let high: i64 = high.trim_start_matches('=').trim().parse().ok()?;
+            (low.trim().parse().ok()?, if inclusive { high } else { high - 1 })
+        }
+        None => {
+            let count = spec.split_whitespace().next()?.parse().ok()?;
+            (count, count)
+        }
+    };
+    (1 <= low && low <= high && high - low < MAX_RANK_COUNTS && high <= 1 << 16).then(|| (low..=high).collect())
 }
 
 /// Something the frontend could not follow, in file `source` (an index into the
@@ -54,7 +87,7 @@ pub struct EntryProgram {
 }
 
 /// Parse `sources` and index them together.
-pub fn read_project(sources: Vec<SourceText>) -> Project {
+pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     use rayon::prelude::*;
     // One byte between files, so that no span is in two of them.
     let bases: Vec<usize> = sources
@@ -71,8 +104,19 @@ pub fn read_project(sources: Vec<SourceText>) -> Project {
         .zip(bases)
         .map(|(source, base)| Unit::parse(source.path, source.text, base))
         .collect();
-    let defines = Unit::parse(String::new(), defines_text(&units), base);
-    Project { units, defines }
+    // Definitions on the command line come first: the first definition of a name wins.
+    let mut text: String = options
+        .defines
+        .iter()
+        .map(|(name, value)| format!("auto {name} = ({value});\n"))
+        .collect();
+    text.push_str(&defines_text(&units));
+    let defines = Unit::parse(String::new(), text, base);
+    Project {
+        units,
+        defines,
+        options,
+    }
 }
 
 impl Project {
@@ -88,7 +132,11 @@ impl Project {
     }
 
     fn entries_here(&self) -> Vec<EntryProgram> {
-        let index = Index::build(&self.units, &self.defines);
+        let mut index = Index::build(&self.units, &self.defines);
+        index
+            .defined
+            .extend(self.options.defines.iter().map(|(name, _)| name.clone()));
+        let index = index;
         use rayon::prelude::*;
         let fused = self.fused_superkernels();
         let in_fused = |def: &FnDef| {
@@ -100,8 +148,16 @@ impl Project {
         let mut entries: Vec<EntryProgram> = index
             .functions
             .par_iter()
-            .filter(|def| self.is_entry_kind(def) && !in_fused(def))
-            .filter(|def| def.simple_name() == "main" || !index.mentioned.contains(def.simple_name()))
+            .filter(|def| match self.options.entries.as_slice() {
+                [] => {
+                    self.is_entry_kind(def)
+                        && !in_fused(def)
+                        && (def.simple_name() == "main" || !index.mentioned.contains(def.simple_name()))
+                }
+                named => named
+                    .iter()
+                    .any(|name| *name == def.qualified || name == def.simple_name()),
+            })
             .flat_map_iter(|def| self.extract_entry(&index, def))
             .collect();
         for (name, kernels) in &fused {
@@ -115,7 +171,8 @@ impl Project {
                 })
                 .collect();
             if let Some(defs) = defs.filter(|defs| !defs.is_empty()) {
-                entries.push(self.entry_program(extract::extract_fused(&index, name, &defs), 1));
+                entries
+                    .push(self.entry_program(extract::extract_fused(&index, name, &defs, self.options.error_paths), 1));
             }
         }
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
@@ -164,10 +221,15 @@ impl Project {
     /// The programs of one entry point: one, or for SPMD code (it asks for its rank)
     /// one per rank count, the configured ones or 2 to 8.
     fn extract_entry(&self, index: &Index, def: &FnDef) -> Vec<EntryProgram> {
-        let counts = match rank_counts(&self.units[def.unit].text) {
+        let configured = self
+            .options
+            .ranks
+            .clone()
+            .or_else(|| rank_counts(&self.units[def.unit].text));
+        let counts = match configured {
             Some(counts) => counts,
             None => {
-                let once = extract::extract(index, def, None);
+                let once = extract::extract(index, def, None, self.options.error_paths);
                 if !once.wants_ranks {
                     return vec![self.entry_program(once, 1)];
                 }
@@ -176,7 +238,10 @@ impl Project {
         };
         counts
             .into_iter()
-            .map(|count| self.entry_program(extract::extract(index, def, (count > 1).then_some(count)), count))
+            .map(|count| {
+                let extracted = extract::extract(index, def, (count > 1).then_some(count), self.options.error_paths);
+                self.entry_program(extracted, count)
+            })
             .collect()
     }
 
@@ -291,19 +356,7 @@ const MAX_RANK_COUNTS: i64 = 64;
 /// entry points run on.
 fn rank_counts(text: &str) -> Option<Vec<i64>> {
     let at = text.find("syncguard: ranks")?;
-    let spec = text[at + "syncguard: ranks".len()..].lines().next()?.trim();
-    let (low, high) = match spec.split_once("..") {
-        Some((low, high)) => {
-            let inclusive = high.starts_with('=');
-            let high: i64 = high.trim_start_matches('=').trim().parse().ok()?;
-            (low.trim().parse().ok()?, if inclusive { high } else { high - 1 })
-        }
-        None => {
-            let count = spec.split_whitespace().next()?.parse().ok()?;
-            (count, count)
-        }
-    };
-    (1 <= low && low <= high && high - low < MAX_RANK_COUNTS && high <= 1 << 16).then(|| (low..=high).collect())
+    parse_rank_counts(text[at + "syncguard: ranks".len()..].lines().next()?)
 }
 
 /// Constructors and destructors run where objects are made and go away, never alone.

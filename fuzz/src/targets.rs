@@ -94,10 +94,13 @@ fn sources_keep_meaning(input: &[u8]) -> Result<(), String> {
     let (text, _) = decode_utf8_lossless_offsets(input);
     let mut sources = Sources::default();
     let file = sources.add(syncguard_analyzer::SourceFile::new("fuzz.cpp", text.clone()));
-    let project = syncguard_cpp::read_project(vec![syncguard_cpp::SourceText {
-        path: "fuzz.cpp".into(),
-        text,
-    }]);
+    let project = syncguard_cpp::read_project(
+        vec![syncguard_cpp::SourceText {
+            path: "fuzz.cpp".into(),
+            text,
+        }],
+        syncguard_cpp::Options::default(),
+    );
     for entry in project.entries().iter().filter(|entry| entry.api_calls > 0) {
         let lowered = project.lower(entry, &[file]);
         let read_cleanly = lowered.diagnostics.is_empty();

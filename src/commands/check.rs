@@ -76,7 +76,7 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic], sources: &mut Sources, repo
     output::print(&render_text(diagnostics, sources, TextOptions { color: report.color }));
 }
 
-pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome {
+pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &syncguard_cpp::Options) -> Outcome {
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut findings = Findings::default();
@@ -89,7 +89,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report) -> Outcome
         }
     }
     if !source_inputs.is_empty() {
-        failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, &mut findings);
+        failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
     }
     findings.print(&mut sources, report, None);
     if failures > 0 {
@@ -107,9 +107,10 @@ fn check_source_inputs(
     inputs: &[&Input],
     overrides: &Overrides,
     report: &Report,
+    options: &syncguard_cpp::Options,
     findings: &mut Findings,
 ) -> usize {
-    let read = super::sources::read_sources(sources, inputs);
+    let read = super::sources::read_sources(sources, inputs, options.clone());
     let checked = super::sources::check_sources(&read, overrides, report.explain);
     if checked.entries_with_calls == 0 {
         // Never a silent "checked N files" over code with nothing to check.

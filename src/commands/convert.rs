@@ -68,7 +68,7 @@ fn warn_if_not_expressible(converted: &Converted) {
 /// statement with a comment naming its line.
 fn convert_source(input: &Input) -> Outcome {
     let mut sources = Sources::default();
-    let read = super::sources::read_sources(&mut sources, &[input]);
+    let read = super::sources::read_sources(&mut sources, &[input], syncguard_cpp::Options::default());
     if read.failures > 0 {
         return Outcome::Failure;
     }

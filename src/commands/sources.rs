@@ -19,7 +19,7 @@ pub struct ReadSources {
     pub failures: usize,
 }
 
-pub fn read_sources(sources: &mut Sources, inputs: &[&Input]) -> ReadSources {
+pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: syncguard_cpp::Options) -> ReadSources {
     let mut texts = Vec::new();
     let mut files = Vec::new();
     let mut failures = 0;
@@ -40,7 +40,7 @@ pub fn read_sources(sources: &mut Sources, inputs: &[&Input]) -> ReadSources {
         });
     }
     ReadSources {
-        project: read_project(texts),
+        project: read_project(texts, options),
         files,
         failures,
     }

@@ -136,7 +136,7 @@ impl<'u> Walker<'_, 'u> {
                 );
             }
         }
-        Value::Int(0)
+        self.call_result()
     }
 
     /// Where an output argument (`&ev`, `out`, `threads`) puts what the call creates.

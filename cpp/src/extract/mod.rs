@@ -111,11 +111,13 @@ struct Walker<'i, 'u> {
     gen_task: Option<(String, Place)>,
     /// For an Ascend C kernel: what its per-core walk collects.
     core: Option<kernel::CoreState>,
+    /// Calls may fail (`--error-paths`): their return codes have no known value.
+    error_paths: bool,
 }
 
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
-pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> Extracted {
-    let mut walker = Walker::new(index, ranks);
+pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, error_paths: bool) -> Extracted {
+    let mut walker = Walker::new(index, ranks, error_paths);
     if let Some(count) = ranks {
         let span = walker.range_in(entry.unit, entry.node);
         walker.prelude.push(ast::Stmt {
@@ -156,8 +158,8 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>) -> 
 /// Extract a SuperKernel the graph fuses from `kernels`, in order (a `// syncguard:
 /// superkernel NAME = k1, k2` line names them): one sub-kernel each, a parameter name
 /// one buffer across them (the tensor one kernel writes and the next reads).
-pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>]) -> Extracted {
-    let mut walker = Walker::new(index, None);
+pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>], error_paths: bool) -> Extracted {
+    let mut walker = Walker::new(index, None, error_paths);
     let mut buffers = HashMap::new();
     let mut subs = Vec::new();
     let mut vector_only = false;
@@ -175,8 +177,9 @@ pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>]) 
 }
 
 impl<'i, 'u> Walker<'i, 'u> {
-    fn new(index: &'i Index<'u>, ranks: Option<i64>) -> Self {
+    fn new(index: &'i Index<'u>, ranks: Option<i64>, error_paths: bool) -> Self {
         Walker {
+            error_paths,
             index,
             blocks: vec![Vec::new()],
             prelude: Vec::new(),
@@ -237,6 +240,15 @@ impl<'i, 'u> Walker<'i, 'u> {
 }
 
 impl<'u> Walker<'_, 'u> {
+    /// What a catalogued call returns: success, unless failures are to be checked.
+    fn call_result(&self) -> Value {
+        if self.error_paths {
+            Value::Unknown
+        } else {
+            Value::Int(0)
+        }
+    }
+
     fn unit(&self) -> &'u Unit {
         &self.index.units[self.frame().unit]
     }

@@ -286,7 +286,7 @@ impl<'u> Walker<'_, 'u> {
                 Some(false) => otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise)),
                 // `if (context == nullptr || ...) { return ge::GRAPH_FAILED; }`: an
                 // error exit, taken to be not taken, as a failing API call is.
-                None if then.is_some_and(|then| self.is_error_exit(then)) => {
+                None if !self.error_paths && then.is_some_and(|then| self.is_error_exit(then)) => {
                     otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
                 }
                 None => return self.alternatives(node, "branch", &[then, otherwise], rest),
