@@ -20,8 +20,8 @@
 //!
 //! The binary is `target/release/syncguard`, built by `cargo bench` itself (the bench
 //! profile inherits the release profile, and cargo builds a package's binaries before
-//! its benches). cppcheck (Debian package `cppcheck`) is optional: without it the
-//! comparison is skipped.
+//! its benches); `SYNCGUARD_BENCH_BIN=PATH` runs another one instead. cppcheck (Debian
+//! package `cppcheck`) is optional: without it the comparison is skipped.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
@@ -1213,7 +1213,9 @@ fn main() {
         return;
     }
 
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_syncguard"));
+    // `SYNCGUARD_BENCH_BIN` runs another build (a copy that a rebuild cannot replace mid-run).
+    let binary = std::env::var_os("SYNCGUARD_BENCH_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_syncguard")), PathBuf::from);
     let temp = tempfile::tempdir().expect("temp dir");
     let root = temp.path().join("operators");
     let start = Instant::now();
@@ -1252,15 +1254,33 @@ fn main() {
         unreadable.len()
     );
 
-    // The tree, end to end.
+    // The tree, end to end: syncguard and cppcheck alternately, so that both see the
+    // same machine (another process's load changes over minutes).
+    let has_cppcheck = cppcheck_available();
+    if !has_cppcheck {
+        println!("cppcheck not found (Debian package `cppcheck`): the comparison is skipped");
+    }
+    println!("load average before: {}", load_average());
     let mut samples = Vec::new();
+    let mut cc_samples = Vec::new();
     let mut json = serde_json::Value::Null;
+    let mut reported = 0;
     for _ in 0..args.tree_runs {
         let (elapsed, output) = syncguard_json(&binary, &[], &root);
         samples.push(elapsed);
         json = output;
+        if has_cppcheck {
+            let (elapsed, output) = time_command(Command::new("cppcheck").arg("--quiet").arg("-j2").arg(&root));
+            cc_samples.push(elapsed);
+            // `--quiet` prints only findings: `FILE:LINE:COL: SEVERITY: MESSAGE [ID]`.
+            reported = String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .filter(|line| line.contains(": error: ") || line.contains(": warning: "))
+                .count();
+        }
     }
     let sg_tree = median(samples.clone());
+    let cppcheck = has_cppcheck.then(|| (median(cc_samples.clone()), reported));
     let diagnostics = json["diagnostics"].as_array().expect("diagnostics");
     let flagged: BTreeSet<PathBuf> = diagnostics
         .iter()
@@ -1292,41 +1312,18 @@ fn main() {
         single_samples.push(syncguard_json(&binary, &[], &single).0);
     }
     let sg_single = median(single_samples);
-
-    // cppcheck on the same tree.
-    let cppcheck = if cppcheck_available() {
-        let mut samples = Vec::new();
-        let mut reported = 0;
-        for _ in 0..args.tree_runs {
-            let (elapsed, output) = time_command(Command::new("cppcheck").arg("--quiet").arg("-j2").arg(&root));
-            samples.push(elapsed);
-            reported = String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .filter(|line| {
-                    line.contains(": error:")
-                        || line.contains(": warning:")
-                        || line.contains(": style:")
-                        || line.contains(": performance:")
-                        || line.contains(": portability:")
-                })
-                .count();
-        }
-        Some((median(samples), reported))
-    } else {
-        println!("cppcheck not found (Debian package `cppcheck`): the comparison is skipped");
-        None
-    };
+    println!("load average after: {}", load_average());
 
     let secs = |d: Duration| d.as_secs_f64();
+    let cc_mb = cppcheck_read_bytes(&root) as f64 / 1e6;
     println!();
     println!(
-        "| tool      | files given | files read | MB   | seconds (median of {}) | files/s | MB/s  |",
+        "| tool      | files analyzed | MB analyzed | s, median of {} | files/s | MB/s  |",
         args.tree_runs
     );
-    println!("|-----------|-------------|------------|------|---------------|---------|-------|");
+    println!("|-----------|---------------:|------------:|----------------:|--------:|------:|");
     println!(
-        "| syncguard | {:>11} | {:>10} | {:>4.1} | {:>13.3} | {:>7.0} | {:>5.2} |",
-        tree.files,
+        "| syncguard | {:>14} | {:>11.1} | {:>15.2} | {:>7.1} | {:>5.2} |",
         tree.files,
         mb,
         secs(sg_tree),
@@ -1334,10 +1331,8 @@ fn main() {
         mb / secs(sg_tree)
     );
     if let Some((cc_tree, _)) = cppcheck {
-        let cc_mb = tree.cppcheck_bytes as f64 / 1e6;
         println!(
-            "| cppcheck  | {:>11} | {:>10} | {:>4.1} | {:>13.3} | {:>7.1} | {:>5.3} |",
-            tree.files,
+            "| cppcheck  | {:>14} | {:>11.1} | {:>15.2} | {:>7.1} | {:>5.2} |",
             tree.cppcheck_files,
             cc_mb,
             secs(cc_tree),
@@ -1346,10 +1341,17 @@ fn main() {
         );
         println!();
         println!(
-            "ratio (same folder, cppcheck s / syncguard s): {:.1}x; files/s, each its own files: {:.1}x; MB/s: {:.1}x",
-            secs(cc_tree) / secs(sg_tree),
+            "cppcheck, given the same folder, analyzes only its {} .c/.cc/.cpp/.cxx files (and the local headers \
+             they include, counted in its MB each time; {} MB of sources alone); it skips .cu/.cuh and headers \
+             no source includes",
+            tree.cppcheck_files,
+            (tree.cppcheck_bytes as f64 / 1e6 * 10.0).round() / 10.0
+        );
+        println!(
+            "ratio, syncguard / cppcheck: MB/s {:.1}x, files/s {:.1}x; wall time on the same folder {:.1}x",
+            (mb / secs(sg_tree)) / (cc_mb / secs(cc_tree)),
             (tree.files as f64 / secs(sg_tree)) / (tree.cppcheck_files as f64 / secs(cc_tree)),
-            (mb / secs(sg_tree)) / (cc_mb / secs(cc_tree))
+            secs(cc_tree) / secs(sg_tree),
         );
     }
     println!(
@@ -1373,8 +1375,48 @@ fn main() {
     if let Some((_, reported)) = cppcheck {
         println!("cppcheck findings (last run): {reported}");
     }
-    println!(
-        "syncguard runs: {:?}",
-        samples.iter().map(|d| format!("{:.3}", secs(*d))).collect::<Vec<_>>()
-    );
+    let runs = |samples: &[Duration]| {
+        samples
+            .iter()
+            .map(|d| format!("{:.2}", secs(*d)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("runs (s): syncguard {}; cppcheck {}", runs(&samples), runs(&cc_samples));
+}
+
+/// The bytes cppcheck reads: each `.c`/`.cc`/`.cpp`/`.cxx` file, plus every local header
+/// it includes (`#include "x.h"` found next to it), once per including file.
+fn cppcheck_read_bytes(root: &Path) -> u64 {
+    let mut total = 0;
+    let walk = ignore::WalkBuilder::new(root).build();
+    for entry in walk.flatten() {
+        let path = entry.path();
+        if !matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("c" | "cc" | "cpp" | "cxx")
+        ) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        total += text.len() as u64;
+        for line in text.lines() {
+            let Some(name) = line.strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"')) else {
+                continue;
+            };
+            if let Ok(meta) = std::fs::metadata(path.with_file_name(name)) {
+                total += meta.len();
+            }
+        }
+    }
+    total
+}
+
+/// `/proc/loadavg`'s three averages, or `?` elsewhere.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
 }

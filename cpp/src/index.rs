@@ -101,6 +101,10 @@ pub struct ConstDef<'u> {
 pub struct Index<'u> {
     pub units: &'u [Unit],
     pub functions: Vec<FnDef<'u>>,
+    /// Classes with a method defined here: a local of such a type has methods to follow.
+    pub classes: HashSet<String>,
+    /// Each unit's folder, for preferring nearby definitions.
+    pub folders: Vec<Option<std::path::PathBuf>>,
     by_name: HashMap<String, Vec<usize>>,
     pub constants: HashMap<String, ConstDef<'u>>,
     /// Object-like `#define`s whose value is not an expression (`#define EXPORT`).
@@ -129,6 +133,11 @@ impl<'u> Index<'u> {
         let mut index = Index {
             units,
             functions: Vec::new(),
+            classes: HashSet::new(),
+            folders: units
+                .iter()
+                .map(|unit| std::path::Path::new(&unit.path).parent().map(|p| p.to_path_buf()))
+                .collect(),
             by_name: HashMap::new(),
             constants: HashMap::new(),
             defined: HashSet::new(),
@@ -158,6 +167,7 @@ impl<'u> Index<'u> {
                 index.constants.entry(name).or_insert(ConstDef { unit: DEFINES, value });
             }
         }
+        index.classes = index.functions.iter().filter_map(|def| def.class.clone()).collect();
         for (position, function) in index.functions.iter().enumerate() {
             index
                 .by_name

@@ -655,7 +655,14 @@ impl<'u> Walker<'_, 'u> {
     /// A loop that calls nothing (it computes on host data): not unrolled; the buffers
     /// it indexes are read or written by the host once, as a whole.
     pub(super) fn is_data_loop(&self, body: Node<'u>) -> bool {
-        if !calls_in(body).is_empty() {
+        // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing.
+        let real_call = |call: &Node| {
+            let callee = call.child_by_field_name("function").map_or("", |f| self.text(f));
+            !["static_cast", "reinterpret_cast", "const_cast"]
+                .iter()
+                .any(|cast| callee.starts_with(cast))
+        };
+        if calls_in(body).iter().any(real_call) {
             return false;
         }
         let mut stack = vec![body];

@@ -742,11 +742,7 @@ impl<'u> Walker<'_, 'u> {
             _ => self.frame().class.clone(),
         };
         let unit = self.frame().unit;
-        let folder = |unit: usize| {
-            std::path::Path::new(&self.index.units[unit].path)
-                .parent()
-                .map(|p| p.to_path_buf())
-        };
+        let folder = |unit: usize| self.index.folders.get(unit).cloned().flatten();
         let caller_folder = folder(unit);
         self.index
             .lookup(simple)

@@ -176,13 +176,7 @@ impl<'u> Walker<'_, 'u> {
         }
         let place = self.declare(&name);
         let class = class_name(type_text);
-        if self.index.lookup(class).any(|def| def.class.as_deref() == Some(class))
-            || self
-                .index
-                .functions
-                .iter()
-                .any(|def| def.class.as_deref() == Some(class))
-        {
+        if self.index.classes.contains(class) {
             self.store
                 .insert(format!("{place}.#class"), Value::Str(class.to_string()));
         }
