@@ -1,9 +1,16 @@
 //! "Did you mean …?" suggestions by edit distance.
 
+/// Names longer than this are no typo of anything: the distance, quadratic in length,
+/// is not computed for them.
+const MAX_NAME: usize = 256;
+
 /// The candidate closest to `name`, if it is close enough to be a plausible typo.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let candidates: Vec<&str> = candidates.into_iter().collect();
     let len = name.chars().count();
+    if len > MAX_NAME {
+        return None;
+    }
+    let candidates: Vec<&str> = candidates.into_iter().filter(|c| c.len() <= 4 * MAX_NAME).collect();
     // A truncated name (`aclrtCreateEventEx` for `aclrtCreateEventExWithFlag`) is the likeliest slip.
     let lower = name.to_lowercase();
     let extension = candidates
@@ -55,6 +62,14 @@ mod tests {
         assert_eq!(closest("x", ["N"]), None);
         let engines = ["COMM_ENGINE_CPU", "COMM_ENGINE_AICPU_TS"];
         assert_eq!(closest("COMM_ENGINE_AICPU", engines), Some("COMM_ENGINE_AICPU_TS"));
+    }
+
+    #[test]
+    fn long_names_are_not_compared() {
+        let long = "group".repeat(10_000);
+        let started = std::time::Instant::now();
+        assert_eq!(closest(&long, [long.as_str(), "group"]), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]
