@@ -2,24 +2,14 @@
 //! them), each entry point extracted as a `.sync` program and lowered with spans in the
 //! files the user wrote; `convert` prints the extracted programs.
 
-use std::ops::Range;
-
-use syncguard_grammar::ast;
-use syncguard_grammar::lower::{Lowered, lower_mapped};
-use syncguard_model::api::Api;
-use syncguard_model::source::{FileId, Span};
+pub use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText, Unresolved};
 
 use crate::extract::{self, Extracted};
 use crate::index::{FnDef, Index, Unit, defines_text};
 
-/// One file's path (as shown) and text.
-pub struct SourceText {
-    pub path: String,
-    pub text: String,
-}
-
 /// Files read together: their parse trees and the index across them.
 pub struct Project {
+    space: SourceSpace,
     units: Vec<Unit>,
     defines: Unit,
     options: Options,
@@ -57,48 +47,11 @@ pub fn parse_rank_counts(spec: &str) -> Option<Vec<i64>> {
     (1 <= low && low <= high && high - low < MAX_RANK_COUNTS && high <= 1 << 16).then(|| (low..=high).collect())
 }
 
-/// Something the frontend could not follow, in file `source` (an index into the
-/// project's sources) at `range`.
-#[derive(Clone, Debug)]
-pub struct Unresolved {
-    pub source: usize,
-    pub range: Range<usize>,
-    pub message: String,
-}
-
-/// The program one entry point runs.
-pub struct EntryProgram {
-    /// The function, as written (`main`, `Runner::Run`).
-    pub entry: String,
-    /// How many ranks run it: SPMD code is extracted once per rank count.
-    pub ranks: i64,
-    pub source: usize,
-    /// The entry's name in `source`.
-    pub range: Range<usize>,
-    pub syntax: ast::File,
-    /// Catalogued API calls and launches the program holds: none means the entry
-    /// does no synchronization at all.
-    pub api_calls: usize,
-    pub unresolved: Vec<Unresolved>,
-    /// Why the extraction stopped early, if it did: the rest of the entry is unchecked.
-    pub incomplete: Option<Unresolved>,
-    /// Calls whose return code is discarded (SG701): file, range, API.
-    pub unchecked_returns: Vec<(usize, Range<usize>, &'static Api)>,
-}
-
 /// Parse `sources` and index them together.
 pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     use rayon::prelude::*;
-    // One byte between files, so that no span is in two of them.
-    let bases: Vec<usize> = sources
-        .iter()
-        .scan(0, |next, source| {
-            let base = *next;
-            *next += source.text.len() + 1;
-            Some(base)
-        })
-        .collect();
-    let base = sources.iter().map(|source| source.text.len() + 1).sum();
+    let (space, bases) = SourceSpace::new(&sources);
+    let base = space.end();
     let units: Vec<Unit> = sources
         .into_par_iter()
         .zip(bases)
@@ -113,6 +66,7 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     text.push_str(&defines_text(&units));
     let defines = Unit::parse(String::new(), text, base);
     Project {
+        space,
         units,
         defines,
         options,
@@ -246,9 +200,9 @@ impl Project {
     }
 
     fn entry_program(&self, extracted: Extracted, ranks: i64) -> EntryProgram {
-        let (source, range) = self.locate(&extracted.span);
+        let (source, range) = self.space.locate(&extracted.span);
         let unresolved = |item: extract::Unresolved| {
-            let (source, range) = self.locate(&item.span);
+            let (source, range) = self.space.locate(&item.span);
             Unresolved {
                 source,
                 range,
@@ -268,79 +222,16 @@ impl Project {
                 .unchecked
                 .into_iter()
                 .map(|(range, api)| {
-                    let (source, range) = self.locate(&range);
+                    let (source, range) = self.space.locate(&range);
                     (source, range, api)
                 })
                 .collect(),
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.units.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.units.is_empty()
-    }
-
-    /// Which file a range of the extractor's byte space is in, and where.
-    fn locate(&self, range: &Range<usize>) -> (usize, Range<usize>) {
-        let position = self
-            .units
-            .partition_point(|unit| unit.base <= range.start)
-            .saturating_sub(1);
-        let unit = &self.units[position.min(self.units.len().saturating_sub(1))];
-        let start = range.start.saturating_sub(unit.base).min(unit.text.len());
-        let end = range.end.saturating_sub(unit.base).clamp(start, unit.text.len());
-        (position, start..end)
-    }
-
-    /// Lower an entry's program; `files[k]` is the id the k-th source was registered as.
-    pub fn lower(&self, entry: &EntryProgram, files: &[FileId]) -> Lowered {
-        let place = |range: &Range<usize>| {
-            let (source, local) = self.locate(range);
-            Span::new(files[source], local)
-        };
-        lower_mapped(
-            &entry.syntax,
-            Span::new(files[entry.source], entry.range.clone()),
-            &place,
-        )
-    }
-
-    /// The entry's program as `.sync` text, each statement with a `// file:line`
-    /// comment naming the C/C++ code it came from.
-    pub fn to_sync(&self, entry: &EntryProgram) -> String {
-        let mut file = entry.syntax.clone();
-        let mut origins = Vec::new();
-        visit_stmts(&mut file.stmts, &mut |stmt| origins.push(stmt.span.clone()));
-        syncguard_grammar::spanless::strip_spans(&mut file);
-        let mut comments = Vec::new();
-        let mut line = 0;
-        renumber(
-            &mut file.stmts,
-            &mut line,
-            &mut origins.into_iter(),
-            &mut |at, origin| {
-                let (source, range) = self.locate(&origin);
-                let unit = &self.units[source];
-                let row = unit.text[..range.start].matches('\n').count() + 1;
-                let name = std::path::Path::new(&unit.path)
-                    .file_name()
-                    .map_or_else(|| unit.path.clone(), |name| name.to_string_lossy().into_owned());
-                comments.push(ast::Comment {
-                    text: format!("// {name}:{row}"),
-                    span: at + 2..at + 3,
-                });
-            },
-        );
-        let layout: String = std::iter::repeat_n(format!("{}\n", " ".repeat(LINE - 1)), line + 2).collect();
-        let parsed = syncguard_grammar::Parsed {
-            file,
-            errors: Vec::new(),
-            comments,
-        };
-        syncguard_grammar::format(&layout, &parsed)
+    /// Where the entry points' spans are: lowering and printing them.
+    pub fn space(&self) -> &SourceSpace {
+        &self.space
     }
 }
 
@@ -363,72 +254,4 @@ fn rank_counts(text: &str) -> Option<Vec<i64>> {
 fn is_special_member(def: &crate::index::FnDef) -> bool {
     let name = def.simple_name();
     name.starts_with('~') || def.class.as_deref() == Some(name)
-}
-
-/// Bytes per line of the synthetic layout `to_sync` prints through.
-const LINE: usize = 16;
-
-/// Visit statements in pre-order (nested blocks after their statement).
-fn visit_stmts(stmts: &mut [ast::Stmt], visit: &mut dyn FnMut(&mut ast::Stmt)) {
-    for stmt in stmts {
-        visit(stmt);
-        for block in blocks_of(stmt) {
-            visit_stmts(&mut block.stmts, visit);
-        }
-    }
-}
-
-fn blocks_of(stmt: &mut ast::Stmt) -> Vec<&mut ast::Block> {
-    match &mut stmt.kind {
-        ast::StmtKind::If { then, otherwise, .. } => {
-            let mut blocks = vec![then];
-            let mut next = otherwise.as_mut();
-            while let Some(branch) = next {
-                match branch {
-                    ast::Else::Block(block) => {
-                        blocks.push(block);
-                        next = None;
-                    }
-                    ast::Else::If(nested) => {
-                        let ast::StmtKind::If { then, otherwise, .. } = &mut nested.kind else {
-                            break;
-                        };
-                        blocks.push(then);
-                        next = otherwise.as_mut();
-                    }
-                }
-            }
-            blocks
-        }
-        ast::StmtKind::For { body, .. }
-        | ast::StmtKind::While { body, .. }
-        | ast::StmtKind::Thread { body, .. }
-        | ast::StmtKind::GeOp { body, .. }
-        | ast::StmtKind::SuperKernel { body, .. }
-        | ast::StmtKind::SubKernel { body, .. } => vec![body],
-        _ => Vec::new(),
-    }
-}
-
-/// Give each statement a line of its own in the synthetic layout (in the pre-order
-/// `visit_stmts` takes), and its block the lines up to its last statement's.
-fn renumber(
-    stmts: &mut [ast::Stmt],
-    line: &mut usize,
-    origins: &mut dyn Iterator<Item = Range<usize>>,
-    comment: &mut dyn FnMut(usize, Range<usize>),
-) {
-    for stmt in stmts {
-        let at = *line * LINE;
-        *line += 1;
-        stmt.span = at..at + 1;
-        if let Some(origin) = origins.next() {
-            comment(at, origin);
-        }
-        for block in blocks_of(stmt) {
-            block.span = at..at + 1;
-            renumber(&mut block.stmts, line, origins, comment);
-            block.span.end = *line * LINE;
-        }
-    }
 }

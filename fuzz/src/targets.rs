@@ -102,11 +102,11 @@ fn sources_keep_meaning(input: &[u8]) -> Result<(), String> {
         syncguard_cpp::Options::default(),
     );
     for entry in project.entries().iter().filter(|entry| entry.api_calls > 0) {
-        let lowered = project.lower(entry, &[file]);
+        let lowered = project.space().lower(entry, &[file]);
         let read_cleanly = lowered.diagnostics.is_empty();
         let checked = syncguard_analyzer::check_lowered(lowered, Vec::new(), &Overrides::default());
         renders(&checked, &sources)?;
-        let printed = project.to_sync(entry);
+        let printed = project.space().to_sync(entry);
         let parsed = syncguard_grammar::parse(&printed);
         if let Some(error) = parsed.errors.first() {
             return Err(format!(

@@ -8,6 +8,7 @@
 pub mod ast;
 mod depth;
 mod error;
+pub mod extracted;
 mod format;
 pub mod lexer;
 pub mod lower;

@@ -88,7 +88,7 @@ fn convert_source(input: &Input) -> Outcome {
             "// entry point `{}` ({}:{line})\n",
             entry.entry, input.display
         ));
-        output::print(&read.project.to_sync(entry));
+        output::print(&read.project.space().to_sync(entry));
         for item in &entry.unresolved {
             let line = sources.get(read.files[item.source]).line_col(item.range.start).0;
             eprintln!("syncguard: note: {}:{line}: {}", input.display, item.message);

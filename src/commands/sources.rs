@@ -81,7 +81,7 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
             unresolved += entry.unresolved.len();
         }
         let reading = reading_diagnostics(&entry, &read.files, explain);
-        let lowered = read.project.lower(&entry, &read.files);
+        let lowered = read.project.space().lower(&entry, &read.files);
         let mut result = check_lowered(lowered, reading, overrides);
         let position = checked.len();
         let mut kept = Vec::new();

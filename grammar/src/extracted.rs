@@ -1,0 +1,275 @@
+//! Programs extracted from code in another language (C/C++, Python): each entry point
+//! becomes a `.sync` syntax tree whose spans are offsets into one byte space that holds
+//! every source file of the run, one after another. This module maps that space back
+//! to the files, lowers an entry with spans in the files the user wrote, and prints it
+//! as `.sync` text with a `// file:line` comment on every statement (`convert`).
+//!
+//! Frontends share it so that the binary checks every source language the same way.
+
+use std::ops::Range;
+
+use syncguard_model::api::Api;
+use syncguard_model::source::{FileId, Span};
+
+use crate::ast;
+use crate::lower::{Lowered, lower_mapped};
+
+/// One file's path (as shown) and text.
+pub struct SourceText {
+    pub path: String,
+    pub text: String,
+}
+
+/// Something a frontend could not follow, in file `source` (an index into the run's
+/// sources) at `range`.
+#[derive(Clone, Debug)]
+pub struct Unresolved {
+    pub source: usize,
+    pub range: Range<usize>,
+    pub message: String,
+}
+
+/// The program one entry point runs.
+pub struct EntryProgram {
+    /// The function, as written (`main`, `Runner::Run`, `runner:ModelRunner.execute`).
+    pub entry: String,
+    /// How many ranks run it: SPMD code is extracted once per rank count (1 otherwise).
+    pub ranks: i64,
+    pub source: usize,
+    /// The entry's name in `source`.
+    pub range: Range<usize>,
+    pub syntax: ast::File,
+    /// Catalogued API calls and launches the program holds: none means the entry
+    /// does no synchronization at all.
+    pub api_calls: usize,
+    pub unresolved: Vec<Unresolved>,
+    /// Why the extraction stopped early, if it did: the rest of the entry is unchecked.
+    pub incomplete: Option<Unresolved>,
+    /// Calls whose return code is discarded (SG701): file, range, API.
+    pub unchecked_returns: Vec<(usize, Range<usize>, &'static Api)>,
+}
+
+/// The byte space of a run's sources: file `k` starts at `bases[k]`, one byte after
+/// the previous file ends, so that no offset is in two files.
+pub struct SourceSpace {
+    files: Vec<SpaceFile>,
+}
+
+struct SpaceFile {
+    path: String,
+    base: usize,
+    len: usize,
+    /// Offsets (in the file) where its lines start.
+    line_starts: Vec<usize>,
+}
+
+impl SourceSpace {
+    /// Lay `sources` out one after another; returns the space and each file's base.
+    pub fn new(sources: &[SourceText]) -> (SourceSpace, Vec<usize>) {
+        let mut next = 0;
+        let files: Vec<SpaceFile> = sources
+            .iter()
+            .map(|source| {
+                let base = next;
+                next += source.text.len() + 1;
+                let line_starts = std::iter::once(0)
+                    .chain(source.text.match_indices('\n').map(|(at, _)| at + 1))
+                    .collect();
+                SpaceFile {
+                    path: source.path.clone(),
+                    base,
+                    len: source.text.len(),
+                    line_starts,
+                }
+            })
+            .collect();
+        let bases = files.iter().map(|file| file.base).collect();
+        (SourceSpace { files }, bases)
+    }
+
+    /// Where the space ends: the base a file appended after the sources would get.
+    pub fn end(&self) -> usize {
+        self.files.last().map_or(0, |file| file.base + file.len + 1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Which file a range of the space is in, and where in it (clamped to the file).
+    pub fn locate(&self, range: &Range<usize>) -> (usize, Range<usize>) {
+        let position = self
+            .files
+            .partition_point(|file| file.base <= range.start)
+            .saturating_sub(1);
+        let Some(file) = self.files.get(position) else {
+            return (0, 0..0);
+        };
+        let start = range.start.saturating_sub(file.base).min(file.len);
+        let end = range.end.saturating_sub(file.base).clamp(start, file.len);
+        (position, start..end)
+    }
+
+    /// Lower an entry's program; `files[k]` is the id the k-th source was registered as.
+    pub fn lower(&self, entry: &EntryProgram, files: &[FileId]) -> Lowered {
+        let place = |range: &Range<usize>| {
+            let (source, local) = self.locate(range);
+            Span::new(files[source], local)
+        };
+        lower_mapped(
+            &entry.syntax,
+            Span::new(files[entry.source], entry.range.clone()),
+            &place,
+        )
+    }
+
+    /// The entry's program as `.sync` text, each statement with a `// file:line`
+    /// comment naming the code it came from.
+    pub fn to_sync(&self, entry: &EntryProgram) -> String {
+        let mut file = entry.syntax.clone();
+        let mut origins = Vec::new();
+        visit_stmts(&mut file.stmts, &mut |stmt| origins.push(stmt.span.clone()));
+        crate::spanless::strip_spans(&mut file);
+        let mut comments = Vec::new();
+        let mut line = 0;
+        renumber(
+            &mut file.stmts,
+            &mut line,
+            &mut origins.into_iter(),
+            &mut |at, origin| {
+                comments.push(ast::Comment {
+                    text: format!("// {}", self.file_line(&origin)),
+                    span: at + 2..at + 3,
+                });
+            },
+        );
+        let layout: String = std::iter::repeat_n(format!("{}\n", " ".repeat(LINE - 1)), line + 2).collect();
+        let parsed = crate::Parsed {
+            file,
+            errors: Vec::new(),
+            comments,
+        };
+        crate::format(&layout, &parsed)
+    }
+
+    /// `op.cpp:123`: the file name (without its folders) and line of a range of the space.
+    fn file_line(&self, range: &Range<usize>) -> String {
+        let (source, local) = self.locate(range);
+        let Some(file) = self.files.get(source) else {
+            return String::new();
+        };
+        let row = file.line_starts.partition_point(|start| *start <= local.start);
+        let name = std::path::Path::new(&file.path)
+            .file_name()
+            .map_or_else(|| file.path.clone(), |name| name.to_string_lossy().into_owned());
+        format!("{name}:{row}")
+    }
+}
+
+/// Bytes per line of the synthetic layout `to_sync` prints through.
+const LINE: usize = 16;
+
+/// Visit statements in pre-order (nested blocks after their statement).
+fn visit_stmts(stmts: &mut [ast::Stmt], visit: &mut dyn FnMut(&mut ast::Stmt)) {
+    for stmt in stmts {
+        visit(stmt);
+        for block in blocks_of(stmt) {
+            visit_stmts(&mut block.stmts, visit);
+        }
+    }
+}
+
+fn blocks_of(stmt: &mut ast::Stmt) -> Vec<&mut ast::Block> {
+    match &mut stmt.kind {
+        ast::StmtKind::If { then, otherwise, .. } => {
+            let mut blocks = vec![then];
+            let mut next = otherwise.as_mut();
+            while let Some(branch) = next {
+                match branch {
+                    ast::Else::Block(block) => {
+                        blocks.push(block);
+                        next = None;
+                    }
+                    ast::Else::If(nested) => {
+                        let ast::StmtKind::If { then, otherwise, .. } = &mut nested.kind else {
+                            break;
+                        };
+                        blocks.push(then);
+                        next = otherwise.as_mut();
+                    }
+                }
+            }
+            blocks
+        }
+        ast::StmtKind::For { body, .. }
+        | ast::StmtKind::While { body, .. }
+        | ast::StmtKind::Thread { body, .. }
+        | ast::StmtKind::GeOp { body, .. }
+        | ast::StmtKind::SuperKernel { body, .. }
+        | ast::StmtKind::SubKernel { body, .. } => vec![body],
+        _ => Vec::new(),
+    }
+}
+
+/// Give each statement a line of its own in the synthetic layout (in the pre-order
+/// `visit_stmts` takes), and its block the lines up to its last statement's.
+fn renumber(
+    stmts: &mut [ast::Stmt],
+    line: &mut usize,
+    origins: &mut dyn Iterator<Item = Range<usize>>,
+    comment: &mut dyn FnMut(usize, Range<usize>),
+) {
+    for stmt in stmts {
+        let at = *line * LINE;
+        *line += 1;
+        stmt.span = at..at + 1;
+        if let Some(origin) = origins.next() {
+            comment(at, origin);
+        }
+        for block in blocks_of(stmt) {
+            block.span = at..at + 1;
+            renumber(&mut block.stmts, line, origins, comment);
+            block.span.end = *line * LINE;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> SourceSpace {
+        let sources = [
+            SourceText {
+                path: "dir/a.cpp".into(),
+                text: "one\ntwo\n".into(),
+            },
+            SourceText {
+                path: "b.py".into(),
+                text: "x\ny\nz".into(),
+            },
+        ];
+        SourceSpace::new(&sources).0
+    }
+
+    #[test]
+    fn locates_ranges_in_their_files() {
+        let space = space();
+        assert_eq!(space.locate(&(4..7)), (0, 4..7));
+        // a.cpp is 8 bytes, then one byte of gap: b.py starts at 9.
+        assert_eq!(space.locate(&(11..12)), (1, 2..3));
+        assert_eq!(space.locate(&(11..400)), (1, 2..5));
+        assert_eq!(space.end(), 9 + 5 + 1);
+    }
+
+    #[test]
+    fn names_file_and_line() {
+        let space = space();
+        assert_eq!(space.file_line(&(4..5)), "a.cpp:2");
+        assert_eq!(space.file_line(&(13..14)), "b.py:3");
+    }
+}
