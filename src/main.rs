@@ -100,16 +100,26 @@ struct SourceArgs {
     /// (by default every call succeeds and error branches are not taken).
     #[arg(long)]
     error_paths: bool,
+    /// C/C++: the compilation database (`compile_commands.json`, or the folder holding
+    /// it) whose `-D`/`-U` flags decide each file's `#if`/`#ifdef`. By default one is
+    /// looked for next to the checked paths, in their parent folders and their `build/`.
+    #[arg(long, value_name = "FILE|DIR")]
+    compile_commands: Option<PathBuf>,
 }
 
 impl SourceArgs {
-    fn options(&self) -> syncguard_cpp::Options {
-        syncguard_cpp::Options {
+    fn options(&self) -> Result<syncguard_cpp::Options, String> {
+        let compile_db = match &self.compile_commands {
+            Some(path) => Some(std::sync::Arc::new(commands::sources::load_compile_db(path)?)),
+            None => None,
+        };
+        Ok(syncguard_cpp::Options {
             entries: self.entries.clone(),
             ranks: self.ranks.clone().map(|counts| counts.0),
             defines: self.defines.clone(),
             error_paths: self.error_paths,
-        }
+            compile_db,
+        })
     }
 }
 
@@ -284,7 +294,13 @@ fn main() -> ExitCode {
             paths,
             analysis,
             sources,
-        } => commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &sources.options()),
+        } => match sources.options() {
+            Ok(options) => commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &options),
+            Err(err) => {
+                eprintln!("syncguard: {err}");
+                Outcome::Failure
+            }
+        },
         Command::VerifyThenRun {
             path,
             backend,

@@ -262,9 +262,114 @@ fn an_undefined_macro_checks_both_preprocessor_branches() {
     let output = syncguard(&["check", "--explain", "--entry", "Run", &path]);
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
-        text.contains("a preprocessor condition the analyzed files do not decide"),
+        text.contains("a preprocessor condition the analyzed files and flags do not decide"),
         "{text}"
     );
+}
+
+/// An upload on a copy stream consumed on the compute stream: the `USE_EVENT_SYNC`
+/// build records the event but forgets the wait (a race); the other synchronizes.
+const UPLOAD_BY_BUILD: &str = "extern \"C\" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y);
+int Upload(aclrtStream compute, aclrtStream copy, void *host, void *devIn, void *devOut, size_t size) {
+    aclrtEvent done;
+    ACL_CHECK(aclrtCreateEvent(&done));
+    ACL_CHECK(aclrtMemcpyAsync(devIn, size, host, size, ACL_MEMCPY_HOST_TO_DEVICE, copy));
+#ifdef USE_EVENT_SYNC
+    ACL_CHECK(aclrtRecordEvent(done, copy));
+#else
+    ACL_CHECK(aclrtSynchronizeStream(copy));
+#endif
+    scale<<<8, nullptr, compute>>>(devIn, devOut);
+    ACL_CHECK(aclrtSynchronizeStream(compute));
+    ACL_CHECK(aclrtDestroyEvent(done));
+    return 0;
+}
+";
+
+fn race_count(args: &[&str]) -> (usize, String) {
+    let output = syncguard(&[&["check", "--format", "json"], args].concat());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let races: Vec<&serde_json::Value> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "SG601")
+        .collect();
+    (
+        races.len(),
+        format!("{json} {}", String::from_utf8_lossy(&output.stderr)),
+    )
+}
+
+#[test]
+fn undecided_preprocessor_branches_are_alternatives() {
+    // Run one after the other, the `#else` synchronize would hide the race of the
+    // `#ifdef` build.
+    let (_dir, path) = scratch_source("upload.cpp", UPLOAD_BY_BUILD);
+    let (races, json) = race_count(&[&path]);
+    assert_eq!(races, 1, "{json}");
+    assert!(
+        json.contains("preproc_upload_L6"),
+        "the finding names its build: {json}"
+    );
+}
+
+fn with_compile_db(command: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("op/build")).unwrap();
+    let source = dir.path().join("op/upload.cpp");
+    std::fs::write(&source, UPLOAD_BY_BUILD).unwrap();
+    let db = serde_json::json!([{
+        "directory": dir.path().join("op/build"),
+        "file": "../upload.cpp",
+        "command": command,
+    }]);
+    std::fs::write(dir.path().join("op/build/compile_commands.json"), db.to_string()).unwrap();
+    (dir, source.to_str().unwrap().to_string())
+}
+
+#[test]
+fn a_compile_commands_json_decides_the_preprocessor_branches() {
+    let (_dir, path) = with_compile_db("ccec -O2 -DUSE_EVENT_SYNC -I../inc -c ../upload.cpp");
+    let (races, json) = race_count(&[&path]);
+    assert_eq!(races, 1, "{json}");
+    assert!(!json.contains("preproc_upload"), "decided by the database: {json}");
+    assert!(
+        json.contains("preprocessor flags from"),
+        "the database used is named: {json}"
+    );
+
+    // The build that does not define it synchronizes: no race, nothing undecided.
+    let (_dir, path) = with_compile_db("ccec -O2 -I../inc -c ../upload.cpp");
+    let (races, json) = race_count(&[&path]);
+    assert_eq!(races, 0, "{json}");
+}
+
+#[test]
+fn compile_commands_names_a_database_explicitly() {
+    let (dir, _) = with_compile_db("ccec -DUSE_EVENT_SYNC -c ../upload.cpp");
+    // The source checked from elsewhere: not found next to it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("upload.cpp");
+    std::fs::copy(dir.path().join("op/upload.cpp"), &copy).unwrap();
+    let (races, json) = race_count(&[copy.to_str().unwrap()]);
+    assert!(json.contains("preproc_upload"), "undecided without a database: {json}");
+    assert_eq!(races, 1, "{json}");
+    let db = dir.path().join("op/build");
+    let (races, json) = race_count(&[
+        "--compile-commands",
+        db.to_str().unwrap(),
+        &dir.path().join("op/upload.cpp").to_string_lossy(),
+    ]);
+    assert_eq!(races, 1, "{json}");
+    assert!(!json.contains("preproc_upload"), "{json}");
+    let missing = syncguard(&[
+        "check",
+        "--compile-commands",
+        "/nonexistent/compile_commands.json",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
 }
 
 #[test]

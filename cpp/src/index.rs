@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Parser, Tree};
 
+use crate::compile_db::{BuildFlags, CompileDb};
 use crate::mask::{Masked, mask};
 
 /// One source file, parsed.
@@ -20,6 +21,8 @@ pub struct Unit {
     pub cuda: bool,
     /// Where the file starts in the extractor's byte space (see `spans`).
     pub base: usize,
+    /// The `-D`/`-U` flags the compilation database compiles it with, if it lists it.
+    pub build: Option<BuildFlags>,
 }
 
 /// Extensions of the files this frontend reads.
@@ -46,6 +49,7 @@ impl Unit {
             masked,
             cuda,
             base,
+            build: None,
         }
     }
 
@@ -123,13 +127,16 @@ pub struct Index<'u> {
     /// `auto NAME = (VALUE);` per object-like `#define`, parsed: where `constants` of
     /// defines point.
     pub defines: &'u Unit,
+    /// The compilation database, when one is used: names it does not define are
+    /// undefined.
+    pub compile_db: Option<&'u CompileDb>,
 }
 
 /// How deep declarations nest (namespaces, classes, templates) before the index stops.
 const MAX_NESTING: usize = 64;
 
 impl<'u> Index<'u> {
-    pub fn build(units: &'u [Unit], defines: &'u Unit) -> Index<'u> {
+    pub fn build(units: &'u [Unit], defines: &'u Unit, compile_db: Option<&'u CompileDb>) -> Index<'u> {
         let mut index = Index {
             units,
             functions: Vec::new(),
@@ -149,6 +156,7 @@ impl<'u> Index<'u> {
                 .flat_map(|unit| gen_task_registrations(&unit.text))
                 .collect(),
             defines,
+            compile_db,
         };
         for (unit_index, unit) in units.iter().enumerate() {
             index.collect(unit_index, unit.tree.root_node(), None, 0);

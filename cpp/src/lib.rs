@@ -5,10 +5,12 @@
 //! tree-sitter's types stay inside this crate. Reading never fails: what does not
 //! parse or cannot be followed is reported as unresolved.
 
+mod compile_db;
 mod extract;
 mod index;
 mod mask;
 mod program;
 
+pub use compile_db::{BuildFlags, CompileDb};
 pub use index::EXTENSIONS;
 pub use program::{EntryProgram, Options, Project, SourceText, Unresolved, parse_rank_counts, read_project};

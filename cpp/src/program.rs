@@ -4,6 +4,7 @@
 
 pub use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText, Unresolved};
 
+use crate::compile_db::CompileDb;
 use crate::extract::{self, Extracted};
 use crate::index::{FnDef, Index, Unit, defines_text};
 
@@ -27,6 +28,9 @@ pub struct Options {
     pub defines: Vec<(String, String)>,
     /// Calls may fail (`--error-paths`): branches on return codes are checked both ways.
     pub error_paths: bool,
+    /// The compilation database (`compile_commands.json`): each listed file's `-D`/`-U`
+    /// flags decide its `#if`/`#ifdef`, and names no command defines are undefined.
+    pub compile_db: Option<std::sync::Arc<CompileDb>>,
 }
 
 /// `4`, `2..=8` or `2..9`: the rank counts a `--ranks` value or a `// syncguard: ranks`
@@ -55,12 +59,26 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     let units: Vec<Unit> = sources
         .into_par_iter()
         .zip(bases)
-        .map(|(source, base)| Unit::parse(source.path, source.text, base))
+        .map(|(source, base)| {
+            let mut unit = Unit::parse(source.path, source.text, base);
+            unit.build = options
+                .compile_db
+                .as_ref()
+                .and_then(|db| db.flags_for(std::path::Path::new(&unit.path)).cloned());
+            unit
+        })
         .collect();
     // Definitions on the command line come first: the first definition of a name wins.
+    // Then the database's, where every command agrees on the value.
+    let common = options
+        .compile_db
+        .as_ref()
+        .map(|db| db.common_defines())
+        .unwrap_or_default();
     let mut text: String = options
         .defines
         .iter()
+        .chain(&common)
         .map(|(name, value)| format!("auto {name} = ({value});\n"))
         .collect();
     text.push_str(&defines_text(&units));
@@ -86,7 +104,7 @@ impl Project {
     }
 
     fn entries_here(&self) -> Vec<EntryProgram> {
-        let mut index = Index::build(&self.units, &self.defines);
+        let mut index = Index::build(&self.units, &self.defines, self.options.compile_db.as_deref());
         index
             .defined
             .extend(self.options.defines.iter().map(|(name, _)| name.clone()));

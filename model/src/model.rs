@@ -897,6 +897,19 @@ pub struct ChannelInfo {
     pub engine: String,
 }
 
+/// The size source frontends give memory whose size the code does not state (a
+/// pointer the caller passes in, a copy of `size` bytes): larger than any real buffer.
+pub const UNKNOWN_SIZE: i64 = 1 << 40;
+
+/// `bytes 0..256`, or `bytes 256..` when the range runs to a size the code does not state.
+pub fn byte_range(start: u64, end: u64) -> String {
+    if end == UNKNOWN_SIZE as u64 {
+        format!("bytes {start}..")
+    } else {
+        format!("bytes {start}..{end}")
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct BufferInfo {
     pub space: MemorySpace,

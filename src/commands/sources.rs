@@ -3,11 +3,12 @@
 //! checked by the analyzer like a `.sync` file.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use syncguard_analyzer::rules::{SolverUnknown, UnknownName};
 use syncguard_analyzer::source::{FileId, Span, decode_utf8_lossless_offsets};
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Severity, SourceFile, Sources, check_lowered};
-use syncguard_cpp::{EntryProgram, Project, SourceText, read_project};
+use syncguard_cpp::{CompileDb, EntryProgram, Project, SourceText, read_project};
 use syncguard_model::reading_rules::unchecked_return;
 
 use super::inputs::{Input, report};
@@ -19,7 +20,59 @@ pub struct ReadSources {
     pub failures: usize,
 }
 
-pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: syncguard_cpp::Options) -> ReadSources {
+/// Read a compilation database: `path` is the file or the folder holding it.
+pub fn load_compile_db(path: &Path) -> Result<CompileDb, String> {
+    let file = if path.is_dir() {
+        path.join(COMPILE_DB)
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).map_err(|err| format!("{}: {err}", file.display()))?;
+    CompileDb::parse(&file, &text).map_err(|err| format!("{}: {err}", file.display()))
+}
+
+const COMPILE_DB: &str = "compile_commands.json";
+
+/// The compilation database of the first source, as clangd finds one: in its folder or
+/// a parent, or their `build/`.
+fn discover_compile_db(inputs: &[&Input]) -> Option<PathBuf> {
+    let first = std::path::absolute(&inputs.first()?.file).ok()?;
+    first.ancestors().skip(1).find_map(|folder| {
+        [folder.join(COMPILE_DB), folder.join("build").join(COMPILE_DB)]
+            .into_iter()
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+/// The database the options name, or the one found next to the sources (said on
+/// stderr, as is one that cannot be read: then none is used).
+fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
+    if options.compile_db.is_some() {
+        return;
+    }
+    let Some(found) = discover_compile_db(inputs) else {
+        return;
+    };
+    match load_compile_db(&found) {
+        Ok(db) => {
+            let listed = inputs
+                .iter()
+                .filter(|input| db.flags_for(&input.file).is_some())
+                .count();
+            eprintln!(
+                "syncguard: note: preprocessor flags from {} ({listed} of {} source files listed; `#ifdef` of a name \
+                 no command defines is false)",
+                found.display(),
+                inputs.len()
+            );
+            options.compile_db = Some(std::sync::Arc::new(db));
+        }
+        Err(err) => eprintln!("syncguard: warning: compilation database not used: {err}"),
+    }
+}
+
+pub fn read_sources(sources: &mut Sources, inputs: &[&Input], mut options: syncguard_cpp::Options) -> ReadSources {
+    compile_db_for(inputs, &mut options);
     let mut texts = Vec::new();
     let mut files = Vec::new();
     let mut failures = 0;

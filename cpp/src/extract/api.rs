@@ -13,7 +13,7 @@ use super::{Walker, ast_binary, ast_int, ast_name};
 
 /// The size taken for memory whose size the code does not show (1 TiB): larger than any
 /// real allocation, so no copy into it is reported as too long.
-const UNKNOWN_SIZE: i64 = 1 << 40;
+use syncguard_model::model::UNKNOWN_SIZE;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
@@ -321,7 +321,7 @@ impl<'u> Walker<'_, 'u> {
             ArgKind::Notify => ("existing_notify", Value::Handle(self.object_name(&place))),
             ArgKind::Comm => ("existing_comm", Value::Handle(self.object_name(&place))),
             ArgKind::Ptr => {
-                let region = self.memory_region();
+                let region = self.memory_from_before(&place);
                 self.from_before.insert(place.clone(), region.clone());
                 self.store.insert(place, region.clone());
                 return self.value_expr(&region, self.range(arg));
@@ -363,42 +363,14 @@ impl<'u> Walker<'_, 'u> {
             .is_some_and(|scope| scope.values().any(|param| param == root))
     }
 
-    /// A region of its own in the memory from before, for one unknown pointer: regions
-    /// never overlap, so two pointers the code does not relate are never taken to alias.
-    pub(super) fn memory_region(&mut self) -> Value {
-        let name = match &self.unknown_memory {
-            Some(name) => name.clone(),
-            None => {
-                let name = self.object_name("memory_from_caller");
-                let call = ast::Call {
-                    callee: ast::Path {
-                        text: "existing_memory".into(),
-                        span: 0..0,
-                    },
-                    generics: None,
-                    args: Vec::new(),
-                    span: 0..0,
-                };
-                self.prelude.push(ast::Stmt {
-                    kind: ast::StmtKind::Let {
-                        pattern: ast::Pattern::Name(ast::Ident {
-                            name: name.clone(),
-                            span: 0..0,
-                        }),
-                        value: ast::Expr {
-                            kind: ast::ExprKind::Call(Box::new(call)),
-                            span: 0..0,
-                        },
-                    },
-                    span: 0..0,
-                });
-                self.unknown_memory = Some(name.clone());
-                name
-            }
-        };
-        self.memory_regions += 1;
+    /// Memory of its own from before, for one unknown pointer (named after it): two
+    /// pointers the code does not relate are never taken to alias.
+    pub(super) fn memory_from_before(&mut self, pointer: &str) -> Value {
+        let name = self.object_name(pointer);
+        self.prelude
+            .push(super::kernel::let_call(&name, "existing_memory", 0..0));
         Value::Buffer {
-            offset: self.memory_regions * UNKNOWN_SIZE,
+            offset: 0,
             name,
             scale: 1,
         }
@@ -523,15 +495,10 @@ impl<'u> Walker<'_, 'u> {
     /// A buffer from `offset` to its end (the whole buffer at offset 0).
     fn buffer_slice(&self, name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
         let size = self.store.get(&format!("{name}.#size")).and_then(Value::int);
-        let is_region = self.unknown_memory.as_deref() == Some(name);
-        if offset == 0 && !is_region {
+        if offset == 0 {
             return ast_name(name, span);
         }
-        let end = if is_region {
-            (offset / UNKNOWN_SIZE + 1) * UNKNOWN_SIZE
-        } else {
-            size.unwrap_or(UNKNOWN_SIZE).max(offset + 1)
-        };
+        let end = size.unwrap_or(UNKNOWN_SIZE).max(offset + 1);
         ast::Expr {
             kind: ast::ExprKind::Slice {
                 base: Box::new(ast_name(name, span.clone())),

@@ -83,6 +83,10 @@ impl<'u> Walker<'_, 'u> {
                 .nth(1)
                 .map_or(Value::Unknown, |c| Value::Int(c as i64)),
             "identifier" | "qualified_identifier" => self.name_value(node),
+            "preproc_defined" => node
+                .named_child(0)
+                .and_then(|name| self.is_defined(self.text(name)))
+                .map_or(Value::Unknown, |defined| Value::Int(defined.into())),
             "this" => self.frame().this.clone().map_or(Value::Unknown, Value::Ref),
             "parenthesized_expression" => node.named_child(0).map_or(Value::Unknown, |inner| self.eval(inner)),
             "cast_expression" => {
@@ -124,7 +128,7 @@ impl<'u> Walker<'_, 'u> {
         if let Some(place) = self.lookup_local(text) {
             if self.pointer_params.contains(&place) && matches!(self.store.get(&place), None | Some(Value::Unknown)) {
                 // A pointer the caller passes in: memory of its own, from before.
-                let region = self.memory_region();
+                let region = self.memory_from_before(text);
                 self.store.insert(place.clone(), region);
             }
             return self.load(&place);

@@ -254,7 +254,7 @@ fn call_expr(name: &str, args: Vec<ast::Expr>, span: std::ops::Range<usize>) -> 
     }
 }
 
-fn let_call(name: &str, api: &str, span: std::ops::Range<usize>) -> ast::Stmt {
+pub(super) fn let_call(name: &str, api: &str, span: std::ops::Range<usize>) -> ast::Stmt {
     ast::Stmt {
         kind: ast::StmtKind::Let {
             pattern: ast::Pattern::Name(ident(name, span.clone())),

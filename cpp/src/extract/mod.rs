@@ -96,10 +96,6 @@ struct Walker<'i, 'u> {
     choices: usize,
     api_calls: usize,
     nesting: usize,
-    /// The one object from before that unknown pointers point into, and how many
-    /// regions of it are handed out.
-    unknown_memory: Option<String>,
-    memory_regions: i64,
     /// Streams and events that entry parameters and globals hold, created on first use.
     from_before: HashMap<Place, Value>,
     /// The rank count the program is extracted for (`HcclGetRankSize`).
@@ -113,6 +109,8 @@ struct Walker<'i, 'u> {
     core: Option<kernel::CoreState>,
     /// Calls may fail (`--error-paths`): their return codes have no known value.
     error_paths: bool,
+    /// An undecided `#if` whose first arm runs next (by node id): taken as true once.
+    preproc_taken: Option<usize>,
 }
 
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
@@ -192,10 +190,9 @@ impl<'i, 'u> Walker<'i, 'u> {
             unchecked: Vec::new(),
             steps: 0,
             choices: 0,
+            preproc_taken: None,
             api_calls: 0,
             nesting: 0,
-            unknown_memory: None,
-            memory_regions: 0,
             from_before: HashMap::new(),
             ranks,
             wants_ranks: false,

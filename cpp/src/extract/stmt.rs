@@ -62,7 +62,8 @@ impl<'u> Walker<'_, 'u> {
                 Some(body) => self.stmt(body),
                 None => Flow::Normal,
             },
-            "preproc_if" | "preproc_ifdef" => self.preproc_branch(node),
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef" => self.preproc_branch(node),
+            "preproc_else" => self.preproc_body(node, None, None),
             "ERROR" => {
                 self.unresolved(node, "this code does not parse as C++: not read");
                 Flow::Normal
@@ -588,13 +589,19 @@ impl<'u> Walker<'_, 'u> {
             .or_else(|| node.child_by_field_name("name"));
         let alternative = node.child_by_field_name("alternative");
         let truth = match (node.kind(), condition) {
-            ("preproc_ifdef", Some(name)) => {
-                let defined =
-                    self.index.defined.contains(self.text(name)) || self.index.constants.contains_key(self.text(name));
-                let negated = self.text(node).starts_with("#ifndef");
-                // A name no analyzed file defines may come from the build: unknown.
-                defined.then_some(!negated)
+            _ if self.preproc_taken == Some(node.id()) => {
+                self.preproc_taken = None;
+                Some(true)
             }
+            ("preproc_ifdef", Some(name)) => {
+                let negated = self.text(node).starts_with("#ifndef");
+                self.is_defined(self.text(name)).map(|defined| defined != negated)
+            }
+            // `#if NAME`: an undefined name is 0.
+            (_, Some(condition)) if condition.kind() == "identifier" => self
+                .eval(condition)
+                .truth()
+                .or_else(|| (self.is_defined(self.text(condition)) == Some(false)).then_some(false)),
             (_, Some(condition)) => self.eval(condition).truth(),
             _ => None,
         };
@@ -610,16 +617,30 @@ impl<'u> Walker<'_, 'u> {
             None => {
                 self.unresolved(
                     node,
-                    "a preprocessor condition the analyzed files do not decide: both branches are checked",
+                    "a preprocessor condition the analyzed files and flags do not decide: its branches are checked as \
+                     alternatives (`-D`, or a compile_commands.json, decides it)",
                 );
-                let first = taken(self, true);
-                let second = taken(self, false);
-                if matches!((first, second), (Flow::Return, Flow::Return)) {
-                    Flow::Return
-                } else {
-                    Flow::Normal
-                }
+                // The first arm is this node again, decided true once.
+                self.preproc_taken = Some(node.id());
+                let flow = self.alternatives(node, "preproc", &[Some(node), alternative], &[]);
+                self.preproc_taken = None;
+                flow.unwrap_or(Flow::Normal)
             }
+        }
+    }
+
+    /// Whether the preprocessor sees `name` defined here: by an analyzed file, `-D`, or
+    /// the compilation database's command for this file. Without a database, a name no
+    /// analyzed file defines may come from the build: unknown.
+    pub(super) fn is_defined(&self, name: &str) -> Option<bool> {
+        if self.index.defined.contains(name) || self.index.constants.contains_key(name) {
+            return Some(true);
+        }
+        match (&self.unit().build, self.index.compile_db) {
+            (Some(flags), _) => Some(flags.defines(name) == Some(true)),
+            // A header is compiled inside the files that include it.
+            (None, Some(db)) => (!db.any_defines(name)).then_some(false),
+            (None, None) => None,
         }
     }
 

@@ -1,6 +1,7 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::hb::Race;
+use crate::model::byte_range;
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -53,18 +54,16 @@ fn race_diagnostic(analysis: &Analysis, race: &Race) -> Diagnostic {
         &DataRace::INFO,
         analysis.span(race.second),
         format!(
-            "data race on {memory} bytes {}..{}: {second} {} them while {first} {} them, and nothing orders the two",
-            race.start,
-            race.end,
+            "data race on {memory} {}: {second} {} them while {first} {} them, and nothing orders the two",
+            byte_range(race.start, race.end),
             verb(race.second_writes),
             verb(race.first_writes)
         ),
     )
     .with_label(format!(
-        "{} bytes {}..{}",
+        "{} {}",
         verb(race.second_writes),
-        race.start,
-        race.end
+        byte_range(race.start, race.end)
     ))
     .with_related(
         analysis.span(race.first),

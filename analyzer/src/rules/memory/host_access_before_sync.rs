@@ -1,7 +1,7 @@
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, NodeId};
-use crate::model::OpKind;
+use crate::model::{OpKind, byte_range};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -52,9 +52,8 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             &HostAccessBeforeSync::INFO,
             analysis.span(host),
             format!(
-                "the host touches {memory} bytes {}..{} while {} may still be accessing them",
-                race.start,
-                race.end,
+                "the host touches {memory} {} while {} may still be accessing them",
+                byte_range(race.start, race.end),
                 analysis.describe(device)
             ),
         )
