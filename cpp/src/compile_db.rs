@@ -190,4 +190,23 @@ mod tests {
         assert!(CompileDb::parse(Path::new("x"), "[{\"file\": 3}]").is_err());
         assert!(CompileDb::parse(Path::new("x"), "[1").is_err());
     }
+
+    proptest::proptest! {
+        /// Any text is read or rejected, never a panic.
+        #[test]
+        fn any_text_is_read_or_rejected(text in "\\PC{0,200}") {
+            let _ = CompileDb::parse(Path::new("x"), &text);
+        }
+
+        /// Any command line: each `-D`/`-U` is read back as the compiler applies it.
+        #[test]
+        fn any_command_reads_back(arguments in proptest::collection::vec("(-D|-U|/D|-I|-c|x)?[A-Z_=0-9\" ']{0,6}", 0..12)) {
+            let entry = serde_json::json!([{ "directory": "/d", "file": "a.cpp", "arguments": arguments }]);
+            let db = CompileDb::parse(Path::new("x"), &entry.to_string()).unwrap();
+            let flags = db.flags_for(Path::new("/d/a.cpp")).unwrap();
+            proptest::prop_assert!(flags.defines.keys().all(|name| !flags.undefines.contains(name)));
+            let command = serde_json::json!([{ "directory": "/d", "file": "a.cpp", "command": arguments.join(" ") }]);
+            let _ = CompileDb::parse(Path::new("x"), &command.to_string());
+        }
+    }
 }
