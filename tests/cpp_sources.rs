@@ -389,3 +389,40 @@ fn ranks_on_the_command_line_choose_the_rank_counts() {
     let bad = syncguard(&["check", "--ranks", "0..=100", fixture]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A macro whose body is one API call: its return is the macro's.
+const RECORD_MACRO: &str = "#define RECORD(ev, s) aclrtRecordEvent(ev, s)
+#define CHECK(x) do { if ((x) != ACL_SUCCESS) { return -1; } } while (0)
+int Signal(aclrtStream s1, aclrtStream s2) {
+    aclrtEvent ready;
+    aclrtEvent done;
+    CHECK(aclrtCreateEventWithFlag(&ready, ACL_EVENT_SYNC));
+    CHECK(aclrtCreateEventWithFlag(&done, ACL_EVENT_SYNC));
+    CHECK(RECORD(ready, s1));
+    CHECK(aclrtStreamWaitEvent(s2, ready));
+    RECORD(done, s2);
+    CHECK(aclrtSynchronizeEvent(done));
+    CHECK(aclrtDestroyEvent(ready));
+    CHECK(aclrtDestroyEvent(done));
+    return 0;
+}
+";
+
+#[test]
+fn a_macro_expands_at_its_call_site() {
+    let (_dir, path) = scratch_source("signal.cpp", RECORD_MACRO);
+    let output = syncguard(&["check", "--format", "json", &path]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found: Vec<(&str, u64)> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["line"].as_u64().unwrap()))
+        .collect();
+    // Line 8 checks the macro's value; line 10 discards it.
+    assert_eq!(found, [("SG701", 10)], "{json}");
+    let converted = syncguard(&["convert", &path]);
+    let text = String::from_utf8_lossy(&converted.stdout);
+    assert!(text.contains("aclrtRecordEvent(ready, s1); // signal.cpp:8"), "{text}");
+    assert!(text.contains("aclrtRecordEvent(done, s2); // signal.cpp:10"), "{text}");
+}

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::compile_db::{BuildFlags, CompileDb};
+use crate::macros::Expansion;
 use crate::mask::{Masked, mask};
 
 /// One source file, parsed.
@@ -130,13 +131,22 @@ pub struct Index<'u> {
     /// The compilation database, when one is used: names it does not define are
     /// undefined.
     pub compile_db: Option<&'u CompileDb>,
+    /// Function-like macros expanded at their call sites: the synthetic file holding
+    /// the expansions (unit `EXPANSIONS`), and each call site's.
+    pub expansions: &'u Unit,
+    pub expansion_sites: &'u HashMap<(usize, usize), Expansion>,
 }
 
 /// How deep declarations nest (namespaces, classes, templates) before the index stops.
 const MAX_NESTING: usize = 64;
 
 impl<'u> Index<'u> {
-    pub fn build(units: &'u [Unit], defines: &'u Unit, compile_db: Option<&'u CompileDb>) -> Index<'u> {
+    pub fn build(
+        units: &'u [Unit],
+        defines: &'u Unit,
+        compile_db: Option<&'u CompileDb>,
+        (expansions, expansion_sites): (&'u Unit, &'u HashMap<(usize, usize), Expansion>),
+    ) -> Index<'u> {
         let mut index = Index {
             units,
             functions: Vec::new(),
@@ -157,10 +167,14 @@ impl<'u> Index<'u> {
                 .collect(),
             defines,
             compile_db,
+            expansions,
+            expansion_sites,
         };
         for (unit_index, unit) in units.iter().enumerate() {
             index.collect(unit_index, unit.tree.root_node(), None, 0);
         }
+        // A function called only inside a macro is called where the macro is.
+        index.mention_names(expansions, expansions.tree.root_node());
         let root = defines.tree.root_node();
         let mut cursor = root.walk();
         for declaration in root.named_children(&mut cursor) {
@@ -184,6 +198,20 @@ impl<'u> Index<'u> {
                 .push(position);
         }
         index
+    }
+
+    /// The file `unit` names: an analyzed file, or the macro expansions.
+    pub fn unit(&self, unit: usize) -> &'u Unit {
+        if unit == EXPANSIONS {
+            self.expansions
+        } else {
+            &self.units[unit]
+        }
+    }
+
+    /// Whether the analyzed files define a function named `name` (the last `::` segment).
+    pub fn defines_function(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
     }
 
     /// Definitions named `name` (the last `::` segment).
@@ -270,7 +298,7 @@ impl<'u> Index<'u> {
             .unwrap_or_default();
         let kernel = qualified_by(&source.masked.kernel_markers, source, node, declarator);
         let device = !kernel && qualified_by(&source.masked.device_markers, source, node, declarator);
-        self.mention_names(unit, body);
+        self.mention_names(source, body);
         self.functions.push(FnDef {
             unit,
             node,
@@ -283,8 +311,7 @@ impl<'u> Index<'u> {
         });
     }
 
-    fn mention_names(&mut self, unit: usize, body: Node<'u>) {
-        let source = &self.units[unit];
+    fn mention_names(&mut self, source: &Unit, body: Node<'u>) {
         let mut stack = vec![body];
         while let Some(node) = stack.pop() {
             if matches!(node.kind(), "identifier" | "field_identifier") {
@@ -486,6 +513,8 @@ pub fn op_attributes(index: &Index, op: &str) -> Option<Vec<(String, std::ops::R
 
 /// The `unit` of a constant defined by `#define`: the index's `defines`.
 pub const DEFINES: usize = usize::MAX;
+/// The unit of the macro expansions (`Index::unit`).
+pub const EXPANSIONS: usize = usize::MAX - 1;
 
 /// Every object-like `#define NAME VALUE` of `units`, as C++ declarations
 /// (`auto NAME = (VALUE);`, one per line) for the index to parse once.

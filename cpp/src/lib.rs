@@ -8,6 +8,7 @@
 mod compile_db;
 mod extract;
 mod index;
+mod macros;
 mod mask;
 mod program;
 

@@ -4,15 +4,21 @@
 
 pub use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText, Unresolved};
 
+use std::collections::HashMap;
+
 use crate::compile_db::CompileDb;
 use crate::extract::{self, Extracted};
 use crate::index::{FnDef, Index, Unit, defines_text};
+use crate::macros::{self, Expansion};
 
 /// Files read together: their parse trees and the index across them.
 pub struct Project {
     space: SourceSpace,
     units: Vec<Unit>,
     defines: Unit,
+    /// Function-like macros expanded at their call sites (see `macros`).
+    expansions: Unit,
+    expansion_sites: HashMap<(usize, usize), Expansion>,
     options: Options,
 }
 
@@ -83,12 +89,37 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
         .collect();
     text.push_str(&defines_text(&units));
     let defines = Unit::parse(String::new(), text, base);
+    let (expansions, expansion_sites) = expand_macros(&units, &defines, &options, base + defines.text.len() + 1);
     Project {
         space,
         units,
         defines,
+        expansions,
+        expansion_sites,
         options,
     }
+}
+
+/// The expansions of the function-like macros that reach a catalogued API, a function
+/// the files define or a kernel launch, at each of their call sites.
+fn expand_macros(
+    units: &[Unit],
+    defines: &Unit,
+    options: &Options,
+    base: usize,
+) -> (Unit, HashMap<(usize, usize), Expansion>) {
+    let none = (Unit::parse(String::new(), String::new(), base), HashMap::new());
+    let macros = macros::collect_macros(units);
+    if macros.is_empty() {
+        return none;
+    }
+    let probe = Index::build(units, defines, options.compile_db.as_deref(), (&none.0, &none.1));
+    let wanted = |name: &str| syncguard_model::api::lookup(name).is_some() || probe.defines_function(name);
+    let expansions = macros::expand_calls(units, &macros::worth_expanding(macros, &wanted));
+    (
+        Unit::parse("macro expansion".into(), expansions.text, base),
+        expansions.sites,
+    )
 }
 
 impl Project {
@@ -104,7 +135,12 @@ impl Project {
     }
 
     fn entries_here(&self) -> Vec<EntryProgram> {
-        let mut index = Index::build(&self.units, &self.defines, self.options.compile_db.as_deref());
+        let mut index = Index::build(
+            &self.units,
+            &self.defines,
+            self.options.compile_db.as_deref(),
+            (&self.expansions, &self.expansion_sites),
+        );
         index
             .defined
             .extend(self.options.defines.iter().map(|(name, _)| name.clone()));

@@ -17,11 +17,7 @@ use syncguard_model::model::UNKNOWN_SIZE;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
-        if node
-            .parent()
-            .is_some_and(|parent| parent.kind() == "expression_statement")
-            && failure_changes_synchronization(api)
-        {
+        if self.is_discarded(node) && failure_changes_synchronization(api) {
             let range = self.range(node);
             if !self.unchecked.iter().any(|(seen, _)| *seen == range) {
                 self.unchecked.push((range, api));
@@ -213,7 +209,8 @@ impl<'u> Walker<'_, 'u> {
                 .iter()
                 .filter_map(|(key, value)| {
                     let field = key.strip_prefix(prefix)?.strip_prefix('.')?;
-                    (!field.contains(['.', '['])).then_some(())?;
+                    // `#len`, `#size`: the extractor's own bookkeeping, not fields.
+                    (!field.contains(['.', '[']) && !field.starts_with('#')).then_some(())?;
                     Some((field, super::expr::symbolic(value, span.clone())?))
                 })
                 .collect();
@@ -309,7 +306,7 @@ impl<'u> Walker<'_, 'u> {
         }
         let (call, value) = match kind {
             ArgKind::Stream => {
-                let api = if self.unit().cuda {
+                let api = if self.source_unit().0.cuda {
                     "cudaStreamCreate"
                 } else {
                     "aclrtCreateStream"
@@ -321,7 +318,7 @@ impl<'u> Walker<'_, 'u> {
             ArgKind::Notify => ("existing_notify", Value::Handle(self.object_name(&place))),
             ArgKind::Comm => ("existing_comm", Value::Handle(self.object_name(&place))),
             ArgKind::Ptr => {
-                let region = self.memory_from_before(&place);
+                let region = self.memory_from_before(&place, arg);
                 self.from_before.insert(place.clone(), region.clone());
                 self.store.insert(place, region.clone());
                 return self.value_expr(&region, self.range(arg));
@@ -365,10 +362,11 @@ impl<'u> Walker<'_, 'u> {
 
     /// Memory of its own from before, for one unknown pointer (named after it): two
     /// pointers the code does not relate are never taken to alias.
-    pub(super) fn memory_from_before(&mut self, pointer: &str) -> Value {
+    pub(super) fn memory_from_before(&mut self, pointer: &str, first_use: Node<'u>) -> Value {
         let name = self.object_name(pointer);
+        let span = self.range(first_use);
         self.prelude
-            .push(super::kernel::let_call(&name, "existing_memory", 0..0));
+            .push(super::kernel::let_call(&name, "existing_memory", span));
         Value::Buffer {
             offset: 0,
             name,
@@ -403,7 +401,7 @@ impl<'u> Walker<'_, 'u> {
                 list.named_children(&mut cursor).collect()
             })
             .unwrap_or_default();
-        let stream_position = if self.unit().cuda { 3 } else { 2 };
+        let stream_position = if self.source_unit().0.cuda { 3 } else { 2 };
         let stream = match config.get(stream_position) {
             Some(stream) => {
                 let value = self.eval(*stream);

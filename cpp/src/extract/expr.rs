@@ -128,7 +128,7 @@ impl<'u> Walker<'_, 'u> {
         if let Some(place) = self.lookup_local(text) {
             if self.pointer_params.contains(&place) && matches!(self.store.get(&place), None | Some(Value::Unknown)) {
                 // A pointer the caller passes in: memory of its own, from before.
-                let region = self.memory_from_before(text);
+                let region = self.memory_from_before(text, node);
                 self.store.insert(place.clone(), region);
             }
             return self.load(&place);
@@ -584,6 +584,9 @@ impl<'u> Walker<'_, 'u> {
         ) else {
             return Value::Unknown;
         };
+        if let Some(value) = self.macro_call(node) {
+            return value;
+        }
         let mut cursor = arguments.walk();
         let args: Vec<Node<'u>> = arguments
             .named_children(&mut cursor)

@@ -12,6 +12,7 @@ mod api;
 mod expr;
 mod gen_task;
 mod kernel;
+mod macro_call;
 mod stmt;
 pub mod value;
 
@@ -22,7 +23,7 @@ use syncguard_grammar::ast;
 use syncguard_model::api::Api;
 use tree_sitter::Node;
 
-use crate::index::{FnDef, Index, Unit};
+use crate::index::{EXPANSIONS, FnDef, Index, Unit};
 use value::{Place, Value};
 
 /// How deep helper calls are inlined.
@@ -111,6 +112,17 @@ struct Walker<'i, 'u> {
     error_paths: bool,
     /// An undecided `#if` whose first arm runs next (by node id): taken as true once.
     preproc_taken: Option<usize>,
+    /// The macro calls being expanded, innermost last.
+    sites: Vec<MacroSite>,
+}
+
+/// A macro call whose expansion is being walked: the expansion's code is reported there.
+struct MacroSite {
+    range: Range<usize>,
+    /// The call is a statement of its own: the value of an expression body is discarded.
+    discarded: bool,
+    unit: usize,
+    line: usize,
 }
 
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
@@ -191,6 +203,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             steps: 0,
             choices: 0,
             preproc_taken: None,
+            sites: Vec::new(),
             api_calls: 0,
             nesting: 0,
             from_before: HashMap::new(),
@@ -247,7 +260,15 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn unit(&self) -> &'u Unit {
-        &self.index.units[self.frame().unit]
+        self.index.unit(self.frame().unit)
+    }
+
+    /// The analyzed file the walk is in: inside a macro expansion, the call site's.
+    fn source_unit(&self) -> (&'u Unit, Option<&MacroSite>) {
+        match self.sites.last() {
+            Some(site) if self.frame().unit == EXPANSIONS => (self.index.unit(site.unit), Some(site)),
+            _ => (self.unit(), None),
+        }
     }
 
     fn frame(&self) -> &Frame<'u> {
@@ -268,6 +289,9 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn range_in(&self, unit: usize, node: Node) -> Range<usize> {
+        if unit == EXPANSIONS {
+            return self.sites.last().map_or(0..0, |site| site.range.clone());
+        }
         let base = self.index.units[unit].base;
         base + node.start_byte()..base + node.end_byte()
     }
@@ -490,8 +514,9 @@ impl<'u> Walker<'_, 'u> {
             });
             return None;
         }
-        let line = at.start_position().row + 1;
-        let stem = std::path::Path::new(&self.unit().path)
+        let (unit, site) = self.source_unit();
+        let line = site.map_or(at.start_position().row + 1, |site| site.line);
+        let stem = std::path::Path::new(&unit.path)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
