@@ -105,6 +105,41 @@ pub enum Pattern {
     List(Vec<Ident>, Span),
 }
 
+impl Stmt {
+    /// The blocks nested in this statement (each arm of an `if` chain, a loop's body).
+    pub fn blocks_mut(&mut self) -> Vec<&mut Block> {
+        match &mut self.kind {
+            StmtKind::If { then, otherwise, .. } => {
+                let mut blocks = vec![then];
+                let mut next = otherwise.as_mut();
+                while let Some(branch) = next {
+                    match branch {
+                        Else::Block(block) => {
+                            blocks.push(block);
+                            next = None;
+                        }
+                        Else::If(nested) => {
+                            let StmtKind::If { then, otherwise, .. } = &mut nested.kind else {
+                                break;
+                            };
+                            blocks.push(then);
+                            next = otherwise.as_mut();
+                        }
+                    }
+                }
+                blocks
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Thread { body, .. }
+            | StmtKind::GeOp { body, .. }
+            | StmtKind::SuperKernel { body, .. }
+            | StmtKind::SubKernel { body, .. } => vec![body],
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Pattern {
     pub fn names(&self) -> &[Ident] {
         match self {

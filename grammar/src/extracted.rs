@@ -177,41 +177,9 @@ const LINE: usize = 16;
 fn visit_stmts(stmts: &mut [ast::Stmt], visit: &mut dyn FnMut(&mut ast::Stmt)) {
     for stmt in stmts {
         visit(stmt);
-        for block in blocks_of(stmt) {
+        for block in stmt.blocks_mut() {
             visit_stmts(&mut block.stmts, visit);
         }
-    }
-}
-
-fn blocks_of(stmt: &mut ast::Stmt) -> Vec<&mut ast::Block> {
-    match &mut stmt.kind {
-        ast::StmtKind::If { then, otherwise, .. } => {
-            let mut blocks = vec![then];
-            let mut next = otherwise.as_mut();
-            while let Some(branch) = next {
-                match branch {
-                    ast::Else::Block(block) => {
-                        blocks.push(block);
-                        next = None;
-                    }
-                    ast::Else::If(nested) => {
-                        let ast::StmtKind::If { then, otherwise, .. } = &mut nested.kind else {
-                            break;
-                        };
-                        blocks.push(then);
-                        next = otherwise.as_mut();
-                    }
-                }
-            }
-            blocks
-        }
-        ast::StmtKind::For { body, .. }
-        | ast::StmtKind::While { body, .. }
-        | ast::StmtKind::Thread { body, .. }
-        | ast::StmtKind::GeOp { body, .. }
-        | ast::StmtKind::SuperKernel { body, .. }
-        | ast::StmtKind::SubKernel { body, .. } => vec![body],
-        _ => Vec::new(),
     }
 }
 
@@ -230,7 +198,7 @@ fn renumber(
         if let Some(origin) = origins.next() {
             comment(at, origin);
         }
-        for block in blocks_of(stmt) {
+        for block in stmt.blocks_mut() {
             block.span = at..at + 1;
             renumber(&mut block.stmts, line, origins, comment);
             block.span.end = *line * LINE;

@@ -435,7 +435,7 @@ impl<'u> Walker<'_, 'u> {
             let Value::Buffer { name, offset, .. } = &value else {
                 continue;
             };
-            let range = self.buffer_slice(name, *offset, self.range(*arg));
+            let range = self.kernel_argument_slice(*arg, name, *offset);
             let access = match (&definition, prototype) {
                 (Some(def), _) => Some(kernel_access(self.index, def, position)),
                 // A declaration shows only `const`: what is not const is written.
@@ -491,7 +491,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// A buffer from `offset` to its end (the whole buffer at offset 0).
-    fn buffer_slice(&self, name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
+    pub(super) fn buffer_slice(&self, name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
         let size = self.store.get(&format!("{name}.#size")).and_then(Value::int);
         if offset == 0 {
             return ast_name(name, span);
@@ -796,7 +796,7 @@ fn is_memory(creates: Creates) -> bool {
 }
 
 /// `(void **)&p`, `reinterpret_cast<void **>(&p)`: the expression inside.
-fn strip_casts(mut node: Node) -> Node {
+pub(super) fn strip_casts(mut node: Node) -> Node {
     for _ in 0..16 {
         node = match node.kind() {
             "cast_expression" => match node.child_by_field_name("value") {

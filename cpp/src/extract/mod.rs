@@ -9,6 +9,7 @@
 //! opaque call, an unknown callee that receives a handle) is listed as unresolved.
 
 mod api;
+mod chunks;
 mod expr;
 mod gen_task;
 mod kernel;
@@ -114,6 +115,8 @@ struct Walker<'i, 'u> {
     preproc_taken: Option<usize>,
     /// The macro calls being expanded, innermost last.
     sites: Vec<MacroSite>,
+    /// Where kernel arguments start chunks of buffers (see `chunks`).
+    chunk_starts: chunks::ChunkStarts,
 }
 
 /// A macro call whose expansion is being walked: the expansion's code is reported there.
@@ -204,6 +207,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             choices: 0,
             preproc_taken: None,
             sites: Vec::new(),
+            chunk_starts: chunks::ChunkStarts::new(),
             api_calls: 0,
             nesting: 0,
             from_before: HashMap::new(),
@@ -236,6 +240,14 @@ impl<'i, 'u> Walker<'i, 'u> {
             .unwrap_or(entry.node);
         let mut stmts = std::mem::take(&mut self.prelude);
         stmts.extend(self.blocks.pop().unwrap_or_default());
+        let store = &self.store;
+        let end_of = |buffer: &str| {
+            store
+                .get(&format!("{buffer}.#size"))
+                .and_then(Value::int)
+                .unwrap_or(syncguard_model::model::UNKNOWN_SIZE)
+        };
+        chunks::bound_chunks(&mut stmts, &self.chunk_starts, &end_of);
         Extracted {
             entry: entry.qualified.clone(),
             span: self.range_in(entry.unit, name_span),
