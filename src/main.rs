@@ -214,8 +214,16 @@ pub enum BackendChoice {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// Each finding with its source lines, then proofs and a summary.
     Text,
+    /// One line per finding: `path:line:col: SG103 [error] message`.
+    Concise,
+    /// The findings, proofs and summary as one JSON document.
     Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

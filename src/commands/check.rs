@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use syncguard_analyzer::render::{TextOptions, render_json, render_proofs, render_text};
+use syncguard_analyzer::render::{
+    SarifTool, TextOptions, render_concise, render_github, render_json, render_proofs, render_sarif, render_text,
+};
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::{
     CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
@@ -63,6 +65,19 @@ impl Findings {
                 }
                 let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
                 output::println(&json);
+            }
+            Format::Concise => output::print(&render_concise(&self.diagnostics, sources)),
+            Format::Github => output::print(&render_github(&self.diagnostics, sources)),
+            Format::Sarif => {
+                // Fingerprints read the primary lines of traces, which are streamed.
+                sources.load_deferred();
+                let root = std::env::current_dir().unwrap_or_default();
+                let tool = SarifTool {
+                    version: env!("CARGO_PKG_VERSION"),
+                    information_uri: Some(env!("CARGO_PKG_HOMEPAGE")).filter(|uri| !uri.is_empty()),
+                };
+                let sarif = render_sarif(&self.diagnostics, sources, &root, &tool);
+                output::println(&serde_json::to_string_pretty(&sarif).expect("JSON values always serialize"));
             }
         }
     }
