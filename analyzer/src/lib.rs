@@ -11,6 +11,7 @@ pub mod hb;
 pub mod render;
 pub mod rules;
 pub mod smt;
+mod suppress;
 pub mod trace;
 
 // The shared model, under the paths the analyzer has always given it.
@@ -22,5 +23,6 @@ pub use frontend::{CheckedFile, Overrides, check_lowered, check_sync_bytes, chec
 pub use model::Program;
 pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};
+pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
 pub use trace::{check_trace_file, check_trace_reader};

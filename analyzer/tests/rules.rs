@@ -6,7 +6,7 @@ use std::path::Path;
 
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::rules::RULES;
-use syncguard_analyzer::{Overrides, Sources, check_sync_bytes, check_trace_reader};
+use syncguard_analyzer::{Overrides, Sources, apply_suppressions, check_sync_bytes, check_trace_reader};
 
 fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
     let bytes = std::fs::read(path).unwrap();
@@ -18,11 +18,10 @@ fn check_fixture(path: &Path) -> (Vec<&'static str>, String) {
         _ => check_sync_bytes(&mut sources, name, &bytes),
     };
     sources.load_deferred();
-    let codes = checked.diagnostics.iter().flat_map(|d| d.codes()).collect();
-    (
-        codes,
-        render_text(&checked.diagnostics, &sources, TextOptions::default()),
-    )
+    let mut diagnostics = checked.diagnostics;
+    apply_suppressions(&mut diagnostics, &sources);
+    let codes = diagnostics.iter().flat_map(|d| d.codes()).collect();
+    (codes, render_text(&diagnostics, &sources, TextOptions::default()))
 }
 
 #[test]

@@ -7,6 +7,7 @@ use crate::rng::Rng;
 /// Words of the `.sync` language, inserted by the byte mutator.
 /// Tokens the C/C++ mutations splice in: syntax the frontend follows, and API names.
 pub const CPP_TOKENS: &[&str] = &[
+    "// syncguard: ignore[SG701]",
     "{",
     "}",
     "(",
@@ -59,6 +60,8 @@ pub const CPP_TOKENS: &[&str] = &[
 ];
 
 pub const SYNC_TOKENS: &[&str] = &[
+    "// syncguard: ignore[SG107]",
+    "// syncguard: ignore-file[SG601, SG1",
     "let",
     "if",
     "else",

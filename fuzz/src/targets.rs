@@ -15,10 +15,12 @@
 use std::collections::BTreeSet;
 
 use syncguard_analyzer::exec::instantiate;
-use syncguard_analyzer::render::{TextOptions, render_json, render_text};
+use syncguard_analyzer::render::{
+    SarifTool, TextOptions, render_concise, render_github, render_json, render_sarif, render_text,
+};
 use syncguard_analyzer::{
-    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes, check_trace_reader, convert_trace,
-    decode_utf8_lossless_offsets,
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_sync_bytes, check_trace_reader,
+    convert_trace, decode_utf8_lossless_offsets,
 };
 use syncguard_runtime_bridge::Plan;
 
@@ -73,7 +75,8 @@ pub fn run(target: Target, input: &[u8]) -> Result<(), String> {
     match target {
         Target::Sync => {
             let mut sources = Sources::default();
-            let checked = check_sync_bytes(&mut sources, "fuzz.sync", input);
+            let mut checked = check_sync_bytes(&mut sources, "fuzz.sync", input);
+            apply_suppressions(&mut checked.diagnostics, &sources);
             renders(&checked, &sources)
         }
         Target::Fmt => format_keeps_meaning(input),
@@ -150,6 +153,16 @@ fn renders(checked: &CheckedFile, sources: &Sources) -> Result<(), String> {
     render_text(&checked.diagnostics, sources, TextOptions::default());
     let json = render_json(&checked.diagnostics, &checked.proofs, &checked.unproved, sources, 1).to_string();
     serde_json::from_str::<serde_json::Value>(&json).map_err(|e| format!("JSON output does not read back: {e}"))?;
+    render_concise(&checked.diagnostics, sources);
+    let github = render_github(&checked.diagnostics, sources);
+    if github.lines().count() != checked.diagnostics.len() {
+        return Err(format!("GitHub output is not one line per finding:\n{github}"));
+    }
+    let tool = SarifTool {
+        version: "0",
+        information_uri: None,
+    };
+    render_sarif(&checked.diagnostics, sources, std::path::Path::new("/"), &tool);
     Ok(())
 }
 

@@ -7,7 +7,8 @@ use syncguard_analyzer::render::{
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::{
-    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_sync_bytes_with,
+    check_trace_reader,
 };
 
 use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
@@ -106,6 +107,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     if !source_inputs.is_empty() {
         failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
     }
+    apply_suppressions(&mut findings.diagnostics, &sources);
     findings.print(&mut sources, report, None);
     if failures > 0 {
         Outcome::Failure

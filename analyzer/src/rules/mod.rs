@@ -114,6 +114,7 @@ pub(crate) use declare_rule;
 /// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
 pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::solver_unknown::SolverUnknown;
+pub use frontend::unused_suppression::UnusedSuppression;
 pub(crate) use memory::handle_index_out_of_range;
 pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UncheckedReturn, UnknownName};
 
@@ -124,6 +125,7 @@ pub static RULES: &[&RuleInfo] = &[
     &RuleInfo::reading(&TraceFormatError::INFO),
     &RuleInfo::reading(&UnknownName::INFO),
     &SolverUnknown::INFO,
+    &UnusedSuppression::INFO,
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,
     &events::missing_reset::MissingReset::INFO,
