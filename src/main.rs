@@ -32,6 +32,12 @@ enum Command {
         analysis: AnalysisArgs,
         #[command(flatten)]
         sources: SourceArgs,
+        /// Report only findings not recorded in this baseline (`--write-baseline`).
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// Record this run's findings (after suppressions) as the baseline FILE.
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
     },
     /// Verify a program and, only if it has no error, execute it: on the simulator
     /// (default; real threads, memory and blocking, no device), the ACL/HCCL runtime or
@@ -302,8 +308,19 @@ fn main() -> ExitCode {
             paths,
             analysis,
             sources,
+            baseline,
+            write_baseline,
         } => match sources.options() {
-            Ok(options) => commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &options),
+            Ok(options) => commands::check::run(
+                &paths,
+                &analysis.overrides(),
+                &analysis.report(),
+                &options,
+                &commands::baseline::BaselineArgs {
+                    compare: baseline,
+                    write: write_baseline,
+                },
+            ),
             Err(err) => {
                 eprintln!("syncguard: {err}");
                 Outcome::Failure

@@ -11,6 +11,7 @@ use syncguard_analyzer::{
     check_trace_reader,
 };
 
+use super::baseline::BaselineArgs;
 use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
 use crate::{Format, Outcome};
@@ -92,7 +93,13 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic], sources: &mut Sources, repo
     output::print(&render_text(diagnostics, sources, TextOptions { color: report.color }));
 }
 
-pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &syncguard_cpp::Options) -> Outcome {
+pub fn run(
+    paths: &[PathBuf],
+    overrides: &Overrides,
+    report: &Report,
+    options: &syncguard_cpp::Options,
+    baseline: &BaselineArgs,
+) -> Outcome {
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut findings = Findings::default();
@@ -108,6 +115,10 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
         failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
     }
     apply_suppressions(&mut findings.diagnostics, &sources);
+    if let Err(err) = super::baseline::apply(baseline, &mut findings.diagnostics, &mut sources) {
+        eprintln!("syncguard: {err}");
+        return Outcome::Failure;
+    }
     findings.print(&mut sources, report, None);
     if failures > 0 {
         Outcome::Failure
