@@ -419,3 +419,40 @@ fn an_unanswered_query_is_a_warning_and_the_timeout_is_validated() {
         );
     }
 }
+
+#[test]
+fn a_folder_checks_jsonl_files_only_when_they_are_call_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    // An ML dataset next to the code: not a trace, skipped and named.
+    std::fs::write(
+        dir.path().join("data/train.jsonl"),
+        "{\"prompt\": \"hi\", \"completion\": \"there\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("run.jsonl"),
+        "{\"syncguard_trace\": 1, \"world_size\": 1}\n{\"rank\": 0, \"thread\": 0, \"api\": \"aclrtCreateStream\", \"args\": {\"stream\": \"0x1\"}}\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "."])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("checked 1 file"), "{stdout}");
+    assert!(
+        stderr.contains("skipped 1 .jsonl file") && stderr.contains("train.jsonl"),
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    // Named on the command line, it is checked (and is no trace: SG002).
+    let named = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "data/train.jsonl"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&named.stdout).contains("SG002"));
+}

@@ -134,8 +134,11 @@ fn sniff(path: &Path) -> std::io::Result<InputKind> {
 /// are skipped (a `.gitignore` counts outside a git checkout too). Links are followed;
 /// a link back to a folder being searched is skipped, as its files are found anyway.
 /// Entries that cannot be read are reported and counted in `failures`.
+/// A `.jsonl` file is taken only if it is a call trace (see `is_call_trace`): a folder
+/// may hold datasets; the others are named on stderr.
 fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
     let mut files = Vec::new();
+    let mut not_traces = Vec::new();
     let walk = ignore::WalkBuilder::new(dir)
         .follow_links(true)
         .require_git(false)
@@ -144,6 +147,9 @@ fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
         match entry {
             Ok(entry) if has_input_extension(entry.path()) => {
                 match entry.file_type() {
+                    Some(kind) if kind.is_file() && is_jsonl(entry.path()) && !is_call_trace(entry.path()) => {
+                        not_traces.push(entry.into_path());
+                    }
                     Some(kind) if kind.is_file() => files.push(entry.into_path()),
                     Some(kind) if kind.is_dir() => {}
                     // A FIFO or a device: reading it could block forever.
@@ -158,7 +164,54 @@ fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
         }
     }
     files.sort();
+    if !not_traces.is_empty() {
+        not_traces.sort();
+        let names: Vec<String> = not_traces
+            .iter()
+            .take(3)
+            .map(|path| path.display().to_string())
+            .collect();
+        eprintln!(
+            "syncguard: note: skipped {} .jsonl file{} in {} that {} not a call trace (the first line is neither a \
+             `syncguard_trace` header nor a call): {}{}",
+            not_traces.len(),
+            if not_traces.len() == 1 { "" } else { "s" },
+            dir.display(),
+            if not_traces.len() == 1 { "is" } else { "are" },
+            names.join(", "),
+            if not_traces.len() > 3 { ", ..." } else { "" }
+        );
+    }
     files
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "jsonl")
+}
+
+/// The first line of a call trace is its header (`{"syncguard_trace": 1, ...}`) or a
+/// call (`{"api": ...}`); an empty file is an empty trace. Only the first 64 KiB are read.
+fn is_call_trace(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        // Unreadable: taken, so that the failure is reported where it is read.
+        return true;
+    };
+    let mut head = Vec::new();
+    if file.take(64 << 10).read_to_end(&mut head).is_err() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let Some(first) = text.lines().find(|line| !line.trim().is_empty()) else {
+        return true;
+    };
+    match serde_json::from_str::<serde_json::Value>(first) {
+        Ok(serde_json::Value::Object(fields)) => {
+            fields.contains_key("syncguard_trace") || fields.get("api").is_some_and(|api| api.is_string())
+        }
+        // A first line longer than what was read, or malformed: the reader reports it.
+        Err(err) if err.is_eof() => true,
+        _ => first.contains("\"api\"") || first.contains("syncguard_trace"),
+    }
 }
 
 fn has_input_extension(path: &Path) -> bool {
