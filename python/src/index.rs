@@ -1,0 +1,359 @@
+//! What the files of a run define: modules (one per file) with their imports, module
+//! constants, functions and classes (with their methods), looked up by the walk.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use tree_sitter::{Node, Parser, Tree};
+
+/// The file extensions read as Python.
+pub const EXTENSIONS: &[&str] = &["py", "pyi"];
+
+/// One parsed file, its text laid at `base` in the run's byte space.
+pub struct Unit {
+    pub path: String,
+    pub text: String,
+    pub base: usize,
+    /// `None` when tree-sitter gave up (a cancelled or failed parse).
+    pub tree: Option<Tree>,
+}
+
+impl Unit {
+    pub fn parse(path: String, text: String, base: usize) -> Unit {
+        let mut parser = Parser::new();
+        let tree = parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .ok()
+            .and_then(|()| parser.parse(&text, None));
+        Unit { path, text, base, tree }
+    }
+
+    /// The module name: the file stem (`runner` for `pkg/runner.py`).
+    pub fn stem(&self) -> String {
+        std::path::Path::new(&self.path)
+            .file_stem()
+            .map_or_else(|| "module".to_string(), |stem| stem.to_string_lossy().into_owned())
+    }
+}
+
+/// A function or method with a body.
+pub struct FnDef<'t> {
+    pub unit: usize,
+    /// `None` for a module-level function.
+    pub class: Option<String>,
+    pub name: String,
+    pub node: Node<'t>,
+}
+
+impl FnDef<'_> {
+    /// `Class.method` or `function`.
+    pub fn qualified(&self) -> String {
+        match &self.class {
+            Some(class) => format!("{class}.{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+pub struct ClassDef<'t> {
+    pub unit: usize,
+    pub name: String,
+    /// Base classes as written (`nn.Module`, `Base`).
+    pub bases: Vec<String>,
+    pub node: Node<'t>,
+}
+
+/// Per module: imported names (`np` → `numpy`, `Stream` → `torch.npu.Stream`) and
+/// module-level assignments (evaluated on use).
+#[derive(Default)]
+pub struct ModuleScope<'t> {
+    pub aliases: HashMap<String, String>,
+    pub globals: HashMap<String, Node<'t>>,
+}
+
+pub struct Index<'t> {
+    pub units: &'t [Unit],
+    pub functions: Vec<FnDef<'t>>,
+    pub classes: Vec<ClassDef<'t>>,
+    pub modules: Vec<ModuleScope<'t>>,
+    /// Names that function bodies call or mention (`f`, `obj.method`): a function
+    /// mentioned is not an entry point.
+    pub mentioned: HashSet<String>,
+}
+
+/// Nodes visited by one scan of a file, at most: the scans are iterative, and this
+/// bounds a pathological file's cost.
+const MAX_SCAN: usize = 4_000_000;
+
+impl<'t> Index<'t> {
+    pub fn build(units: &'t [Unit]) -> Index<'t> {
+        let mut index = Index {
+            units,
+            functions: Vec::new(),
+            classes: Vec::new(),
+            modules: Vec::new(),
+            mentioned: HashSet::new(),
+        };
+        for (position, unit) in units.iter().enumerate() {
+            let mut scope = ModuleScope::default();
+            if let Some(tree) = &unit.tree {
+                let root = tree.root_node();
+                index.scan_imports(unit, root, &mut scope);
+                index.scan_definitions(position, unit, root, None, &mut scope, 0);
+                index.scan_mentions(unit, root);
+            }
+            index.modules.push(scope);
+        }
+        index
+    }
+
+    fn scan_definitions(
+        &mut self,
+        unit_at: usize,
+        unit: &Unit,
+        body: Node<'t>,
+        class: Option<&str>,
+        scope: &mut ModuleScope<'t>,
+        depth: usize,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        let mut cursor = body.walk();
+        for child in body.named_children(&mut cursor) {
+            let child = match child.kind() {
+                "decorated_definition" => match child.child_by_field_name("definition") {
+                    Some(definition) => definition,
+                    None => continue,
+                },
+                _ => child,
+            };
+            match child.kind() {
+                "function_definition" => {
+                    let Some(name) = child.child_by_field_name("name") else {
+                        continue;
+                    };
+                    self.functions.push(FnDef {
+                        unit: unit_at,
+                        class: class.map(str::to_string),
+                        name: text(unit, name).to_string(),
+                        node: child,
+                    });
+                }
+                "class_definition" if class.is_none() => {
+                    let (Some(name), Some(class_body)) =
+                        (child.child_by_field_name("name"), child.child_by_field_name("body"))
+                    else {
+                        continue;
+                    };
+                    let name = text(unit, name).to_string();
+                    let bases = child
+                        .child_by_field_name("superclasses")
+                        .map(|list| {
+                            let mut cursor = list.walk();
+                            list.named_children(&mut cursor)
+                                .map(|base| text(unit, base).to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    self.classes.push(ClassDef {
+                        unit: unit_at,
+                        name: name.clone(),
+                        bases,
+                        node: child,
+                    });
+                    self.scan_definitions(unit_at, unit, class_body, Some(&name), scope, depth + 1);
+                }
+                "expression_statement" if class.is_none() => {
+                    if let Some(assignment) = child.named_child(0).filter(|node| node.kind() == "assignment")
+                        && let (Some(left), Some(right)) = (
+                            assignment.child_by_field_name("left"),
+                            assignment.child_by_field_name("right"),
+                        )
+                        && left.kind() == "identifier"
+                    {
+                        scope.globals.insert(text(unit, left).to_string(), right);
+                    }
+                }
+                // `if __name__ == "__main__":`, `try: import torch_npu`: definitions and
+                // constants under module-level blocks count too.
+                "if_statement" | "try_statement" | "block" | "else_clause" | "elif_clause" | "except_clause"
+                | "finally_clause"
+                    if class.is_none() =>
+                {
+                    let mut cursor = child.walk();
+                    let nested: Vec<Node<'t>> = child.named_children(&mut cursor).collect();
+                    for node in nested {
+                        if matches!(
+                            node.kind(),
+                            "block" | "else_clause" | "elif_clause" | "except_clause" | "finally_clause"
+                        ) {
+                            self.scan_definitions(unit_at, unit, node, None, scope, depth + 1);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Every `import` in the file, at any depth: `import torch_npu`, `import acl as a`,
+    /// `from torch_npu import npu`, `from acl import rt`.
+    fn scan_imports(&self, unit: &Unit, root: Node<'t>, scope: &mut ModuleScope<'t>) {
+        for node in preorder(root) {
+            match node.kind() {
+                "import_statement" => {
+                    let mut cursor = node.walk();
+                    for name in node.children_by_field_name("name", &mut cursor) {
+                        match name.kind() {
+                            "aliased_import" => {
+                                if let (Some(full), Some(alias)) =
+                                    (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                                {
+                                    scope
+                                        .aliases
+                                        .insert(text(unit, alias).to_string(), dotted(text(unit, full)));
+                                }
+                            }
+                            _ => {
+                                let full = dotted(text(unit, name));
+                                let first = full.split('.').next().unwrap_or("").to_string();
+                                scope.aliases.entry(first.clone()).or_insert(first);
+                            }
+                        }
+                    }
+                }
+                "import_from_statement" => {
+                    let Some(module) = node.child_by_field_name("module_name") else {
+                        continue;
+                    };
+                    let module = dotted(text(unit, module));
+                    let mut cursor = node.walk();
+                    for name in node.children_by_field_name("name", &mut cursor) {
+                        let (full, alias) = match name.kind() {
+                            "aliased_import" => (name.child_by_field_name("name"), name.child_by_field_name("alias")),
+                            _ => (Some(name), Some(name)),
+                        };
+                        if let (Some(full), Some(alias)) = (full, alias) {
+                            scope.aliases.insert(
+                                text(unit, alias).to_string(),
+                                format!("{module}.{}", dotted(text(unit, full))),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Names called or mentioned inside function bodies.
+    fn scan_mentions(&mut self, unit: &Unit, root: Node<'t>) {
+        for node in preorder(root) {
+            if !matches!(node.kind(), "identifier") {
+                continue;
+            }
+            let parent = node.parent();
+            // The name of a definition is not a mention of it.
+            if parent.is_some_and(|parent| {
+                matches!(parent.kind(), "function_definition" | "class_definition")
+                    && parent.child_by_field_name("name") == Some(node)
+            }) {
+                continue;
+            }
+            if inside_function(node) {
+                self.mentioned.insert(text(unit, node).to_string());
+            }
+        }
+    }
+
+    pub fn class(&self, name: &str) -> Option<&ClassDef<'t>> {
+        self.classes.iter().find(|class| class.name == name)
+    }
+
+    /// The method `name` of `class` or of a base class the files define.
+    pub fn method(&self, class: &str, name: &str) -> Option<&FnDef<'t>> {
+        let mut current = class.to_string();
+        for _ in 0..16 {
+            if let Some(def) = self
+                .functions
+                .iter()
+                .find(|def| def.class.as_deref() == Some(current.as_str()) && def.name == name)
+            {
+                return Some(def);
+            }
+            let base = self.class(&current)?.bases.iter().find_map(|base| {
+                let simple = base.rsplit('.').next().unwrap_or(base);
+                self.class(simple).map(|class| class.name.clone())
+            })?;
+            current = base;
+        }
+        None
+    }
+
+    /// A module-level function `name`, preferring one in `unit`.
+    pub fn function(&self, unit: usize, name: &str) -> Option<&FnDef<'t>> {
+        let mut found = self
+            .functions
+            .iter()
+            .filter(|def| def.class.is_none() && def.name == name);
+        let first = found.next()?;
+        if first.unit == unit {
+            return Some(first);
+        }
+        Some(found.find(|def| def.unit == unit).unwrap_or(first))
+    }
+}
+
+fn inside_function(node: Node) -> bool {
+    let mut current = node.parent();
+    let mut steps = 0;
+    while let Some(parent) = current {
+        if parent.kind() == "function_definition" {
+            return true;
+        }
+        steps += 1;
+        if steps > 10_000 {
+            return false;
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+/// The nodes below `root` in pre-order, iteratively (at most `MAX_SCAN`).
+pub fn preorder(root: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        out.push(cursor.node());
+        if out.len() >= MAX_SCAN {
+            return out;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+pub fn text<'a>(unit: &'a Unit, node: Node) -> &'a str {
+    unit.text.get(node.byte_range()).unwrap_or("")
+}
+
+/// A dotted name without the spaces Python allows in it (`torch . npu`).
+fn dotted(name: &str) -> String {
+    name.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The range of `node` in the run's byte space.
+pub fn space_range(unit: &Unit, node: Node) -> Range<usize> {
+    unit.base + node.start_byte()..unit.base + node.end_byte()
+}
