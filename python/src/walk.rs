@@ -57,6 +57,7 @@ struct State {
     frames_locals: Vec<HashMap<String, Value>>,
     heap: Vec<Obj>,
     current: Value,
+    recorded: std::collections::HashSet<String>,
 }
 
 #[derive(Clone, Default)]
@@ -78,6 +79,10 @@ pub struct Walker<'i, 't> {
     heap: Vec<Obj>,
     /// The current stream of torch (`with torch.npu.stream(s):`).
     current: Value,
+    /// torch events, and those of them recorded so far: torch_npu creates an event
+    /// at its first record, and a wait or synchronize before that does nothing.
+    torch_events: std::collections::HashSet<String>,
+    recorded: std::collections::HashSet<String>,
     /// `.sync` names given so far, with how often.
     names: HashMap<String, usize>,
     /// The name the value being assigned will be stored under.
@@ -136,6 +141,8 @@ impl<'i, 't> Walker<'i, 't> {
             frames: Vec::new(),
             heap: Vec::new(),
             current: Value::DefaultStream,
+            torch_events: std::collections::HashSet::new(),
+            recorded: std::collections::HashSet::new(),
             names: HashMap::new(),
             hint: None,
             inlined: Vec::new(),
@@ -257,6 +264,9 @@ impl<'i, 't> Walker<'i, 't> {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .take(48)
             .collect();
+        while name.contains("__") {
+            name = name.replace("__", "_");
+        }
         name = name.trim_matches('_').to_string();
         if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
             name = format!("v_{name}");
@@ -287,6 +297,7 @@ impl<'i, 't> Walker<'i, 't> {
             frames_locals: self.frames.iter().map(|frame| frame.locals.clone()).collect(),
             heap: self.heap.clone(),
             current: self.current.clone(),
+            recorded: self.recorded.clone(),
         }
     }
 
@@ -296,6 +307,7 @@ impl<'i, 't> Walker<'i, 't> {
         }
         self.heap = state.heap;
         self.current = state.current;
+        self.recorded = state.recorded;
     }
 
     /// Where two branches meet: a value they left different is unknown after them.
@@ -327,6 +339,8 @@ impl<'i, 't> Walker<'i, 't> {
         if self.current != other.current {
             self.current = Value::Unknown;
         }
+        // Recorded on either way: a later wait is kept (and checked for the other).
+        self.recorded.extend(other.recorded);
     }
 
     /// A new undecided choice `param NAME in 0..=high;` (None past the limit).
@@ -1687,6 +1701,7 @@ impl<'i, 't> Walker<'i, 't> {
         if let Some(owned) = self.owned.last_mut() {
             owned.push(name.clone());
         }
+        self.torch_events.insert(name.clone());
         Value::Event(name)
     }
 
@@ -2292,6 +2307,7 @@ impl<'i, 't> Walker<'i, 't> {
             }
             "wait_event" => {
                 match arg("event") {
+                    Some(Value::Event(event)) if self.never_recorded(&event) => {}
                     Some(Value::Event(event)) => self.catalogued(
                         node,
                         "acl.rt.stream_wait_event",
@@ -2318,6 +2334,7 @@ impl<'i, 't> Walker<'i, 't> {
                 let event = self.torch_event(node);
                 self.hint = saved;
                 if let Value::Event(event) = event {
+                    self.recorded.insert(event.clone());
                     self.catalogued(
                         node,
                         "acl.rt.record_event",
@@ -2337,6 +2354,7 @@ impl<'i, 't> Walker<'i, 't> {
                     _ => self.torch_event(node),
                 };
                 if let Value::Event(name) = &event {
+                    self.recorded.insert(name.clone());
                     self.catalogued(node, "acl.rt.record_event", vec![name_expr(name, span), stream_expr]);
                 }
                 event
@@ -2344,6 +2362,12 @@ impl<'i, 't> Walker<'i, 't> {
             "query" => Value::Unknown,
             _ => Value::Unknown,
         }
+    }
+
+    /// A torch event no record has reached yet: torch_npu has not created it, and a
+    /// wait on it does nothing.
+    fn never_recorded(&self, event: &str) -> bool {
+        self.torch_events.contains(event) && !self.recorded.contains(event)
     }
 
     fn event_method(&mut self, node: Node<'t>, event: &str, name: &str) -> Value {
@@ -2358,13 +2382,16 @@ impl<'i, 't> Walker<'i, 't> {
             Some(stream) if !matches!(stream, Value::None) => self.stream_expr(&stream, node),
             _ => self.current_stream_expr(node),
         };
+        let never_recorded = self.never_recorded(event);
         match name {
             "record" => {
+                self.recorded.insert(event.to_string());
                 if let Some(stream) = stream_expr {
                     self.catalogued(node, "acl.rt.record_event", vec![name_expr(event, span), stream]);
                 }
                 Value::None
             }
+            "wait" | "synchronize" if never_recorded => Value::None,
             "wait" => {
                 if let Some(stream) = stream_expr {
                     self.catalogued(node, "acl.rt.stream_wait_event", vec![stream, name_expr(event, span)]);

@@ -157,7 +157,14 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
     };
     for group in &read.groups {
         let entries = group.project.entries();
-        let found = check_entries(group.project.space(), &group.files, entries, overrides, explain);
+        let found = check_entries(
+            group.language,
+            group.project.space(),
+            &group.files,
+            entries,
+            overrides,
+            explain,
+        );
         findings.checked.extend(found.checked);
         findings.entries_with_calls += found.entries_with_calls;
         findings.unresolved += found.unresolved;
@@ -168,6 +175,7 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
 /// Check the programs of one frontend's entry points, laid out in `space`, whose
 /// files were registered as `files`.
 pub fn check_entries(
+    language: Language,
     space: &SourceSpace,
     files: &[FileId],
     entries: Vec<EntryProgram>,
@@ -193,7 +201,7 @@ pub fn check_entries(
             entries_with_calls += 1;
             unresolved += entry.unresolved.len();
         }
-        let reading = reading_diagnostics(&entry, files, explain);
+        let reading = reading_diagnostics(language, &entry, files, explain);
         let lowered = space.lower(&entry, files);
         let mut result = check_lowered(lowered, reading, overrides);
         let position = checked.len();
@@ -241,12 +249,24 @@ pub fn check_entries(
     }
 }
 
-fn reading_diagnostics(entry: &EntryProgram, files: &[FileId], explain: bool) -> Vec<Diagnostic> {
+fn reading_diagnostics(language: Language, entry: &EntryProgram, files: &[FileId], explain: bool) -> Vec<Diagnostic> {
     let span = |source: usize, range: &std::ops::Range<usize>| Span::new(files[source], range.clone());
     let mut diagnostics: Vec<Diagnostic> = entry
         .unchecked_returns
         .iter()
-        .map(|(source, range, api)| unchecked_return(span(*source, range), api))
+        .map(|(source, range, api)| {
+            let diagnostic = unchecked_return(span(*source, range), api);
+            match language {
+                Language::Cpp => diagnostic,
+                // pyACL returns the code (last, after any handle): it is checked by
+                // reading it.
+                Language::Python => diagnostic.with_help(format!(
+                    "bind the code and check it (`ret = {}(...)`, then `if ret != ACL_SUCCESS: raise ...` or a check helper); \
+                     a code assigned again before it is read, or bound to `_`, is discarded too",
+                    api.name
+                )),
+            }
+        })
         .collect();
     if let Some(stop) = &entry.incomplete {
         diagnostics.push(
