@@ -55,12 +55,10 @@ impl FnDef<'_> {
     }
 }
 
-pub struct ClassDef<'t> {
-    pub unit: usize,
+pub struct ClassDef {
     pub name: String,
     /// Base classes as written (`nn.Module`, `Base`).
     pub bases: Vec<String>,
-    pub node: Node<'t>,
 }
 
 /// Per module: imported names (`np` → `numpy`, `Stream` → `torch.npu.Stream`) and
@@ -74,7 +72,7 @@ pub struct ModuleScope<'t> {
 pub struct Index<'t> {
     pub units: &'t [Unit],
     pub functions: Vec<FnDef<'t>>,
-    pub classes: Vec<ClassDef<'t>>,
+    pub classes: Vec<ClassDef>,
     pub modules: Vec<ModuleScope<'t>>,
     /// Names that function bodies call or mention (`f`, `obj.method`): a function
     /// mentioned is not an entry point.
@@ -157,10 +155,8 @@ impl<'t> Index<'t> {
                         })
                         .unwrap_or_default();
                     self.classes.push(ClassDef {
-                        unit: unit_at,
                         name: name.clone(),
                         bases,
-                        node: child,
                     });
                     self.scan_definitions(unit_at, unit, class_body, Some(&name), scope, depth + 1);
                 }
@@ -247,27 +243,51 @@ impl<'t> Index<'t> {
         }
     }
 
-    /// Names called or mentioned inside function bodies.
+    /// Names called or mentioned inside function bodies: one walk with a cursor that
+    /// counts the functions it is inside (a node's parent is not cheap in tree-sitter).
     fn scan_mentions(&mut self, unit: &Unit, root: Node<'t>) {
-        for node in preorder(root) {
-            if !matches!(node.kind(), "identifier") {
+        let mut cursor = root.walk();
+        // The kinds of the nodes above the cursor.
+        let mut parents: Vec<&'static str> = Vec::new();
+        let mut inside = 0usize;
+        let mut visited = 0usize;
+        loop {
+            let node = cursor.node();
+            visited += 1;
+            if visited > MAX_SCAN {
+                return;
+            }
+            if node.kind() == "identifier" && inside > 0 {
+                // The name of a definition is not a mention of it.
+                let defines = cursor.field_name() == Some("name")
+                    && parents
+                        .last()
+                        .is_some_and(|kind| matches!(*kind, "function_definition" | "class_definition"));
+                if !defines {
+                    self.mentioned.insert(text(unit, node).to_string());
+                }
+            }
+            let is_function = node.kind() == "function_definition";
+            if cursor.goto_first_child() {
+                parents.push(node.kind());
+                inside += usize::from(is_function);
                 continue;
             }
-            let parent = node.parent();
-            // The name of a definition is not a mention of it.
-            if parent.is_some_and(|parent| {
-                matches!(parent.kind(), "function_definition" | "class_definition")
-                    && parent.child_by_field_name("name") == Some(node)
-            }) {
-                continue;
-            }
-            if inside_function(node) {
-                self.mentioned.insert(text(unit, node).to_string());
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                if parents.pop() == Some("function_definition") {
+                    inside -= 1;
+                }
             }
         }
     }
 
-    pub fn class(&self, name: &str) -> Option<&ClassDef<'t>> {
+    pub fn class(&self, name: &str) -> Option<&ClassDef> {
         self.classes.iter().find(|class| class.name == name)
     }
 
@@ -303,22 +323,6 @@ impl<'t> Index<'t> {
         }
         Some(found.find(|def| def.unit == unit).unwrap_or(first))
     }
-}
-
-fn inside_function(node: Node) -> bool {
-    let mut current = node.parent();
-    let mut steps = 0;
-    while let Some(parent) = current {
-        if parent.kind() == "function_definition" {
-            return true;
-        }
-        steps += 1;
-        if steps > 10_000 {
-            return false;
-        }
-        current = parent.parent();
-    }
-    false
 }
 
 /// The nodes below `root` in pre-order, iteratively (at most `MAX_SCAN`).

@@ -92,10 +92,6 @@ impl Value {
         }
     }
 
-    pub fn is_stream(&self) -> bool {
-        matches!(self, Value::Stream(_) | Value::DefaultStream)
-    }
-
     /// Whether it holds a handle or buffer anywhere (an unknown call receiving it may
     /// change what is synchronized).
     pub fn holds_handle(&self) -> bool {
