@@ -77,6 +77,11 @@ pub struct Index<'t> {
     /// Names that function bodies call or mention (`f`, `obj.method`): a function
     /// mentioned is not an entry point.
     pub mentioned: HashSet<String>,
+    /// Module-level functions by name, in file order.
+    by_name: HashMap<String, Vec<usize>>,
+    /// Methods by class and name.
+    methods: HashMap<(String, String), usize>,
+    classes_by_name: HashMap<String, usize>,
 }
 
 /// Nodes visited by one scan of a file, at most: the scans are iterative, and this
@@ -91,6 +96,9 @@ impl<'t> Index<'t> {
             classes: Vec::new(),
             modules: Vec::new(),
             mentioned: HashSet::new(),
+            by_name: HashMap::new(),
+            methods: HashMap::new(),
+            classes_by_name: HashMap::new(),
         };
         for (position, unit) in units.iter().enumerate() {
             let mut scope = ModuleScope::default();
@@ -101,6 +109,17 @@ impl<'t> Index<'t> {
                 index.scan_mentions(unit, root);
             }
             index.modules.push(scope);
+        }
+        for (at, def) in index.functions.iter().enumerate() {
+            match &def.class {
+                Some(class) => {
+                    index.methods.entry((class.clone(), def.name.clone())).or_insert(at);
+                }
+                None => index.by_name.entry(def.name.clone()).or_default().push(at),
+            }
+        }
+        for (at, class) in index.classes.iter().enumerate() {
+            index.classes_by_name.entry(class.name.clone()).or_insert(at);
         }
         index
     }
@@ -288,19 +307,15 @@ impl<'t> Index<'t> {
     }
 
     pub fn class(&self, name: &str) -> Option<&ClassDef> {
-        self.classes.iter().find(|class| class.name == name)
+        self.classes_by_name.get(name).map(|at| &self.classes[*at])
     }
 
-    /// The method `name` of `class` or of a base class the files define.
-    pub fn method(&self, class: &str, name: &str) -> Option<&FnDef<'t>> {
+    /// The method `name` of `class` or of a base class the files define: its position.
+    pub fn method(&self, class: &str, name: &str) -> Option<usize> {
         let mut current = class.to_string();
         for _ in 0..16 {
-            if let Some(def) = self
-                .functions
-                .iter()
-                .find(|def| def.class.as_deref() == Some(current.as_str()) && def.name == name)
-            {
-                return Some(def);
+            if let Some(at) = self.methods.get(&(current.clone(), name.to_string())) {
+                return Some(*at);
             }
             let base = self.class(&current)?.bases.iter().find_map(|base| {
                 let simple = base.rsplit('.').next().unwrap_or(base);
@@ -311,17 +326,14 @@ impl<'t> Index<'t> {
         None
     }
 
-    /// A module-level function `name`, preferring one in `unit`.
-    pub fn function(&self, unit: usize, name: &str) -> Option<&FnDef<'t>> {
-        let mut found = self
-            .functions
+    /// A module-level function `name`, preferring one in `unit`: its position.
+    pub fn function(&self, unit: usize, name: &str) -> Option<usize> {
+        let found = self.by_name.get(name)?;
+        found
             .iter()
-            .filter(|def| def.class.is_none() && def.name == name);
-        let first = found.next()?;
-        if first.unit == unit {
-            return Some(first);
-        }
-        Some(found.find(|def| def.unit == unit).unwrap_or(first))
+            .find(|at| self.functions[**at].unit == unit)
+            .or_else(|| found.first())
+            .copied()
     }
 }
 

@@ -463,21 +463,12 @@ impl<'i, 't> Walker<'i, 't> {
             ..Obj::default()
         });
         let object = Value::Object(self.heap.len() - 1);
-        if let Some(init) = self.index.method(class, "__init__") {
-            let init_at = self.def_position(init);
+        if let Some(init_at) = self.index.method(class, "__init__") {
             let mut all = vec![object.clone()];
             all.extend(args);
             self.call_function(init_at, all, kwargs, at);
         }
         object
-    }
-
-    fn def_position(&self, def: &FnDef<'t>) -> usize {
-        self.index
-            .functions
-            .iter()
-            .position(|other| other.node == def.node)
-            .unwrap_or(0)
     }
 
     // ---- statements ----------------------------------------------------------------
@@ -1289,9 +1280,8 @@ impl<'i, 't> Walker<'i, 't> {
             let full = full.clone();
             let simple = full.rsplit('.').next().unwrap_or(&full).to_string();
             // `from helpers import setup`: a function of another analyzed file.
-            if let Some(def) = self.index.functions.iter().position(|def| {
-                def.class.is_none() && def.name == simple && self.index.units[def.unit].stem() != "__init__"
-            }) && !is_library(&full)
+            if !is_library(&full)
+                && let Some(def) = self.index.function(unit, &simple)
             {
                 return Value::Function(def);
             }
@@ -1301,7 +1291,7 @@ impl<'i, 't> Walker<'i, 't> {
             return Value::Module(full);
         }
         if let Some(def) = self.index.function(unit, name) {
-            return Value::Function(self.def_position(def));
+            return Value::Function(def);
         }
         if self.index.class(name).is_some() {
             return Value::Class(name.to_string());
@@ -1356,7 +1346,7 @@ impl<'i, 't> Walker<'i, 't> {
                 }
                 let class = self.heap.get(slot).map(|obj| obj.class.clone()).unwrap_or_default();
                 match self.index.method(&class, &attr) {
-                    Some(def) => Value::Method(slot, self.def_position(def)),
+                    Some(def) => Value::Method(slot, def),
                     None => Value::Unknown,
                 }
             }
@@ -1521,7 +1511,6 @@ impl<'i, 't> Walker<'i, 't> {
                     .or_else(|| self.index.method(&class, "forward"));
                 match method {
                     Some(def) => {
-                        let def = self.def_position(def);
                         let (mut args, kwargs) = self.arguments(node);
                         args.insert(0, Value::Object(slot));
                         self.call_function(def, args, kwargs, node)
@@ -2255,7 +2244,6 @@ impl<'i, 't> Walker<'i, 't> {
                 let class = self.heap.get(slot).map(|obj| obj.class.clone()).unwrap_or_default();
                 match self.index.method(&class, name) {
                     Some(def) => {
-                        let def = self.def_position(def);
                         let (mut args, kwargs) = self.arguments(node);
                         args.insert(0, Value::Object(slot));
                         self.call_function(def, args, kwargs, node)
