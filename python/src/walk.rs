@@ -22,6 +22,9 @@ const MAX_NESTING: usize = 96;
 const MAX_ITERATIONS: i64 = 4_096;
 /// Undecided conditions per entry point at most (each doubles the states to check).
 const MAX_CHOICES: usize = 32;
+/// Items a list or tuple value holds at most: a longer one has no known value (lists
+/// of handles are short, and values are copied as they are passed around).
+const MAX_ITEMS: usize = 256;
 /// The size taken for a tensor, whose shape the extraction does not follow.
 pub const TENSOR_BYTES: i64 = 1 << 20;
 
@@ -1154,8 +1157,10 @@ impl<'i, 't> Walker<'i, 't> {
             "tuple" | "list" | "expression_list" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-                let items = children.into_iter().map(|child| self.eval(child)).collect();
-                if node.kind() == "list" {
+                let items: Vec<Value> = children.into_iter().map(|child| self.eval(child)).collect();
+                if items.len() > MAX_ITEMS {
+                    Value::Unknown
+                } else if node.kind() == "list" {
                     Value::List(items)
                 } else {
                     Value::Tuple(items)
@@ -1458,6 +1463,9 @@ impl<'i, 't> Walker<'i, 't> {
             out.push(self.eval(body));
         }
         self.hint = hint;
+        if out.len() > MAX_ITEMS {
+            return Value::Unknown;
+        }
         Value::List(out)
     }
 
@@ -1596,6 +1604,22 @@ impl<'i, 't> Walker<'i, 't> {
             Some("npu.Event" | "npu.streams.Event" | "cuda.Event") => {
                 self.arguments(node);
                 self.torch_event(node)
+            }
+            Some("npu.ExternalEvent") => {
+                // An ACL sync event: a wait blocks until a record, and is reset after.
+                self.arguments(node);
+                let name = self.fresh_hint("event");
+                let span = self.range(node);
+                self.create(
+                    node,
+                    "acl.rt.create_event_with_flag",
+                    &name,
+                    vec![name_expr("ACL_EVENT_SYNC", span)],
+                );
+                if let Some(owned) = self.owned.last_mut() {
+                    owned.push(name.clone());
+                }
+                Value::Event(name)
             }
             Some("npu.current_stream" | "cuda.current_stream") => {
                 self.arguments(node);
@@ -2259,11 +2283,16 @@ impl<'i, 't> Walker<'i, 't> {
                 let args = self.positional_args(node);
                 let mut items = items;
                 items.extend(args);
+                let items = if items.len() > MAX_ITEMS {
+                    Value::Unknown
+                } else {
+                    Value::List(items)
+                };
                 if let Some(target) = node
                     .child_by_field_name("function")
                     .and_then(|f| f.child_by_field_name("object"))
                 {
-                    self.store(target, Value::List(items));
+                    self.store(target, items);
                 }
                 Value::None
             }
@@ -2388,6 +2417,13 @@ impl<'i, 't> Walker<'i, 't> {
             }
             "synchronize" => {
                 self.catalogued(node, "acl.rt.synchronize_event", vec![name_expr(event, span)]);
+                Value::None
+            }
+            // `ExternalEvent.reset(stream)`
+            "reset" => {
+                if let Some(stream) = stream_expr {
+                    self.catalogued(node, "acl.rt.reset_event", vec![name_expr(event, span), stream]);
+                }
                 Value::None
             }
             _ => Value::Unknown,
