@@ -52,7 +52,7 @@ impl Language {
 
 /// One language's files of a run, parsed by its frontend.
 pub enum Project {
-    Cpp(syncguard_cpp::Project),
+    Cpp(Box<syncguard_cpp::Project>),
     Python(syncguard_python::Project),
 }
 
@@ -123,7 +123,7 @@ pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: &SourceOp
             continue;
         }
         let project = match language {
-            Language::Cpp => Project::Cpp(syncguard_cpp::read_project(texts, options.cpp.clone())),
+            Language::Cpp => Project::Cpp(Box::new(syncguard_cpp::read_project(texts, options.cpp.clone()))),
             Language::Python => Project::Python(syncguard_python::read_project(texts, options.python.clone())),
         };
         groups.push(ReadGroup {
