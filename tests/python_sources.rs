@@ -253,3 +253,55 @@ fn unreadable_python_never_fails_the_run() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A pyACL sample that polls its event before reading the copied result.
+const POLLING: &str = "import time
+import acl
+
+ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+
+
+def main():
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    done, ret = acl.rt.create_event()
+    assert ret == 0
+    host, ret = acl.rt.malloc_host(4096)
+    assert ret == 0
+    dev, ret = acl.rt.malloc(4096, 0)
+    assert ret == 0
+    ret = acl.rt.memcpy_async(host, 4096, dev, 4096, 2, stream)
+    assert ret == 0
+    ret = acl.rt.record_event(done, stream)
+    assert ret == 0
+    while True:
+        status, ret = acl.rt.query_event_status(done)
+        if status == ACL_EVENT_RECORDED_STATUS_COMPLETE:
+            break
+        time.sleep(0.001)
+    data = acl.util.ptr_to_numpy(host, (1024,), 11)
+    assert acl.rt.destroy_event(done) == 0
+    return data
+";
+
+#[test]
+fn a_polling_loop_orders_what_follows() {
+    let (_dir, path) = scratch("poll.py", POLLING);
+    let output = syncguard(&["check", "--format", "json", &path]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let converted = syncguard(&["convert", &path]);
+    let program = String::from_utf8_lossy(&converted.stdout);
+    assert!(
+        program.contains("while acl.rt.query_event_status(done) != ACL_EVENT_RECORDED_STATUS_COMPLETE {"),
+        "{program}"
+    );
+    // Without the loop, the host reads the copy while it may still run.
+    let (_dir, path) = scratch("no_poll.py", &POLLING.replace("    while True:", "    while False:"));
+    let output = syncguard(&["check", "--format", "json", &path]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("SG602"));
+}

@@ -982,6 +982,9 @@ impl<'i, 't> Walker<'i, 't> {
         let (Some(cond), Some(body)) = (stmt.child_by_field_name("condition"), stmt.child_by_field_name("body")) else {
             return Flow::Normal;
         };
+        if self.polling_loop(stmt) {
+            return Flow::Normal;
+        }
         for iteration in 0..=MAX_ITERATIONS {
             if self.incomplete.is_some() {
                 break;
@@ -1011,6 +1014,104 @@ impl<'i, 't> Walker<'i, 't> {
             }
         }
         Flow::Normal
+    }
+
+    /// A loop that polls one query until the work is done (`while True:` with
+    /// `status, ret = acl.rt.query_event_status(ev)` and a `break` once it is complete,
+    /// `while not ev.query(): time.sleep(...)`) and does nothing else that
+    /// synchronizes: the `.sync` busy-wait, which orders what follows after the work.
+    fn polling_loop(&mut self, stmt: Node<'t>) -> bool {
+        let never = stmt
+            .child_by_field_name("condition")
+            .is_some_and(|cond| matches!(self.text(cond), "False" | "0" | "None"));
+        if never {
+            return false;
+        }
+        let calls: Vec<Node<'t>> = crate::index::preorder(stmt)
+            .into_iter()
+            .take(4096)
+            .filter(|node| node.kind() == "call")
+            .collect();
+        let mut query = None;
+        for call in &calls {
+            let Some(function) = call.child_by_field_name("function") else {
+                return false;
+            };
+            let callee = self.text(function);
+            let last = callee.rsplit('.').next().unwrap_or(callee);
+            match last {
+                "query_event_status" | "query_event_wait_status" | "query" if query.is_none() => {
+                    query = Some((*call, last, function));
+                }
+                "sleep" | "print" | "debug" | "info" | "warning" | "time" | "perf_counter" | "monotonic" | "range"
+                | "len" | "format" => {}
+                _ => return false,
+            }
+        }
+        let Some((call, last, function)) = query else {
+            return false;
+        };
+        let (target, api, done) = match last {
+            "query" => {
+                let Some(receiver) = function.child_by_field_name("object") else {
+                    return false;
+                };
+                (receiver, None, None)
+            }
+            _ => {
+                let (args, _) = self.argument_nodes(call);
+                let Some(first) = args.first() else {
+                    return false;
+                };
+                let (api, done) = if last == "query_event_status" {
+                    ("acl.rt.query_event_status", "ACL_EVENT_RECORDED_STATUS_COMPLETE")
+                } else {
+                    ("acl.rt.query_event_wait_status", "ACL_EVENT_WAIT_STATUS_COMPLETE")
+                };
+                (*first, Some(api), Some(done))
+            }
+        };
+        let value = self.eval(target);
+        let span = self.range(call);
+        let (api, subject, done) = match (&value, api) {
+            (Value::Event(event), Some(api)) => (api, name_expr(event, span.clone()), done.unwrap_or_default()),
+            (Value::Event(event), None) => {
+                if self.never_recorded(event) {
+                    // torch: querying an event never recorded is done at once.
+                    return true;
+                }
+                (
+                    "acl.rt.query_event_status",
+                    name_expr(event, span.clone()),
+                    "ACL_EVENT_RECORDED_STATUS_COMPLETE",
+                )
+            }
+            (Value::Stream(_) | Value::DefaultStream, None) => {
+                let Some(stream) = self.stream_expr(&value, call) else {
+                    return false;
+                };
+                ("aclrtStreamQuery", stream, "ACL_STREAM_STATUS_COMPLETE")
+            }
+            _ => return false,
+        };
+        self.api_calls += 1;
+        let cond = binary(
+            ast::BinaryOp::Ne,
+            call_expr(api, vec![subject], Vec::new(), span.clone()),
+            name_expr(done, span.clone()),
+        );
+        let stmt_span = self.range(stmt);
+        self.emit(
+            ast::StmtKind::While {
+                cond,
+                body: ast::Block {
+                    stmts: Vec::new(),
+                    span: stmt_span.clone(),
+                },
+            },
+            stmt_span,
+        );
+        true
     }
 
     fn with_statement(&mut self, stmt: Node<'t>) -> Flow {
