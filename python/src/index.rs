@@ -104,9 +104,8 @@ impl<'t> Index<'t> {
             let mut scope = ModuleScope::default();
             if let Some(tree) = &unit.tree {
                 let root = tree.root_node();
-                index.scan_imports(unit, root, &mut scope);
                 index.scan_definitions(position, unit, root, None, &mut scope, 0);
-                index.scan_mentions(unit, root);
+                index.scan_names(unit, root, &mut scope);
             }
             index.modules.push(scope);
         }
@@ -212,10 +211,10 @@ impl<'t> Index<'t> {
         }
     }
 
-    /// Every `import` in the file, at any depth: `import torch_npu`, `import acl as a`,
-    /// `from torch_npu import npu`, `from acl import rt`.
-    fn scan_imports(&self, unit: &Unit, root: Node<'t>, scope: &mut ModuleScope<'t>) {
-        for node in preorder(root) {
+    /// An `import` (at any depth): `import torch_npu`, `import acl as a`, `from
+    /// torch_npu import npu`, `from acl import rt`.
+    fn scan_import(unit: &Unit, node: Node<'t>, scope: &mut ModuleScope<'t>) {
+        {
             match node.kind() {
                 "import_statement" => {
                     let mut cursor = node.walk();
@@ -240,7 +239,7 @@ impl<'t> Index<'t> {
                 }
                 "import_from_statement" => {
                     let Some(module) = node.child_by_field_name("module_name") else {
-                        continue;
+                        return;
                     };
                     let module = dotted(text(unit, module));
                     let mut cursor = node.walk();
@@ -262,9 +261,10 @@ impl<'t> Index<'t> {
         }
     }
 
-    /// Names called or mentioned inside function bodies: one walk with a cursor that
-    /// counts the functions it is inside (a node's parent is not cheap in tree-sitter).
-    fn scan_mentions(&mut self, unit: &Unit, root: Node<'t>) {
+    /// Imports, and names called or mentioned inside function bodies: one walk with a
+    /// cursor that counts the functions it is inside (a node's parent is not cheap in
+    /// tree-sitter).
+    fn scan_names(&mut self, unit: &Unit, root: Node<'t>, scope: &mut ModuleScope<'t>) {
         let mut cursor = root.walk();
         // The kinds of the nodes above the cursor.
         let mut parents: Vec<&'static str> = Vec::new();
@@ -285,6 +285,9 @@ impl<'t> Index<'t> {
                 if !defines {
                     self.mentioned.insert(text(unit, node).to_string());
                 }
+            }
+            if matches!(node.kind(), "import_statement" | "import_from_statement") {
+                Self::scan_import(unit, node, scope);
             }
             let is_function = node.kind() == "function_definition";
             if cursor.goto_first_child() {

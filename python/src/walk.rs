@@ -816,6 +816,15 @@ impl<'i, 't> Walker<'i, 't> {
                         "a return under a condition with no known value: the code after it is taken to run in every case",
                     );
                 }
+                if [then_flow, else_flow]
+                    .iter()
+                    .any(|flow| matches!(flow, Flow::Break | Flow::Continue))
+                {
+                    self.note(
+                        *cond,
+                        "a break or continue under a condition with no known value: the loop is taken to go on",
+                    );
+                }
                 let span = self.range(stmt);
                 let cond_expr = binary(
                     ast::BinaryOp::Eq,
