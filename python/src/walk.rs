@@ -688,7 +688,12 @@ impl<'i, 't> Walker<'i, 't> {
                 };
                 let container = self.eval(base);
                 match container {
-                    // `h[0] = x`, `h[:] = data`: the host writes the buffer.
+                    // `h[0] = x`, `h[:] = data`: the host writes the buffer; on a device
+                    // tensor, a kernel on the current stream does (`index_put_`).
+                    Value::Buffer(name, Place::Device) => {
+                        let written = Value::Buffer(name, Place::Device);
+                        self.tensor_op(target, "index_put_", &[value, written.clone()], Some(written));
+                    }
                     Value::Buffer(name, place) => {
                         let span = self.range(target);
                         self.host_access(&name, place, true, span);
