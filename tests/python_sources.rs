@@ -305,3 +305,34 @@ fn a_polling_loop_orders_what_follows() {
     let output = syncguard(&["check", "--format", "json", &path]);
     assert!(String::from_utf8_lossy(&output.stdout).contains("SG602"));
 }
+
+#[test]
+fn streams_kept_in_a_dict_are_followed() {
+    let (_dir, path) = scratch(
+        "micro_batches.py",
+        "import torch
+
+class Streams:
+    def __init__(self):
+        self.streams = {\"mb0\": torch.npu.Stream(), \"mb1\": torch.npu.Stream()}
+
+    def get(self, name):
+        return self.streams[name]
+
+def overlap():
+    ctx = Streams()
+    x = torch.empty(16, device=\"npu\")
+    with torch.npu.stream(ctx.get(\"mb0\")):
+        y = x @ x
+    with torch.npu.stream(ctx.get(\"mb1\")):
+        z = y + 1
+    for stream in ctx.streams.values():
+        stream.synchronize()
+",
+    );
+    let output = syncguard(&["check", "--color", "never", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("SG601"), "{text}");
+    assert!(text.contains("kernel `matmul` on stream streams_mb0"), "{text}");
+    assert!(text.contains("kernel `add` on stream streams_mb1"), "{text}");
+}

@@ -33,6 +33,9 @@ pub enum Value {
     Buffer(String, Place),
     Tuple(Vec<Value>),
     List(Vec<Value>),
+    /// A dict with keys of known value (`{"main": torch.npu.Stream(), ...}`), in
+    /// insertion order.
+    Dict(Vec<(Value, Value)>),
     /// An instance of a class the files define (its slot in the heap).
     Object(usize),
     /// A class the files define, by name.
@@ -70,6 +73,7 @@ impl Value {
             Value::None => Some(false),
             Value::Str(text) => Some(!text.is_empty()),
             Value::Tuple(items) | Value::List(items) => Some(!items.is_empty()),
+            Value::Dict(pairs) => Some(!pairs.is_empty()),
             Value::Stream(_)
             | Value::Event(_)
             | Value::Object(_)
@@ -98,6 +102,7 @@ impl Value {
         match self {
             Value::Stream(_) | Value::Event(_) | Value::Buffer(..) | Value::DataBuffer(_) | Value::Dataset(_) => true,
             Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_handle),
+            Value::Dict(pairs) => pairs.iter().any(|(_, value)| value.holds_handle()),
             _ => false,
         }
     }

@@ -698,6 +698,20 @@ impl<'i, 't> Walker<'i, 't> {
                         let span = self.range(target);
                         self.host_access(&name, place, true, span);
                     }
+                    Value::Dict(mut pairs) => {
+                        let key = target.child_by_field_name("subscript").map(|n| self.eval(n));
+                        match key.filter(is_key) {
+                            Some(key) => {
+                                match pairs.iter().position(|(k, _)| equal(k, &key) == Some(true)) {
+                                    Some(at) => pairs[at].1 = value,
+                                    None if pairs.len() < MAX_ITEMS => pairs.push((key, value)),
+                                    None => return self.store(base, Value::Unknown),
+                                }
+                                self.store(base, Value::Dict(pairs));
+                            }
+                            None => self.store(base, Value::Unknown),
+                        }
+                    }
                     Value::List(mut items) => {
                         let index = target.child_by_field_name("subscript").map(|n| self.eval(n));
                         match index.and_then(|index| index.int()) {
@@ -733,7 +747,8 @@ impl<'i, 't> Walker<'i, 't> {
         let result = match (&current, &value) {
             (Value::Buffer(..), _) | (_, Value::Buffer(..)) => {
                 // `x += y` on a tensor: in place.
-                self.tensor_op(node, &op, &[current.clone(), value], Some(current.clone()))
+                let name = format!("{}_", operator_name(&op));
+                self.tensor_op(node, &name, &[current.clone(), value], Some(current.clone()))
             }
             (Value::List(items), Value::List(more)) if op == "+" => {
                 Value::List(items.iter().chain(more).cloned().collect())
@@ -1282,6 +1297,37 @@ impl<'i, 't> Walker<'i, 't> {
                 }
             }
             "list_comprehension" | "generator_expression" => self.comprehension(node),
+            "dictionary" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+                let hint = self.hint.clone();
+                let mut pairs = Vec::new();
+                let mut known = true;
+                for child in children {
+                    let (Some(key), Some(value)) =
+                        (child.child_by_field_name("key"), child.child_by_field_name("value"))
+                    else {
+                        // `**other`, a comprehension: the dict is not known.
+                        self.eval(child);
+                        known = false;
+                        continue;
+                    };
+                    let key = self.eval(key);
+                    self.hint = match (&hint, &key) {
+                        (Some(hint), Value::Str(text)) => Some(format!("{hint}_{text}")),
+                        (Some(hint), Value::Int(at)) => Some(format!("{hint}_{at}")),
+                        _ => hint.clone(),
+                    };
+                    let value = self.eval(value);
+                    pairs.push((key, value));
+                }
+                self.hint = hint;
+                if known && pairs.len() <= MAX_ITEMS && pairs.iter().all(|(key, _)| is_key(key)) {
+                    Value::Dict(pairs)
+                } else {
+                    Value::Unknown
+                }
+            }
             "call" => self.call(node),
             "subscript" => self.subscript(node),
             "unary_operator" => {
@@ -1337,7 +1383,7 @@ impl<'i, 't> Walker<'i, 't> {
                 let left = self.eval(left);
                 let right = self.eval(right);
                 if left.buffer().is_some() || right.buffer().is_some() {
-                    return self.tensor_op(node, &op, &[left, right], None);
+                    return self.tensor_op(node, operator_name(&op), &[left, right], None);
                 }
                 arith(&op, &left, &right)
             }
@@ -1516,6 +1562,7 @@ impl<'i, 't> Walker<'i, 't> {
                     }
                 }
             },
+            Value::Dict(pairs) => dict_get(&pairs, &index).unwrap_or(Value::Unknown),
             // `x[0]`, `x[:n]` of a tensor: a view of the same memory.
             Value::Buffer(..) => container,
             _ => Value::Unknown,
@@ -2411,6 +2458,25 @@ impl<'i, 't> Walker<'i, 't> {
                 }
                 Value::None
             }
+            Value::Dict(pairs) => {
+                let args = self.positional_args(node);
+                match name {
+                    "get" => args
+                        .first()
+                        .and_then(|key| dict_get(&pairs, key))
+                        .or_else(|| args.get(1).cloned())
+                        .unwrap_or(Value::None),
+                    "values" => Value::List(pairs.into_iter().map(|(_, value)| value).collect()),
+                    "keys" => Value::List(pairs.into_iter().map(|(key, _)| key).collect()),
+                    "items" => Value::List(
+                        pairs
+                            .into_iter()
+                            .map(|(key, value)| Value::Tuple(vec![key, value]))
+                            .collect(),
+                    ),
+                    _ => Value::Unknown,
+                }
+            }
             Value::StreamContext(_) => {
                 self.arguments(node);
                 Value::Unknown
@@ -2768,6 +2834,8 @@ fn device_of(value: Option<&Value>) -> Option<bool> {
 fn sequence(value: &Value) -> Option<Vec<Value>> {
     match value {
         Value::List(items) | Value::Tuple(items) => Some(items.clone()),
+        // Iterating a dict gives its keys.
+        Value::Dict(pairs) => Some(pairs.iter().map(|(key, _)| key.clone()).collect()),
         _ => None,
     }
 }
@@ -2782,6 +2850,9 @@ fn flatten(values: &[Value]) -> Vec<Value> {
                 stack.extend(items.iter().rev().map(|item| (item, depth + 1)));
             }
             Value::DataBuffer(inner) => out.push((**inner).clone()),
+            Value::Dict(pairs) if depth < 8 => {
+                stack.extend(pairs.iter().rev().map(|(_, value)| (value, depth + 1)));
+            }
             other => out.push(other.clone()),
         }
         if out.len() > 4096 {
@@ -2789,6 +2860,42 @@ fn flatten(values: &[Value]) -> Vec<Value> {
         }
     }
     out
+}
+
+/// The torch name of a binary operator on tensors (`a @ b` is `matmul`).
+fn operator_name(op: &str) -> &'static str {
+    match op {
+        "+" => "add",
+        "-" => "sub",
+        "*" => "mul",
+        "/" => "div",
+        "//" => "floor_divide",
+        "%" => "remainder",
+        "**" => "pow",
+        "@" => "matmul",
+        "&" => "bitwise_and",
+        "|" => "bitwise_or",
+        "^" => "bitwise_xor",
+        "<<" => "bitwise_left_shift",
+        ">>" => "bitwise_right_shift",
+        _ => "op",
+    }
+}
+
+/// Whether a value can be a dict key the extraction compares: a string or an integer.
+fn is_key(value: &Value) -> bool {
+    matches!(value, Value::Str(_) | Value::Int(_) | Value::Bool(_))
+}
+
+/// The value under `key`, if the key is known and present.
+fn dict_get(pairs: &[(Value, Value)], key: &Value) -> Option<Value> {
+    if !is_key(key) {
+        return None;
+    }
+    pairs
+        .iter()
+        .find(|(k, _)| equal(k, key) == Some(true))
+        .map(|(_, value)| value.clone())
 }
 
 fn parse_int(text: &str) -> Option<i64> {
