@@ -1185,8 +1185,16 @@ impl<'i, 't> Walker<'i, 't> {
         self.arguments(call).0
     }
 
-    /// A call's arguments, evaluated: positional and keyword.
+    /// A call's arguments, evaluated: positional and keyword. The name the call's
+    /// result will be stored under is not theirs.
     fn arguments(&mut self, call: Node<'t>) -> (Vec<Value>, Vec<(String, Value)>) {
+        let hint = self.hint.take();
+        let arguments = self.arguments_inner(call);
+        self.hint = hint;
+        arguments
+    }
+
+    fn arguments_inner(&mut self, call: Node<'t>) -> (Vec<Value>, Vec<(String, Value)>) {
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
         let Some(list) = call.child_by_field_name("arguments") else {
@@ -2637,7 +2645,8 @@ impl<'i, 't> Walker<'i, 't> {
                     // Already there: the same tensor.
                     return Value::Buffer(buffer.to_string(), place);
                 }
-                let result = self.fresh_hint(if to_device { "dev" } else { "host" });
+                let default = format!("{buffer}_{}", if to_device { "dev" } else { "host" });
+                let result = self.fresh_hint(&default);
                 let result_place = if to_device {
                     self.create(
                         node,
