@@ -336,3 +336,22 @@ def overlap():
     assert!(text.contains("kernel `matmul` on stream streams_mb0"), "{text}");
     assert!(text.contains("kernel `add` on stream streams_mb1"), "{text}");
 }
+
+#[test]
+fn a_helper_called_through_its_module_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("events.py"),
+        "import acl\n\ndef make_event():\n    ev, ret = acl.rt.create_event()\n    assert ret == 0\n    return ev\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("app.py"),
+        "import os\nimport events\n\ndef main():\n    ev = events.make_event()\n    path = os.path.join(\"a\", \"b\")\n    return path\n",
+    )
+    .unwrap();
+    let output = syncguard(&["check", "--color", "never", dir.path().to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("SG107"), "{text}");
+    assert!(text.contains("events.py:4"), "{text}");
+}

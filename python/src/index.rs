@@ -77,6 +77,8 @@ pub struct Index<'t> {
     /// Names that function bodies call or mention (`f`, `obj.method`): a function
     /// mentioned is not an entry point.
     pub mentioned: HashSet<String>,
+    /// The module names (file stems) of the run, and their packages (folders).
+    pub stems: HashSet<String>,
     /// Module-level functions by name, in file order.
     by_name: HashMap<String, Vec<usize>>,
     /// Methods by class and name.
@@ -96,11 +98,20 @@ impl<'t> Index<'t> {
             classes: Vec::new(),
             modules: Vec::new(),
             mentioned: HashSet::new(),
+            stems: HashSet::new(),
             by_name: HashMap::new(),
             methods: HashMap::new(),
             classes_by_name: HashMap::new(),
         };
         for (position, unit) in units.iter().enumerate() {
+            index.stems.insert(unit.stem());
+            let folders = std::path::Path::new(&unit.path)
+                .parent()
+                .into_iter()
+                .flat_map(|p| p.iter());
+            index
+                .stems
+                .extend(folders.map(|folder| folder.to_string_lossy().into_owned()));
             let mut scope = ModuleScope::default();
             if let Some(tree) = &unit.tree {
                 let root = tree.root_node();

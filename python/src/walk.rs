@@ -1679,7 +1679,26 @@ impl<'i, 't> Walker<'i, 't> {
                 let (args, kwargs) = self.arguments(node);
                 self.construct(&class, args, kwargs, node)
             }
-            Value::Module(path) => self.library_call(node, &path),
+            Value::Module(path) => {
+                // `helpers.setup(...)`, `runner.Runner(...)`: a function or class of an
+                // analyzed module, called through the module.
+                let module = path.trim_start_matches('.').split('.').next().unwrap_or("");
+                if !is_library(&path)
+                    && (self.index.stems.contains(module) || path.starts_with('.'))
+                    && let Some(simple) = path.rsplit('.').next()
+                {
+                    let unit = self.frames.last().map_or(0, |frame| frame.unit);
+                    if let Some(def) = self.index.function(unit, simple) {
+                        let (args, kwargs) = self.arguments(node);
+                        return self.call_function(def, args, kwargs, node);
+                    }
+                    if self.index.class(simple).is_some() {
+                        let (args, kwargs) = self.arguments(node);
+                        return self.construct(simple, args, kwargs, node);
+                    }
+                }
+                self.library_call(node, &path)
+            }
             // `model(x)` on an object: its `forward` (nn.Module) or `__call__`.
             Value::Object(slot) => {
                 let class = self.heap.get(slot).map(|obj| obj.class.clone()).unwrap_or_default();
@@ -2445,7 +2464,7 @@ impl<'i, 't> Walker<'i, 't> {
                     None => self.opaque_call(node, name),
                 }
             }
-            Value::Module(path) => self.library_call(node, &format!("{path}.{name}")),
+            Value::Module(path) => self.call_value(node, Value::Module(format!("{path}.{name}"))),
             Value::Stream(_) | Value::DefaultStream => self.stream_method(node, receiver, name),
             Value::Event(event) => self.event_method(node, &event, name),
             Value::Buffer(buffer, place) => self.tensor_method(node, &buffer, place, name),
