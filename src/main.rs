@@ -22,8 +22,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Check `.sync` programs, `.jsonl` call traces and C/C++ sources (directories are
-    /// searched for all three; the sources of one run are read together; `-` reads
+    /// Check `.sync` programs, `.jsonl` call traces, C/C++ and Python sources
+    /// (directories are searched for all of them; the sources of one run are read together; `-` reads
     /// standard input).
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
@@ -72,7 +72,7 @@ enum Command {
     },
     /// Print a JSONL call trace as the equivalent `.sync` program (`-` reads standard
     /// input; one file, not a folder). Malformed lines are reported on stderr and left out.
-    /// For a C/C++ source: each entry point's extracted program, with source lines.
+    /// For a C/C++ or Python source: each entry point's extracted program, with source lines.
     Convert {
         #[arg(value_name = "TRACE|SOURCE")]
         path: PathBuf,
@@ -88,10 +88,11 @@ enum Command {
     },
 }
 
-/// How C/C++ sources are read (docs/CPP.md).
+/// How C/C++ and Python sources are read (docs/CPP.md, docs/PYTHON.md).
 #[derive(Args, Debug)]
 struct SourceArgs {
-    /// C/C++: check only this function as an entry point (`Run`, `Ctx::Run`); repeatable.
+    /// Check only this function as an entry point; repeatable. C/C++: `Run`,
+    /// `Ctx::Run`; Python: `main`, `Runner.execute`, `module:Runner.execute`.
     #[arg(long = "entry", value_name = "FUNCTION")]
     entries: Vec<String>,
     /// C/C++: the rank counts SPMD code is checked for (`4`, `2..=8`), over the files'
@@ -114,17 +115,22 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn options(&self) -> Result<syncguard_cpp::Options, String> {
+    fn options(&self) -> Result<commands::sources::SourceOptions, String> {
         let compile_db = match &self.compile_commands {
             Some(path) => Some(std::sync::Arc::new(commands::sources::load_compile_db(path)?)),
             None => None,
         };
-        Ok(syncguard_cpp::Options {
-            entries: self.entries.clone(),
-            ranks: self.ranks.clone().map(|counts| counts.0),
-            defines: self.defines.clone(),
-            error_paths: self.error_paths,
-            compile_db,
+        Ok(commands::sources::SourceOptions {
+            cpp: syncguard_cpp::Options {
+                entries: self.entries.clone(),
+                ranks: self.ranks.clone().map(|counts| counts.0),
+                defines: self.defines.clone(),
+                error_paths: self.error_paths,
+                compile_db,
+            },
+            python: syncguard_python::Options {
+                entries: self.entries.clone(),
+            },
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The seed corpus: every `.sync`, `.jsonl` and C/C++ file under the repo's examples, the rule
+//! The seed corpus: every `.sync`, `.jsonl`, C/C++ and Python file under the repo's examples, the rule
 //! fixtures and tests, and `fuzz/corpus/` (minimized inputs of reported problems).
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,8 @@ pub struct Corpus {
     pub traces: Vec<Vec<u8>>,
     /// C/C++ sources.
     pub sources: Vec<Vec<u8>>,
+    /// Python sources.
+    pub python: Vec<Vec<u8>>,
 }
 
 /// The folders searched, relative to the workspace root.
@@ -19,6 +21,7 @@ const FOLDERS: &[&str] = &[
     "runtime-bridge/tests",
     "fuzz/corpus",
     "cpp/tests",
+    "python/tests",
 ];
 
 impl Corpus {
@@ -50,6 +53,7 @@ impl Corpus {
             Some("sync") => &mut self.programs,
             Some("jsonl") => &mut self.traces,
             Some(ext) if syncguard_cpp::EXTENSIONS.contains(&ext) => &mut self.sources,
+            Some(ext) if syncguard_python::EXTENSIONS.contains(&ext) => &mut self.python,
             _ => return,
         };
         if let Ok(bytes) = std::fs::read(path)

@@ -70,15 +70,17 @@ pub fn fuzz(
     summary
 }
 
-/// A mutated corpus entry or a generated input, half and half (C/C++ sources are
-/// always mutated corpus files: real operator code is the best seed).
+/// A mutated corpus entry or a generated input, half and half (C/C++ and Python
+/// sources are always mutated corpus files: real host code is the best seed).
 fn next_input(target: Target, corpus: &corpus::Corpus, rng: &mut rng::Rng) -> Vec<u8> {
     let (entries, tokens) = match target {
         Target::Cpp => (&corpus.sources, generate::CPP_TOKENS),
+        Target::Python => (&corpus.python, generate::PYTHON_TOKENS),
         target if target.reads_traces() => (&corpus.traces, generate::TRACE_TOKENS),
         _ => (&corpus.programs, generate::SYNC_TOKENS),
     };
-    let generated = target != Target::Cpp && (rng.chance(1, 2) || entries.is_empty());
+    let from_sources = matches!(target, Target::Cpp | Target::Python);
+    let generated = !from_sources && (rng.chance(1, 2) || entries.is_empty());
     if generated || entries.is_empty() {
         return if target.reads_traces() {
             generate::trace(rng).into_bytes()

@@ -7,8 +7,9 @@
 //! - `convert`: the converted program reads without syntax or name errors and, for a
 //!   trace the reader took whole, reports the same rules as the trace;
 //! - `plan`: a program that verifies can be planned for `verify-then-run`;
-//! - `cpp`: each entry point's extracted program, printed as `convert` prints it, reads
-//!   back without syntax errors and, where it lowered cleanly, gets the same findings.
+//! - `cpp`, `python`: each entry point's extracted program, printed as `convert` prints
+//!   it, reads back without syntax errors and, where it lowered cleanly, gets the same
+//!   findings.
 //!
 //! Time and memory are bounded by the caller (`fuzz`, and the supervisor in `main.rs`).
 
@@ -38,16 +39,19 @@ pub enum Target {
     Plan,
     /// The C/C++ frontend, the analysis of every entry point, and `convert`.
     Cpp,
+    /// The Python frontend, the analysis of every entry point, and `convert`.
+    Python,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::Sync,
         Target::Fmt,
         Target::Trace,
         Target::Convert,
         Target::Plan,
         Target::Cpp,
+        Target::Python,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +62,7 @@ impl Target {
             Target::Convert => "convert",
             Target::Plan => "plan",
             Target::Cpp => "cpp",
+            Target::Python => "python",
         }
     }
 
@@ -88,7 +93,24 @@ pub fn run(target: Target, input: &[u8]) -> Result<(), String> {
         Target::Convert => convert_keeps_findings(input),
         Target::Plan => plans(input),
         Target::Cpp => sources_keep_meaning(input),
+        Target::Python => python_keeps_meaning(input),
     }
+}
+
+/// Every entry point of a Python input: as for C/C++.
+fn python_keeps_meaning(input: &[u8]) -> Result<(), String> {
+    let (text, _) = decode_utf8_lossless_offsets(input);
+    let mut sources = Sources::default();
+    let file = sources.add(syncguard_analyzer::SourceFile::new("fuzz.py", text.clone()));
+    let project = syncguard_python::read_project(
+        vec![syncguard_python::SourceText {
+            path: "fuzz.py".into(),
+            text,
+        }],
+        syncguard_python::Options::default(),
+    );
+    let entries = project.entries();
+    entries_keep_meaning(project.space(), &entries, file, &sources)
 }
 
 /// Every entry point of a C/C++ input: checked and rendered, and its printed program
@@ -104,12 +126,24 @@ fn sources_keep_meaning(input: &[u8]) -> Result<(), String> {
         }],
         syncguard_cpp::Options::default(),
     );
-    for entry in project.entries().iter().filter(|entry| entry.api_calls > 0) {
-        let lowered = project.space().lower(entry, &[file]);
+    let entries = project.entries();
+    entries_keep_meaning(project.space(), &entries, file, &sources)
+}
+
+/// The extracted programs of a frontend's entry points: checked and rendered, and
+/// each printed program reads back with the same findings.
+fn entries_keep_meaning(
+    space: &syncguard_grammar::extracted::SourceSpace,
+    entries: &[syncguard_grammar::extracted::EntryProgram],
+    file: syncguard_analyzer::source::FileId,
+    sources: &Sources,
+) -> Result<(), String> {
+    for entry in entries.iter().filter(|entry| entry.api_calls > 0) {
+        let lowered = space.lower(entry, &[file]);
         let read_cleanly = lowered.diagnostics.is_empty();
         let checked = syncguard_analyzer::check_lowered(lowered, Vec::new(), &Overrides::default());
-        renders(&checked, &sources)?;
-        let printed = project.space().to_sync(entry);
+        renders(&checked, sources)?;
+        let printed = space.to_sync(entry);
         let parsed = syncguard_grammar::parse(&printed);
         if let Some(error) = parsed.errors.first() {
             return Err(format!(

@@ -67,6 +67,11 @@ fn cpp_sources() {
     run(Target::Cpp);
 }
 
+#[test]
+fn python_sources() {
+    run(Target::Python);
+}
+
 /// Inputs the long runs found, one folder per target (`fuzz/found/<target>/`): each
 /// must keep every invariant, within the long run's time limit.
 #[test]

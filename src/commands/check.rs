@@ -14,6 +14,7 @@ use syncguard_analyzer::{
 use super::baseline::BaselineArgs;
 use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
+use super::sources::{ReadSources, SourceOptions};
 use crate::{Format, Outcome};
 
 /// How findings are shown, and which of them fail the run.
@@ -97,7 +98,7 @@ pub fn run(
     paths: &[PathBuf],
     overrides: &Overrides,
     report: &Report,
-    options: &syncguard_cpp::Options,
+    options: &SourceOptions,
     baseline: &BaselineArgs,
 ) -> Outcome {
     let (inputs, mut failures) = collect_inputs(paths);
@@ -129,33 +130,35 @@ pub fn run(
     }
 }
 
-/// Check the C/C++ sources together; returns the number of files that could not be read.
+/// Check the sources (C/C++, Python) together; returns the number of files that could not be read.
 fn check_source_inputs(
     sources: &mut Sources,
     inputs: &[&Input],
     overrides: &Overrides,
     report: &Report,
-    options: &syncguard_cpp::Options,
+    options: &SourceOptions,
     findings: &mut Findings,
 ) -> usize {
-    let read = super::sources::read_sources(sources, inputs, options.clone());
+    let read = super::sources::read_sources(sources, inputs, options);
     let checked = super::sources::check_sources(&read, overrides, report.explain);
-    if checked.entries_with_calls == 0 {
+    let count = read.file_count();
+    if checked.entries_with_calls == 0 && count > 0 {
         // Never a silent "checked N files" over code with nothing to check.
         eprintln!(
-            "syncguard: none of the {} C/C++ file{} calls a synchronization API that syncguard knows: \
+            "syncguard: none of the {count} {} file{} calls a synchronization API that syncguard knows: \
              nothing in {} was checked",
-            read.files.len(),
-            if read.files.len() == 1 { "" } else { "s" },
-            if read.files.len() == 1 { "it" } else { "them" },
+            languages(&read),
+            if count == 1 { "" } else { "s" },
+            if count == 1 { "it" } else { "them" },
         );
     }
     if checked.unresolved > 0 && !report.explain {
         eprintln!(
-            "syncguard: note: {} call{} or handle{} in the C/C++ sources could not be followed; `--explain` lists them",
+            "syncguard: note: {} call{} or handle{} in the {} sources could not be followed; `--explain` lists them",
             checked.unresolved,
             if checked.unresolved == 1 { "" } else { "s" },
             if checked.unresolved == 1 { "" } else { "s" },
+            languages(&read),
         );
     }
     for result in checked.checked {
@@ -163,8 +166,17 @@ fn check_source_inputs(
         findings.proofs.extend(result.proofs);
         findings.unproved.extend(result.unproved);
     }
-    findings.files += read.files.len();
+    findings.files += count;
     read.failures
+}
+
+/// `C/C++`, `Python` or `C/C++ and Python`: the languages of the sources read.
+fn languages(read: &ReadSources) -> String {
+    let nouns: Vec<&str> = read.groups.iter().map(|group| group.language.noun()).collect();
+    match nouns.as_slice() {
+        [] => "source".to_string(),
+        _ => nouns.join(" and "),
+    }
 }
 
 pub fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {
@@ -187,7 +199,7 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
         // `check` reads sources together (`check_source_inputs`); a run needs one program.
         InputKind::Source => {
             return Err(std::io::Error::other(
-                "a C/C++ source is checked with `syncguard check`; `verify-then-run` runs a `.sync` program \
+                "a C/C++ or Python source is checked with `syncguard check`; `verify-then-run` runs a `.sync` program \
                  (`syncguard convert` prints the one extracted from the source)",
             ));
         }

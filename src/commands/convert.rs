@@ -64,15 +64,23 @@ fn warn_if_not_expressible(converted: &Converted) {
     }
 }
 
-/// A C/C++ file: the program each entry point runs, as syncguard understood it, each
+/// A C/C++ or Python file: the program each entry point runs, as syncguard understood it, each
 /// statement with a comment naming its line.
 fn convert_source(input: &Input) -> Outcome {
     let mut sources = Sources::default();
-    let read = super::sources::read_sources(&mut sources, &[input], syncguard_cpp::Options::default());
+    let read = super::sources::read_sources(&mut sources, &[input], &super::sources::SourceOptions::default());
     if read.failures > 0 {
         return Outcome::Failure;
     }
-    let entries: Vec<_> = read.project.entries().into_iter().filter(|e| e.api_calls > 0).collect();
+    let Some(group) = read.groups.first() else {
+        return Outcome::Failure;
+    };
+    let entries: Vec<_> = group
+        .project
+        .entries()
+        .into_iter()
+        .filter(|e| e.api_calls > 0)
+        .collect();
     if entries.is_empty() {
         eprintln!(
             "syncguard: {} calls no synchronization API that syncguard knows: there is no program to print",
@@ -83,14 +91,14 @@ fn convert_source(input: &Input) -> Outcome {
         if position > 0 {
             output::print("\n");
         }
-        let line = sources.get(read.files[entry.source]).line_col(entry.range.start).0;
+        let line = sources.get(group.files[entry.source]).line_col(entry.range.start).0;
         output::print(&format!(
             "// entry point `{}` ({}:{line})\n",
             entry.entry, input.display
         ));
-        output::print(&read.project.space().to_sync(entry));
+        output::print(&group.project.space().to_sync(entry));
         for item in &entry.unresolved {
-            let line = sources.get(read.files[item.source]).line_col(item.range.start).0;
+            let line = sources.get(group.files[item.source]).line_col(item.range.start).0;
             eprintln!("syncguard: note: {}:{line}: {}", input.display, item.message);
         }
     }

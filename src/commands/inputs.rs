@@ -12,8 +12,9 @@ pub enum InputKind {
     Sync,
     /// A JSONL call trace.
     Trace,
-    /// C or C++ source (host code, CUDA, Ascend C): read together with the other
-    /// sources of the run, so that helpers in one file inline into entry points of another.
+    /// C or C++ source (host code, CUDA, Ascend C) or Python (pyACL, torch_npu): read
+    /// together with the other sources of its language in the run, so that helpers in
+    /// one file inline into entry points of another.
     Source,
 }
 
@@ -35,7 +36,7 @@ impl Input {
     }
 }
 
-/// Expand folders to the `.sync`, `.jsonl` and C/C++ files below them (see [`folder_files`]);
+/// Expand folders to the `.sync`, `.jsonl`, C/C++ and Python files below them (see [`folder_files`]);
 /// `-` is standard input. A file reached twice (named twice, or through links) is
 /// checked once. Unusable paths are reported on stderr and counted as failures.
 pub fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, usize) {
@@ -113,7 +114,9 @@ fn kind_of(path: &Path) -> InputKind {
     match path.extension().and_then(|ext| ext.to_str()) {
         Some("jsonl" | "ndjson") => InputKind::Trace,
         Some("sync") => InputKind::Sync,
-        Some(ext) if syncguard_cpp::EXTENSIONS.contains(&ext) => InputKind::Source,
+        Some(ext) if syncguard_cpp::EXTENSIONS.contains(&ext) || syncguard_python::EXTENSIONS.contains(&ext) => {
+            InputKind::Source
+        }
         _ => sniff(path).unwrap_or(InputKind::Sync),
     }
 }
@@ -129,7 +132,7 @@ fn sniff(path: &Path) -> std::io::Result<InputKind> {
     })
 }
 
-/// Every `.sync`, `.jsonl` and C/C++ source file below `dir`, sorted, searched as `git` and `rg` see
+/// Every `.sync`, `.jsonl`, C/C++ and Python source file below `dir`, sorted, searched as `git` and `rg` see
 /// a tree: hidden files and what `.gitignore`, `.ignore` and `.git/info/exclude` name
 /// are skipped (a `.gitignore` counts outside a git checkout too). Links are followed;
 /// a link back to a folder being searched is skipped, as its files are found anyway.
@@ -215,9 +218,12 @@ fn is_call_trace(path: &Path) -> bool {
 }
 
 fn has_input_extension(path: &Path) -> bool {
-    path.extension()
-        .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ext == "sync" || ext == "jsonl" || syncguard_cpp::EXTENSIONS.contains(&ext))
+    path.extension().and_then(|ext| ext.to_str()).is_some_and(|ext| {
+        ext == "sync"
+            || ext == "jsonl"
+            || syncguard_cpp::EXTENSIONS.contains(&ext)
+            || syncguard_python::EXTENSIONS.contains(&ext)
+    })
 }
 
 /// The path a walk error is about, if it names one, and the error without the path

@@ -1,6 +1,8 @@
-//! C/C++ sources: every source file of a run read together (a helper in one file is
-//! inlined into the entry points of another), each entry point's extracted program
-//! checked by the analyzer like a `.sync` file.
+//! Source files (C/C++, Python): every source file of a run read together by its
+//! language's frontend (a helper in one file is inlined into the entry points of
+//! another), each entry point's extracted program checked by the analyzer like a
+//! `.sync` file. Every frontend hands over the same thing, a byte space of its files
+//! and the programs of its entry points, and is checked the same way.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -8,16 +10,90 @@ use std::path::{Path, PathBuf};
 use syncguard_analyzer::rules::{SolverUnknown, UnknownName};
 use syncguard_analyzer::source::{FileId, Span, decode_utf8_lossless_offsets};
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Severity, SourceFile, Sources, check_lowered};
-use syncguard_cpp::{CompileDb, EntryProgram, Project, SourceText, read_project};
+use syncguard_cpp::CompileDb;
+use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText};
 use syncguard_model::reading_rules::unchecked_return;
 
 use super::inputs::{Input, report};
 
-/// The sources of one run, read and registered.
-pub struct ReadSources {
+/// How the sources of a run are read, per language.
+#[derive(Clone, Debug, Default)]
+pub struct SourceOptions {
+    pub cpp: syncguard_cpp::Options,
+    pub python: syncguard_python::Options,
+}
+
+/// The source languages syncguard reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    Cpp,
+    Python,
+}
+
+impl Language {
+    /// The language of a source file, by its extension.
+    pub fn of(path: &std::path::Path) -> Option<Language> {
+        let ext = path.extension()?.to_str()?;
+        if syncguard_cpp::EXTENSIONS.contains(&ext) {
+            Some(Language::Cpp)
+        } else if syncguard_python::EXTENSIONS.contains(&ext) {
+            Some(Language::Python)
+        } else {
+            None
+        }
+    }
+
+    /// How messages name it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Language::Cpp => "C/C++",
+            Language::Python => "Python",
+        }
+    }
+}
+
+/// One language's files of a run, parsed by its frontend.
+pub enum Project {
+    Cpp(Box<syncguard_cpp::Project>),
+    Python(syncguard_python::Project),
+}
+
+impl Project {
+    pub fn space(&self) -> &SourceSpace {
+        match self {
+            Project::Cpp(project) => project.space(),
+            Project::Python(project) => project.space(),
+        }
+    }
+
+    /// Every entry point's program.
+    pub fn entries(&self) -> Vec<EntryProgram> {
+        match self {
+            Project::Cpp(project) => project.entries(),
+            Project::Python(project) => project.entries(),
+        }
+    }
+}
+
+/// The files of one language, read and registered.
+pub struct ReadGroup {
+    pub language: Language,
     pub project: Project,
+    /// `files[k]`: the id the k-th file of the project was registered as.
     pub files: Vec<FileId>,
+}
+
+/// The sources of one run, read and registered, one group per language.
+pub struct ReadSources {
+    pub groups: Vec<ReadGroup>,
     pub failures: usize,
+}
+
+impl ReadSources {
+    /// Files read, all languages together.
+    pub fn file_count(&self) -> usize {
+        self.groups.iter().map(|group| group.files.len()).sum()
+    }
 }
 
 /// Read a compilation database: `path` is the file or the folder holding it.
@@ -44,7 +120,7 @@ fn discover_compile_db(inputs: &[&Input]) -> Option<PathBuf> {
     })
 }
 
-/// The database the options name, or the one found next to the sources (said on
+/// The database the options name, or the one found next to the C/C++ sources (said on
 /// stderr, as is one that cannot be read: then none is used).
 fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
     if options.compile_db.is_some() {
@@ -60,7 +136,7 @@ fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
                 .filter(|input| db.flags_for(&input.file).is_some())
                 .count();
             eprintln!(
-                "syncguard: note: preprocessor flags from {} ({listed} of {} source files listed; `#ifdef` of a name \
+                "syncguard: note: preprocessor flags from {} ({listed} of {} C/C++ files listed; `#ifdef` of a name \
                  no command defines is false)",
                 found.display(),
                 inputs.len()
@@ -71,32 +147,51 @@ fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
     }
 }
 
-pub fn read_sources(sources: &mut Sources, inputs: &[&Input], mut options: syncguard_cpp::Options) -> ReadSources {
-    compile_db_for(inputs, &mut options);
-    let mut texts = Vec::new();
-    let mut files = Vec::new();
+pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: &SourceOptions) -> ReadSources {
     let mut failures = 0;
-    for input in inputs {
-        let bytes = match std::fs::read(&input.file) {
-            Ok(bytes) => bytes,
-            Err(err) => {
-                failures += report(&input.file, &err);
-                continue;
+    let mut groups = Vec::new();
+    for language in [Language::Cpp, Language::Python] {
+        let mut texts = Vec::new();
+        let mut files = Vec::new();
+        let of_language: Vec<&Input> = inputs
+            .iter()
+            .copied()
+            .filter(|input| Language::of(&input.file).unwrap_or(Language::Cpp) == language)
+            .collect();
+        for input in &of_language {
+            let bytes = match std::fs::read(&input.file) {
+                Ok(bytes) => bytes,
+                Err(err) => {
+                    failures += report(&input.file, &err);
+                    continue;
+                }
+            };
+            let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(&bytes);
+            let (text, _) = decode_utf8_lossless_offsets(bytes);
+            files.push(sources.add(SourceFile::new(input.display.clone(), text.clone())));
+            texts.push(SourceText {
+                path: input.display.clone(),
+                text,
+            });
+        }
+        if texts.is_empty() {
+            continue;
+        }
+        let project = match language {
+            Language::Cpp => {
+                let mut cpp = options.cpp.clone();
+                compile_db_for(&of_language, &mut cpp);
+                Project::Cpp(Box::new(syncguard_cpp::read_project(texts, cpp)))
             }
+            Language::Python => Project::Python(syncguard_python::read_project(texts, options.python.clone())),
         };
-        let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(&bytes);
-        let (text, _) = decode_utf8_lossless_offsets(bytes);
-        files.push(sources.add(SourceFile::new(input.display.clone(), text.clone())));
-        texts.push(SourceText {
-            path: input.display.clone(),
-            text,
+        groups.push(ReadGroup {
+            language,
+            project,
+            files,
         });
     }
-    ReadSources {
-        project: read_project(texts, options),
-        files,
-        failures,
-    }
+    ReadSources { groups, failures }
 }
 
 /// A finding of one entry point: its file and name's offset, the rule, where it is.
@@ -114,6 +209,38 @@ pub struct SourceFindings {
 /// Check every entry point that does some synchronization. With `explain`, what the
 /// frontend could not follow is listed as information (SG003); otherwise it is counted.
 pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -> SourceFindings {
+    let mut findings = SourceFindings {
+        checked: Vec::new(),
+        entries_with_calls: 0,
+        unresolved: 0,
+    };
+    for group in &read.groups {
+        let entries = group.project.entries();
+        let found = check_entries(
+            group.language,
+            group.project.space(),
+            &group.files,
+            entries,
+            overrides,
+            explain,
+        );
+        findings.checked.extend(found.checked);
+        findings.entries_with_calls += found.entries_with_calls;
+        findings.unresolved += found.unresolved;
+    }
+    findings
+}
+
+/// Check the programs of one frontend's entry points, laid out in `space`, whose
+/// files were registered as `files`.
+pub fn check_entries(
+    language: Language,
+    space: &SourceSpace,
+    files: &[FileId],
+    entries: Vec<EntryProgram>,
+    overrides: &Overrides,
+    explain: bool,
+) -> SourceFindings {
     let mut checked = Vec::new();
     let mut seen = HashSet::new();
     // SPMD code is checked once per rank count: a finding at the same call for
@@ -121,7 +248,7 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
     let mut per_count: HashMap<FindingAt, (usize, usize, Vec<i64>)> = HashMap::new();
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
-    for entry in read.project.entries() {
+    for entry in entries {
         if entry.api_calls == 0 {
             continue;
         }
@@ -133,8 +260,8 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
             entries_with_calls += 1;
             unresolved += entry.unresolved.len();
         }
-        let reading = reading_diagnostics(&entry, &read.files, explain);
-        let lowered = read.project.space().lower(&entry, &read.files);
+        let reading = reading_diagnostics(language, &entry, files, explain);
+        let lowered = space.lower(&entry, files);
         let mut result = check_lowered(lowered, reading, overrides);
         let position = checked.len();
         let mut kept = Vec::new();
@@ -181,12 +308,24 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
     }
 }
 
-fn reading_diagnostics(entry: &EntryProgram, files: &[FileId], explain: bool) -> Vec<Diagnostic> {
+fn reading_diagnostics(language: Language, entry: &EntryProgram, files: &[FileId], explain: bool) -> Vec<Diagnostic> {
     let span = |source: usize, range: &std::ops::Range<usize>| Span::new(files[source], range.clone());
     let mut diagnostics: Vec<Diagnostic> = entry
         .unchecked_returns
         .iter()
-        .map(|(source, range, api)| unchecked_return(span(*source, range), api))
+        .map(|(source, range, api)| {
+            let diagnostic = unchecked_return(span(*source, range), api);
+            match language {
+                Language::Cpp => diagnostic,
+                // pyACL returns the code (last, after any handle): it is checked by
+                // reading it.
+                Language::Python => diagnostic.with_help(format!(
+                    "bind the code and check it (`ret = {}(...)`, then `if ret != ACL_SUCCESS: raise ...` or a check helper); \
+                     a code assigned again before it is read, or bound to `_`, is discarded too",
+                    api.name
+                )),
+            }
+        })
         .collect();
     if let Some(stop) = &entry.incomplete {
         diagnostics.push(

@@ -7,7 +7,11 @@ declare_reading_rule! {
     /// ## What it detects
     /// In C/C++ source, a call of a synchronization API whose return code is thrown
     /// away: the call is a statement of its own, not wrapped in a checking macro
-    /// (`ACL_CHECK(...)`, `CHK_RET(...)`), compared, or assigned. The APIs are those
+    /// (`ACL_CHECK(...)`, `CHK_RET(...)`), compared, or assigned. In Python (pyACL,
+    /// which returns the code last: `ret = acl.rt.record_event(...)`, `stream, ret =
+    /// acl.rt.create_stream()`), a call whose code is not used: a bare call, a code
+    /// bound to `_`, or bound to a name that is assigned again, or never read, before
+    /// the function returns. The APIs are those
     /// whose failure changes what is synchronized: creating a stream, event or notify,
     /// recording, waiting on and resetting events and notifies, synchronizing, fences
     /// and memory-value writes and waits. A call cast to `(void)` is a deliberate discard

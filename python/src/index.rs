@@ -1,0 +1,389 @@
+//! What the files of a run define: modules (one per file) with their imports, module
+//! constants, functions and classes (with their methods), looked up by the walk.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use tree_sitter::{Node, Parser, Tree};
+
+/// The file extensions read as Python.
+pub const EXTENSIONS: &[&str] = &["py", "pyi"];
+
+/// One parsed file, its text laid at `base` in the run's byte space.
+pub struct Unit {
+    pub path: String,
+    pub text: String,
+    pub base: usize,
+    /// `None` when tree-sitter gave up (a cancelled or failed parse).
+    pub tree: Option<Tree>,
+}
+
+impl Unit {
+    pub fn parse(path: String, text: String, base: usize) -> Unit {
+        let mut parser = Parser::new();
+        let tree = parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .ok()
+            .and_then(|()| parser.parse(&text, None));
+        Unit { path, text, base, tree }
+    }
+
+    /// The module name: the file stem (`runner` for `pkg/runner.py`).
+    pub fn stem(&self) -> String {
+        std::path::Path::new(&self.path)
+            .file_stem()
+            .map_or_else(|| "module".to_string(), |stem| stem.to_string_lossy().into_owned())
+    }
+}
+
+/// A function or method with a body.
+pub struct FnDef<'t> {
+    pub unit: usize,
+    /// `None` for a module-level function.
+    pub class: Option<String>,
+    pub name: String,
+    pub node: Node<'t>,
+}
+
+impl FnDef<'_> {
+    /// `Class.method` or `function`.
+    pub fn qualified(&self) -> String {
+        match &self.class {
+            Some(class) => format!("{class}.{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+pub struct ClassDef {
+    pub name: String,
+    /// Base classes as written (`nn.Module`, `Base`).
+    pub bases: Vec<String>,
+}
+
+/// Per module: imported names (`np` → `numpy`, `Stream` → `torch.npu.Stream`) and
+/// module-level assignments (evaluated on use).
+#[derive(Default)]
+pub struct ModuleScope<'t> {
+    pub aliases: HashMap<String, String>,
+    pub globals: HashMap<String, Node<'t>>,
+}
+
+pub struct Index<'t> {
+    pub units: &'t [Unit],
+    pub functions: Vec<FnDef<'t>>,
+    pub classes: Vec<ClassDef>,
+    pub modules: Vec<ModuleScope<'t>>,
+    /// Names that function bodies call or mention (`f`, `obj.method`): a function
+    /// mentioned is not an entry point.
+    pub mentioned: HashSet<String>,
+    /// The module names (file stems) of the run, and their packages (folders).
+    pub stems: HashSet<String>,
+    /// Module-level functions by name, in file order.
+    by_name: HashMap<String, Vec<usize>>,
+    /// Methods by class and name.
+    methods: HashMap<(String, String), usize>,
+    classes_by_name: HashMap<String, usize>,
+}
+
+/// Nodes visited by one scan of a file, at most: the scans are iterative, and this
+/// bounds a pathological file's cost.
+const MAX_SCAN: usize = 4_000_000;
+
+impl<'t> Index<'t> {
+    pub fn build(units: &'t [Unit]) -> Index<'t> {
+        let mut index = Index {
+            units,
+            functions: Vec::new(),
+            classes: Vec::new(),
+            modules: Vec::new(),
+            mentioned: HashSet::new(),
+            stems: HashSet::new(),
+            by_name: HashMap::new(),
+            methods: HashMap::new(),
+            classes_by_name: HashMap::new(),
+        };
+        for (position, unit) in units.iter().enumerate() {
+            index.stems.insert(unit.stem());
+            let folders = std::path::Path::new(&unit.path)
+                .parent()
+                .into_iter()
+                .flat_map(|p| p.iter());
+            index
+                .stems
+                .extend(folders.map(|folder| folder.to_string_lossy().into_owned()));
+            let mut scope = ModuleScope::default();
+            if let Some(tree) = &unit.tree {
+                let root = tree.root_node();
+                index.scan_definitions(position, unit, root, None, &mut scope, 0);
+                index.scan_names(unit, root, &mut scope);
+            }
+            index.modules.push(scope);
+        }
+        for (at, def) in index.functions.iter().enumerate() {
+            match &def.class {
+                Some(class) => {
+                    index.methods.entry((class.clone(), def.name.clone())).or_insert(at);
+                }
+                None => index.by_name.entry(def.name.clone()).or_default().push(at),
+            }
+        }
+        for (at, class) in index.classes.iter().enumerate() {
+            index.classes_by_name.entry(class.name.clone()).or_insert(at);
+        }
+        index
+    }
+
+    fn scan_definitions(
+        &mut self,
+        unit_at: usize,
+        unit: &Unit,
+        body: Node<'t>,
+        class: Option<&str>,
+        scope: &mut ModuleScope<'t>,
+        depth: usize,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        let mut cursor = body.walk();
+        for child in body.named_children(&mut cursor) {
+            let child = match child.kind() {
+                "decorated_definition" => match child.child_by_field_name("definition") {
+                    Some(definition) => definition,
+                    None => continue,
+                },
+                _ => child,
+            };
+            match child.kind() {
+                "function_definition" => {
+                    let Some(name) = child.child_by_field_name("name") else {
+                        continue;
+                    };
+                    self.functions.push(FnDef {
+                        unit: unit_at,
+                        class: class.map(str::to_string),
+                        name: text(unit, name).to_string(),
+                        node: child,
+                    });
+                }
+                "class_definition" if class.is_none() => {
+                    let (Some(name), Some(class_body)) =
+                        (child.child_by_field_name("name"), child.child_by_field_name("body"))
+                    else {
+                        continue;
+                    };
+                    let name = text(unit, name).to_string();
+                    let bases = child
+                        .child_by_field_name("superclasses")
+                        .map(|list| {
+                            let mut cursor = list.walk();
+                            list.named_children(&mut cursor)
+                                .map(|base| text(unit, base).to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    self.classes.push(ClassDef {
+                        name: name.clone(),
+                        bases,
+                    });
+                    self.scan_definitions(unit_at, unit, class_body, Some(&name), scope, depth + 1);
+                }
+                "expression_statement" if class.is_none() => {
+                    if let Some(assignment) = child.named_child(0).filter(|node| node.kind() == "assignment")
+                        && let (Some(left), Some(right)) = (
+                            assignment.child_by_field_name("left"),
+                            assignment.child_by_field_name("right"),
+                        )
+                        && left.kind() == "identifier"
+                    {
+                        scope.globals.insert(text(unit, left).to_string(), right);
+                    }
+                }
+                // `if __name__ == "__main__":`, `try: import torch_npu`: definitions and
+                // constants under module-level blocks count too.
+                "if_statement" | "try_statement" | "block" | "else_clause" | "elif_clause" | "except_clause"
+                | "finally_clause"
+                    if class.is_none() =>
+                {
+                    let mut cursor = child.walk();
+                    let nested: Vec<Node<'t>> = child.named_children(&mut cursor).collect();
+                    for node in nested {
+                        if matches!(
+                            node.kind(),
+                            "block" | "else_clause" | "elif_clause" | "except_clause" | "finally_clause"
+                        ) {
+                            self.scan_definitions(unit_at, unit, node, None, scope, depth + 1);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// An `import` (at any depth): `import torch_npu`, `import acl as a`, `from
+    /// torch_npu import npu`, `from acl import rt`.
+    fn scan_import(unit: &Unit, node: Node<'t>, scope: &mut ModuleScope<'t>) {
+        {
+            match node.kind() {
+                "import_statement" => {
+                    let mut cursor = node.walk();
+                    for name in node.children_by_field_name("name", &mut cursor) {
+                        match name.kind() {
+                            "aliased_import" => {
+                                if let (Some(full), Some(alias)) =
+                                    (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                                {
+                                    scope
+                                        .aliases
+                                        .insert(text(unit, alias).to_string(), dotted(text(unit, full)));
+                                }
+                            }
+                            _ => {
+                                let full = dotted(text(unit, name));
+                                let first = full.split('.').next().unwrap_or("").to_string();
+                                scope.aliases.entry(first.clone()).or_insert(first);
+                            }
+                        }
+                    }
+                }
+                "import_from_statement" => {
+                    let Some(module) = node.child_by_field_name("module_name") else {
+                        return;
+                    };
+                    let module = dotted(text(unit, module));
+                    let mut cursor = node.walk();
+                    for name in node.children_by_field_name("name", &mut cursor) {
+                        let (full, alias) = match name.kind() {
+                            "aliased_import" => (name.child_by_field_name("name"), name.child_by_field_name("alias")),
+                            _ => (Some(name), Some(name)),
+                        };
+                        if let (Some(full), Some(alias)) = (full, alias) {
+                            scope.aliases.insert(
+                                text(unit, alias).to_string(),
+                                format!("{module}.{}", dotted(text(unit, full))),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Imports, and names called or mentioned inside function bodies: one walk with a
+    /// cursor that counts the functions it is inside (a node's parent is not cheap in
+    /// tree-sitter).
+    fn scan_names(&mut self, unit: &Unit, root: Node<'t>, scope: &mut ModuleScope<'t>) {
+        let mut cursor = root.walk();
+        // The kinds of the nodes above the cursor.
+        let mut parents: Vec<&'static str> = Vec::new();
+        let mut inside = 0usize;
+        let mut visited = 0usize;
+        loop {
+            let node = cursor.node();
+            visited += 1;
+            if visited > MAX_SCAN {
+                return;
+            }
+            if node.kind() == "identifier" && inside > 0 {
+                // The name of a definition is not a mention of it.
+                let defines = cursor.field_name() == Some("name")
+                    && parents
+                        .last()
+                        .is_some_and(|kind| matches!(*kind, "function_definition" | "class_definition"));
+                if !defines {
+                    self.mentioned.insert(text(unit, node).to_string());
+                }
+            }
+            if matches!(node.kind(), "import_statement" | "import_from_statement") {
+                Self::scan_import(unit, node, scope);
+            }
+            let is_function = node.kind() == "function_definition";
+            if cursor.goto_first_child() {
+                parents.push(node.kind());
+                inside += usize::from(is_function);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                if parents.pop() == Some("function_definition") {
+                    inside -= 1;
+                }
+            }
+        }
+    }
+
+    pub fn class(&self, name: &str) -> Option<&ClassDef> {
+        self.classes_by_name.get(name).map(|at| &self.classes[*at])
+    }
+
+    /// The method `name` of `class` or of a base class the files define: its position.
+    pub fn method(&self, class: &str, name: &str) -> Option<usize> {
+        let mut current = class.to_string();
+        for _ in 0..16 {
+            if let Some(at) = self.methods.get(&(current.clone(), name.to_string())) {
+                return Some(*at);
+            }
+            let base = self.class(&current)?.bases.iter().find_map(|base| {
+                let simple = base.rsplit('.').next().unwrap_or(base);
+                self.class(simple).map(|class| class.name.clone())
+            })?;
+            current = base;
+        }
+        None
+    }
+
+    /// A module-level function `name`, preferring one in `unit`: its position.
+    pub fn function(&self, unit: usize, name: &str) -> Option<usize> {
+        let found = self.by_name.get(name)?;
+        found
+            .iter()
+            .find(|at| self.functions[**at].unit == unit)
+            .or_else(|| found.first())
+            .copied()
+    }
+}
+
+/// The nodes below `root` in pre-order, iteratively (at most `MAX_SCAN`).
+pub fn preorder(root: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        out.push(cursor.node());
+        if out.len() >= MAX_SCAN {
+            return out;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+pub fn text<'a>(unit: &'a Unit, node: Node) -> &'a str {
+    unit.text.get(node.byte_range()).unwrap_or("")
+}
+
+/// A dotted name without the spaces Python allows in it (`torch . npu`).
+fn dotted(name: &str) -> String {
+    name.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The range of `node` in the run's byte space.
+pub fn space_range(unit: &Unit, node: Node) -> Range<usize> {
+    unit.base + node.start_byte()..unit.base + node.end_byte()
+}

@@ -1,0 +1,109 @@
+//! What a Python expression evaluates to, as far as synchronization goes.
+
+/// Where a buffer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Device,
+    /// Page-locked host memory (`pin_memory=True`, `acl.rt.malloc_host`).
+    Pinned,
+    /// Ordinary host memory (a CPU tensor, a numpy array).
+    Pageable,
+}
+
+impl Place {
+    pub fn is_host(self) -> bool {
+        self != Place::Device
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Nothing the extraction can follow.
+    Unknown,
+    None,
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    /// A stream, by its `.sync` name.
+    Stream(String),
+    /// The default stream (`0` in pyACL, `torch.npu.default_stream()`).
+    DefaultStream,
+    Event(String),
+    /// A tensor or a pointer to memory, by its `.sync` name.
+    Buffer(String, Place),
+    Tuple(Vec<Value>),
+    List(Vec<Value>),
+    /// A dict with keys of known value (`{"main": torch.npu.Stream(), ...}`), in
+    /// insertion order.
+    Dict(Vec<(Value, Value)>),
+    /// An instance of a class the files define (its slot in the heap).
+    Object(usize),
+    /// A class the files define, by name.
+    Class(String),
+    /// A function the files define (its position in the index).
+    Function(usize),
+    /// A method of an object.
+    Method(usize, usize),
+    /// A module or a name in one, alias-resolved: `torch.npu`, `acl.rt`.
+    Module(String),
+    /// A device (`torch.device("npu:0")`, `"npu"`): whether it is an accelerator.
+    Device(bool),
+    /// `torch.npu.stream(s)`: a context that makes `s` current.
+    StreamContext(Box<Value>),
+    /// A pyACL dataset (`acl.mdl.create_dataset()`): its slot in the heap.
+    Dataset(usize),
+    /// A pyACL data buffer (`acl.create_data_buffer(ptr, size)`) over a buffer.
+    DataBuffer(Box<Value>),
+}
+
+impl Value {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(value) => Some(*value),
+            Value::Bool(value) => Some(i64::from(*value)),
+            _ => None,
+        }
+    }
+
+    /// Its truth, where Python's is known.
+    pub fn truth(&self) -> Option<bool> {
+        match self {
+            Value::Int(value) => Some(*value != 0),
+            Value::Bool(value) => Some(*value),
+            Value::None => Some(false),
+            Value::Str(text) => Some(!text.is_empty()),
+            Value::Tuple(items) | Value::List(items) => Some(!items.is_empty()),
+            Value::Dict(pairs) => Some(!pairs.is_empty()),
+            Value::Stream(_)
+            | Value::Event(_)
+            | Value::Object(_)
+            | Value::Class(_)
+            | Value::Function(_)
+            | Value::Method(..)
+            | Value::Module(_)
+            | Value::StreamContext(_)
+            | Value::Dataset(_)
+            | Value::DataBuffer(_)
+            | Value::DefaultStream => Some(true),
+            _ => None,
+        }
+    }
+
+    pub fn buffer(&self) -> Option<(&str, Place)> {
+        match self {
+            Value::Buffer(name, place) => Some((name, *place)),
+            _ => None,
+        }
+    }
+
+    /// Whether it holds a handle or buffer anywhere (an unknown call receiving it may
+    /// change what is synchronized).
+    pub fn holds_handle(&self) -> bool {
+        match self {
+            Value::Stream(_) | Value::Event(_) | Value::Buffer(..) | Value::DataBuffer(_) | Value::Dataset(_) => true,
+            Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_handle),
+            Value::Dict(pairs) => pairs.iter().any(|(_, value)| value.holds_handle()),
+            _ => false,
+        }
+    }
+}
