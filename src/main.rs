@@ -32,12 +32,8 @@ enum Command {
         analysis: AnalysisArgs,
         #[command(flatten)]
         sources: SourceArgs,
-        /// Report only findings not recorded in this baseline (`--write-baseline`).
-        #[arg(long, value_name = "FILE")]
-        baseline: Option<PathBuf>,
-        /// Record this run's findings (after suppressions) as the baseline FILE.
-        #[arg(long, value_name = "FILE")]
-        write_baseline: Option<PathBuf>,
+        #[command(flatten)]
+        lint: LintArgs,
     },
     /// Verify a program and, only if it has no error, execute it: on the simulator
     /// (default; real threads, memory and blocking, no device), the ACL/HCCL runtime or
@@ -183,6 +179,58 @@ struct AnalysisArgs {
     /// With each proved property, list the calls and declarations the proof rests on.
     #[arg(long)]
     explain: bool,
+    /// Print findings only: no proof lines and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print every proof line; by default a file's proofs are left out when it has
+    /// findings.
+    #[arg(long)]
+    show_proofs: bool,
+    /// After the findings, how many of each rule were reported.
+    #[arg(long)]
+    statistics: bool,
+}
+
+/// Which findings `check` reports, and whether they fail the run.
+#[derive(Args, Debug)]
+struct LintArgs {
+    /// Report only these rules: codes or prefixes (`SG1` is SG100–SG199), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    select: Vec<String>,
+    /// Report these rules in addition to `--select`.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    extend_select: Vec<String>,
+    /// Do not report these rules (codes or prefixes), whatever selects them.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    ignore: Vec<String>,
+    /// Exit 0 whatever is found (2 still means an input could not be read).
+    #[arg(long)]
+    exit_zero: bool,
+    /// Report only findings not recorded in this baseline (`--write-baseline`).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Record this run's findings (after suppressions) as the baseline FILE.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+}
+
+impl LintArgs {
+    fn lint(&self) -> Result<commands::check::Lint, String> {
+        let selection = commands::selection::Selection {
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
+        };
+        selection.validate()?;
+        Ok(commands::check::Lint {
+            selection,
+            baseline: commands::baseline::BaselineArgs {
+                compare: self.baseline.clone(),
+                write: self.write_baseline.clone(),
+            },
+            exit_zero: self.exit_zero,
+        })
+    }
 }
 
 impl AnalysisArgs {
@@ -210,6 +258,9 @@ impl AnalysisArgs {
             },
             explain: self.explain,
             deny_warnings: self.deny.is_some(),
+            quiet: self.quiet,
+            show_proofs: self.show_proofs,
+            statistics: self.statistics,
         }
     }
 }
@@ -314,19 +365,11 @@ fn main() -> ExitCode {
             paths,
             analysis,
             sources,
-            baseline,
-            write_baseline,
-        } => match sources.options() {
-            Ok(options) => commands::check::run(
-                &paths,
-                &analysis.overrides(),
-                &analysis.report(),
-                &options,
-                &commands::baseline::BaselineArgs {
-                    compare: baseline,
-                    write: write_baseline,
-                },
-            ),
+            lint,
+        } => match sources.options().and_then(|options| Ok((options, lint.lint()?))) {
+            Ok((options, lint)) => {
+                commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &options, &lint)
+            }
             Err(err) => {
                 eprintln!("syncguard: {err}");
                 Outcome::Failure

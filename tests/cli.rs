@@ -16,6 +16,10 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 fn scratch(name: &str, content: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).unwrap();
@@ -455,4 +459,46 @@ fn a_folder_checks_jsonl_files_only_when_they_are_call_traces() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&named.stdout).contains("SG002"));
+}
+
+#[test]
+fn select_and_ignore_choose_the_rules_reported() {
+    let dir = "examples/parametric-ring/";
+    let codes = |args: &[&str]| -> (std::collections::BTreeSet<String>, Option<i32>) {
+        let output = syncguard(&[&["check", "--format", "json", dir], args].concat());
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        let codes = json["diagnostics"]
+            .as_array()
+            .map(|list| list.iter().map(|d| d["code"].as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        (codes, output.status.code())
+    };
+    let (all, status) = codes(&[]);
+    assert!(all.contains("SG302") && all.contains("SG502") && all.contains("SG305"), "{all:?}");
+    assert_eq!(status, Some(1));
+    let (selected, _) = codes(&["--select", "SG30", "--ignore", "SG305"]);
+    assert!(!selected.is_empty() && selected.iter().all(|c| c.starts_with("SG30") && c != "SG305"), "{selected:?}");
+    let (extended, _) = codes(&["--select", "SG302", "--extend-select", "sg502"]);
+    assert_eq!(extended, ["SG302", "SG502"].map(String::from).into());
+    let (none, status) = codes(&["--ignore", "SG"]);
+    assert!(none.is_empty() && status == Some(0));
+    let (_, status) = codes(&["--exit-zero"]);
+    assert_eq!(status, Some(0));
+    let bad = syncguard(&["check", dir, "--select", "SG9"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("`SG9` matches no rule"), "{}", stderr(&bad));
+}
+
+#[test]
+fn proofs_statistics_and_quiet_shape_the_text_output() {
+    let dir = "examples/parametric-ring/";
+    let proved = |output: &Output| stdout(output).lines().filter(|l| l.starts_with("proved")).count();
+    let default = syncguard(&["check", dir]);
+    let all = syncguard(&["check", "--show-proofs", dir]);
+    assert!(proved(&default) >= 1, "files without findings keep their proofs");
+    assert!(proved(&all) > proved(&default), "a file's findings come before its proofs");
+    let statistics = syncguard(&["check", "--quiet", "--statistics", dir]);
+    let text = stdout(&statistics);
+    assert!(text.lines().any(|l| l.trim_start().split_whitespace().nth(1) == Some("SG502")), "{text}");
+    assert!(!text.contains("proved") && !text.contains("checked 5 files"), "{text}");
 }

@@ -14,6 +14,7 @@ use syncguard_analyzer::{
 use super::baseline::BaselineArgs;
 use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
+use super::selection::Selection;
 use super::sources::{ReadSources, SourceOptions};
 use crate::{Format, Outcome};
 
@@ -24,6 +25,21 @@ pub struct Report {
     pub color: bool,
     pub explain: bool,
     pub deny_warnings: bool,
+    /// Findings only: no proof lines, no summary.
+    pub quiet: bool,
+    /// Every proof line, also for files with findings.
+    pub show_proofs: bool,
+    /// A count of findings per rule after them.
+    pub statistics: bool,
+}
+
+/// What `check` reports of what it found (`verify-then-run` reports everything).
+#[derive(Clone, Debug, Default)]
+pub struct Lint {
+    pub selection: Selection,
+    pub baseline: BaselineArgs,
+    /// Exit 0 whatever is found (still 2 when an input cannot be read).
+    pub exit_zero: bool,
 }
 
 impl Report {
@@ -58,7 +74,22 @@ impl Findings {
         match report.format {
             Format::Text => {
                 print_diagnostics(&self.diagnostics, sources, report);
-                output::print(&render_proofs(&self.proofs, &self.unproved, sources, report.explain));
+                if report.statistics {
+                    output::print(&statistics(&self.diagnostics));
+                }
+                if report.quiet {
+                    return;
+                }
+                // A file's findings come first: its proofs only when asked for.
+                let shown: Vec<Proof> = self
+                    .proofs
+                    .iter()
+                    .filter(|proof| {
+                        report.show_proofs || !self.diagnostics.iter().any(|d| d.primary.file == proof.span.file)
+                    })
+                    .cloned()
+                    .collect();
+                output::print(&render_proofs(&shown, &self.unproved, sources, report.explain));
                 output::println(&summary_line(&self.diagnostics, self.files));
             }
             Format::Json => {
@@ -69,7 +100,12 @@ impl Findings {
                 let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
                 output::println(&json);
             }
-            Format::Concise => output::print(&render_concise(&self.diagnostics, sources)),
+            Format::Concise => {
+                output::print(&render_concise(&self.diagnostics, sources));
+                if report.statistics {
+                    output::print(&statistics(&self.diagnostics));
+                }
+            }
             Format::Github => output::print(&render_github(&self.diagnostics, sources)),
             Format::Sarif => {
                 // Fingerprints read the primary lines of traces, which are streamed.
@@ -94,13 +130,7 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic], sources: &mut Sources, repo
     output::print(&render_text(diagnostics, sources, TextOptions { color: report.color }));
 }
 
-pub fn run(
-    paths: &[PathBuf],
-    overrides: &Overrides,
-    report: &Report,
-    options: &SourceOptions,
-    baseline: &BaselineArgs,
-) -> Outcome {
+pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &SourceOptions, lint: &Lint) -> Outcome {
     let (inputs, mut failures) = collect_inputs(paths);
     let mut sources = Sources::default();
     let mut findings = Findings::default();
@@ -115,15 +145,16 @@ pub fn run(
     if !source_inputs.is_empty() {
         failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
     }
+    lint.selection.apply(&mut findings.diagnostics);
     apply_suppressions(&mut findings.diagnostics, &sources);
-    if let Err(err) = super::baseline::apply(baseline, &mut findings.diagnostics, &mut sources) {
+    if let Err(err) = super::baseline::apply(&lint.baseline, &mut findings.diagnostics, &mut sources) {
         eprintln!("syncguard: {err}");
         return Outcome::Failure;
     }
     findings.print(&mut sources, report, None);
     if failures > 0 {
         Outcome::Failure
-    } else if report.fails(&findings.diagnostics) {
+    } else if !lint.exit_zero && report.fails(&findings.diagnostics) {
         Outcome::Findings
     } else {
         Outcome::Clean
@@ -177,6 +208,22 @@ fn languages(read: &ReadSources) -> String {
         [] => "source".to_string(),
         _ => nouns.join(" and "),
     }
+}
+
+/// `   3  SG601  data-race`, most frequent first.
+fn statistics(diagnostics: &[Diagnostic]) -> String {
+    let mut counts: Vec<(usize, &str, &str)> = Vec::new();
+    for diagnostic in diagnostics {
+        match counts.iter_mut().find(|(_, code, _)| *code == diagnostic.code) {
+            Some(entry) => entry.0 += 1,
+            None => counts.push((1, diagnostic.code, diagnostic.name)),
+        }
+    }
+    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    counts
+        .iter()
+        .map(|(count, code, name)| format!("{count:>5}  {code}  {name}\n"))
+        .collect()
 }
 
 pub fn summary_line(diagnostics: &[Diagnostic], files: usize) -> String {

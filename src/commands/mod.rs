@@ -5,5 +5,6 @@ pub mod fmt;
 pub mod inputs;
 pub mod output;
 pub mod rules;
+pub mod selection;
 pub mod sources;
 pub mod verify_then_run;
