@@ -474,10 +474,16 @@ fn select_and_ignore_choose_the_rules_reported() {
         (codes, output.status.code())
     };
     let (all, status) = codes(&[]);
-    assert!(all.contains("SG302") && all.contains("SG502") && all.contains("SG305"), "{all:?}");
+    assert!(
+        all.contains("SG302") && all.contains("SG502") && all.contains("SG305"),
+        "{all:?}"
+    );
     assert_eq!(status, Some(1));
     let (selected, _) = codes(&["--select", "SG30", "--ignore", "SG305"]);
-    assert!(!selected.is_empty() && selected.iter().all(|c| c.starts_with("SG30") && c != "SG305"), "{selected:?}");
+    assert!(
+        !selected.is_empty() && selected.iter().all(|c| c.starts_with("SG30") && c != "SG305"),
+        "{selected:?}"
+    );
     let (extended, _) = codes(&["--select", "SG302", "--extend-select", "sg502"]);
     assert_eq!(extended, ["SG302", "SG502"].map(String::from).into());
     let (none, status) = codes(&["--ignore", "SG"]);
@@ -496,9 +502,15 @@ fn proofs_statistics_and_quiet_shape_the_text_output() {
     let default = syncguard(&["check", dir]);
     let all = syncguard(&["check", "--show-proofs", dir]);
     assert!(proved(&default) >= 1, "files without findings keep their proofs");
-    assert!(proved(&all) > proved(&default), "a file's findings come before its proofs");
+    assert!(
+        proved(&all) > proved(&default),
+        "a file's findings come before its proofs"
+    );
     let statistics = syncguard(&["check", "--quiet", "--statistics", dir]);
     let text = stdout(&statistics);
-    assert!(text.lines().any(|l| l.trim_start().split_whitespace().nth(1) == Some("SG502")), "{text}");
+    assert!(
+        text.lines().any(|l| l.split_whitespace().nth(1) == Some("SG502")),
+        "{text}"
+    );
     assert!(!text.contains("proved") && !text.contains("checked 5 files"), "{text}");
 }
