@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use syncguard_analyzer::Overrides;
 use syncguard_analyzer::model::{CannPolicy, Target};
 use syncguard_analyzer::smt::SmtOptions;
@@ -73,6 +73,13 @@ enum Command {
         #[arg(value_name = "TRACE|SOURCE")]
         path: PathBuf,
     },
+    /// Print a shell completion script (`syncguard completions bash > /etc/bash_completion.d/syncguard`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff: `syncguard man > syncguard.1; man ./syncguard.1`).
+    Man,
     /// Rewrite `.sync` files in canonical form (comments are kept); `-` prints the
     /// formatted standard input.
     Fmt {
@@ -351,8 +358,21 @@ pub enum Outcome {
     Failure = 2,
 }
 
+/// The command line, with the version of the z3 library it runs on (`--version`).
+fn command() -> clap::Command {
+    let version = format!(
+        "{} (z3 {})",
+        env!("CARGO_PKG_VERSION"),
+        syncguard_analyzer::smt::z3_version()
+    );
+    Cli::command().version(version)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
@@ -395,6 +415,17 @@ fn main() -> ExitCode {
         }),
         Command::Rules { code } => commands::rules::run(code.as_deref()),
         Command::Fmt { paths, check } => commands::fmt::run(&paths, check),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut command(), "syncguard", &mut std::io::stdout());
+            Outcome::Clean
+        }
+        Command::Man => match clap_mangen::Man::new(command()).render(&mut std::io::stdout()) {
+            Ok(()) => Outcome::Clean,
+            Err(err) => {
+                eprintln!("syncguard: {err}");
+                Outcome::Failure
+            }
+        },
         Command::Convert { path } => commands::convert::run(&path),
     };
     ExitCode::from(outcome as u8)

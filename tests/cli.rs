@@ -514,3 +514,27 @@ fn proofs_statistics_and_quiet_shape_the_text_output() {
     );
     assert!(!text.contains("proved") && !text.contains("checked 5 files"), "{text}");
 }
+
+#[test]
+fn version_completions_and_manual() {
+    let version = stdout(&syncguard(&["--version"]));
+    assert!(
+        version.starts_with("syncguard ") && version.contains("(z3 4."),
+        "{version}"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let script = syncguard(&["completions", shell]);
+        assert_eq!(script.status.code(), Some(0));
+        let text = stdout(&script);
+        assert!(text.contains("check") && text.contains("format"), "{shell}: {text}");
+    }
+    // The bash script is valid bash.
+    let script = scratch("completions.bash", &stdout(&syncguard(&["completions", "bash"])));
+    let parsed = Command::new("bash").arg("-n").arg(&script).output().unwrap();
+    assert!(parsed.status.success(), "{}", stderr(&parsed));
+    let manual = stdout(&syncguard(&["man"]));
+    assert!(
+        manual.contains(".TH syncguard 1") && manual.contains("check"),
+        "{manual}"
+    );
+}

@@ -7,6 +7,11 @@
 //! that made them.
 
 pub(crate) mod bounds;
+/// The version of the z3 library this build is linked with (`4.8.12.0`).
+pub fn z3_version() -> &'static str {
+    z3::full_version()
+}
+
 mod encode;
 mod paths;
 pub(crate) mod properties;
