@@ -219,17 +219,32 @@ struct LintArgs {
     /// Record this run's findings (after suppressions) as the baseline FILE.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
+    /// The configuration file (by default `syncguard.toml`, or `pyproject.toml` with
+    /// `[tool.syncguard]`, in the first checked path's folder or above).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Read no configuration file.
+    #[arg(long, conflicts_with = "config")]
+    isolated: bool,
 }
 
 impl LintArgs {
-    fn lint(&self) -> Result<commands::check::Lint, String> {
+    /// The selection: `--select` replaces the file's, `--extend-select` and `--ignore`
+    /// add to it.
+    fn lint(&self, config: commands::config::Config) -> Result<commands::check::Lint, String> {
+        let select = if self.select.is_empty() {
+            config.select.clone()
+        } else {
+            self.select.clone()
+        };
         let selection = commands::selection::Selection {
-            select: self.select.clone(),
-            extend_select: self.extend_select.clone(),
-            ignore: self.ignore.clone(),
+            select,
+            extend_select: [config.extend_select.clone(), self.extend_select.clone()].concat(),
+            ignore: [config.ignore.clone(), self.ignore.clone()].concat(),
         };
         selection.validate()?;
         Ok(commands::check::Lint {
+            config: std::sync::Arc::new(config),
             selection,
             baseline: commands::baseline::BaselineArgs {
                 compare: self.baseline.clone(),
@@ -358,6 +373,50 @@ pub enum Outcome {
     Failure = 2,
 }
 
+/// `check`'s settings: the configuration file's, overridden by the command line.
+fn configured(
+    paths: &[PathBuf],
+    analysis: &AnalysisArgs,
+    sources: &SourceArgs,
+    lint: &LintArgs,
+) -> Result<(Overrides, commands::sources::SourceOptions, commands::check::Lint), String> {
+    let config = commands::config::load(
+        lint.config.as_deref(),
+        lint.isolated,
+        paths.first().map(PathBuf::as_path),
+    )?;
+    let named = |key: &str| match &config.path {
+        Some(path) => format!("{}: `{key}`", path.display()),
+        None => key.to_string(),
+    };
+    let mut overrides = analysis.overrides();
+    if overrides.target.is_none()
+        && let Some(target) = &config.target
+    {
+        overrides.target = Some(parse_target(target).map_err(|err| format!("{}: {err}", named("target")))?);
+    }
+    if overrides.cann.is_none()
+        && let Some(cann) = &config.cann
+    {
+        overrides.cann = Some(match cann.as_str() {
+            "current" => CannPolicy::Current,
+            "legacy" => CannPolicy::Legacy,
+            other => return Err(format!("{}: `{other}`: expected current or legacy", named("cann"))),
+        });
+    }
+    let mut options = sources.options()?;
+    if options.cpp.ranks.is_none()
+        && let Some(ranks) = &config.ranks
+    {
+        options.cpp.ranks = Some(
+            parse_ranks(ranks)
+                .map_err(|err| format!("{}: {err}", named("ranks")))?
+                .0,
+        );
+    }
+    Ok((overrides, options, lint.lint(config)?))
+}
+
 /// The command line, with the version of the z3 library it runs on (`--version`).
 fn command() -> clap::Command {
     let version = format!(
@@ -386,9 +445,9 @@ fn main() -> ExitCode {
             analysis,
             sources,
             lint,
-        } => match sources.options().and_then(|options| Ok((options, lint.lint()?))) {
-            Ok((options, lint)) => {
-                commands::check::run(&paths, &analysis.overrides(), &analysis.report(), &options, &lint)
+        } => match configured(&paths, &analysis, &sources, &lint) {
+            Ok((overrides, options, lint)) => {
+                commands::check::run(&paths, &overrides, &analysis.report(), &options, &lint)
             }
             Err(err) => {
                 eprintln!("syncguard: {err}");

@@ -37,6 +37,8 @@ pub struct Report {
 #[derive(Clone, Debug, Default)]
 pub struct Lint {
     pub selection: Selection,
+    /// The configuration file's exclusions, per-file ignores and severities.
+    pub config: std::sync::Arc<super::config::Config>,
     pub baseline: BaselineArgs,
     /// Exit 0 whatever is found (still 2 when an input cannot be read).
     pub exit_zero: bool,
@@ -131,7 +133,9 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic], sources: &mut Sources, repo
 }
 
 pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &SourceOptions, lint: &Lint) -> Outcome {
-    let (inputs, mut failures) = collect_inputs(paths);
+    let (mut inputs, mut failures) = collect_inputs(paths);
+    // A file named on the command line is checked even if the configuration excludes it.
+    inputs.retain(|input| input.named || !lint.config.excludes(&input.file));
     let mut sources = Sources::default();
     let mut findings = Findings::default();
     let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
@@ -146,6 +150,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
         failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
     }
     lint.selection.apply(&mut findings.diagnostics);
+    lint.config.apply(&mut findings.diagnostics, &sources);
     apply_suppressions(&mut findings.diagnostics, &sources);
     if let Err(err) = super::baseline::apply(&lint.baseline, &mut findings.diagnostics, &mut sources) {
         eprintln!("syncguard: {err}");

@@ -1,5 +1,6 @@
 pub mod baseline;
 pub mod check;
+pub mod config;
 pub mod convert;
 pub mod fmt;
 pub mod inputs;

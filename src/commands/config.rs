@@ -1,0 +1,294 @@
+//! Configuration files: `syncguard.toml`, or `[tool.syncguard]` in `pyproject.toml`,
+//! found by walking up from the first checked path (`--config FILE` names one,
+//! `--isolated` uses none). Command-line flags override the file.
+//!
+//! ```toml
+//! target = "A3"            # as --target
+//! cann = "current"         # as --cann
+//! ranks = "2..=8"          # as --ranks, for SPMD sources
+//! exclude = ["third_party/**"]       # replaces the default (none)
+//! extend-exclude = ["build/**"]
+//!
+//! [lint]
+//! select = ["SG1", "SG601"]          # codes or prefixes
+//! extend-select = ["SG701"]
+//! ignore = ["SG107"]
+//! per-file-ignores = { "tests/**" = ["SG701"] }
+//!
+//! [lint.severity]
+//! SG107 = "error"
+//! ```
+//!
+//! An unknown key or a code that matches no rule is an error naming the file and line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use syncguard_analyzer::rules::RULES;
+use syncguard_analyzer::{Diagnostic, Severity, Sources};
+use toml::Spanned;
+
+/// A configuration file, read and checked.
+#[derive(Debug, Default)]
+pub struct Config {
+    pub path: Option<PathBuf>,
+    pub target: Option<String>,
+    pub cann: Option<String>,
+    pub ranks: Option<String>,
+    /// Globs, relative to the file's folder, of what folder searches skip.
+    pub exclude: Vec<String>,
+    pub select: Vec<String>,
+    pub extend_select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub per_file_ignores: Vec<(String, Vec<String>)>,
+    pub severity: Vec<(String, Severity)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct File {
+    target: Option<String>,
+    cann: Option<String>,
+    ranks: Option<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    #[serde(default)]
+    extend_exclude: Vec<String>,
+    #[serde(default)]
+    lint: Lint,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Lint {
+    #[serde(default)]
+    select: Vec<Spanned<String>>,
+    #[serde(default)]
+    extend_select: Vec<Spanned<String>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<String>>,
+    #[serde(default)]
+    per_file_ignores: BTreeMap<String, Vec<Spanned<String>>>,
+    #[serde(default)]
+    severity: BTreeMap<String, Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+struct PyProject {
+    tool: Option<Tool>,
+}
+
+#[derive(Deserialize)]
+struct Tool {
+    syncguard: Option<File>,
+}
+
+/// The configuration for a run: `explicit` (`--config`), none (`--isolated`), or the
+/// first `syncguard.toml` or `pyproject.toml` with `[tool.syncguard]` above `start`.
+pub fn load(explicit: Option<&Path>, isolated: bool, start: Option<&Path>) -> Result<Config, String> {
+    if isolated {
+        return Ok(Config::default());
+    }
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => match start.and_then(discover) {
+            Some(path) => path,
+            None => return Ok(Config::default()),
+        },
+    };
+    let text = std::fs::read_to_string(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+    read(&path, &text)
+}
+
+fn discover(start: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start).ok()?;
+    start.ancestors().find_map(|folder| {
+        let own = folder.join("syncguard.toml");
+        if own.is_file() {
+            return Some(own);
+        }
+        let pyproject = folder.join("pyproject.toml");
+        let text = std::fs::read_to_string(&pyproject).ok()?;
+        text.contains("[tool.syncguard").then_some(pyproject)
+    })
+}
+
+/// Parse a configuration file's text (`pyproject.toml`: its `[tool.syncguard]`).
+pub fn read(path: &Path, text: &str) -> Result<Config, String> {
+    let at = |span: std::ops::Range<usize>| {
+        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+        format!("{}:{line}", path.display())
+    };
+    let parsed = if path.file_name().is_some_and(|name| name == "pyproject.toml") {
+        toml::from_str::<PyProject>(text).map(|project| project.tool.and_then(|tool| tool.syncguard))
+    } else {
+        toml::from_str::<File>(text).map(Some)
+    };
+    let file = parsed
+        .map_err(|err| match err.span() {
+            Some(span) => format!("{}: {}", at(span), err.message()),
+            None => format!("{}: {}", path.display(), err.message()),
+        })?
+        .unwrap_or_else(|| File {
+            target: None,
+            cann: None,
+            ranks: None,
+            exclude: Vec::new(),
+            extend_exclude: Vec::new(),
+            lint: Lint::default(),
+        });
+    let codes = |list: Vec<Spanned<String>>| -> Result<Vec<String>, String> {
+        list.into_iter()
+            .map(|code| {
+                let span = code.span();
+                let code = code.into_inner();
+                if RULES
+                    .iter()
+                    .any(|rule| rule.code.starts_with(&code.to_ascii_uppercase()))
+                    && !code.is_empty()
+                {
+                    Ok(code)
+                } else {
+                    Err(format!("{}: `{code}` matches no rule", at(span)))
+                }
+            })
+            .collect()
+    };
+    let lint = file.lint;
+    let mut per_file_ignores = Vec::new();
+    for (glob, list) in lint.per_file_ignores {
+        per_file_ignores.push((glob, codes(list)?));
+    }
+    let mut severity = Vec::new();
+    for (code, level) in lint.severity {
+        if !RULES.iter().any(|rule| rule.code == code) {
+            return Err(format!("{}: `{code}` is no rule", at(level.span())));
+        }
+        let span = level.span();
+        let level = match level.into_inner().as_str() {
+            "error" => Severity::Error,
+            "warning" => Severity::Warning,
+            "info" => Severity::Info,
+            other => {
+                return Err(format!(
+                    "{}: severity `{other}`: expected \"error\", \"warning\" or \"info\"",
+                    at(span)
+                ));
+            }
+        };
+        severity.push((code, level));
+    }
+    let exclude = file.exclude.into_iter().chain(file.extend_exclude).collect();
+    Ok(Config {
+        path: Some(path.to_path_buf()),
+        target: file.target,
+        cann: file.cann,
+        ranks: file.ranks,
+        exclude,
+        select: codes(lint.select)?,
+        extend_select: codes(lint.extend_select)?,
+        ignore: codes(lint.ignore)?,
+        per_file_ignores,
+        severity,
+    })
+}
+
+impl Config {
+    /// The folder globs are relative to.
+    fn base(&self) -> PathBuf {
+        self.path
+            .as_deref()
+            .and_then(Path::parent)
+            // `--config syncguard.toml`: its folder is the working directory.
+            .map(|parent| {
+                if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                }
+            })
+            .map(|parent| std::path::absolute(parent).unwrap_or_else(|_| parent.to_path_buf()))
+            .unwrap_or_default()
+    }
+
+    /// Whether a file found in a folder search is excluded.
+    pub fn excludes(&self, file: &Path) -> bool {
+        !self.exclude.is_empty() && matches_any(&self.base(), &self.exclude, file)
+    }
+
+    /// Drop findings `per-file-ignores` covers; apply `[lint.severity]`.
+    pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>, sources: &Sources) {
+        if !self.per_file_ignores.is_empty() {
+            let base = self.base();
+            diagnostics.retain(|diagnostic| {
+                let file = Path::new(&sources.get(diagnostic.primary.file).path);
+                !self.per_file_ignores.iter().any(|(glob, codes)| {
+                    codes
+                        .iter()
+                        .any(|code| diagnostic.code.starts_with(&code.to_ascii_uppercase()))
+                        && matches_any(&base, std::slice::from_ref(glob), file)
+                })
+            });
+        }
+        for diagnostic in diagnostics.iter_mut() {
+            if let Some((_, level)) = self.severity.iter().find(|(code, _)| code == diagnostic.code) {
+                diagnostic.severity = *level;
+            }
+        }
+    }
+}
+
+/// Whether `file` (absolute, or relative to the working directory) matches a glob
+/// relative to `base`.
+fn matches_any(base: &Path, globs: &[String], file: &Path) -> bool {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let Ok(relative) = absolute.strip_prefix(base) else {
+        return false;
+    };
+    let mut builder = globset::GlobSetBuilder::new();
+    for glob in globs {
+        if let Ok(glob) = globset::GlobBuilder::new(glob).literal_separator(true).build() {
+            builder.add(glob);
+        }
+    }
+    builder.build().is_ok_and(|set| set.is_match(relative))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key() {
+        let config = read(
+            Path::new("/repo/syncguard.toml"),
+            "target = \"A3\"\nranks = \"2..=4\"\nextend-exclude = [\"build/**\"]\n[lint]\nselect = [\"SG1\"]\nignore = [\"SG107\"]\nper-file-ignores = { \"tests/**\" = [\"SG7\"] }\n[lint.severity]\nSG107 = \"error\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.target.as_deref(), Some("A3"));
+        assert_eq!(config.exclude, ["build/**"]);
+        assert_eq!(config.select, ["SG1"]);
+        assert_eq!(config.severity, [("SG107".to_string(), Severity::Error)]);
+        assert!(config.excludes(Path::new("/repo/build/x.cpp")));
+        assert!(!config.excludes(Path::new("/repo/src/x.cpp")));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let err = read(
+            Path::new("syncguard.toml"),
+            "target = \"A3\"\n\n[lint]\nselct = [\"SG1\"]\n",
+        )
+        .unwrap_err();
+        assert!(err.starts_with("syncguard.toml:4:") && err.contains("selct"), "{err}");
+        let err = read(Path::new("syncguard.toml"), "[lint]\nignore = [\"SG107\", \"SG9\"]\n").unwrap_err();
+        assert_eq!(err, "syncguard.toml:2: `SG9` matches no rule");
+        let err = read(
+            Path::new("pyproject.toml"),
+            "[project]\nname = \"x\"\n[tool.syncguard.lint]\nseverity = { SG107 = \"fatal\" }\n",
+        )
+        .unwrap_err();
+        assert!(err.starts_with("pyproject.toml:4:") && err.contains("fatal"), "{err}");
+    }
+}
