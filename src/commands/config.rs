@@ -117,7 +117,11 @@ fn discover(start: &Path) -> Option<PathBuf> {
 /// Parse a configuration file's text (`pyproject.toml`: its `[tool.syncguard]`).
 pub fn read(path: &Path, text: &str) -> Result<Config, String> {
     let at = |span: std::ops::Range<usize>| {
-        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+        let line = text.as_bytes()[..span.start.min(text.len())]
+            .iter()
+            .filter(|byte| **byte == b'\n')
+            .count()
+            + 1;
         format!("{}:{line}", path.display())
     };
     let parsed = if path.file_name().is_some_and(|name| name == "pyproject.toml") {
@@ -290,5 +294,14 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.starts_with("pyproject.toml:4:") && err.contains("fatal"), "{err}");
+    }
+
+    proptest::proptest! {
+        /// Any text is read or rejected with a message, never a panic, as either name.
+        #[test]
+        fn any_text_is_read_or_rejected(text in "(\\[lint\\]\n|\\[tool.syncguard\\]\n|[a-z=\\-\" \\[\\]{},.*/]{0,12}\n|SG[0-9]{0,3}|\\PC{0,8}){0,12}") {
+            let _ = read(Path::new("syncguard.toml"), &text);
+            let _ = read(Path::new("pyproject.toml"), &text);
+        }
     }
 }
