@@ -14,7 +14,15 @@ mod commands;
 
 /// Static verifier and linter for Ascend (CANN) and CUDA synchronization programs.
 #[derive(Parser, Debug)]
-#[command(name = "syncguard", version, about, max_term_width = 100)]
+#[command(
+    name = "syncguard",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit status: 0 when no error-severity finding is reported (--deny warnings counts warnings, \
+                  --exit-zero always 0); 1 when one is (verify-then-run: when verification or the run finds an \
+                  error); 2 for a usage error, an input or configuration that cannot be read, or an internal error."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

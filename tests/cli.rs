@@ -538,3 +538,12 @@ fn version_completions_and_manual() {
         "{manual}"
     );
 }
+
+#[test]
+fn help_documents_the_exit_status() {
+    let help = stdout(&syncguard(&["--help"]));
+    assert!(
+        help.contains("Exit status: 0") && help.contains("1 when one is") && help.contains("2 for a usage error"),
+        "{help}"
+    );
+}

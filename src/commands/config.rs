@@ -6,6 +6,7 @@
 //! target = "A3"            # as --target
 //! cann = "current"         # as --cann
 //! ranks = "2..=8"          # as --ranks, for SPMD sources
+//! include = ["ops/**"]              # folder searches take only these (default: all)
 //! exclude = ["third_party/**"]       # replaces the default (none)
 //! extend-exclude = ["build/**"]
 //!
@@ -36,7 +37,9 @@ pub struct Config {
     pub target: Option<String>,
     pub cann: Option<String>,
     pub ranks: Option<String>,
-    /// Globs, relative to the file's folder, of what folder searches skip.
+    /// Globs, relative to the file's folder, of what folder searches take (all when
+    /// empty) and skip.
+    pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub select: Vec<String>,
     pub extend_select: Vec<String>,
@@ -51,6 +54,8 @@ struct File {
     target: Option<String>,
     cann: Option<String>,
     ranks: Option<String>,
+    #[serde(default)]
+    include: Vec<String>,
     #[serde(default)]
     exclude: Vec<String>,
     #[serde(default)]
@@ -138,6 +143,7 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
             target: None,
             cann: None,
             ranks: None,
+            include: Vec::new(),
             exclude: Vec::new(),
             extend_exclude: Vec::new(),
             lint: Lint::default(),
@@ -189,6 +195,7 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
         target: file.target,
         cann: file.cann,
         ranks: file.ranks,
+        include: file.include,
         exclude,
         select: codes(lint.select)?,
         extend_select: codes(lint.extend_select)?,
@@ -216,9 +223,12 @@ impl Config {
             .unwrap_or_default()
     }
 
-    /// Whether a file found in a folder search is excluded.
+    /// Whether a file found in a folder search is left out: `include` does not match
+    /// it, or `exclude` does.
     pub fn excludes(&self, file: &Path) -> bool {
-        !self.exclude.is_empty() && matches_any(&self.base(), &self.exclude, file)
+        let base = self.base();
+        (!self.include.is_empty() && !matches_any(&base, &self.include, file))
+            || (!self.exclude.is_empty() && matches_any(&base, &self.exclude, file))
     }
 
     /// Drop findings `per-file-ignores` covers; apply `[lint.severity]`.
@@ -267,7 +277,7 @@ mod tests {
     fn reads_every_key() {
         let config = read(
             Path::new("/repo/syncguard.toml"),
-            "target = \"A3\"\nranks = \"2..=4\"\nextend-exclude = [\"build/**\"]\n[lint]\nselect = [\"SG1\"]\nignore = [\"SG107\"]\nper-file-ignores = { \"tests/**\" = [\"SG7\"] }\n[lint.severity]\nSG107 = \"error\"\n",
+            "target = \"A3\"\nranks = \"2..=4\"\ninclude = [\"src/**\", \"build/**\"]\nextend-exclude = [\"build/**\"]\n[lint]\nselect = [\"SG1\"]\nignore = [\"SG107\"]\nper-file-ignores = { \"tests/**\" = [\"SG7\"] }\n[lint.severity]\nSG107 = \"error\"\n",
         )
         .unwrap();
         assert_eq!(config.target.as_deref(), Some("A3"));
@@ -276,6 +286,7 @@ mod tests {
         assert_eq!(config.severity, [("SG107".to_string(), Severity::Error)]);
         assert!(config.excludes(Path::new("/repo/build/x.cpp")));
         assert!(!config.excludes(Path::new("/repo/src/x.cpp")));
+        assert!(config.excludes(Path::new("/repo/docs/x.cpp")), "not included");
     }
 
     #[test]
