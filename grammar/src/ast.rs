@@ -105,6 +105,38 @@ pub enum Pattern {
     List(Vec<Ident>, Span),
 }
 
+impl Expr {
+    /// An integer literal (a negation for a negative value).
+    pub fn int(value: i64, span: Span) -> Expr {
+        let literal = Expr {
+            kind: ExprKind::Int(IntLit {
+                value: value.unsigned_abs(),
+                hex: false,
+                unit: None,
+            }),
+            span: span.clone(),
+        };
+        if value < 0 {
+            return Expr {
+                kind: ExprKind::Unary(UnaryOp::Neg, Box::new(literal)),
+                span,
+            };
+        }
+        literal
+    }
+
+    /// A name (`ev`, `ACL_EVENT_SYNC`).
+    pub fn name(name: &str, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Name(Path {
+                text: name.to_string(),
+                span: span.clone(),
+            }),
+            span,
+        }
+    }
+}
+
 impl Stmt {
     /// The blocks nested in this statement (each arm of an `if` chain, a loop's body).
     pub fn blocks_mut(&mut self) -> Vec<&mut Block> {

@@ -9,7 +9,7 @@ use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
 use super::value::Value;
-use super::{Walker, ast_binary, ast_int, ast_name};
+use super::{Walker, ast_binary};
 
 /// The size taken for memory whose size the code does not show (1 TiB): larger than any
 /// real allocation, so no copy into it is reported as too long.
@@ -166,11 +166,13 @@ impl<'u> Walker<'_, 'u> {
                 | ArgKind::Channel
                 | ArgKind::Thread,
                 Value::Handle(name),
-            ) => Ok(ast_name(name, span)),
+            ) => Ok(ast::Expr::name(name, span)),
             (ArgKind::Ptr, Value::Buffer { name, offset, .. }) => Ok(pointer(name, *offset, span)),
-            (ArgKind::Ptr, Value::SymBuffer { name, offset, .. }) => {
-                Ok(ast_binary(ast::BinaryOp::Add, ast_name(name, span), offset.clone()))
-            }
+            (ArgKind::Ptr, Value::SymBuffer { name, offset, .. }) => Ok(ast_binary(
+                ast::BinaryOp::Add,
+                ast::Expr::name(name, span),
+                offset.clone(),
+            )),
             // A handle array's element (`workers[2]`), an index over `rank`.
             (
                 ArgKind::Stream
@@ -182,14 +184,16 @@ impl<'u> Walker<'_, 'u> {
                 | ArgKind::Timeout(_),
                 Value::Sym(expr),
             ) => Ok(expr.clone()),
-            (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => Ok(ast_int(*value, span)),
+            (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => {
+                Ok(ast::Expr::int(*value, span))
+            }
             (ArgKind::Flags | ArgKind::Enum(_), Value::Sym(expr)) => Ok(expr.clone()),
-            (ArgKind::Enum(_), Value::Int(value)) => Ok(ast_int(*value, span)),
-            (ArgKind::Int, Value::Unknown) => Ok(ast_int(self.size_fallback(all), span)),
-            (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast_int(0, span)),
+            (ArgKind::Enum(_), Value::Int(value)) => Ok(ast::Expr::int(*value, span)),
+            (ArgKind::Int, Value::Unknown) => Ok(ast::Expr::int(self.size_fallback(all), span)),
+            (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast::Expr::int(0, span)),
             (ArgKind::Str | ArgKind::Function, Value::Str(text)) => Ok(ast_str(text, span)),
             (ArgKind::Str | ArgKind::Function, _) => Ok(ast_str(self.text(arg), span)),
-            (ArgKind::Opaque, _) => Ok(ast_int(0, span)),
+            (ArgKind::Opaque, _) => Ok(ast::Expr::int(0, span)),
             (kind, Value::Unknown) => self
                 .object_from_before(kind, arg)
                 .ok_or_else(|| "has no value the extractor can follow".into()),
@@ -264,8 +268,8 @@ impl<'u> Walker<'_, 'u> {
                 for k in 0..count.clamp(0, 1 << 16) {
                     let element = ast::Expr {
                         kind: ast::ExprKind::Index {
-                            base: Box::new(ast_name(name, span.clone())),
-                            index: Box::new(ast_int(k, span.clone())),
+                            base: Box::new(ast::Expr::name(name, span.clone())),
+                            index: Box::new(ast::Expr::int(k, span.clone())),
                         },
                         span: span.clone(),
                     };
@@ -376,7 +380,7 @@ impl<'u> Walker<'_, 'u> {
 
     fn value_expr(&self, value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
         match value {
-            Value::Handle(name) => Some(ast_name(name, span)),
+            Value::Handle(name) => Some(ast::Expr::name(name, span)),
             Value::Buffer { name, offset, .. } => Some(pointer(name, *offset, span)),
             _ => None,
         }
@@ -494,15 +498,15 @@ impl<'u> Walker<'_, 'u> {
     pub(super) fn buffer_slice(&self, name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
         let size = self.store.get(&format!("{name}.#size")).and_then(Value::int);
         if offset == 0 {
-            return ast_name(name, span);
+            return ast::Expr::name(name, span);
         }
         let end = size.unwrap_or(UNKNOWN_SIZE).max(offset + 1);
         ast::Expr {
             kind: ast::ExprKind::Slice {
-                base: Box::new(ast_name(name, span.clone())),
+                base: Box::new(ast::Expr::name(name, span.clone())),
                 range: ast::RangeExpr {
-                    start: Box::new(ast_int(offset, span.clone())),
-                    end: Some(Box::new(ast_int(end, span.clone()))),
+                    start: Box::new(ast::Expr::int(offset, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(end, span.clone()))),
                     inclusive: false,
                     span: span.clone(),
                 },
@@ -601,7 +605,7 @@ impl<'u> Walker<'_, 'u> {
                 span: call.span.clone(),
                 kind: ast::ExprKind::Call(Box::new(call)),
             },
-            ast_name(done, span.clone()),
+            ast::Expr::name(done, span.clone()),
         );
         self.api_calls += 1;
         self.emit(
@@ -839,9 +843,13 @@ fn calls_in(node: Node) -> Vec<Node> {
 
 fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
     if offset == 0 {
-        return ast_name(name, span);
+        return ast::Expr::name(name, span);
     }
-    ast_binary(ast::BinaryOp::Add, ast_name(name, span.clone()), ast_int(offset, span))
+    ast_binary(
+        ast::BinaryOp::Add,
+        ast::Expr::name(name, span.clone()),
+        ast::Expr::int(offset, span),
+    )
 }
 
 fn ast_str(text: &str, span: std::ops::Range<usize>) -> ast::Expr {

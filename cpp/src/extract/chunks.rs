@@ -11,7 +11,6 @@ use syncguard_grammar::ast;
 use tree_sitter::Node;
 
 use super::Walker;
-use super::{ast_int, ast_name};
 
 /// The end a chunk's slice is emitted with until `bound_chunks` knows the next start.
 const UNBOUNDED_CHUNK: i64 = i64::MAX - 1;
@@ -30,10 +29,10 @@ impl<'u> Walker<'_, 'u> {
         self.chunk_starts.entry(name.to_string()).or_default().insert(offset);
         ast::Expr {
             kind: ast::ExprKind::Slice {
-                base: Box::new(ast_name(name, span.clone())),
+                base: Box::new(ast::Expr::name(name, span.clone())),
                 range: ast::RangeExpr {
-                    start: Box::new(ast_int(offset, span.clone())),
-                    end: Some(Box::new(ast_int(UNBOUNDED_CHUNK, span.clone()))),
+                    start: Box::new(ast::Expr::int(offset, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(UNBOUNDED_CHUNK, span.clone()))),
                     inclusive: false,
                     span: span.clone(),
                 },
@@ -98,5 +97,5 @@ fn bound_chunk(item: &mut ast::Expr, starts: &ChunkStarts, end_of: &dyn Fn(&str)
     };
     let next = starts.get(name).and_then(|set| set.range(start + 1..).next().copied());
     let bound = next.unwrap_or_else(|| end_of(name)).max(start + 1);
-    **end = ast_int(bound, end.span.clone());
+    **end = ast::Expr::int(bound, end.span.clone());
 }

@@ -137,14 +137,14 @@ impl<'u> Walker<'_, 'u> {
             return Value::Null;
         }
         if self.core.is_some() && matches!(text, "ASCEND_IS_AIV" | "ASCEND_IS_AIC") {
-            return Value::Sym(super::ast_name(text, self.range(node)));
+            return Value::Sym(super::ast::Expr::name(text, self.range(node)));
         }
         let simple = text.rsplit("::").next().unwrap_or(text);
         if SUCCESS_CODES.contains(&simple) {
             return Value::Int(0);
         }
         if is_catalogue_constant(simple) {
-            return Value::Sym(super::ast_name(simple, self.range(node)));
+            return Value::Sym(super::ast::Expr::name(simple, self.range(node)));
         }
         if let Some(value) = self.constant(simple, 0) {
             return Value::Int(value);
@@ -641,7 +641,7 @@ impl<'u> Walker<'_, 'u> {
     /// program's `rank`, the size the rank count it is extracted for.
     fn rank_query(&mut self, name: &str, args: &[Node<'u>]) -> Option<Value> {
         let value = match name {
-            "HcclGetRankId" => Value::Sym(super::ast_name("rank", 0..0)),
+            "HcclGetRankId" => Value::Sym(super::ast::Expr::name("rank", 0..0)),
             "HcclGetRankSize" => self.ranks.map_or(Value::Unknown, Value::Int),
             _ => return None,
         };
@@ -1022,7 +1022,7 @@ fn binary_op(operator: &str, a: i64, b: i64) -> Option<i64> {
 /// A value as `.sync` syntax, where it has one.
 pub(super) fn symbolic(value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
     match value {
-        Value::Int(v) => Some(super::ast_int(*v, span)),
+        Value::Int(v) => Some(super::ast::Expr::int(*v, span)),
         Value::Sym(expr) => Some(expr.clone()),
         _ => None,
     }
@@ -1040,14 +1040,14 @@ pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<u
         return Value::Unknown;
     };
     let (name, base, scale) = match pointer {
-        Value::Buffer { name, offset, scale } => (name, super::ast_int(*offset, span.clone()), *scale),
+        Value::Buffer { name, offset, scale } => (name, super::ast::Expr::int(*offset, span.clone()), *scale),
         Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
         _ => return Value::Unknown,
     };
     let bytes = if scale == 1 {
         steps
     } else {
-        super::ast_binary(ast::BinaryOp::Mul, steps, super::ast_int(scale, span.clone()))
+        super::ast_binary(ast::BinaryOp::Mul, steps, super::ast::Expr::int(scale, span.clone()))
     };
     let offset = match base.kind {
         ast::ExprKind::Int(ast::IntLit { value: 0, .. }) => bytes,

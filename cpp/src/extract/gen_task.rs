@@ -8,8 +8,8 @@ use syncguard_grammar::ast;
 use syncguard_model::api::{self, Api};
 use tree_sitter::Node;
 
+use super::Walker;
 use super::value::{GenTask, Value};
-use super::{Walker, ast_name};
 use crate::index::{FnDef, op_attributes};
 
 impl<'u> Walker<'_, 'u> {
@@ -202,7 +202,7 @@ impl<'u> Walker<'_, 'u> {
 fn context_arg(span: std::ops::Range<usize>) -> ast::Arg {
     ast::Arg {
         name: None,
-        value: ast_name("context", span),
+        value: ast::Expr::name("context", span),
     }
 }
 

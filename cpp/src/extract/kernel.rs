@@ -10,7 +10,7 @@ use syncguard_model::api::{self, Api, ArgKind};
 use tree_sitter::Node;
 
 use super::value::Value;
-use super::{Walker, ast_binary, ast_int, ast_name};
+use super::{Walker, ast_binary};
 use crate::index::FnDef;
 
 /// What the walk of a kernel collects besides its per-core code.
@@ -70,7 +70,7 @@ impl<'u> Walker<'_, 'u> {
                 args: vec![named_arg(
                     "tiling_keys",
                     ast::Expr {
-                        kind: ast::ExprKind::List(keys.into_iter().map(|k| ast_int(k, span.clone())).collect()),
+                        kind: ast::ExprKind::List(keys.into_iter().map(|k| ast::Expr::int(k, span.clone())).collect()),
                         span: span.clone(),
                     },
                     span.clone(),
@@ -95,10 +95,10 @@ impl<'u> Walker<'_, 'u> {
     ) {
         let mut args = vec![ast::Arg {
             name: None,
-            value: ast_name("stream", span.clone()),
+            value: ast::Expr::name("stream", span.clone()),
         }];
         if vector_only {
-            args.push(named_arg("aiv", ast_int(48, span.clone()), span.clone()));
+            args.push(named_arg("aiv", ast::Expr::int(48, span.clone()), span.clone()));
         }
         self.emit(
             ast::StmtKind::SuperKernel {
@@ -135,7 +135,7 @@ impl<'u> Walker<'_, 'u> {
                 }
                 return Some(Value::Sym(call_expr(
                     "TILING_KEY_IS",
-                    vec![ast_int(key, span.clone())],
+                    vec![ast::Expr::int(key, span.clone())],
                     span,
                 )));
             }
@@ -148,7 +148,7 @@ impl<'u> Walker<'_, 'u> {
                 return Some(Value::Int(0));
             }
             // Local tensors live in the core's unified buffer.
-            "AllocTensor" | "DeQue" | "Get" => return Some(Value::Sym(ast_name("UB", span))),
+            "AllocTensor" | "DeQue" | "Get" => return Some(Value::Sym(ast::Expr::name("UB", span))),
             "SetGlobalBuffer" => {
                 let base = function.child_by_field_name("argument")?;
                 let place = self.place_of(base)?;
@@ -200,16 +200,16 @@ impl<'u> Walker<'_, 'u> {
 /// elements long, anything else the unified buffer.
 fn core_memory(value: &Value, count: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
     let (name, start, scale) = match value {
-        Value::Buffer { name, offset, scale } => (name, ast_int(*offset, span.clone()), *scale),
+        Value::Buffer { name, offset, scale } => (name, ast::Expr::int(*offset, span.clone()), *scale),
         Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
-        _ => return Some(ast_name("UB", span)),
+        _ => return Some(ast::Expr::name("UB", span)),
     };
     let count = super::expr::symbolic(count, span.clone())?;
-    let length = ast_binary(ast::BinaryOp::Mul, count, ast_int(scale, span.clone()));
+    let length = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale, span.clone()));
     let end = ast_binary(ast::BinaryOp::Add, start.clone(), length);
     Some(ast::Expr {
         kind: ast::ExprKind::Slice {
-            base: Box::new(ast_name(name, span.clone())),
+            base: Box::new(ast::Expr::name(name, span.clone())),
             range: ast::RangeExpr {
                 start: Box::new(start),
                 end: Some(Box::new(end)),
@@ -229,7 +229,7 @@ fn template_arguments(walker: &Walker, function: Node) -> Option<Vec<ast::Expr>>
             let mut cursor = node.walk();
             let args = node
                 .named_children(&mut cursor)
-                .map(|arg| ast_name(walker.text(arg).trim(), walker.range(arg)))
+                .map(|arg| ast::Expr::name(walker.text(arg).trim(), walker.range(arg)))
                 .collect();
             return Some(args);
         }

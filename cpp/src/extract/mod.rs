@@ -134,7 +134,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
     if let Some(count) = ranks {
         let span = walker.range_in(entry.unit, entry.node);
         walker.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Ranks(ast::RankCount::Fixed(ast_int(count, span.clone()))),
+            kind: ast::StmtKind::Ranks(ast::RankCount::Fixed(ast::Expr::int(count, span.clone()))),
             span,
         });
     }
@@ -413,8 +413,8 @@ impl<'u> Walker<'_, 'u> {
                 (arm + 1 < arms.len() || arms.len() == 1).then(|| {
                     ast_binary(
                         ast::BinaryOp::Eq,
-                        ast_name(&choice, span.clone()),
-                        ast_int(arm as i64, span.clone()),
+                        ast::Expr::name(&choice, span.clone()),
+                        ast::Expr::int(arm as i64, span.clone()),
                     )
                 })
             })
@@ -541,8 +541,8 @@ impl<'u> Walker<'_, 'u> {
                     span: span.clone(),
                 },
                 range: ast::RangeExpr {
-                    start: Box::new(ast_int(0, span.clone())),
-                    end: Some(Box::new(ast_int(max, span.clone()))),
+                    start: Box::new(ast::Expr::int(0, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(max, span.clone()))),
                     inclusive: true,
                     span: span.clone(),
                 },
@@ -573,34 +573,6 @@ fn merge(stores: &[HashMap<Place, Value>]) -> HashMap<Place, Value> {
         );
     }
     merged
-}
-
-pub(crate) fn ast_int(value: i64, span: Range<usize>) -> ast::Expr {
-    let literal = ast::Expr {
-        kind: ast::ExprKind::Int(ast::IntLit {
-            value: value.unsigned_abs(),
-            hex: false,
-            unit: None,
-        }),
-        span: span.clone(),
-    };
-    if value < 0 {
-        return ast::Expr {
-            kind: ast::ExprKind::Unary(ast::UnaryOp::Neg, Box::new(literal)),
-            span,
-        };
-    }
-    literal
-}
-
-pub(crate) fn ast_name(name: &str, span: Range<usize>) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Name(ast::Path {
-            text: name.to_string(),
-            span: span.clone(),
-        }),
-        span,
-    }
 }
 
 pub(crate) fn ast_binary(op: ast::BinaryOp, left: ast::Expr, right: ast::Expr) -> ast::Expr {

@@ -458,8 +458,8 @@ impl<'u> Walker<'_, 'u> {
             stmts.append(&mut nested);
             let cond = super::ast_binary(
                 syncguard_grammar::ast::BinaryOp::Ge,
-                super::ast_name(&choice, span.clone()),
-                super::ast_int(iteration as i64 + 1, span.clone()),
+                super::ast::Expr::name(&choice, span.clone()),
+                super::ast::Expr::int(iteration as i64 + 1, span.clone()),
             );
             nested = vec![syncguard_grammar::ast::Stmt {
                 kind: syncguard_grammar::ast::StmtKind::If {

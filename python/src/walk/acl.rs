@@ -18,7 +18,12 @@ impl<'t> Walker<'_, 't> {
             "acl.util.numpy_to_ptr" | "acl.util.bytes_to_ptr" => {
                 self.arguments(node);
                 let name = self.fresh_hint("host");
-                self.create(node, "malloc", &name, vec![int_expr(TENSOR_BYTES, self.range(node))]);
+                self.create(
+                    node,
+                    "malloc",
+                    &name,
+                    vec![ast::Expr::int(TENSOR_BYTES, self.range(node))],
+                );
                 let span = self.range(node);
                 self.host_access(&name, Place::Pageable, true, span);
                 return Value::Buffer(name, Place::Pageable);
@@ -77,7 +82,7 @@ impl<'t> Walker<'_, 't> {
                 self.kernel(node, stream_expr, "model", &reads, &writes);
                 if path == "acl.mdl.execute" {
                     let span = self.range(node);
-                    self.catalogued(node, "acl.rt.synchronize_stream", vec![int_expr(0, span)]);
+                    self.catalogued(node, "acl.rt.synchronize_stream", vec![ast::Expr::int(0, span)]);
                 }
                 return Value::Int(0);
             }
@@ -196,16 +201,16 @@ impl<'t> Walker<'_, 't> {
         match kind {
             ArgKind::Stream => self.stream_expr(&value, arg),
             ArgKind::Event => match value {
-                Value::Event(name) => Some(name_expr(&name, span)),
+                Value::Event(name) => Some(ast::Expr::name(&name, span)),
                 _ => None,
             },
             ArgKind::Ptr => match value {
-                Value::Buffer(name, _) => Some(name_expr(&name, span)),
+                Value::Buffer(name, _) => Some(ast::Expr::name(&name, span)),
                 _ => None,
             },
             ArgKind::Enum(family) => {
                 if family.constants().contains(&written.as_str()) {
-                    return Some(name_expr(&written, span));
+                    return Some(ast::Expr::name(&written, span));
                 }
                 let acl: Vec<&str> = family
                     .constants()
@@ -214,21 +219,21 @@ impl<'t> Walker<'_, 't> {
                     .filter(|name| name.starts_with("ACL_"))
                     .collect();
                 let at = usize::try_from(value.int()?).ok()?;
-                acl.get(at).map(|name| name_expr(name, span))
+                acl.get(at).map(|name| ast::Expr::name(name, span))
             }
             ArgKind::Flags => {
                 if syncguard_model::api::FLAG_CONSTANTS
                     .iter()
                     .any(|(name, _)| *name == written)
                 {
-                    return Some(name_expr(&written, span));
+                    return Some(ast::Expr::name(&written, span));
                 }
-                value.int().map(|v| int_expr(v, span))
+                value.int().map(|v| ast::Expr::int(v, span))
             }
             ArgKind::Int | ArgKind::Timeout(_) => match value.int() {
-                Some(v) => Some(int_expr(v, span)),
+                Some(v) => Some(ast::Expr::int(v, span)),
                 // A size the code does not show: the tensor size taken.
-                None => Some(int_expr(TENSOR_BYTES, span)),
+                None => Some(ast::Expr::int(TENSOR_BYTES, span)),
             },
             ArgKind::Str => match value {
                 Value::Str(text) => Some(ast::Expr {
@@ -237,7 +242,7 @@ impl<'t> Walker<'_, 't> {
                 }),
                 _ => None,
             },
-            ArgKind::Opaque => Some(int_expr(0, span)),
+            ArgKind::Opaque => Some(ast::Expr::int(0, span)),
             _ => None,
         }
     }

@@ -626,7 +626,7 @@ impl<'t> Walker<'_, 't> {
                     node,
                     "acl.rt.create_event_with_flag",
                     &name,
-                    vec![name_expr("ACL_EVENT_SYNC", span)],
+                    vec![ast::Expr::name("ACL_EVENT_SYNC", span)],
                 );
                 if let Some(owned) = self.owned.last_mut() {
                     owned.push(name.clone());
@@ -668,7 +668,12 @@ impl<'t> Walker<'_, 't> {
             Some("from_numpy" | "as_tensor" | "asarray") => {
                 self.arguments(node);
                 let name = self.fresh_hint("host");
-                self.create(node, "malloc", &name, vec![int_expr(TENSOR_BYTES, self.range(node))]);
+                self.create(
+                    node,
+                    "malloc",
+                    &name,
+                    vec![ast::Expr::int(TENSOR_BYTES, self.range(node))],
+                );
                 let span = self.range(node);
                 self.host_access(&name, Place::Pageable, true, span);
                 Value::Buffer(name, Place::Pageable)
@@ -721,7 +726,7 @@ impl<'t> Walker<'_, 't> {
             node,
             "acl.rt.create_event_ex_with_flag",
             &name,
-            vec![name_expr("ACL_EVENT_SYNC", span)],
+            vec![ast::Expr::name("ACL_EVENT_SYNC", span)],
         );
         if let Some(owned) = self.owned.last_mut() {
             owned.push(name.clone());
@@ -761,8 +766,8 @@ impl<'t> Walker<'_, 't> {
     pub(super) fn stream_expr(&mut self, stream: &Value, node: Node<'t>) -> Option<ast::Expr> {
         let span = self.range(node);
         match stream {
-            Value::DefaultStream | Value::Int(0) | Value::None => Some(int_expr(0, span)),
-            Value::Stream(name) => Some(name_expr(name, span)),
+            Value::DefaultStream | Value::Int(0) | Value::None => Some(ast::Expr::int(0, span)),
+            Value::Stream(name) => Some(ast::Expr::name(name, span)),
             _ => None,
         }
     }

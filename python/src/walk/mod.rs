@@ -250,7 +250,7 @@ impl<'i, 't> Walker<'i, 't> {
                 ..
             } = call_expr(
                 "acl.rt.destroy_event",
-                vec![name_expr(&event, span.clone())],
+                vec![ast::Expr::name(&event, span.clone())],
                 Vec::new(),
                 span.clone(),
             ) {
@@ -374,8 +374,8 @@ impl<'i, 't> Walker<'i, 't> {
             kind: ast::StmtKind::Param {
                 name: ident(&name, span.clone()),
                 range: ast::RangeExpr {
-                    start: Box::new(int_expr(0, span.clone())),
-                    end: Some(Box::new(int_expr(high, span.clone()))),
+                    start: Box::new(ast::Expr::int(0, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(high, span.clone()))),
                     inclusive: true,
                     span: span.clone(),
                 },
@@ -756,34 +756,6 @@ fn equal(left: &Value, right: &Value) -> Option<bool> {
 fn ident(name: &str, span: Range<usize>) -> ast::Ident {
     ast::Ident {
         name: name.to_string(),
-        span,
-    }
-}
-
-fn int_expr(value: i64, span: Range<usize>) -> ast::Expr {
-    let literal = ast::Expr {
-        kind: ast::ExprKind::Int(ast::IntLit {
-            value: value.unsigned_abs(),
-            hex: false,
-            unit: None,
-        }),
-        span: span.clone(),
-    };
-    if value < 0 {
-        return ast::Expr {
-            kind: ast::ExprKind::Unary(ast::UnaryOp::Neg, Box::new(literal)),
-            span,
-        };
-    }
-    literal
-}
-
-fn name_expr(name: &str, span: Range<usize>) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Name(ast::Path {
-            text: name.to_string(),
-            span: span.clone(),
-        }),
         span,
     }
 }

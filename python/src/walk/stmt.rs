@@ -376,8 +376,8 @@ impl<'t> Walker<'_, 't> {
                 let span = self.range(stmt);
                 let cond_expr = binary(
                     ast::BinaryOp::Eq,
-                    name_expr(&name, self.range(*cond)),
-                    int_expr(1, self.range(*cond)),
+                    ast::Expr::name(&name, self.range(*cond)),
+                    ast::Expr::int(1, self.range(*cond)),
                 );
                 self.emit(
                     ast::StmtKind::If {
@@ -458,8 +458,8 @@ impl<'t> Walker<'_, 't> {
         let span = self.range(stmt);
         let cond = binary(
             ast::BinaryOp::Ge,
-            name_expr(name, span.clone()),
-            int_expr(k, span.clone()),
+            ast::Expr::name(name, span.clone()),
+            ast::Expr::int(k, span.clone()),
         );
         self.emit(
             ast::StmtKind::If {
@@ -631,7 +631,7 @@ impl<'t> Walker<'_, 't> {
         let value = self.eval(target);
         let span = self.range(call);
         let (api, subject, done) = match (&value, api) {
-            (Value::Event(event), Some(api)) => (api, name_expr(event, span.clone()), done.unwrap_or_default()),
+            (Value::Event(event), Some(api)) => (api, ast::Expr::name(event, span.clone()), done.unwrap_or_default()),
             (Value::Event(event), None) => {
                 if self.never_recorded(event) {
                     // torch: querying an event never recorded is done at once.
@@ -639,7 +639,7 @@ impl<'t> Walker<'_, 't> {
                 }
                 (
                     "acl.rt.query_event_status",
-                    name_expr(event, span.clone()),
+                    ast::Expr::name(event, span.clone()),
                     "ACL_EVENT_RECORDED_STATUS_COMPLETE",
                 )
             }
@@ -655,7 +655,7 @@ impl<'t> Walker<'_, 't> {
         let cond = binary(
             ast::BinaryOp::Ne,
             call_expr(api, vec![subject], Vec::new(), span.clone()),
-            name_expr(done, span.clone()),
+            ast::Expr::name(done, span.clone()),
         );
         let stmt_span = self.range(stmt);
         self.emit(

@@ -18,7 +18,7 @@ impl<'t> Walker<'_, 't> {
         };
         let pinned = keyword("pin_memory").and_then(|v| v.truth()).unwrap_or(false);
         let span = self.range(node);
-        let size = int_expr(TENSOR_BYTES, span.clone());
+        let size = ast::Expr::int(TENSOR_BYTES, span.clone());
         let filled = !name.starts_with("empty");
         let name = self.fresh_hint("tensor");
         match device {
@@ -27,7 +27,7 @@ impl<'t> Walker<'_, 't> {
                     node,
                     "acl.rt.malloc",
                     &name,
-                    vec![size, name_expr("ACL_MEM_MALLOC_HUGE_FIRST", span.clone())],
+                    vec![size, ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone())],
                 );
                 if filled && let Some(stream) = self.current_stream_expr(node) {
                     self.kernel(node, stream, "fill", &[], std::slice::from_ref(&name));
@@ -64,7 +64,7 @@ impl<'t> Walker<'_, 't> {
     ) {
         let span = self.range(node);
         let list = |names: &[String]| ast::Expr {
-            kind: ast::ExprKind::List(names.iter().map(|name| name_expr(name, span.clone())).collect()),
+            kind: ast::ExprKind::List(names.iter().map(|name| ast::Expr::name(name, span.clone())).collect()),
             span: span.clone(),
         };
         let mut named = Vec::new();
@@ -100,7 +100,7 @@ impl<'t> Walker<'_, 't> {
         let ast::Expr {
             kind: ast::ExprKind::Call(call),
             ..
-        } = call_expr(api, vec![name_expr(name, span.clone())], Vec::new(), span.clone())
+        } = call_expr(api, vec![ast::Expr::name(name, span.clone())], Vec::new(), span.clone())
         else {
             return;
         };
@@ -119,7 +119,7 @@ impl<'t> Walker<'_, 't> {
         };
         let host = self.fresh_name(&format!("{name}_host"));
         self.api_calls += 3;
-        let size = || int_expr(TENSOR_BYTES, span.clone());
+        let size = || ast::Expr::int(TENSOR_BYTES, span.clone());
         self.emit(
             ast::StmtKind::Let {
                 pattern: ast::Pattern::Name(ident(&host, span.clone())),
@@ -134,8 +134,8 @@ impl<'t> Walker<'_, 't> {
 
     pub(super) fn current_stream_at(&mut self, span: Range<usize>) -> Option<ast::Expr> {
         match &self.current {
-            Value::DefaultStream => Some(int_expr(0, span)),
-            Value::Stream(name) => Some(name_expr(name, span)),
+            Value::DefaultStream => Some(ast::Expr::int(0, span)),
+            Value::Stream(name) => Some(ast::Expr::name(name, span)),
             _ => {
                 self.unresolved.push((
                     span,
@@ -147,13 +147,13 @@ impl<'t> Walker<'_, 't> {
     }
 
     pub(super) fn copy_stmt(&mut self, dst: &str, src: &str, kind: &str, stream: ast::Expr, span: Range<usize>) {
-        let size = || int_expr(TENSOR_BYTES, span.clone());
+        let size = || ast::Expr::int(TENSOR_BYTES, span.clone());
         let args = vec![
-            name_expr(dst, span.clone()),
+            ast::Expr::name(dst, span.clone()),
             size(),
-            name_expr(src, span.clone()),
+            ast::Expr::name(src, span.clone()),
             size(),
-            name_expr(kind, span.clone()),
+            ast::Expr::name(kind, span.clone()),
             stream,
         ];
         if let ast::Expr {
@@ -227,7 +227,12 @@ impl<'t> Walker<'_, 't> {
                 }
                 _ => {
                     let result = self.fresh_hint("host");
-                    self.create(node, "malloc", &result, vec![int_expr(TENSOR_BYTES, span.clone())]);
+                    self.create(
+                        node,
+                        "malloc",
+                        &result,
+                        vec![ast::Expr::int(TENSOR_BYTES, span.clone())],
+                    );
                     self.host_access(&result, Place::Pageable, true, span);
                     Value::Buffer(result, Place::Pageable)
                 }
@@ -251,8 +256,8 @@ impl<'t> Walker<'_, 't> {
                     "acl.rt.malloc",
                     &result,
                     vec![
-                        int_expr(TENSOR_BYTES, span.clone()),
-                        name_expr("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
+                        ast::Expr::int(TENSOR_BYTES, span.clone()),
+                        ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
                     ],
                 );
                 (Value::Buffer(result, Place::Device), true)
@@ -353,7 +358,7 @@ impl<'t> Walker<'_, 't> {
                     Some(Value::Event(event)) => self.catalogued(
                         node,
                         "acl.rt.stream_wait_event",
-                        vec![stream_expr, name_expr(&event, span)],
+                        vec![stream_expr, ast::Expr::name(&event, span)],
                     ),
                     _ => self.note(
                         node,
@@ -380,12 +385,12 @@ impl<'t> Walker<'_, 't> {
                     self.catalogued(
                         node,
                         "acl.rt.record_event",
-                        vec![name_expr(&event, span.clone()), other_expr],
+                        vec![ast::Expr::name(&event, span.clone()), other_expr],
                     );
                     self.catalogued(
                         node,
                         "acl.rt.stream_wait_event",
-                        vec![stream_expr, name_expr(&event, span.clone())],
+                        vec![stream_expr, ast::Expr::name(&event, span.clone())],
                     );
                 }
                 Value::None
@@ -397,7 +402,11 @@ impl<'t> Walker<'_, 't> {
                 };
                 if let Value::Event(name) = &event {
                     self.recorded.insert(name.clone());
-                    self.catalogued(node, "acl.rt.record_event", vec![name_expr(name, span), stream_expr]);
+                    self.catalogued(
+                        node,
+                        "acl.rt.record_event",
+                        vec![ast::Expr::name(name, span), stream_expr],
+                    );
                 }
                 event
             }
@@ -429,25 +438,29 @@ impl<'t> Walker<'_, 't> {
             "record" => {
                 self.recorded.insert(event.to_string());
                 if let Some(stream) = stream_expr {
-                    self.catalogued(node, "acl.rt.record_event", vec![name_expr(event, span), stream]);
+                    self.catalogued(node, "acl.rt.record_event", vec![ast::Expr::name(event, span), stream]);
                 }
                 Value::None
             }
             "wait" | "synchronize" if never_recorded => Value::None,
             "wait" => {
                 if let Some(stream) = stream_expr {
-                    self.catalogued(node, "acl.rt.stream_wait_event", vec![stream, name_expr(event, span)]);
+                    self.catalogued(
+                        node,
+                        "acl.rt.stream_wait_event",
+                        vec![stream, ast::Expr::name(event, span)],
+                    );
                 }
                 Value::None
             }
             "synchronize" => {
-                self.catalogued(node, "acl.rt.synchronize_event", vec![name_expr(event, span)]);
+                self.catalogued(node, "acl.rt.synchronize_event", vec![ast::Expr::name(event, span)]);
                 Value::None
             }
             // `ExternalEvent.reset(stream)`
             "reset" => {
                 if let Some(stream) = stream_expr {
-                    self.catalogued(node, "acl.rt.reset_event", vec![name_expr(event, span), stream]);
+                    self.catalogued(node, "acl.rt.reset_event", vec![ast::Expr::name(event, span), stream]);
                 }
                 Value::None
             }
@@ -489,8 +502,8 @@ impl<'t> Walker<'_, 't> {
                         "acl.rt.malloc",
                         &result,
                         vec![
-                            int_expr(TENSOR_BYTES, span.clone()),
-                            name_expr("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
+                            ast::Expr::int(TENSOR_BYTES, span.clone()),
+                            ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
                         ],
                     );
                     Place::Device
@@ -500,11 +513,16 @@ impl<'t> Walker<'_, 't> {
                         node,
                         "acl.rt.malloc_host",
                         &result,
-                        vec![int_expr(TENSOR_BYTES, span.clone())],
+                        vec![ast::Expr::int(TENSOR_BYTES, span.clone())],
                     );
                     Place::Pinned
                 } else {
-                    self.create(node, "malloc", &result, vec![int_expr(TENSOR_BYTES, span.clone())]);
+                    self.create(
+                        node,
+                        "malloc",
+                        &result,
+                        vec![ast::Expr::int(TENSOR_BYTES, span.clone())],
+                    );
                     Place::Pageable
                 };
                 self.tensor_copy(node, (&result, result_place), (buffer, place), !non_blocking);
@@ -532,7 +550,7 @@ impl<'t> Walker<'_, 't> {
                         node,
                         "acl.rt.malloc_host",
                         &result,
-                        vec![int_expr(TENSOR_BYTES, span.clone())],
+                        vec![ast::Expr::int(TENSOR_BYTES, span.clone())],
                     );
                     self.host_access(buffer, place, false, span.clone());
                     self.host_access(&result, Place::Pinned, true, span);
