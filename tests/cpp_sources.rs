@@ -3,9 +3,11 @@
 //! together) gets the codes its `.sync` twin gets and that its `// expect:` line names;
 //! findings point into the C/C++ files.
 
+mod common;
+
+use common::{codes, expected_codes, syncguard};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The fixture folders of the shapes the frontend reads, and the examples (one of each
 /// shape, which the README's first command runs).
@@ -17,34 +19,6 @@ const SHAPES: [&str; 6] = [
     "cpp/tests/fixtures/kernels",
     "examples/cpp",
 ];
-
-fn syncguard(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_syncguard"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-/// The codes of the errors and warnings `check` reports on `path`.
-fn codes(path: &Path) -> BTreeSet<String> {
-    let output = syncguard(&["check", "--format", "json", path.to_str().unwrap()]);
-    assert_ne!(
-        output.status.code(),
-        Some(2),
-        "{}: {}",
-        path.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
-    json["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| matches!(d["severity"].as_str(), Some("error" | "warning")))
-        .map(|d| d["code"].as_str().unwrap().to_string())
-        .collect()
-}
 
 /// The `// expect:` line of a C/C++ file, or of the first file of a folder that has one.
 fn expected(path: &Path) -> BTreeSet<String> {
@@ -63,10 +37,7 @@ fn expected(path: &Path) -> BTreeSet<String> {
                 .find_map(|line| line.strip_prefix("// expect:").map(str::to_string))
         })
         .unwrap_or_else(|| panic!("{} has no `// expect:` line", path.display()));
-    match line.trim() {
-        "clean" => BTreeSet::new(),
-        codes => codes.split(',').map(|code| code.trim().to_string()).collect(),
-    }
+    expected_codes(&line)
 }
 
 /// Fixtures and examples: C/C++ files and folders, sorted.

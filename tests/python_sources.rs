@@ -3,9 +3,11 @@
 //! only the Python can show) and that its `# expect:` line names, and so does every
 //! example in `examples/python`; findings point into the Python files.
 
+mod common;
+
+use common::{codes, expected_codes, syncguard};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The fixture folders of the shapes the frontend reads.
 const SHAPES: [&str; 4] = [
@@ -19,34 +21,6 @@ const SHAPES: [&str; 4] = [
 /// codes to discard.
 const SOURCE_ONLY: [&str; 1] = ["SG701"];
 
-fn syncguard(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_syncguard"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-/// The codes of the errors and warnings `check` reports on `path`.
-fn codes(path: &Path) -> BTreeSet<String> {
-    let output = syncguard(&["check", "--format", "json", path.to_str().unwrap()]);
-    assert_ne!(
-        output.status.code(),
-        Some(2),
-        "{}: {}",
-        path.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
-    json["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| matches!(d["severity"].as_str(), Some("error" | "warning")))
-        .map(|d| d["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// The `# expect:` line of a Python file.
 fn expected(path: &Path) -> BTreeSet<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -54,10 +28,7 @@ fn expected(path: &Path) -> BTreeSet<String> {
         .lines()
         .find_map(|line| line.strip_prefix("# expect:"))
         .unwrap_or_else(|| panic!("{} has no `# expect:` line", path.display()));
-    match line.trim() {
-        "clean" => BTreeSet::new(),
-        codes => codes.split(',').map(|code| code.trim().to_string()).collect(),
-    }
+    expected_codes(line)
 }
 
 fn python_files(dir: &str) -> Vec<PathBuf> {

@@ -30,6 +30,8 @@ use syncguard_analyzer::rules::RULES;
 use syncguard_analyzer::{Diagnostic, Severity, Sources};
 use toml::Spanned;
 
+use super::selection::matches;
+
 /// A configuration file, read and checked.
 #[derive(Debug, Default)]
 pub struct Config {
@@ -153,11 +155,7 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
             .map(|code| {
                 let span = code.span();
                 let code = code.into_inner();
-                if RULES
-                    .iter()
-                    .any(|rule| rule.code.starts_with(&code.to_ascii_uppercase()))
-                    && !code.is_empty()
-                {
+                if RULES.iter().any(|rule| matches(&code, rule.code)) {
                     Ok(code)
                 } else {
                     Err(format!("{}: `{code}` matches no rule", at(span)))
@@ -238,9 +236,7 @@ impl Config {
             diagnostics.retain(|diagnostic| {
                 let file = Path::new(&sources.get(diagnostic.primary.file).path);
                 !self.per_file_ignores.iter().any(|(glob, codes)| {
-                    codes
-                        .iter()
-                        .any(|code| diagnostic.code.starts_with(&code.to_ascii_uppercase()))
+                    codes.iter().any(|code| matches(code, diagnostic.code))
                         && matches_any(&base, std::slice::from_ref(glob), file)
                 })
             });

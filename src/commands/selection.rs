@@ -46,7 +46,8 @@ impl Selection {
 }
 
 /// `SG1` matches `SG107`; `SG107` only itself. Case-insensitive, as codes are typed.
-fn matches(pattern: &str, code: &str) -> bool {
+/// Configuration files select by the same rule.
+pub fn matches(pattern: &str, code: &str) -> bool {
     code.to_ascii_uppercase()
         .starts_with(&pattern.trim().to_ascii_uppercase())
         && !pattern.trim().is_empty()
