@@ -14,6 +14,7 @@ use syncguard_analyzer::{
 use super::baseline::BaselineArgs;
 use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
+use super::progress::Progress;
 use super::selection::Selection;
 use super::sources::{ReadSources, SourceOptions};
 use crate::{Format, Outcome};
@@ -140,15 +141,26 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     let mut findings = Findings::default();
     let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
         inputs.iter().partition(|input| input.kind == InputKind::Source);
+    let progress = Progress::for_terminal(report.quiet);
+    progress.add_work(inputs.len());
     for input in inputs {
+        progress.start(&input.display);
         match check_input(&mut sources, input, overrides) {
             Ok(checked) => findings.add(checked),
-            Err(err) => failures += report_io(&input.file, &err),
+            Err(err) => failures += progress.suspend(|| report_io(&input.file, &err)),
         }
+        progress.finish_one();
     }
     if !source_inputs.is_empty() {
-        failures += check_source_inputs(&mut sources, &source_inputs, overrides, report, options, &mut findings);
+        let checking = SourceRun {
+            overrides,
+            report,
+            options,
+            progress: &progress,
+        };
+        failures += check_source_inputs(&mut sources, &source_inputs, &checking, &mut findings);
     }
+    progress.clear();
     lint.selection.apply(&mut findings.diagnostics);
     lint.config.apply(&mut findings.diagnostics, &sources);
     apply_suppressions(&mut findings.diagnostics, &sources);
@@ -166,18 +178,23 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     }
 }
 
+/// How sources are checked in one run.
+struct SourceRun<'a> {
+    overrides: &'a Overrides,
+    report: &'a Report,
+    options: &'a SourceOptions,
+    progress: &'a Progress,
+}
+
 /// Check the sources (C/C++, Python) together; returns the number of files that could not be read.
-fn check_source_inputs(
-    sources: &mut Sources,
-    inputs: &[&Input],
-    overrides: &Overrides,
-    report: &Report,
-    options: &SourceOptions,
-    findings: &mut Findings,
-) -> usize {
-    let read = super::sources::read_sources(sources, inputs, options);
-    let checked = super::sources::check_sources(&read, overrides, report.explain);
+fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun, findings: &mut Findings) -> usize {
+    let report = run.report;
+    let read = run
+        .progress
+        .suspend(|| super::sources::read_sources(sources, inputs, run.options));
+    let checked = super::sources::check_sources(&read, run.overrides, report.explain, run.progress);
     let count = read.file_count();
+    run.progress.clear();
     if checked.entries_with_calls == 0 && count > 0 {
         // Never a silent "checked N files" over code with nothing to check.
         eprintln!(

@@ -136,39 +136,36 @@ fn sniff(path: &Path) -> std::io::Result<InputKind> {
 /// a tree: hidden files and what `.gitignore`, `.ignore` and `.git/info/exclude` name
 /// are skipped (a `.gitignore` counts outside a git checkout too). Links are followed;
 /// a link back to a folder being searched is skipped, as its files are found anyway.
+/// Folders are searched in parallel, as `rg` does; the result is sorted.
 /// Entries that cannot be read are reported and counted in `failures`.
 /// A `.jsonl` file is taken only if it is a call trace (see `is_call_trace`): a folder
 /// may hold datasets; the others are named on stderr.
 fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut not_traces = Vec::new();
-    let walk = ignore::WalkBuilder::new(dir)
+    let found = std::sync::Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(dir)
         .follow_links(true)
         .require_git(false)
-        .build();
-    for entry in walk {
-        match entry {
-            Ok(entry) if has_input_extension(entry.path()) => {
-                match entry.file_type() {
-                    Some(kind) if kind.is_file() && is_jsonl(entry.path()) && !is_call_trace(entry.path()) => {
-                        not_traces.push(entry.into_path());
-                    }
-                    Some(kind) if kind.is_file() => files.push(entry.into_path()),
-                    Some(kind) if kind.is_dir() => {}
-                    // A FIFO or a device: reading it could block forever.
-                    _ => *failures += report(entry.path(), &"not a regular file"),
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                if let Some(item) = classify(dir, entry) {
+                    found.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(item);
                 }
-            }
-            Ok(_) => {}
-            Err(err) => match unwrap_walk_error(&err) {
-                (_, ignore::Error::Loop { .. }) => {}
-                (path, err) => *failures += report(path.unwrap_or(dir), &walk_error_text(err)),
-            },
+                ignore::WalkState::Continue
+            })
+        });
+    let mut found = found.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    found.sort();
+    let mut files = Vec::new();
+    let mut not_traces = Vec::new();
+    for item in found {
+        match item {
+            Found::Input(path) => files.push(path),
+            Found::NotTrace(path) => not_traces.push(path),
+            Found::Unreadable(path, why) => *failures += report(&path, &why),
         }
     }
-    files.sort();
     if !not_traces.is_empty() {
-        not_traces.sort();
         let names: Vec<String> = not_traces
             .iter()
             .take(3)
@@ -186,6 +183,38 @@ fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
         );
     }
     files
+}
+
+/// What a walk found at one entry.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Found {
+    Input(PathBuf),
+    /// A `.jsonl` file that is not a call trace.
+    NotTrace(PathBuf),
+    Unreadable(PathBuf, String),
+}
+
+/// An input, a skipped `.jsonl` file or a failure; `None` for what is not looked at.
+fn classify(dir: &Path, entry: Result<ignore::DirEntry, ignore::Error>) -> Option<Found> {
+    match entry {
+        Ok(entry) if has_input_extension(entry.path()) => match entry.file_type() {
+            Some(kind) if kind.is_file() && is_jsonl(entry.path()) && !is_call_trace(entry.path()) => {
+                Some(Found::NotTrace(entry.into_path()))
+            }
+            Some(kind) if kind.is_file() => Some(Found::Input(entry.into_path())),
+            Some(kind) if kind.is_dir() => None,
+            // A FIFO or a device: reading it could block forever.
+            _ => Some(Found::Unreadable(entry.into_path(), "not a regular file".to_string())),
+        },
+        Ok(_) => None,
+        Err(err) => match unwrap_walk_error(&err) {
+            (_, ignore::Error::Loop { .. }) => None,
+            (path, inner) => Some(Found::Unreadable(
+                path.unwrap_or(dir).to_path_buf(),
+                walk_error_text(inner),
+            )),
+        },
+    }
 }
 
 fn is_jsonl(path: &Path) -> bool {

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod fmt;
 pub mod inputs;
 pub mod output;
+pub mod progress;
 pub mod rules;
 pub mod selection;
 pub mod sources;

@@ -15,6 +15,7 @@ use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText};
 use syncguard_model::reading_rules::unchecked_return;
 
 use super::inputs::{Input, report};
+use super::progress::Progress;
 
 /// How the sources of a run are read, per language.
 #[derive(Clone, Debug, Default)]
@@ -208,7 +209,7 @@ pub struct SourceFindings {
 
 /// Check every entry point that does some synchronization. With `explain`, what the
 /// frontend could not follow is listed as information (SG003); otherwise it is counted.
-pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -> SourceFindings {
+pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool, progress: &Progress) -> SourceFindings {
     let mut findings = SourceFindings {
         checked: Vec::new(),
         entries_with_calls: 0,
@@ -216,6 +217,7 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
     };
     for group in &read.groups {
         let entries = group.project.entries();
+        progress.add_work(entries.len());
         let found = check_entries(
             group.language,
             group.project.space(),
@@ -223,6 +225,7 @@ pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool) -
             entries,
             overrides,
             explain,
+            progress,
         );
         findings.checked.extend(found.checked);
         findings.entries_with_calls += found.entries_with_calls;
@@ -240,6 +243,7 @@ pub fn check_entries(
     entries: Vec<EntryProgram>,
     overrides: &Overrides,
     explain: bool,
+    progress: &Progress,
 ) -> SourceFindings {
     let mut checked = Vec::new();
     let mut seen = HashSet::new();
@@ -249,9 +253,11 @@ pub fn check_entries(
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
     for entry in entries {
+        progress.finish_one();
         if entry.api_calls == 0 {
             continue;
         }
+        progress.start(&entry.entry);
         if entry.ranks <= 1
             || !per_count
                 .keys()
