@@ -17,6 +17,19 @@ test('the sync language and its grammar are contributed', () => {
     const configuration = JSON.parse(fs.readFileSync(path.join(ROOT, language.configuration), 'utf8'));
     assert.equal(configuration.comments.lineComment, '//');
     assert.deepEqual(configuration.comments.blockComment, ['/*', '*/']);
+    // Its regular expressions compile, and indent after an opening bracket.
+    const increase = new RegExp(configuration.indentationRules.increaseIndentPattern);
+    const decrease = new RegExp(configuration.indentationRules.decreaseIndentPattern);
+    assert.ok(increase.test('for i in 0..N {'));
+    assert.ok(increase.test('let ch = HcclChannelAcquire('));
+    assert.ok(!increase.test('aclrtRecordEvent(ev, s1);'));
+    assert.ok(!increase.test('// a comment {'));
+    assert.ok(decrease.test('    }'));
+    new RegExp(configuration.wordPattern);
+    new RegExp(configuration.folding.markers.start);
+    for (const rule of configuration.onEnterRules) {
+        new RegExp(rule.beforeText);
+    }
 
     const [grammar] = manifest.contributes.grammars.filter((g) => g.language === 'sync');
     assert.ok(grammar, 'a grammar for `sync` is contributed');
