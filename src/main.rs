@@ -126,12 +126,12 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn options(&self) -> Result<commands::sources::SourceOptions, String> {
+    fn options(&self) -> Result<syncguard_project::sources::SourceOptions, String> {
         let compile_db = match &self.compile_commands {
-            Some(path) => Some(std::sync::Arc::new(commands::sources::load_compile_db(path)?)),
+            Some(path) => Some(std::sync::Arc::new(syncguard_project::sources::load_compile_db(path)?)),
             None => None,
         };
-        Ok(commands::sources::SourceOptions {
+        Ok(syncguard_project::sources::SourceOptions {
             cpp: syncguard_cpp::Options {
                 entries: self.entries.clone(),
                 ranks: self.ranks.clone().map(|counts| counts.0),
@@ -151,9 +151,7 @@ impl SourceArgs {
 struct RankCounts(Vec<i64>);
 
 fn parse_ranks(text: &str) -> Result<RankCounts, String> {
-    syncguard_cpp::parse_rank_counts(text)
-        .map(RankCounts)
-        .ok_or_else(|| "expected a rank count or range of at most 64 counts, such as `4` or `2..=8`".into())
+    syncguard_project::config::parse_ranks(text).map(RankCounts)
 }
 
 fn parse_define(text: &str) -> Result<(String, String), String> {
@@ -239,13 +237,13 @@ struct LintArgs {
 impl LintArgs {
     /// The selection: `--select` replaces the file's, `--extend-select` and `--ignore`
     /// add to it.
-    fn lint(&self, config: commands::config::Config) -> Result<commands::check::Lint, String> {
+    fn lint(&self, config: syncguard_project::config::Config) -> Result<commands::check::Lint, String> {
         let select = if self.select.is_empty() {
             config.select.clone()
         } else {
             self.select.clone()
         };
-        let selection = commands::selection::Selection {
+        let selection = syncguard_project::selection::Selection {
             select,
             extend_select: [config.extend_select.clone(), self.extend_select.clone()].concat(),
             ignore: [config.ignore.clone(), self.ignore.clone()].concat(),
@@ -362,8 +360,7 @@ fn parse_param(text: &str) -> Result<(String, i64), String> {
 }
 
 fn parse_target(text: &str) -> Result<Target, String> {
-    Target::from_name(text.strip_prefix("Ascend").unwrap_or(text))
-        .ok_or_else(|| "expected one of A2, A3, 950, 310P".to_string())
+    syncguard_project::config::parse_target(text)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -387,41 +384,22 @@ fn configured(
     analysis: &AnalysisArgs,
     sources: &SourceArgs,
     lint: &LintArgs,
-) -> Result<(Overrides, commands::sources::SourceOptions, commands::check::Lint), String> {
-    let config = commands::config::load(
+) -> Result<
+    (
+        Overrides,
+        syncguard_project::sources::SourceOptions,
+        commands::check::Lint,
+    ),
+    String,
+> {
+    let config = syncguard_project::config::load(
         lint.config.as_deref(),
         lint.isolated,
         paths.first().map(PathBuf::as_path),
     )?;
-    let named = |key: &str| match &config.path {
-        Some(path) => format!("{}: `{key}`", path.display()),
-        None => key.to_string(),
-    };
     let mut overrides = analysis.overrides();
-    if overrides.target.is_none()
-        && let Some(target) = &config.target
-    {
-        overrides.target = Some(parse_target(target).map_err(|err| format!("{}: {err}", named("target")))?);
-    }
-    if overrides.cann.is_none()
-        && let Some(cann) = &config.cann
-    {
-        overrides.cann = Some(match cann.as_str() {
-            "current" => CannPolicy::Current,
-            "legacy" => CannPolicy::Legacy,
-            other => return Err(format!("{}: `{other}`: expected current or legacy", named("cann"))),
-        });
-    }
     let mut options = sources.options()?;
-    if options.cpp.ranks.is_none()
-        && let Some(ranks) = &config.ranks
-    {
-        options.cpp.ranks = Some(
-            parse_ranks(ranks)
-                .map_err(|err| format!("{}: {err}", named("ranks")))?
-                .0,
-        );
-    }
+    config.settle(&mut overrides, &mut options)?;
     Ok((overrides, options, lint.lint(config)?))
 }
 

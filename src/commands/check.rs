@@ -7,17 +7,17 @@ use syncguard_analyzer::render::{
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::{
-    CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_sync_bytes_with,
-    check_trace_reader,
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
 };
 
 use super::baseline::BaselineArgs;
-use super::inputs::{Input, InputKind, collect_inputs, report as report_io};
 use super::output;
 use super::progress::Progress;
-use super::selection::Selection;
-use super::sources::{ReadSources, SourceOptions};
 use crate::{Format, Outcome};
+use syncguard_project::Progress as _;
+use syncguard_project::inputs::{Input, InputKind, collect_inputs, report as report_io};
+use syncguard_project::selection::Selection;
+use syncguard_project::sources::{ReadSources, SourceOptions};
 
 /// How findings are shown, and which of them fail the run.
 #[derive(Clone, Copy, Debug)]
@@ -39,7 +39,7 @@ pub struct Report {
 pub struct Lint {
     pub selection: Selection,
     /// The configuration file's exclusions, per-file ignores and severities.
-    pub config: std::sync::Arc<super::config::Config>,
+    pub config: std::sync::Arc<syncguard_project::config::Config>,
     pub baseline: BaselineArgs,
     /// Exit 0 whatever is found (still 2 when an input cannot be read).
     pub exit_zero: bool,
@@ -161,9 +161,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
         failures += check_source_inputs(&mut sources, &source_inputs, &checking, &mut findings);
     }
     progress.clear();
-    lint.selection.apply(&mut findings.diagnostics);
-    lint.config.apply(&mut findings.diagnostics, &sources);
-    apply_suppressions(&mut findings.diagnostics, &sources);
+    syncguard_project::reported(&mut findings.diagnostics, &sources, &lint.selection, &lint.config);
     if let Err(err) = super::baseline::apply(&lint.baseline, &mut findings.diagnostics, &mut sources) {
         eprintln!("syncguard: {err}");
         return Outcome::Failure;
@@ -191,8 +189,8 @@ fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun
     let report = run.report;
     let read = run
         .progress
-        .suspend(|| super::sources::read_sources(sources, inputs, run.options));
-    let checked = super::sources::check_sources(&read, run.overrides, report.explain, run.progress);
+        .suspend(|| syncguard_project::sources::read_sources(sources, inputs, run.options));
+    let checked = syncguard_project::sources::check_sources(&read, run.overrides, report.explain, run.progress);
     let count = read.file_count();
     run.progress.clear();
     if checked.entries_with_calls == 0 && count > 0 {

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::{Converted, Severity, Sources, convert_trace};
 
-use super::inputs::{Input, InputKind, collect_inputs, report};
 use super::output;
 use crate::Outcome;
+use syncguard_project::inputs::{Input, InputKind, collect_inputs, report};
 
 pub fn run(path: &PathBuf) -> Outcome {
     if path.is_dir() {
@@ -68,7 +68,11 @@ fn warn_if_not_expressible(converted: &Converted) {
 /// statement with a comment naming its line.
 fn convert_source(input: &Input) -> Outcome {
     let mut sources = Sources::default();
-    let read = super::sources::read_sources(&mut sources, &[input], &super::sources::SourceOptions::default());
+    let read = syncguard_project::sources::read_sources(
+        &mut sources,
+        &[input],
+        &syncguard_project::sources::SourceOptions::default(),
+    );
     if read.failures > 0 {
         return Outcome::Failure;
     }

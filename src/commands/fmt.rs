@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use syncguard_analyzer::render::{TextOptions, render_text};
 use syncguard_analyzer::{Sources, check_sync_bytes, decode_utf8_lossless_offsets};
 
-use super::inputs::{Input, InputKind, collect_inputs, report};
 use super::output;
 use crate::Outcome;
+use syncguard_project::inputs::{Input, InputKind, collect_inputs, report};
 
 pub fn run(paths: &[PathBuf], check: bool) -> Outcome {
     let (inputs, failures) = collect_inputs(paths);

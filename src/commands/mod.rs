@@ -1,12 +1,8 @@
 pub mod baseline;
 pub mod check;
-pub mod config;
 pub mod convert;
 pub mod fmt;
-pub mod inputs;
 pub mod output;
 pub mod progress;
 pub mod rules;
-pub mod selection;
-pub mod sources;
 pub mod verify_then_run;

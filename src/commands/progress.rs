@@ -44,30 +44,6 @@ impl Progress {
         }
     }
 
-    /// `count` more units of work (files or entry points) to go.
-    pub fn add_work(&self, count: usize) {
-        if let Some(bar) = &self.bar {
-            bar.inc_length(count as u64);
-        }
-    }
-
-    /// One unit is about to be checked; `what` names it.
-    pub fn start(&self, what: &str) {
-        if let Some(bar) = &self.bar {
-            if bar.is_hidden() && self.started.elapsed() >= DELAY {
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-            }
-            bar.set_message(what.to_string());
-        }
-    }
-
-    /// One unit is done.
-    pub fn finish_one(&self) {
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-        }
-    }
-
     /// Print on stderr without tearing the bar.
     pub fn suspend<R>(&self, print: impl FnOnce() -> R) -> R {
         match &self.bar {
@@ -80,6 +56,29 @@ impl Progress {
     pub fn clear(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+impl syncguard_project::Progress for Progress {
+    fn add_work(&self, count: usize) {
+        if let Some(bar) = &self.bar {
+            bar.inc_length(count as u64);
+        }
+    }
+
+    fn start(&self, what: &str) {
+        if let Some(bar) = &self.bar {
+            if bar.is_hidden() && self.started.elapsed() >= DELAY {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            bar.set_message(what.to_string());
+        }
+    }
+
+    fn finish_one(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
         }
     }
 }

@@ -10,9 +10,9 @@ use syncguard_runtime_bridge::sim::{Sim, SimOptions};
 use syncguard_runtime_bridge::{Fault, Plan, RunLog, cannot_run, report, run as run_plan};
 
 use super::check::{Findings, Report, check_input, print_diagnostics};
-use super::inputs::{collect_inputs, report as report_io};
 use super::output;
 use crate::{BackendChoice, Format, Outcome};
+use syncguard_project::inputs::{collect_inputs, report as report_io};
 
 pub struct Request {
     pub path: PathBuf,

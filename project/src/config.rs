@@ -26,11 +26,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use syncguard_analyzer::model::{CannPolicy, Target};
 use syncguard_analyzer::rules::RULES;
-use syncguard_analyzer::{Diagnostic, Severity, Sources};
+use syncguard_analyzer::{Diagnostic, Overrides, Severity, Sources};
 use toml::Spanned;
 
-use super::selection::matches;
+use crate::selection::matches;
+use crate::sources::SourceOptions;
 
 /// A configuration file, read and checked.
 #[derive(Debug, Default)]
@@ -204,6 +206,34 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
 }
 
 impl Config {
+    /// Fill what the command line left unset (`target`, `cann`, `ranks`) from the file.
+    pub fn settle(&self, overrides: &mut Overrides, options: &mut SourceOptions) -> Result<(), String> {
+        let named = |key: &str| match &self.path {
+            Some(path) => format!("{}: `{key}`", path.display()),
+            None => key.to_string(),
+        };
+        if overrides.target.is_none()
+            && let Some(target) = &self.target
+        {
+            overrides.target = Some(parse_target(target).map_err(|err| format!("{}: {err}", named("target")))?);
+        }
+        if overrides.cann.is_none()
+            && let Some(cann) = &self.cann
+        {
+            overrides.cann = Some(match cann.as_str() {
+                "current" => CannPolicy::Current,
+                "legacy" => CannPolicy::Legacy,
+                other => return Err(format!("{}: `{other}`: expected current or legacy", named("cann"))),
+            });
+        }
+        if options.cpp.ranks.is_none()
+            && let Some(ranks) = &self.ranks
+        {
+            options.cpp.ranks = Some(parse_ranks(ranks).map_err(|err| format!("{}: {err}", named("ranks")))?);
+        }
+        Ok(())
+    }
+
     /// The folder globs are relative to.
     fn base(&self) -> PathBuf {
         self.path
@@ -247,6 +277,18 @@ impl Config {
             }
         }
     }
+}
+
+/// A target by name: `A3` or `Ascend910_93`-style `AscendA3`.
+pub fn parse_target(text: &str) -> Result<Target, String> {
+    Target::from_name(text.strip_prefix("Ascend").unwrap_or(text))
+        .ok_or_else(|| "expected one of A2, A3, 950, 310P".to_string())
+}
+
+/// Rank counts: one (`4`) or a range (`2..=8`).
+pub fn parse_ranks(text: &str) -> Result<Vec<i64>, String> {
+    syncguard_cpp::parse_rank_counts(text)
+        .ok_or_else(|| "expected a rank count or range of at most 64 counts, such as `4` or `2..=8`".into())
 }
 
 /// Whether `file` (absolute, or relative to the working directory) matches a glob

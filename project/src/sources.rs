@@ -14,8 +14,8 @@ use syncguard_cpp::CompileDb;
 use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText};
 use syncguard_model::reading_rules::unchecked_return;
 
-use super::inputs::{Input, report};
-use super::progress::Progress;
+use crate::inputs::{Input, report};
+use crate::progress::Progress;
 
 /// How the sources of a run are read, per language.
 #[derive(Clone, Debug, Default)]
@@ -209,7 +209,12 @@ pub struct SourceFindings {
 
 /// Check every entry point that does some synchronization. With `explain`, what the
 /// frontend could not follow is listed as information (SG003); otherwise it is counted.
-pub fn check_sources(read: &ReadSources, overrides: &Overrides, explain: bool, progress: &Progress) -> SourceFindings {
+pub fn check_sources(
+    read: &ReadSources,
+    overrides: &Overrides,
+    explain: bool,
+    progress: &dyn Progress,
+) -> SourceFindings {
     let mut findings = SourceFindings {
         checked: Vec::new(),
         entries_with_calls: 0,
@@ -243,7 +248,7 @@ pub fn check_entries(
     entries: Vec<EntryProgram>,
     overrides: &Overrides,
     explain: bool,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> SourceFindings {
     let mut checked = Vec::new();
     let mut seen = HashSet::new();
