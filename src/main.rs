@@ -88,6 +88,13 @@ enum Command {
     },
     /// Print the manual page (roff: `syncguard man > syncguard.1; man ./syncguard.1`).
     Man,
+    /// Run the language server on standard input and output (for editors: see
+    /// editors/vscode and editors/nvim).
+    Lsp {
+        /// Accepted for clients that pass it; standard input and output is the only transport.
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
     /// Rewrite `.sync` files in canonical form (comments are kept); `-` prints the
     /// formatted standard input.
     Fmt {
@@ -464,6 +471,13 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut command(), "syncguard", &mut std::io::stdout());
             Outcome::Clean
         }
+        Command::Lsp { .. } => match syncguard_lsp::serve_stdio() {
+            Ok(()) => Outcome::Clean,
+            Err(err) => {
+                eprintln!("syncguard lsp: {err}");
+                Outcome::Failure
+            }
+        },
         Command::Man => match clap_mangen::Man::new(command()).render(&mut std::io::stdout()) {
             Ok(()) => Outcome::Clean,
             Err(err) => {

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Fix, FixEdit};
 use crate::rules::{RULES, UnusedSuppression};
 use crate::source::{FileId, Sources, Span};
 
@@ -18,6 +18,9 @@ struct Suppression {
     code: String,
     /// The code's bytes in the file.
     range: Range<usize>,
+    /// What removing it removes: the whole comment when it names only this code, else
+    /// the code and a comma next to it.
+    removal: Range<usize>,
     used: bool,
 }
 
@@ -68,6 +71,12 @@ pub fn apply_suppressions(diagnostics: &mut Vec<Diagnostic>, sources: &Sources) 
         diagnostics.push(
             Diagnostic::new(&UnusedSuppression::INFO, span, message)
                 .with_label(if known { "unused" } else { "no such rule" })
+                .with_fix(Fix {
+                    title: format!("Remove the unused suppression of {}", suppression.code),
+                    edits: vec![FixEdit::Remove {
+                        span: Span::new(suppression.file, suppression.removal.clone()),
+                    }],
+                })
                 .with_help(if known {
                     "remove it: a stale suppression would hide the next problem here"
                 } else {
@@ -100,19 +109,33 @@ fn read_suppressions(file: FileId, text: &str) -> Vec<Suppression> {
             };
             let Some(close) = codes.find(']') else { continue };
             let codes_start = offset + (rest.len() - codes.len());
+            let comment = line_start + comment_start(&content[..at])..codes_start + close + 1;
+            let pieces: Vec<&str> = codes[..close].split(',').collect();
+            let named = pieces.iter().filter(|code| !code.trim().is_empty()).count();
             let mut position = 0;
-            for code in codes[..close].split(',') {
+            for (index, code) in pieces.iter().enumerate() {
                 let trimmed = code.trim();
                 let start = codes_start + position + (code.len() - code.trim_start().len());
+                let piece = codes_start + position..codes_start + position + code.len();
                 position += code.len() + 1;
                 if trimmed.is_empty() {
                     continue;
                 }
+                let removal = if named == 1 {
+                    comment.clone()
+                } else if index + 1 < pieces.len() {
+                    // `SG107, ` before the next code.
+                    start..piece.end + 1 + leading_spaces(pieces[index + 1])
+                } else {
+                    // `, SG108` after the previous code.
+                    piece.start - 1..piece.end
+                };
                 out.push(Suppression {
                     file,
                     line: (!whole_file).then_some(line),
                     code: trimmed.to_string(),
                     range: start..start + trimmed.len(),
+                    removal,
                     used: false,
                 });
             }
@@ -120,6 +143,21 @@ fn read_suppressions(file: FileId, text: &str) -> Vec<Suppression> {
         line_start += content.len();
     }
     out
+}
+
+/// Where the comment holding a marker starts in its line (its last `//`, `#` or `/*`
+/// before the marker), with the blanks before it.
+fn comment_start(before: &str) -> usize {
+    let opener = ["//", "#", "/*"]
+        .iter()
+        .filter_map(|opener| before.rfind(opener))
+        .max()
+        .unwrap_or(0);
+    before[..opener].trim_end().len()
+}
+
+fn leading_spaces(text: &str) -> usize {
+    text.len() - text.trim_start().len()
 }
 
 /// Whether the text before a marker on its line opens a comment (`//`, `#`, `/*`).
@@ -146,6 +184,34 @@ mod tests {
                 (Some(1), "SG107", "SG107"),
                 (Some(1), "SG108", "SG108"),
                 (None, "SG601", "SG601"),
+            ]
+        );
+    }
+
+    #[test]
+    fn removing_a_code_removes_its_comma_and_removing_the_last_code_removes_the_comment() {
+        let text = "b; // syncguard: ignore[SG107, SG108]\n# syncguard: ignore-file[SG601]\nc; // syncguard: ignore[SG1, SG2, SG3]\n";
+        let found = read_suppressions(FileId(0), text);
+        let removed: Vec<String> = found
+            .iter()
+            .map(|s| {
+                let mut left = text.to_string();
+                left.replace_range(s.removal.clone(), "");
+                left.lines()
+                    .nth(text[..s.range.start].lines().count() - 1)
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            removed,
+            [
+                "b; // syncguard: ignore[SG108]",
+                "b; // syncguard: ignore[SG107]",
+                "",
+                "c; // syncguard: ignore[SG2, SG3]",
+                "c; // syncguard: ignore[SG1, SG3]",
+                "c; // syncguard: ignore[SG1, SG2]",
             ]
         );
     }

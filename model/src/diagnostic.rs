@@ -78,6 +78,27 @@ pub struct Diagnostic {
     /// Data races (by their primary location) this finding leaves unordered: an SG601
     /// or SG602 there follows from it and is folded into it.
     pub unorders: Vec<Span>,
+    /// A mechanical change that removes the finding, where there is one.
+    pub fix: Option<Fix>,
+}
+
+/// A change that removes a finding, said in calls rather than in any language's syntax:
+/// an editor writes each call in the file's own language (a `;` after it in C/C++ and
+/// `.sync`, none in Python).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the change does, as a quick fix's title.
+    pub title: String,
+    pub edits: Vec<FixEdit>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixEdit {
+    /// A call on a line of its own after the statement at `after`, indented as it is:
+    /// `aclrtResetEvent(ev, s2)`.
+    InsertCall { after: Span, call: String },
+    /// Remove `span`; its whole line when nothing else is left on it.
+    Remove { span: Span },
 }
 
 impl Diagnostic {
@@ -95,6 +116,7 @@ impl Diagnostic {
             consequences: Vec::new(),
             starves: Vec::new(),
             unorders: Vec::new(),
+            fix: None,
         }
     }
 
@@ -113,6 +135,11 @@ impl Diagnostic {
             span,
             message: message.into(),
         });
+        self
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
         self
     }
 

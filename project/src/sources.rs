@@ -112,8 +112,8 @@ const COMPILE_DB: &str = "compile_commands.json";
 
 /// The compilation database of the first source, as clangd finds one: in its folder or
 /// a parent, or their `build/`.
-fn discover_compile_db(inputs: &[&Input]) -> Option<PathBuf> {
-    let first = std::path::absolute(&inputs.first()?.file).ok()?;
+fn discover_compile_db(files: &[PathBuf]) -> Option<PathBuf> {
+    let first = std::path::absolute(files.first()?).ok()?;
     first.ancestors().skip(1).find_map(|folder| {
         [folder.join(COMPILE_DB), folder.join("build").join(COMPILE_DB)]
             .into_iter()
@@ -123,24 +123,21 @@ fn discover_compile_db(inputs: &[&Input]) -> Option<PathBuf> {
 
 /// The database the options name, or the one found next to the C/C++ sources (said on
 /// stderr, as is one that cannot be read: then none is used).
-fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
+fn compile_db_for(files: &[PathBuf], options: &mut syncguard_cpp::Options) {
     if options.compile_db.is_some() {
         return;
     }
-    let Some(found) = discover_compile_db(inputs) else {
+    let Some(found) = discover_compile_db(files) else {
         return;
     };
     match load_compile_db(&found) {
         Ok(db) => {
-            let listed = inputs
-                .iter()
-                .filter(|input| db.flags_for(&input.file).is_some())
-                .count();
+            let listed = files.iter().filter(|file| db.flags_for(file).is_some()).count();
             eprintln!(
                 "syncguard: note: preprocessor flags from {} ({listed} of {} C/C++ files listed; `#ifdef` of a name \
                  no command defines is false)",
                 found.display(),
-                inputs.len()
+                files.len()
             );
             options.compile_db = Some(std::sync::Arc::new(db));
         }
@@ -150,38 +147,65 @@ fn compile_db_for(inputs: &[&Input], options: &mut syncguard_cpp::Options) {
 
 pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: &SourceOptions) -> ReadSources {
     let mut failures = 0;
-    let mut groups = Vec::new();
-    for language in [Language::Cpp, Language::Python] {
-        let mut texts = Vec::new();
-        let mut files = Vec::new();
-        let of_language: Vec<&Input> = inputs
-            .iter()
-            .copied()
-            .filter(|input| Language::of(&input.file).unwrap_or(Language::Cpp) == language)
-            .collect();
-        for input in &of_language {
-            let bytes = match std::fs::read(&input.file) {
-                Ok(bytes) => bytes,
-                Err(err) => {
-                    failures += report(&input.file, &err);
-                    continue;
-                }
-            };
-            let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(&bytes);
-            let (text, _) = decode_utf8_lossless_offsets(bytes);
-            files.push(sources.add(SourceFile::new(input.display.clone(), text.clone())));
-            texts.push(SourceText {
-                path: input.display.clone(),
-                text,
-            });
+    let mut documents = Vec::new();
+    for input in inputs {
+        match std::fs::read(&input.file) {
+            Ok(bytes) => documents.push(SourceDocument {
+                file: input.file.clone(),
+                display: input.display.clone(),
+                text: decode_text(&bytes),
+            }),
+            Err(err) => failures += report(&input.file, &err),
         }
-        if texts.is_empty() {
+    }
+    let mut read = read_documents(sources, documents, options);
+    read.failures += failures;
+    read
+}
+
+/// A source file's text as a file's bytes are read: without a byte order mark,
+/// invalid UTF-8 replaced in place (offsets kept).
+pub fn decode_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(bytes);
+    decode_utf8_lossless_offsets(bytes).0
+}
+
+/// A source file to read: from disk, or an editor's unsaved buffer.
+pub struct SourceDocument {
+    /// Where it is (its language and compilation flags go by it).
+    pub file: PathBuf,
+    /// Its name in findings.
+    pub display: String,
+    pub text: String,
+}
+
+/// Register `documents` in `sources` and parse them, one group per language.
+pub fn read_documents(sources: &mut Sources, documents: Vec<SourceDocument>, options: &SourceOptions) -> ReadSources {
+    let mut groups = Vec::new();
+    let mut documents: Vec<(Language, SourceDocument)> = documents
+        .into_iter()
+        .map(|document| (Language::of(&document.file).unwrap_or(Language::Cpp), document))
+        .collect();
+    for language in [Language::Cpp, Language::Python] {
+        let (of_language, rest): (Vec<_>, Vec<_>) = documents.into_iter().partition(|(of, _)| *of == language);
+        documents = rest;
+        if of_language.is_empty() {
             continue;
+        }
+        let paths: Vec<PathBuf> = of_language.iter().map(|(_, document)| document.file.clone()).collect();
+        let mut files = Vec::new();
+        let mut texts = Vec::new();
+        for (_, document) in of_language {
+            files.push(sources.add(SourceFile::new(document.display.clone(), document.text.clone())));
+            texts.push(SourceText {
+                path: document.display,
+                text: document.text,
+            });
         }
         let project = match language {
             Language::Cpp => {
                 let mut cpp = options.cpp.clone();
-                compile_db_for(&of_language, &mut cpp);
+                compile_db_for(&paths, &mut cpp);
                 Project::Cpp(Box::new(syncguard_cpp::read_project(texts, cpp)))
             }
             Language::Python => Project::Python(syncguard_python::read_project(texts, options.python.clone())),
@@ -192,7 +216,7 @@ pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: &SourceOp
             files,
         });
     }
-    ReadSources { groups, failures }
+    ReadSources { groups, failures: 0 }
 }
 
 /// A finding of one entry point: its file and name's offset, the rule, where it is.

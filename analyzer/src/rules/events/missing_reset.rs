@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use super::{observers, spelled, stream_arg};
 use crate::analysis::Analysis;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Fix, FixEdit, Severity};
 use crate::exec::{Action, InstId, NodeId};
 use crate::hb::EventCycle;
 use crate::rules::declare_rule;
@@ -142,7 +142,7 @@ fn recorded_while_set(
             .with_label("recorded again in the same reset cycle")
             .with_related(previous, format!("the previous record of {name}"))
     };
-    diagnostic
+    diagnostic = diagnostic
         .with_related(
             analysis.span(observer),
             format!(
@@ -153,7 +153,19 @@ fn recorded_while_set(
         .with_help(format!(
             "call {reset}({name}, {stream}) right after the {}, and let it run before {name} is recorded again",
             if seen == "waited on" { "wait" } else { "synchronize" }
-        ))
+        ));
+    // A reset on the waiting stream is the mechanical part; where a host synchronize
+    // observed the record, which stream should reset is the author's choice.
+    if matches!(exec.node(observer).action, Action::EventWait(_)) {
+        diagnostic = diagnostic.with_fix(Fix {
+            title: format!("Insert {reset}({name}, {stream}) after the wait"),
+            edits: vec![FixEdit::InsertCall {
+                after: analysis.span(observer),
+                call: format!("{reset}({name}, {stream})"),
+            }],
+        });
+    }
+    diagnostic
 }
 
 /// The reset closing `previous` can run after the first record of `cycle`, and a wait

@@ -1,0 +1,234 @@
+//! Checking what an editor shows: one `.sync` file or trace on its own, or a source
+//! file with the other sources of its language in its project (a helper in one file
+//! is inlined into the entry points of another), unsaved buffers as they are.
+//! The project's configuration (`syncguard.toml`, `[tool.syncguard]`) and the
+//! suppressions in the code apply as on the command line.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use lsp_types::Url;
+use syncguard_analyzer::{
+    Diagnostic, FileId, Overrides, SourceFile, Sources, check_sync_bytes_with, check_trace_reader,
+};
+use syncguard_project::inputs::{InputKind, collect_inputs};
+use syncguard_project::progress::Unobserved;
+use syncguard_project::sources::{SourceDocument, check_sources, decode_text, read_documents};
+use syncguard_project::{Config, Language, Selection, SourceOptions};
+
+use crate::documents::{Document, Kind, Snapshot, display_of, path_of};
+
+/// A project with more source files than this is checked by the target's folder only:
+/// a check runs on every edit.
+pub const MAX_PROJECT_FILES: usize = 1000;
+
+/// What one check found.
+pub struct Analysis {
+    pub sources: Sources,
+    /// Reported findings: selection, per-file ignores and suppressions applied.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The files checked together, with their URLs.
+    pub files: Vec<(FileId, Url)>,
+    /// The configuration could not be read: said, and the defaults used.
+    pub config_error: Option<String>,
+}
+
+impl Analysis {
+    pub fn url_of(&self, file: FileId) -> Option<&Url> {
+        self.files.iter().find(|(id, _)| *id == file).map(|(_, url)| url)
+    }
+
+    pub fn file_of(&self, url: &Url) -> Option<FileId> {
+        self.files.iter().find(|(_, at)| at == url).map(|(id, _)| *id)
+    }
+}
+
+/// Check `target` as it is open in the editor (`documents`); `roots` are the editor's
+/// workspace folders. `None` when `target` is not a file syncguard reads.
+pub fn analyze(target: &Url, documents: &Snapshot, roots: &[PathBuf]) -> Option<Analysis> {
+    let document = documents.get(target)?;
+    let kind = Kind::of(target, &document.language_id)?;
+    let path = path_of(target);
+    let (config, config_error) = match syncguard_project::config::load(None, false, path.as_deref()) {
+        Ok(config) => (config, None),
+        Err(err) => (Config::default(), Some(err)),
+    };
+    let mut overrides = Overrides::default();
+    let mut options = SourceOptions::default();
+    let config_error = config_error.or_else(|| config.settle(&mut overrides, &mut options).err());
+    let mut sources = Sources::default();
+    let (diagnostics, files) = match kind {
+        Kind::Sync => {
+            let checked = check_sync_bytes_with(&mut sources, display_of(target), document.text.as_bytes(), &overrides);
+            (checked.diagnostics, vec![(checked_file(&sources), target.clone())])
+        }
+        Kind::Trace => {
+            let display = display_of(target);
+            let checked = check_trace_reader(
+                &mut sources,
+                display.clone(),
+                document.text.as_bytes(),
+                None,
+                &overrides,
+            );
+            let file = checked_file(&sources);
+            // A trace is streamed: keep its text for positions and snippets.
+            *sources.get_mut(file) = SourceFile::new(display, document.text.to_string());
+            (checked.diagnostics, vec![(file, target.clone())])
+        }
+        Kind::Source(language) => {
+            let group = source_group(target, language, documents, roots, &config);
+            check_group(&mut sources, group, &options, &overrides)
+        }
+    };
+    let mut diagnostics = diagnostics;
+    let selection = Selection {
+        select: config.select.clone(),
+        extend_select: config.extend_select.clone(),
+        ignore: config.ignore.clone(),
+    };
+    syncguard_project::reported(&mut diagnostics, &sources, &selection, &config);
+    Some(Analysis {
+        sources,
+        diagnostics,
+        files,
+        config_error,
+    })
+}
+
+/// The one file a `.sync` or trace check registered.
+fn checked_file(sources: &Sources) -> FileId {
+    sources.iter().last().map_or(FileId(0), |(id, _)| id)
+}
+
+/// A source file to check, and where its text comes from.
+struct Member {
+    url: Url,
+    path: Option<PathBuf>,
+    /// The editor's text; `None`: read from disk.
+    open: Option<Document>,
+}
+
+/// The sources checked with `target`: those of its language in its project (the
+/// configuration file's folder, else the workspace folder holding it), as the command
+/// line finds them, with the editor's unsaved text where a file is open. A file
+/// outside any project is checked with the open documents of its folder.
+fn source_group(
+    target: &Url,
+    language: Language,
+    documents: &Snapshot,
+    roots: &[PathBuf],
+    config: &Config,
+) -> Vec<Member> {
+    let path = path_of(target);
+    let root = project_root(path.as_deref(), roots, config);
+    let mut members = Vec::new();
+    let mut seen = HashSet::new();
+    let mut add = |url: Url, path: Option<PathBuf>| {
+        if seen.insert(url.clone()) {
+            let open = documents.get(&url).cloned();
+            members.push(Member { url, path, open });
+        }
+    };
+    add(target.clone(), path.clone());
+    let on_disk = root
+        .as_deref()
+        .map(|root| project_sources(root, language, config))
+        .unwrap_or_default();
+    let too_many = on_disk.len() > MAX_PROJECT_FILES;
+    if too_many {
+        eprintln!(
+            "syncguard lsp: {} holds {} {} files, more than {MAX_PROJECT_FILES}: checking {} with the files of its folder only",
+            root.as_deref().unwrap_or(Path::new("")).display(),
+            on_disk.len(),
+            language.noun(),
+            display_of(target)
+        );
+    }
+    let folder = path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+    let scope = if too_many {
+        folder.clone()
+    } else {
+        root.clone().or(folder)
+    };
+    for file in on_disk {
+        if too_many && file.parent() != scope.as_deref() {
+            continue;
+        }
+        if let Ok(url) = Url::from_file_path(&file) {
+            add(url, Some(file));
+        }
+    }
+    for (url, document) in documents.iter() {
+        let open_path = path_of(url);
+        let in_scope = match (&open_path, &scope) {
+            (Some(open), Some(scope)) => open.starts_with(scope),
+            _ => false,
+        };
+        if in_scope && Kind::of(url, &document.language_id) == Some(Kind::Source(language)) {
+            add(url.clone(), open_path);
+        }
+    }
+    members
+}
+
+/// The folder a file's project is: its configuration file's, else the innermost
+/// workspace folder holding it.
+fn project_root(path: Option<&Path>, roots: &[PathBuf], config: &Config) -> Option<PathBuf> {
+    if let Some(parent) = config.path.as_deref().and_then(Path::parent) {
+        return Some(parent.to_path_buf());
+    }
+    let path = path?;
+    roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count())
+        .cloned()
+}
+
+/// The source files of `language` below `root`, as `check ROOT` finds them.
+fn project_sources(root: &Path, language: Language, config: &Config) -> Vec<PathBuf> {
+    let (inputs, _) = collect_inputs(&[root.to_path_buf()]);
+    inputs
+        .into_iter()
+        .filter(|input| input.kind == InputKind::Source && Language::of(&input.file) == Some(language))
+        .filter(|input| !config.excludes(&input.file))
+        .map(|input| std::fs::canonicalize(&input.file).unwrap_or(input.file))
+        .collect()
+}
+
+fn check_group(
+    sources: &mut Sources,
+    group: Vec<Member>,
+    options: &SourceOptions,
+    overrides: &Overrides,
+) -> (Vec<Diagnostic>, Vec<(FileId, Url)>) {
+    let mut documents = Vec::new();
+    let mut urls = Vec::new();
+    for member in group {
+        let text = match (&member.open, &member.path) {
+            (Some(open), _) => open.text.to_string(),
+            (None, Some(path)) => match std::fs::read(path) {
+                Ok(bytes) => decode_text(&bytes),
+                Err(_) => continue,
+            },
+            (None, None) => continue,
+        };
+        documents.push(SourceDocument {
+            file: member.path.clone().unwrap_or_else(|| PathBuf::from(member.url.path())),
+            display: display_of(&member.url),
+            text,
+        });
+        urls.push(member.url);
+    }
+    let read = read_documents(sources, documents, options);
+    let checked = check_sources(&read, overrides, false, &Unobserved);
+    let files = read
+        .groups
+        .iter()
+        .flat_map(|group| group.files.iter().copied())
+        .zip(urls)
+        .collect();
+    let diagnostics = checked.checked.into_iter().flat_map(|file| file.diagnostics).collect();
+    (diagnostics, files)
+}

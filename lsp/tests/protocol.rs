@@ -1,0 +1,394 @@
+//! The server driven over the protocol, in memory, as an editor drives it.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use lsp_server::{Connection, Message, Notification, Request, Response};
+use serde_json::{Value, json};
+
+struct Client {
+    connection: Connection,
+    server: Option<std::thread::JoinHandle<Result<(), String>>>,
+    next_id: i32,
+    notifications: VecDeque<Notification>,
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+impl Client {
+    fn start(root: &Path) -> Client {
+        let (server, connection) = Connection::memory();
+        let server = std::thread::spawn(move || syncguard_lsp::serve(server));
+        let mut client = Client {
+            connection,
+            server: Some(server),
+            next_id: 0,
+            notifications: VecDeque::new(),
+        };
+        let initialized = client.request("initialize", json!({"rootUri": url(root), "capabilities": {}}));
+        assert_eq!(initialized["serverInfo"]["name"], "syncguard");
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        let message = Message::Notification(Notification::new(method.to_string(), params));
+        self.connection.sender.send(message).unwrap();
+    }
+
+    /// The response's result, or its error as `{"error": ...}`.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = syncguard_lsp::request_id(self.next_id);
+        let request = Request::new(id.clone(), method.to_string(), params);
+        self.connection.sender.send(Message::Request(request)).unwrap();
+        loop {
+            match self.receive() {
+                Message::Response(Response {
+                    id: answered,
+                    result,
+                    error,
+                }) if answered == id => {
+                    return match error {
+                        Some(error) => json!({"error": {"code": error.code, "message": error.message}}),
+                        None => result.unwrap_or(Value::Null),
+                    };
+                }
+                Message::Notification(notification) => self.notifications.push_back(notification),
+                _ => {}
+            }
+        }
+    }
+
+    fn receive(&self) -> Message {
+        self.connection
+            .receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server answers within a minute")
+    }
+
+    /// The next diagnostics published for `uri` that satisfy `wanted`.
+    fn diagnostics(&mut self, uri: &str, wanted: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            while let Some(notification) = self.notifications.pop_front() {
+                if notification.method == "textDocument/publishDiagnostics" && notification.params["uri"] == uri {
+                    let found = notification.params["diagnostics"].as_array().unwrap().clone();
+                    if wanted(&found) {
+                        return found;
+                    }
+                }
+            }
+            assert!(Instant::now() < deadline, "no wanted diagnostics for {uri}");
+            if let Message::Notification(notification) = self.receive() {
+                self.notifications.push_back(notification);
+            }
+        }
+    }
+
+    fn open(&self, uri: &str, language: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}}),
+        );
+    }
+
+    fn change(&self, uri: &str, version: i32, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let result = self.server.take().unwrap().join().expect("the server does not panic");
+        assert_eq!(result, Ok(()));
+    }
+}
+
+fn codes(diagnostics: &[Value]) -> Vec<String> {
+    let mut codes: Vec<String> = diagnostics
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect();
+    codes.sort();
+    codes
+}
+
+fn has(code: &'static str) -> impl Fn(&[Value]) -> bool {
+    move |diagnostics| codes(diagnostics).iter().any(|c| c == code)
+}
+
+/// `text` with a list of LSP text edits applied (ASCII text: columns are bytes).
+fn apply(text: &str, edits: &[Value]) -> String {
+    let offset = |position: &Value| {
+        let line = position["line"].as_u64().unwrap() as usize;
+        let column = position["character"].as_u64().unwrap() as usize;
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        (start + column).min(text.len())
+    };
+    let mut edits: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|edit| {
+            (
+                offset(&edit["range"]["start"]),
+                offset(&edit["range"]["end"]),
+                edit["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    edits.sort_by_key(|edit| std::cmp::Reverse(edit.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, new);
+    }
+    out
+}
+
+fn action<'a>(actions: &'a Value, title: &str) -> &'a Value {
+    actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|action| action["title"] == title)
+        .unwrap_or_else(|| panic!("no action {title:?} in {actions:#}"))
+}
+
+fn sync_fixture() -> (String, String) {
+    let path = fixtures().join("pipeline.sync");
+    (url(&path), std::fs::read_to_string(path).unwrap())
+}
+
+#[test]
+fn a_sync_file_gets_its_findings_with_every_involved_call_and_the_rule_docs() {
+    let mut client = Client::start(&fixtures());
+    let (uri, text) = sync_fixture();
+    client.open(&uri, "sync", &text);
+    let diagnostics = client.diagnostics(&uri, has("SG102"));
+    assert_eq!(codes(&diagnostics), ["SG102", "SG601", "SG604"]);
+    let missing_reset = diagnostics.iter().find(|d| d["code"] == "SG102").unwrap();
+    assert_eq!(missing_reset["severity"], 1);
+    assert_eq!(missing_reset["source"], "syncguard");
+    assert_eq!(missing_reset["range"]["start"], json!({"line": 10, "character": 4}));
+    assert!(
+        missing_reset["message"]
+            .as_str()
+            .unwrap()
+            .contains("help: call aclrtResetEvent(handed, consumer)")
+    );
+    let related = missing_reset["relatedInformation"].as_array().unwrap();
+    assert!(
+        related.iter().any(|r| r["location"]["range"]["start"]["line"] == 11),
+        "{related:#?}"
+    );
+    let docs = missing_reset["codeDescription"]["href"].as_str().unwrap();
+    assert!(docs.starts_with("file://") && docs.ends_with("SG102.md"), "{docs}");
+    let docs = std::fs::read_to_string(docs.trim_start_matches("file://")).unwrap();
+    assert!(docs.contains("event-missing-reset"));
+}
+
+#[test]
+fn the_quick_fix_inserts_the_reset_after_the_wait_and_the_findings_go_away() {
+    let mut client = Client::start(&fixtures());
+    let (uri, text) = sync_fixture();
+    client.open(&uri, "sync", &text);
+    let diagnostics = client.diagnostics(&uri, has("SG102"));
+    let range = diagnostics.iter().find(|d| d["code"] == "SG102").unwrap()["range"].clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
+    );
+    let fix = action(&actions, "Insert aclrtResetEvent(handed, consumer) after the wait");
+    assert_eq!(fix["isPreferred"], true);
+    let fixed = apply(&text, fix["edit"]["changes"][&uri].as_array().unwrap());
+    assert!(
+        fixed.contains("    aclrtStreamWaitEvent(consumer, handed);\n    aclrtResetEvent(handed, consumer);\n"),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn every_finding_can_be_suppressed_on_its_line() {
+    let mut client = Client::start(&fixtures());
+    let (uri, text) = sync_fixture();
+    client.open(&uri, "sync", &text);
+    let diagnostics = client.diagnostics(&uri, has("SG601"));
+    let race = diagnostics.iter().find(|d| d["code"] == "SG601").unwrap();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": race["range"], "context": {"diagnostics": [race]}}),
+    );
+    let suppress = action(&actions, "Suppress SG601 on this line");
+    let suppressed = apply(&text, suppress["edit"]["changes"][&uri].as_array().unwrap());
+    assert!(
+        suppressed.contains("    // syncguard: ignore[SG601]\n    kernel(consumer, \"drain\""),
+        "{suppressed}"
+    );
+    client.change(&uri, 2, &suppressed);
+    let left = client.diagnostics(&uri, |diagnostics| !has("SG601")(diagnostics));
+    assert_eq!(codes(&left), ["SG102", "SG604"]);
+}
+
+#[test]
+fn a_helper_in_another_file_is_checked_with_its_caller_and_the_project_configuration_applies() {
+    let project = fixtures().join("project");
+    let mut client = Client::start(&project);
+    let caller = url(&project.join("pipeline.cpp"));
+    let helper = url(&project.join("handoff.cpp"));
+    client.open(
+        &caller,
+        "cpp",
+        &std::fs::read_to_string(project.join("pipeline.cpp")).unwrap(),
+    );
+    // The record and wait are in the helper: that is where the finding is, and the
+    // configuration's `ignore = ["SG701"]` holds.
+    let found = client.diagnostics(&helper, has("SG102"));
+    assert_eq!(codes(&found), ["SG102"]);
+    // Fixing the helper, unsaved, clears the finding the caller's entry point had.
+    let text = std::fs::read_to_string(project.join("handoff.cpp")).unwrap();
+    client.open(&helper, "cpp", &text);
+    let fixed = text.replace(
+        "    aclrtStreamWaitEvent(to, ev);\n",
+        "    aclrtStreamWaitEvent(to, ev);\n    aclrtResetEvent(ev, to);\n",
+    );
+    client.change(&helper, 2, &fixed);
+    client.diagnostics(&helper, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn a_fix_that_would_name_a_handle_out_of_scope_is_not_offered() {
+    let project = fixtures().join("project");
+    let mut client = Client::start(&project);
+    let helper = url(&project.join("handoff.cpp"));
+    client.open(
+        &helper,
+        "cpp",
+        &std::fs::read_to_string(project.join("handoff.cpp")).unwrap(),
+    );
+    let found = client.diagnostics(&helper, has("SG102"));
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": helper}, "range": found[0]["range"], "context": {"diagnostics": []}}),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    // The finding names the caller's `consumer`; the helper calls it `to`.
+    assert_eq!(titles, ["Suppress SG102 on this line"]);
+}
+
+#[test]
+fn hover_explains_apis_rule_codes_and_handles() {
+    let mut client = Client::start(&fixtures());
+    let (uri, text) = sync_fixture();
+    client.open(&uri, "sync", &text);
+    let hover = |client: &mut Client, line: u32, character: u32| {
+        let answer = client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+        );
+        answer["contents"]["value"].as_str().unwrap_or("").to_string()
+    };
+    let api = hover(&mut client, 10, 8);
+    assert!(api.contains("aclrtRecordEvent(event"), "{api}");
+    assert!(api.contains("aclrtResetEvent"), "{api}");
+    let handle = hover(&mut client, 10, 22);
+    assert!(handle.contains("an event") && handle.contains("line 6"), "{handle}");
+    client.change(&uri, 2, &format!("// syncguard: ignore[SG102]\n{text}"));
+    let rule = hover(&mut client, 0, 24);
+    assert!(rule.contains("event-missing-reset"), "{rule}");
+}
+
+#[test]
+fn sync_files_are_formatted_navigated_outlined_highlighted_and_completed() {
+    let mut client = Client::start(&fixtures());
+    let uri = "untitled:Untitled-1";
+    let text = "let s1 = aclrtCreateStream();\nlet ev=aclrtCreateEvent();\naclrtRecordEvent(ev, s1);\n";
+    client.open(uri, "sync", text);
+    let doc = json!({"uri": uri});
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": doc, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert!(apply(text, edits.as_array().unwrap()).contains("let ev = aclrtCreateEvent();"));
+    let at_use = json!({"textDocument": doc, "position": {"line": 2, "character": 18}});
+    let definition = client.request("textDocument/definition", at_use.clone());
+    assert_eq!(definition["range"]["start"], json!({"line": 1, "character": 4}));
+    let mut with_context = at_use.clone();
+    with_context["context"] = json!({"includeDeclaration": true});
+    assert_eq!(
+        client
+            .request("textDocument/references", with_context)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": doc}));
+    let names: Vec<&str> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["s1", "ev"]);
+    let tokens = client.request("textDocument/semanticTokens/full", json!({"textDocument": doc}));
+    assert!(tokens["data"].as_array().unwrap().len() >= 5 * 9);
+    let completions = client.request("textDocument/completion", at_use);
+    let reset = completions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["label"] == "aclrtResetEvent")
+        .expect("API names are completed");
+    assert_eq!(reset["insertText"], "aclrtResetEvent(${1:event}, ${2:stream})");
+}
+
+#[test]
+fn half_typed_files_and_nonsense_requests_never_stop_the_server() {
+    let mut client = Client::start(&fixtures());
+    let uri = "untitled:Untitled-2";
+    client.open(uri, "sync", "let s = aclrtCreateStream(;\naclrtRecordEvent(");
+    let found = client.diagnostics(uri, has("SG001"));
+    assert!(!found.is_empty());
+    let far = json!({"textDocument": {"uri": uri}, "position": {"line": 9999, "character": 9999}});
+    for method in [
+        "textDocument/hover",
+        "textDocument/definition",
+        "textDocument/completion",
+    ] {
+        let answer = client.request(method, far.clone());
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+    }
+    let unknown = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///nowhere.sync"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(unknown, Value::Null);
+    let invalid = client.request("textDocument/hover", json!({"nonsense": true}));
+    assert_eq!(invalid["error"]["code"], -32602);
+    let missing = client.request("workspace/symbol", json!({"query": ""}));
+    assert_eq!(missing["error"]["code"], -32601);
+    // Still serving.
+    client.change(uri, 2, "let s = aclrtCreateStream();\n");
+    client.diagnostics(uri, |diagnostics| !has("SG001")(diagnostics));
+}
