@@ -1,0 +1,143 @@
+//! The language server in a real editor: headless Neovim with editors/nvim/syncguard.lua
+//! opens a buggy `.sync` file and a buggy C++ file, waits for the diagnostics, applies
+//! the quick fix, and the fixed text is checked, as is that the finding is gone.
+//! Needs `nvim` (Debian package `neovim`; CI installs it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Lua run inside Neovim: open `file`, wait for a finding of `code`, apply the quick
+/// fix whose title starts with "Insert", wait for the finding to go, and write what
+/// happened to `report` and the buffer to `fixed`.
+const SCRIPT: &str = r#"
+local file, code, report, fixed = FILE, CODE, REPORT, FIXED
+local lines = {}
+local function say(text) table.insert(lines, text) end
+package.path = EDITORS .. "/?.lua;" .. package.path
+require("syncguard").setup({ cmd = { SYNCGUARD, "lsp" } })
+vim.cmd("filetype on")
+vim.cmd("edit " .. file)
+local buf = vim.api.nvim_get_current_buf()
+local function found()
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    if d.code == code then return d end
+  end
+end
+if not vim.wait(60000, function() return found() ~= nil end, 50) then
+  say("no diagnostic " .. code)
+else
+  local d = found()
+  say("found " .. code .. " at " .. (d.lnum + 1) .. ":" .. (d.col + 1))
+  local client = vim.lsp.get_active_clients()[1]
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = { line = d.lnum, character = d.col }, ["end"] = { line = d.end_lnum, character = d.end_col } },
+    context = { diagnostics = {} },
+  }
+  local answer = client.request_sync("textDocument/codeAction", params, 30000, buf)
+  for _, action in ipairs((answer and answer.result) or {}) do
+    say("action " .. action.title)
+    if action.title:match("^Insert") then
+      vim.lsp.util.apply_workspace_edit(action.edit, "utf-16")
+      say("applied " .. action.title)
+    end
+  end
+  if vim.wait(60000, function() return found() == nil end, 50) then
+    say("gone " .. code)
+  else
+    say("still there " .. code)
+  end
+end
+vim.fn.writefile(lines, report)
+vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), fixed)
+vim.cmd("qall!")
+"#;
+
+fn lua_string(path: &Path) -> String {
+    format!("{:?}", path.display().to_string())
+}
+
+/// Run the script on a copy of `fixture` (with the fixtures' configuration next to
+/// it); the report's lines and the buffer's text afterwards.
+fn edit_in_neovim(fixture: &str, code: &str) -> (Vec<String>, String) {
+    let work = tempfile::tempdir().unwrap();
+    let fixtures = root().join("tests/fixtures/editor");
+    for name in [fixture, "syncguard.toml"] {
+        std::fs::copy(fixtures.join(name), work.path().join(name)).unwrap();
+    }
+    let report = work.path().join("report.txt");
+    let fixed = work.path().join("fixed.txt");
+    let script = SCRIPT
+        .replace(
+            "FILE, CODE, REPORT, FIXED",
+            &format!(
+                "{}, {:?}, {}, {}",
+                lua_string(&work.path().join(fixture)),
+                code,
+                lua_string(&report),
+                lua_string(&fixed)
+            ),
+        )
+        .replace("EDITORS", &lua_string(&root().join("editors/nvim")))
+        .replace("SYNCGUARD", &lua_string(Path::new(env!("CARGO_BIN_EXE_syncguard"))));
+    let script_file: PathBuf = work.path().join("test.lua");
+    std::fs::write(&script_file, script).unwrap();
+    let output = Command::new("nvim")
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
+        .arg("-c")
+        .arg(format!("luafile {}", script_file.display()))
+        .current_dir(work.path())
+        .output()
+        .expect("`nvim` runs (Debian package `neovim`)");
+    let report = std::fs::read_to_string(&report).unwrap_or_else(|_| {
+        panic!(
+            "Neovim wrote no report: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (
+        report.lines().map(str::to_string).collect(),
+        std::fs::read_to_string(fixed).unwrap(),
+    )
+}
+
+#[test]
+fn neovim_shows_the_missing_reset_in_a_sync_file_and_applies_the_fix() {
+    let (report, text) = edit_in_neovim("pipeline.sync", "SG102");
+    assert_eq!(
+        report.first().map(String::as_str),
+        Some("found SG102 at 11:5"),
+        "{report:#?}"
+    );
+    assert!(
+        report.contains(&"applied Insert aclrtResetEvent(handed, consumer) after the wait".to_string()),
+        "{report:#?}"
+    );
+    assert!(report.contains(&"gone SG102".to_string()), "{report:#?}");
+    assert!(
+        text.contains("    aclrtStreamWaitEvent(consumer, handed);\n    aclrtResetEvent(handed, consumer);\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn neovim_shows_the_missing_reset_in_a_cpp_file_and_applies_the_fix_as_the_code_is_written() {
+    let (report, text) = edit_in_neovim("prefetch.cpp", "SG102");
+    assert_eq!(
+        report.first().map(String::as_str),
+        Some("found SG102 at 16:15"),
+        "{report:#?}"
+    );
+    assert!(report.contains(&"gone SG102".to_string()), "{report:#?}");
+    assert!(
+        text.contains(
+            "        CHECK(aclrtStreamWaitEvent(compute, loaded));\n        CHECK(aclrtResetEvent(loaded, compute));\n"
+        ),
+        "{text}"
+    );
+}
