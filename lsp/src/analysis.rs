@@ -12,7 +12,7 @@ use syncguard_analyzer::{
     Diagnostic, FileId, Overrides, SourceFile, Sources, check_sync_bytes_with, check_trace_reader,
 };
 use syncguard_project::inputs::{InputKind, collect_inputs};
-use syncguard_project::progress::Unobserved;
+use syncguard_project::progress::Progress;
 use syncguard_project::sources::{SourceDocument, check_sources, decode_text, read_documents};
 use syncguard_project::{Config, Language, Selection, SourceOptions};
 
@@ -45,7 +45,9 @@ impl Analysis {
 
 /// Check `target` as it is open in the editor (`documents`); `roots` are the editor's
 /// workspace folders. `None` when `target` is not a file syncguard reads.
-pub fn analyze(target: &Url, documents: &Snapshot, roots: &[PathBuf]) -> Option<Analysis> {
+/// `cancelled` says when the result is no longer wanted; a source check then stops
+/// early and its incomplete result must be dropped.
+pub fn analyze(target: &Url, documents: &Snapshot, roots: &[PathBuf], cancelled: &(dyn Fn() -> bool + Sync)) -> Option<Analysis> {
     let document = documents.get(target)?;
     let kind = Kind::of(target, &document.language_id)?;
     let path = path_of(target);
@@ -78,7 +80,7 @@ pub fn analyze(target: &Url, documents: &Snapshot, roots: &[PathBuf]) -> Option<
         }
         Kind::Source(language) => {
             let group = source_group(target, language, documents, roots, &config);
-            check_group(&mut sources, group, &options, &overrides)
+            check_group(&mut sources, group, &options, &overrides, cancelled)
         }
     };
     let mut diagnostics = diagnostics;
@@ -202,6 +204,7 @@ fn check_group(
     group: Vec<Member>,
     options: &SourceOptions,
     overrides: &Overrides,
+    cancelled: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<Diagnostic>, Vec<(FileId, Url)>) {
     let mut documents = Vec::new();
     let mut urls = Vec::new();
@@ -222,7 +225,7 @@ fn check_group(
         urls.push(member.url);
     }
     let read = read_documents(sources, documents, options);
-    let checked = check_sources(&read, overrides, false, &Unobserved);
+    let checked = check_sources(&read, overrides, false, &Cancellable(cancelled));
     let files = read
         .groups
         .iter()
@@ -231,4 +234,16 @@ fn check_group(
         .collect();
     let diagnostics = checked.checked.into_iter().flat_map(|file| file.diagnostics).collect();
     (diagnostics, files)
+}
+
+/// Checking that stops between entry points once its result is no longer wanted.
+struct Cancellable<'a>(&'a (dyn Fn() -> bool + Sync));
+
+impl Progress for Cancellable<'_> {
+    fn add_work(&self, _: usize) {}
+    fn start(&self, _: &str) {}
+    fn finish_one(&self) {}
+    fn cancelled(&self) -> bool {
+        (self.0)()
+    }
 }

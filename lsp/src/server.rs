@@ -1,13 +1,14 @@
 //! The server: the protocol loop on the main thread (requests are answered from the
 //! open documents and the latest check), and a checker thread that runs checks off it.
-//! Edits are debounced (a burst of changes is checked once, when it pauses) and a
-//! check whose document changed meanwhile is not published: a newer one follows.
+//! Edits are coalesced: the edits of a document that arrive while a check runs are
+//! checked once, on the latest text. A check whose document changed meanwhile is
+//! cancelled (source checks stop between entry points) and not published: a newer
+//! one follows.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -24,9 +25,6 @@ use lsp_types::*;
 use crate::analysis::{Analysis, analyze};
 use crate::documents::{Document, Kind, Snapshot};
 use crate::positions::LineIndex;
-
-/// How long edits must pause before they are checked.
-pub const DEBOUNCE: Duration = Duration::from_millis(20);
 
 /// Serve on standard input and output until the client exits.
 pub fn serve_stdio() -> Result<(), String> {
@@ -393,7 +391,7 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
     let mut said: HashSet<String> = HashSet::new();
     while let Ok(first) = queue.recv() {
         let mut pending: Vec<Job> = vec![first];
-        while let Ok(job) = queue.recv_timeout(DEBOUNCE) {
+        while let Ok(job) = queue.try_recv() {
             pending.retain(|queued| queued.target != job.target);
             pending.push(job);
         }
@@ -401,7 +399,7 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
             if shared.is_stale(&job) {
                 continue;
             }
-            match catch_unwind(AssertUnwindSafe(|| analyze(&job.target, &job.documents, roots))) {
+            match catch_unwind(AssertUnwindSafe(|| analyze(&job.target, &job.documents, roots, &|| shared.is_stale(&job)))) {
                 Ok(Some(analysis)) if !shared.is_stale(&job) => {
                     if let Some(err) = &analysis.config_error
                         && said.insert(err.clone())

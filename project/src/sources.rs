@@ -7,6 +7,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use syncguard_analyzer::rules::{SolverUnknown, UnknownName};
 use syncguard_analyzer::source::{FileId, Span, decode_utf8_lossless_offsets};
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Severity, SourceFile, Sources, check_lowered};
@@ -281,12 +283,29 @@ pub fn check_entries(
     let mut per_count: HashMap<FindingAt, (usize, usize, Vec<i64>)> = HashMap::new();
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
-    for entry in entries {
+    let (entries, idle): (Vec<EntryProgram>, Vec<EntryProgram>) =
+        entries.into_iter().partition(|entry| entry.api_calls > 0);
+    for _ in &idle {
         progress.finish_one();
-        if entry.api_calls == 0 {
-            continue;
-        }
-        progress.start(&entry.entry);
+    }
+    // Entry points are checked in parallel; what they found is merged in order.
+    let results: Vec<Option<CheckedFile>> = entries
+        .par_iter()
+        .map(|entry| {
+            if progress.cancelled() {
+                return None;
+            }
+            progress.start(&entry.entry);
+            let reading = reading_diagnostics(language, entry, files, explain);
+            let result = check_lowered(space.lower(entry, files), reading, overrides);
+            progress.finish_one();
+            Some(result)
+        })
+        .collect();
+    for (entry, result) in entries.into_iter().zip(results) {
+        let Some(mut result) = result else {
+            break;
+        };
         if entry.ranks <= 1
             || !per_count
                 .keys()
@@ -295,9 +314,6 @@ pub fn check_entries(
             entries_with_calls += 1;
             unresolved += entry.unresolved.len();
         }
-        let reading = reading_diagnostics(language, &entry, files, explain);
-        let lowered = space.lower(&entry, files);
-        let mut result = check_lowered(lowered, reading, overrides);
         let position = checked.len();
         let mut kept = Vec::new();
         for diagnostic in result.diagnostics {
