@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::source::Span;
+use crate::timeline::Timeline;
 
 /// What a finding is reported under: a rule's stable code and name, and its default
 /// severity. The rules themselves (and their checks) live with the analyzer; frontends
@@ -78,6 +79,9 @@ pub struct Diagnostic {
     /// Data races (by their primary location) this finding leaves unordered: an SG601
     /// or SG602 there follows from it and is folded into it.
     pub unorders: Vec<Span>,
+    /// The window of the execution the finding was found in, for timeline renderers
+    /// (computed only when asked for: `SmtOptions::timelines`).
+    pub timeline: Option<Box<Timeline>>,
 }
 
 impl Diagnostic {
@@ -95,6 +99,7 @@ impl Diagnostic {
             consequences: Vec::new(),
             starves: Vec::new(),
             unorders: Vec::new(),
+            timeline: None,
         }
     }
 
