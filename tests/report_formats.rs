@@ -430,6 +430,9 @@ fn verify_then_run_writes_the_report_with_its_run() {
         html.contains("<h2>Run</h2>") && html.contains("ran on sim (seed 0)"),
         "{html}"
     );
+    let run = &html[html.find("<h2>Run</h2>").unwrap()..html.find("id=\"summary\"").unwrap()];
+    assert!(run.contains("<svg class=\"timeline\""), "what ran is drawn: {run}");
+    assert!(run.contains("data-executed=\"true\""), "{run}");
     let refused = syncguard(&[
         "verify-then-run",
         "--format",

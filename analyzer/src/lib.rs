@@ -27,3 +27,4 @@ pub use source::{FileId, SourceFile, Sources};
 pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
 pub use trace::{check_trace_file, check_trace_reader};
+pub use window::run_timeline;

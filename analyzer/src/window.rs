@@ -72,9 +72,52 @@ fn nodes_of_spans(exec: &Execution, hb: &HappensBefore, diagnostic: &Diagnostic)
     nodes
 }
 
+/// The window of a run (`verify-then-run`): centred on the calls that failed (a wait
+/// that timed out is where it hung), else on the run's first calls; an op the run never
+/// called is drawn as one that never runs.
+pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> Timeline {
+    /// Lanes a window of a run that did not fail starts from.
+    const FIRST_CALLS: usize = 8;
+    let hb = HappensBefore::build(exec);
+    let mut was_called = vec![false; exec.nodes.len()];
+    for node in called {
+        if let Some(flag) = was_called.get_mut(node.index()) {
+            *flag = true;
+        }
+    }
+    // The first call on each lane, so that streams show as well as the host's setup.
+    let mut first: Vec<NodeId> = Vec::new();
+    let mut lanes_seen = std::collections::HashSet::new();
+    for &node in called {
+        if first.len() == FIRST_CALLS {
+            break;
+        }
+        if exec.nodes.get(node.index()).is_some_and(|n| lanes_seen.insert(n.agent)) {
+            first.push(node);
+        }
+    }
+    let focus = Focus {
+        nodes: if failed.is_empty() { &first } else { failed },
+        highlight: Highlight::Involved,
+    };
+    let mut timeline = build_with(exec, &hb, &focus, &|node| was_called[node.index()]);
+    if failed.is_empty() {
+        // Nothing went wrong: no op stands out.
+        for op in &mut timeline.ops {
+            op.role = Role::Context;
+        }
+    }
+    timeline
+}
+
 /// The window around `focus`: its ops, `CONTEXT` neighbours on each lane and the ops
 /// they are matched with, at most `Timeline::MAX_OPS`.
 pub(crate) fn build(exec: &Execution, hb: &HappensBefore, focus: &Focus) -> Timeline {
+    build_with(exec, hb, focus, &|node| hb.executes(node))
+}
+
+/// [`build`], with what decides whether an op ran.
+fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dyn Fn(NodeId) -> bool) -> Timeline {
     let focus_nodes: Vec<NodeId> = focus.nodes.iter().copied().take(Timeline::MAX_OPS).collect();
     let chosen = choose_nodes(exec, hb, &focus_nodes);
     let lanes = lane_order(exec, &chosen);
@@ -106,7 +149,7 @@ pub(crate) fn build(exec: &Execution, hb: &HappensBefore, focus: &Focus) -> Time
                 label: label(exec, node),
                 object: object_name(exec, node),
                 span: exec.node(node).op.span.clone(),
-                executed: hb.executes(node),
+                executed: executed(node),
                 role,
                 number: position.filter(|_| numbered).map(|p| p as u32 + 1),
             }

@@ -7,6 +7,7 @@ use syncguard_analyzer::render::{
     render_html, render_json, render_proofs, render_sarif, render_text,
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
+use syncguard_analyzer::timeline::Timeline;
 use syncguard_analyzer::{
     CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_sync_bytes_with,
     check_trace_reader,
@@ -67,6 +68,8 @@ pub struct Findings {
     pub proofs: Vec<Proof>,
     pub unproved: Vec<Unproved>,
     pub files: usize,
+    /// `verify-then-run --format html`: the run's window (what ran, where it stopped).
+    pub run_timeline: Option<Timeline>,
 }
 
 impl Findings {
@@ -114,7 +117,12 @@ impl Findings {
                 let html = HtmlReport {
                     title: report.title.clone(),
                     files_checked: self.files,
-                    run: extra.and_then(|(key, value)| (key == "run").then(|| run_section(&value))),
+                    run: extra
+                        .and_then(|(key, value)| (key == "run").then(|| run_section(&value)))
+                        .map(|section| RunSection {
+                            timeline: self.run_timeline.take(),
+                            ..section
+                        }),
                 };
                 write_document(&render_html(&self.diagnostics, sources, &html), report);
                 if report.open

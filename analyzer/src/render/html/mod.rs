@@ -196,6 +196,7 @@ fn finding(diagnostic: &Diagnostic, number: usize, index: &SourceIndex) -> Strin
 fn timeline_figure(timeline: &Timeline, index: &SourceIndex, id: &str) -> String {
     let shown = timeline.ops.len();
     let what = match timeline.highlight {
+        _ if id == RUN_ID => "dashed: ops the run never called; highlighted: the calls that failed",
         Highlight::Cycle => "the deadlock cycle in red, numbered in cycle order",
         Highlight::Witness => "numbered: an execution order where it happens (z3)",
         Highlight::Involved => "the calls the finding names highlighted",
@@ -227,11 +228,14 @@ fn run_section(run: &RunSection, index: &SourceIndex) -> String {
         out.push_str("</ul>");
     }
     if let Some(timeline) = &run.timeline {
-        out.push_str(&timeline_figure(timeline, index, "run"));
+        out.push_str(&timeline_figure(timeline, index, RUN_ID));
     }
     out.push_str("</section>");
     out
 }
+
+/// The element id prefix of the run's timeline.
+const RUN_ID: &str = "run";
 
 /// Text for HTML content and attribute values.
 pub(crate) fn escape(text: &str) -> String {
