@@ -424,3 +424,97 @@ fn object_name(exec: &Execution, node: NodeId) -> Option<String> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::smt::SmtOptions;
+    use crate::timeline::EdgeKind;
+    use crate::{Overrides, Sources, check_sync_bytes_with};
+
+    fn timelines_of(program: &str) -> Vec<Diagnostic> {
+        let overrides = Overrides {
+            smt: SmtOptions {
+                timelines: true,
+                ..SmtOptions::default()
+            },
+            ..Overrides::default()
+        };
+        check_sync_bytes_with(&mut Sources::default(), "t.sync", program.as_bytes(), &overrides).diagnostics
+    }
+
+    const CROSS_WAIT: &str = "
+        let s1 = aclrtCreateStream();
+        let s2 = aclrtCreateStream();
+        let e1 = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+        let e2 = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+        aclrtStreamWaitEvent(s1, e2);
+        aclrtRecordEvent(e1, s1);
+        aclrtStreamWaitEvent(s2, e1);
+        aclrtRecordEvent(e2, s2);
+    ";
+
+    #[test]
+    fn a_deadlock_window_holds_its_cycle_side_by_side_with_every_step_as_an_edge() {
+        let found = timelines_of(CROSS_WAIT);
+        let deadlock = found.iter().find(|d| d.code == "SG501").expect("a deadlock");
+        let timeline = deadlock.timeline.as_ref().expect("a timeline");
+        assert_eq!(timeline.highlight, Highlight::Cycle);
+        let cycle: Vec<&TimelineOp> = timeline.cycle().collect();
+        assert_eq!(cycle.len(), 4);
+        assert!(cycle.iter().all(|op| !op.executed && op.number.is_some()));
+        let steps = timeline.edges.iter().filter(|e| e.on_cycle).count();
+        assert_eq!(steps, 4, "two program-order steps and two matches");
+        assert!(timeline.edges.iter().any(|e| e.on_cycle && e.kind == EdgeKind::Match));
+        // Neither wait is ordered after the other's record: both lanes start together.
+        let waits: Vec<u32> = cycle
+            .iter()
+            .filter(|op| op.label == "aclrtStreamWaitEvent")
+            .map(|op| op.step)
+            .collect();
+        assert_eq!(waits.len(), 2);
+        assert_eq!(waits[0], waits[1]);
+    }
+
+    #[test]
+    fn no_timeline_unless_asked_for() {
+        let found = check_sync_bytes_with(
+            &mut Sources::default(),
+            "t.sync",
+            CROSS_WAIT.as_bytes(),
+            &Overrides::default(),
+        )
+        .diagnostics;
+        assert!(!found.is_empty());
+        assert!(found.iter().all(|d| d.timeline.is_none()));
+    }
+
+    #[test]
+    fn a_long_execution_is_windowed_to_at_most_max_ops() {
+        let mut program = String::from(CROSS_WAIT);
+        let work: String = (0..500)
+            .map(|i| format!("kernel(s1, \"k{i}\");\nkernel(s2, \"m{i}\");\n"))
+            .collect();
+        program.insert_str(program.find("aclrtStreamWaitEvent(s1").unwrap(), &work);
+        let found = timelines_of(&program);
+        let timeline = found
+            .iter()
+            .find(|d| d.code == "SG501")
+            .unwrap()
+            .timeline
+            .as_ref()
+            .unwrap();
+        assert!(timeline.ops.len() <= Timeline::MAX_OPS);
+        assert!(timeline.omitted > 900, "{}", timeline.omitted);
+        assert!(timeline.lanes.iter().any(|lane| lane.omitted_before >= 497));
+        assert_eq!(timeline.cycle().count(), 4);
+    }
+
+    #[test]
+    fn layers_break_a_cycle_after_what_is_placed() {
+        // 0 -> 1 -> 2 -> 0, and 3 after 2: the cycle is broken at its first op.
+        let before = vec![vec![2], vec![0], vec![1], vec![2]];
+        let lane = vec![None, Some(0), Some(1), None];
+        assert_eq!(layer(&before, &lane), vec![0, 1, 2, 3]);
+    }
+}

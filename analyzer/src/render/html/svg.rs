@@ -357,3 +357,29 @@ fn shorten(text: &str, max: usize) -> String {
     short.push('…');
     short
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_api_names_split_between_words_near_the_middle() {
+        assert_eq!(
+            label_lines("HcommChannelNotifyRecordOnThread"),
+            ("HcommChannelNotify".to_string(), Some("RecordOnThread".to_string()))
+        );
+        assert_eq!(label_lines("aclrtRecordEvent"), ("aclrtRecordEvent".to_string(), None));
+        assert_eq!(
+            label_lines("kernel attention_backward_long"),
+            ("kernel".to_string(), Some("attention_backward_long".to_string()))
+        );
+    }
+
+    #[test]
+    fn rounded_paths_pass_through_every_point() {
+        let path = rounded_path(&[(0.0, 0.0), (10.0, 0.0), (10.0, 20.0)]);
+        // The radius is at most half a segment: 5 on the first, 6 on the second.
+        assert!(path.starts_with("M0,0 L5,0 Q10,0 10,6"), "{path}");
+        assert!(path.ends_with(" L10,20"), "{path}");
+    }
+}
