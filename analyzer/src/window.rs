@@ -460,7 +460,7 @@ mod tests {
         let deadlock = found.iter().find(|d| d.code == "SG501").expect("a deadlock");
         let timeline = deadlock.timeline.as_ref().expect("a timeline");
         assert_eq!(timeline.highlight, Highlight::Cycle);
-        let cycle: Vec<&TimelineOp> = timeline.cycle().collect();
+        let cycle: Vec<&TimelineOp> = timeline.cycle_ops().collect();
         assert_eq!(cycle.len(), 4);
         assert!(cycle.iter().all(|op| !op.executed && op.number.is_some()));
         let steps = timeline.edges.iter().filter(|e| e.on_cycle).count();
@@ -507,7 +507,7 @@ mod tests {
         assert!(timeline.ops.len() <= Timeline::MAX_OPS);
         assert!(timeline.omitted > 900, "{}", timeline.omitted);
         assert!(timeline.lanes.iter().any(|lane| lane.omitted_before >= 497));
-        assert_eq!(timeline.cycle().count(), 4);
+        assert_eq!(timeline.cycle_ops().count(), 4);
     }
 
     #[test]

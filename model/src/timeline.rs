@@ -26,7 +26,7 @@ impl Timeline {
     pub const MAX_OPS: usize = 64;
 
     /// The ops on the deadlock cycle, in cycle order.
-    pub fn cycle(&self) -> impl Iterator<Item = &TimelineOp> {
+    pub fn cycle_ops(&self) -> impl Iterator<Item = &TimelineOp> {
         self.ops.iter().filter(|op| op.role == Role::Cycle)
     }
 
