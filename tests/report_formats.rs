@@ -31,6 +31,8 @@ const DEADLOCK: &str = "examples/acl-event-sync/cross-wait-deadlock.sync";
 const RESET_RACE: &str = "examples/acl-event-sync/reset-before-second-wait.sync";
 const PARAMETRIC: &str = "examples/parametric-ring/off-by-one-peer.sync";
 const HCCL: &str = "examples/hccl-three-phase-write/lost-signal.sync";
+/// A call trace with `ts` on every line.
+const TRACE: &str = "examples/traces/cuda-stream-race.jsonl";
 
 fn html_of(path: &str) -> String {
     stdout_of(&["check", "--format", "html", path])
@@ -274,7 +276,7 @@ fn large_executions_are_windowed_with_the_omitted_count() {
 
 #[test]
 fn chrome_trace_loads_back_with_consistent_events_and_flows() {
-    for path in [DEADLOCK, RESET_RACE, PARAMETRIC, HCCL] {
+    for path in [DEADLOCK, RESET_RACE, PARAMETRIC, HCCL, TRACE] {
         let trace: Value = serde_json::from_str(&stdout_of(&["check", "--format", "chrome-trace", path])).unwrap();
         let events = trace["traceEvents"].as_array().unwrap();
         assert!(!events.is_empty(), "{path}");
@@ -296,8 +298,9 @@ fn chrome_trace_loads_back_with_consistent_events_and_flows() {
                 "{slice}"
             );
             assert!(processes.contains(&slice["pid"].as_u64()));
-            assert!(slice["ts"].as_u64().is_some() && slice["dur"].as_u64().unwrap() > 0);
-            assert!(slice["args"]["source"].as_str().unwrap().contains(".sync:"));
+            assert!(slice["ts"].as_f64().is_some() && slice["dur"].as_f64().unwrap() > 0.0);
+            let source = slice["args"]["source"].as_str().unwrap();
+            assert!(source.starts_with(path), "{source}");
         }
         // Each flow id starts once and ends once, inside a slice on its own thread.
         let mut flows: HashMap<u64, (usize, usize)> = HashMap::new();
@@ -309,17 +312,18 @@ fn chrome_trace_loads_back_with_consistent_events_and_flows() {
                 entry.1 += 1;
                 assert_eq!(event["bp"], "e");
             }
-            let (ts, pid, tid) = (event["ts"].as_u64().unwrap(), &event["pid"], &event["tid"]);
+            let (ts, pid, tid) = (event["ts"].as_f64().unwrap(), &event["pid"], &event["tid"]);
             let enclosing = slices.iter().any(|s| {
                 &s["pid"] == pid && &s["tid"] == tid && {
-                    let start = s["ts"].as_u64().unwrap();
-                    (start..start + s["dur"].as_u64().unwrap()).contains(&ts)
+                    let start = s["ts"].as_f64().unwrap();
+                    (start..start + s["dur"].as_f64().unwrap()).contains(&ts)
                 }
             });
             assert!(enclosing, "{path}: flow event {event} is inside a slice");
         }
-        if path != PARAMETRIC {
-            // (The off-by-one ring matches no record with any wait: it has no flow.)
+        if [DEADLOCK, RESET_RACE, HCCL].contains(&path) {
+            // (The off-by-one ring matches no record with any wait, and the race is two
+            // unordered accesses: they have no flow.)
             assert!(!flows.is_empty(), "{path}: matches are flows");
         }
         for (id, ends) in &flows {
@@ -445,4 +449,49 @@ fn verify_then_run_writes_the_report_with_its_run() {
     let html = std::fs::read_to_string(&file).unwrap();
     assert!(html.contains("not run: the program did not verify"));
     assert!(html.contains("data-role=\"cycle\""), "what would hang is drawn");
+}
+
+#[test]
+fn chrome_trace_of_a_call_trace_uses_its_times_and_no_lane_overlaps_itself() {
+    let trace: Value = serde_json::from_str(&stdout_of(&["check", "--format", "chrome-trace", TRACE])).unwrap();
+    assert!(
+        trace["otherData"]["time"]
+            .as_str()
+            .unwrap()
+            .starts_with("the trace's ts")
+    );
+    let source = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TRACE)).unwrap();
+    let ts_of_line = |line: usize| -> f64 {
+        let json: Value = serde_json::from_str(source.lines().nth(line - 1).unwrap()).unwrap();
+        json["ts"].as_f64().unwrap()
+    };
+    let slices: Vec<&Value> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    assert!(slices.len() >= 2);
+    // Times are the trace's, relative to the first op of the window, in microseconds.
+    let line_of = |slice: &Value| -> usize {
+        let source = slice["args"]["source"].as_str().unwrap();
+        source.split(':').nth(1).unwrap().parse().unwrap()
+    };
+    let first = slices
+        .iter()
+        .map(|s| ts_of_line(line_of(s)))
+        .fold(f64::INFINITY, f64::min);
+    for slice in &slices {
+        let expected = (ts_of_line(line_of(slice)) - first) / 1000.0;
+        assert!((slice["ts"].as_f64().unwrap() - expected).abs() < 1e-9, "{slice}");
+    }
+    for a in &slices {
+        for b in &slices {
+            let same_lane = a["pid"] == b["pid"] && a["tid"] == b["tid"];
+            let (start_a, start_b) = (a["ts"].as_f64().unwrap(), b["ts"].as_f64().unwrap());
+            if same_lane && start_a < start_b {
+                assert!(start_a + a["dur"].as_f64().unwrap() <= start_b, "{a} overlaps {b}");
+            }
+        }
+    }
 }

@@ -152,6 +152,11 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
                 executed: executed(node),
                 role,
                 number: position.filter(|_| numbered).map(|p| p as u32 + 1),
+                time_ns: exec
+                    .program
+                    .call_times
+                    .get(&exec.node(node).op.span.range.start)
+                    .copied(),
             }
         })
         .collect();

@@ -91,6 +91,8 @@ pub struct TimelineOp {
     pub role: Role,
     /// Its position (1-based) in the cycle or in z3's witness order.
     pub number: Option<u32>,
+    /// When the call was made (ns), for a call trace that carries `ts`.
+    pub time_ns: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
