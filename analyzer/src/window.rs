@@ -68,7 +68,9 @@ fn nodes_of_spans(exec: &Execution, hb: &HappensBefore, diagnostic: &Diagnostic)
         candidates.sort_by_key(|&n| (hb.executes(n), n));
         nodes.extend(candidates.into_iter().take(NODES_PER_SPAN));
     }
-    nodes.dedup();
+    // A call named twice (primary and related) is one op of the window.
+    let mut seen = std::collections::HashSet::new();
+    nodes.retain(|&node| seen.insert(node));
     nodes
 }
 
