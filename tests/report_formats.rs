@@ -495,3 +495,13 @@ fn chrome_trace_of_a_call_trace_uses_its_times_and_no_lane_overlaps_itself() {
         }
     }
 }
+
+#[test]
+fn html_report_of_a_data_race_highlights_its_two_accesses() {
+    let html = html_of(TRACE);
+    assert_self_contained(&html);
+    let finding = &html[html.find("data-code=\"SG601\"").expect("the trace races")..];
+    let finding = &finding[..finding.find("</section>").unwrap()];
+    let involved = ops_with_role(finding, "involved");
+    assert_eq!(involved.len(), 2, "the two unordered accesses: {involved:?}");
+}
