@@ -374,7 +374,15 @@ fn open_launches_the_browser_on_the_written_report() {
     let opened = dir.path().join("opened");
     // A "browser" that records what it was asked to open.
     let browser = dir.path().join("browser.sh");
-    std::fs::write(&browser, format!("#!/bin/sh\necho \"$1\" > {}\n", opened.display())).unwrap();
+    // Written whole, then renamed: the test never reads it half-written.
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\necho \"$1\" > {0}.part && mv {0}.part {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -400,7 +408,7 @@ fn open_launches_the_browser_on_the_written_report() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for _ in 0..100 {
+    for _ in 0..400 {
         if opened.exists() {
             break;
         }

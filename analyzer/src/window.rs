@@ -31,8 +31,14 @@ pub(crate) fn attach_missing(analysis: &Analysis, found: &mut [Diagnostic]) {
     if !analysis.smt.timelines {
         return;
     }
+    let spans: Vec<&Span> = found
+        .iter()
+        .filter(|d| d.timeline.is_none())
+        .flat_map(|d| std::iter::once(&d.primary).chain(d.related.iter().map(|r| &r.span)))
+        .collect();
+    let ops = OpsOfSpans::find(analysis.exec, analysis.hb, &spans);
     for diagnostic in found.iter_mut().filter(|d| d.timeline.is_none()) {
-        let nodes = nodes_of_spans(analysis.exec, analysis.hb, diagnostic);
+        let nodes = ops.of(diagnostic);
         if !nodes.is_empty() {
             let focus = Focus {
                 nodes: &nodes,
@@ -51,27 +57,47 @@ pub(crate) fn with_timeline(analysis: &Analysis, mut diagnostic: Diagnostic, foc
     diagnostic
 }
 
-/// The ops of the calls a finding names (primary first): the ones that never run before
-/// those that do, since a stuck op is where a hang shows.
-fn nodes_of_spans(exec: &Execution, hb: &HappensBefore, diagnostic: &Diagnostic) -> Vec<NodeId> {
-    let spans: Vec<&Span> = std::iter::once(&diagnostic.primary)
-        .chain(diagnostic.related.iter().map(|r| &r.span))
-        .collect();
-    let mut per_span: Vec<Vec<NodeId>> = vec![Vec::new(); spans.len()];
-    for (index, node) in exec.nodes.iter().enumerate() {
-        if let Some(at) = spans.iter().position(|span| **span == node.op.span) {
-            per_span[at].push(NodeId(index as u32));
+/// The ops of each call the findings name, found in one pass over the execution: per
+/// span, up to `NODES_PER_SPAN` ops that never run (a stuck op is where a hang shows),
+/// then up to as many that do.
+struct OpsOfSpans {
+    stuck: HashMap<Span, Vec<NodeId>>,
+    ran: HashMap<Span, Vec<NodeId>>,
+}
+
+impl OpsOfSpans {
+    fn find(exec: &Execution, hb: &HappensBefore, spans: &[&Span]) -> Self {
+        let mut ops = OpsOfSpans {
+            stuck: spans.iter().map(|&span| (span.clone(), Vec::new())).collect(),
+            ran: spans.iter().map(|&span| (span.clone(), Vec::new())).collect(),
+        };
+        if spans.is_empty() {
+            return ops;
         }
+        for (index, node) in exec.nodes.iter().enumerate() {
+            let id = NodeId(index as u32);
+            let list = if hb.executes(id) { &mut ops.ran } else { &mut ops.stuck };
+            if let Some(nodes) = list.get_mut(&node.op.span)
+                && nodes.len() < NODES_PER_SPAN
+            {
+                nodes.push(id);
+            }
+        }
+        ops
     }
-    let mut nodes = Vec::new();
-    for mut candidates in per_span {
-        candidates.sort_by_key(|&n| (hb.executes(n), n));
-        nodes.extend(candidates.into_iter().take(NODES_PER_SPAN));
+
+    /// The ops of a finding's calls, primary first; a call named twice is one op.
+    fn of(&self, diagnostic: &Diagnostic) -> Vec<NodeId> {
+        let mut nodes = Vec::new();
+        for span in std::iter::once(&diagnostic.primary).chain(diagnostic.related.iter().map(|r| &r.span)) {
+            let stuck = self.stuck.get(span).into_iter().flatten();
+            let ran = self.ran.get(span).into_iter().flatten();
+            nodes.extend(stuck.chain(ran).take(NODES_PER_SPAN));
+        }
+        let mut seen = std::collections::HashSet::new();
+        nodes.retain(|&node| seen.insert(node));
+        nodes
     }
-    // A call named twice (primary and related) is one op of the window.
-    let mut seen = std::collections::HashSet::new();
-    nodes.retain(|&node| seen.insert(node));
-    nodes
 }
 
 /// The window of a run (`verify-then-run`): centred on the calls that failed (a wait
