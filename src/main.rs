@@ -209,6 +209,14 @@ struct AnalysisArgs {
     /// After the findings, how many of each rule were reported.
     #[arg(long)]
     statistics: bool,
+    /// Write the report to FILE instead of standard output (html, chrome-trace, dot,
+    /// json, sarif).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Open the written report (`--format html --output FILE`) in the browser: $BROWSER,
+    /// else the desktop's default.
+    #[arg(long, requires = "output")]
+    open: bool,
 }
 
 /// Which findings `check` reports, and whether they fail the run.
@@ -279,12 +287,30 @@ impl AnalysisArgs {
             smt: SmtOptions {
                 timeout: self.smt_timeout,
                 explain: self.explain,
+                timelines: self.format.draws_executions(),
             },
         }
     }
 
-    fn report(&self) -> commands::check::Report {
+    /// Options no parser checks: `--output` needs a format that is one document.
+    fn validate(&self) -> Result<(), String> {
+        if self.output.is_some() && !self.format.is_document() {
+            return Err(
+                "--output writes a whole document: use it with --format html, chrome-trace, dot, json or sarif".into(),
+            );
+        }
+        if self.open && self.format != Format::Html {
+            return Err("--open opens an HTML report: use it with --format html".into());
+        }
+        Ok(())
+    }
+
+    /// How findings are shown; `title` heads a document format ("syncguard check src/").
+    fn report(&self, title: String) -> commands::check::Report {
         commands::check::Report {
+            output: self.output.clone(),
+            open: self.open,
+            title,
             format: self.format,
             color: match self.color {
                 ColorChoice::Always => true,
@@ -322,6 +348,25 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands: annotations on the pull request.
     Github,
+    /// One self-contained HTML page (no network access): a summary per file and rule,
+    /// and each finding's timeline of streams and threads, with the cycle or race marked.
+    Html,
+    /// Chrome Trace Event JSON of each finding's execution, for Perfetto or chrome://tracing.
+    ChromeTrace,
+    /// Graphviz: each finding's happens-before neighbourhood (`dot -Tsvg`).
+    Dot,
+}
+
+impl Format {
+    /// The formats that draw executions: the analysis keeps each finding's window for them.
+    pub fn draws_executions(self) -> bool {
+        matches!(self, Format::Html | Format::ChromeTrace | Format::Dot)
+    }
+
+    /// The formats written as one document, which `--output` can take.
+    fn is_document(self) -> bool {
+        self.draws_executions() || matches!(self, Format::Json | Format::Sarif)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -410,6 +455,12 @@ fn configured(
     Ok((overrides, options, lint.lint(config)?))
 }
 
+/// "syncguard check examples/ src/": what a report document says it is of.
+fn command_title(command: &str, paths: &[PathBuf]) -> String {
+    let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    format!("syncguard {command} {}", paths.join(" "))
+}
+
 /// The command line, with the version of the z3 library it runs on (`--version`).
 fn command() -> clap::Command {
     let version = format!(
@@ -438,9 +489,13 @@ fn main() -> ExitCode {
             analysis,
             sources,
             lint,
-        } => match configured(&paths, &analysis, &sources, &lint) {
+        } => match analysis
+            .validate()
+            .and_then(|()| configured(&paths, &analysis, &sources, &lint))
+        {
             Ok((overrides, options, lint)) => {
-                commands::check::run(&paths, &overrides, &analysis.report(), &options, &lint)
+                let report = analysis.report(command_title("check", &paths));
+                commands::check::run(&paths, &overrides, &report, &options, &lint)
             }
             Err(err) => {
                 eprintln!("syncguard: {err}");
@@ -455,16 +510,22 @@ fn main() -> ExitCode {
             params,
             sim_memory,
             analysis,
-        } => commands::verify_then_run::run(&commands::verify_then_run::Request {
-            path,
-            backend,
-            seed,
-            trace_out,
-            params,
-            sim_memory_limit: sim_memory << 20,
-            overrides: analysis.overrides(),
-            report: analysis.report(),
-        }),
+        } => match analysis.validate() {
+            Ok(()) => commands::verify_then_run::run(&commands::verify_then_run::Request {
+                report: analysis.report(command_title("verify-then-run", std::slice::from_ref(&path))),
+                path,
+                backend,
+                seed,
+                trace_out,
+                params,
+                sim_memory_limit: sim_memory << 20,
+                overrides: analysis.overrides(),
+            }),
+            Err(err) => {
+                eprintln!("syncguard: {err}");
+                Outcome::Failure
+            }
+        },
         Command::Rules { code } => commands::rules::run(code.as_deref()),
         Command::Fmt { paths, check } => commands::fmt::run(&paths, check),
         Command::Completions { shell } => {

@@ -418,6 +418,7 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
         }
     }
     crate::consequences::fold(&mut found);
+    crate::window::attach_missing(&analysis, &mut found);
     found
 }
 

@@ -13,9 +13,10 @@ pub mod rules;
 pub mod smt;
 mod suppress;
 pub mod trace;
+mod window;
 
 // The shared model, under the paths the analyzer has always given it.
-pub use syncguard_model::{api, calls, diagnostic, model, source, suggest};
+pub use syncguard_model::{api, calls, diagnostic, model, source, suggest, timeline};
 
 pub use analysis::{Analyzed, OrderFindings, analyze, analyze_assignment, analyze_with, findings_by_issue_order};
 pub use diagnostic::{Diagnostic, Related, Severity};
@@ -26,3 +27,4 @@ pub use source::{FileId, SourceFile, Sources};
 pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
 pub use trace::{check_trace_file, check_trace_reader};
+pub use window::run_timeline;

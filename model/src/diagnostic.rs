@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::source::Span;
+use crate::timeline::Timeline;
 
 /// What a finding is reported under: a rule's stable code and name, and its default
 /// severity. The rules themselves (and their checks) live with the analyzer; frontends
@@ -80,6 +81,9 @@ pub struct Diagnostic {
     pub unorders: Vec<Span>,
     /// A mechanical change that removes the finding, where there is one.
     pub fix: Option<Fix>,
+    /// The window of the execution the finding was found in, for timeline renderers
+    /// (computed only when asked for: `SmtOptions::timelines`).
+    pub timeline: Option<Box<Timeline>>,
 }
 
 /// A change that removes a finding, said in calls rather than in any language's syntax:
@@ -117,6 +121,7 @@ impl Diagnostic {
             starves: Vec::new(),
             unorders: Vec::new(),
             fix: None,
+            timeline: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The model every syncguard frontend lowers into and the analyzer checks: the
 //! Program (`model`), the API catalogue (`api`) and the lowering of one call that all
-//! frontends share (`calls`), source files and spans (`source`), and diagnostics
-//! (`diagnostic`). It knows no syntax and no analysis.
+//! frontends share (`calls`), source files and spans (`source`), diagnostics
+//! (`diagnostic`) and the execution windows drawn with them (`timeline`). It knows no syntax and no analysis.
 
 pub mod api;
 pub mod calls;
@@ -10,6 +10,7 @@ pub mod model;
 pub mod reading_rules;
 pub mod source;
 pub mod suggest;
+pub mod timeline;
 
 pub use diagnostic::{Diagnostic, Related, Rule, Severity};
 pub use model::Program;

@@ -36,6 +36,10 @@ pub struct Program {
     pub threads: Vec<HostThread>,
     pub ge_ops: Vec<GeOp>,
     pub superkernels: Vec<SuperKernel>,
+    /// A call trace read for a timeline (`SmtOptions::timelines`): the `ts` (ns) of each
+    /// call, by the byte offset of its line. Empty otherwise, so that a large trace does
+    /// not keep one entry per line for nothing.
+    pub call_times: std::collections::HashMap<usize, u64>,
 }
 
 impl Program {
@@ -71,6 +75,7 @@ impl Program {
             }],
             ge_ops: Vec::new(),
             superkernels: Vec::new(),
+            call_times: std::collections::HashMap::new(),
         }
     }
 

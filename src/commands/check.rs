@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{
-    SarifTool, TextOptions, render_concise, render_github, render_json, render_proofs, render_sarif, render_text,
+    HtmlReport, RunSection, SarifTool, TextOptions, render_chrome_trace, render_concise, render_dot, render_github,
+    render_html, render_json, render_proofs, render_sarif, render_text,
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
+use syncguard_analyzer::timeline::Timeline;
 use syncguard_analyzer::{
     CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
 };
@@ -20,7 +22,7 @@ use syncguard_project::selection::Selection;
 use syncguard_project::sources::{ReadSources, SourceOptions};
 
 /// How findings are shown, and which of them fail the run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Report {
     pub format: Format,
     pub color: bool,
@@ -32,6 +34,12 @@ pub struct Report {
     pub show_proofs: bool,
     /// A count of findings per rule after them.
     pub statistics: bool,
+    /// Where a document format is written (standard output when `None`).
+    pub output: Option<PathBuf>,
+    /// Open the written HTML report in the browser.
+    pub open: bool,
+    /// What a document is of: "syncguard check examples/".
+    pub title: String,
 }
 
 /// What `check` reports of what it found (`verify-then-run` reports everything).
@@ -61,6 +69,8 @@ pub struct Findings {
     pub proofs: Vec<Proof>,
     pub unproved: Vec<Unproved>,
     pub files: usize,
+    /// `verify-then-run --format html`: the run's window (what ran, where it stopped).
+    pub run_timeline: Option<Timeline>,
 }
 
 impl Findings {
@@ -101,7 +111,38 @@ impl Findings {
                     json[key] = value;
                 }
                 let json = serde_json::to_string_pretty(&json).expect("JSON values always serialize");
-                output::println(&json);
+                write_document(&json, report);
+            }
+            Format::Html => {
+                sources.load_deferred();
+                let html = HtmlReport {
+                    title: report.title.clone(),
+                    files_checked: self.files,
+                    run: extra
+                        .and_then(|(key, value)| (key == "run").then(|| run_section(&value)))
+                        .map(|section| RunSection {
+                            timeline: self.run_timeline.take(),
+                            ..section
+                        }),
+                };
+                write_document(&render_html(&self.diagnostics, sources, &html), report);
+                if report.open
+                    && let Some(path) = &report.output
+                {
+                    open_in_browser(path);
+                }
+            }
+            Format::ChromeTrace => {
+                sources.load_deferred();
+                let trace = render_chrome_trace(&self.diagnostics, sources);
+                write_document(
+                    &serde_json::to_string(&trace).expect("JSON values always serialize"),
+                    report,
+                );
+            }
+            Format::Dot => {
+                sources.load_deferred();
+                write_document(&render_dot(&self.diagnostics, sources), report);
             }
             Format::Concise => {
                 output::print(&render_concise(&self.diagnostics, sources));
@@ -119,9 +160,95 @@ impl Findings {
                     information_uri: Some(env!("CARGO_PKG_HOMEPAGE")).filter(|uri| !uri.is_empty()),
                 };
                 let sarif = render_sarif(&self.diagnostics, sources, &root, &tool);
-                output::println(&serde_json::to_string_pretty(&sarif).expect("JSON values always serialize"));
+                write_document(
+                    &serde_json::to_string_pretty(&sarif).expect("JSON values always serialize"),
+                    report,
+                );
             }
         }
+    }
+}
+
+/// A whole document, to `--output` or standard output. A file that cannot be written
+/// ends the command with exit 2, as standard output does.
+fn write_document(document: &str, report: &Report) {
+    let Some(path) = &report.output else {
+        output::println(document);
+        return;
+    };
+    if let Err(err) = std::fs::write(path, format!("{document}\n")) {
+        eprintln!("syncguard: cannot write {}: {err}", path.display());
+        std::process::exit(crate::Outcome::Failure as i32);
+    }
+}
+
+/// Launch the browser on `path` without waiting for it: `$BROWSER`, else the desktop's
+/// opener. A browser that cannot be started is said, and the report stays written.
+fn open_in_browser(path: &std::path::Path) {
+    let opener = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let opener = opener.unwrap_or_else(|| {
+        if cfg!(target_os = "macos") {
+            "open".into()
+        } else if cfg!(windows) {
+            "explorer".into()
+        } else {
+            "xdg-open".into()
+        }
+    });
+    let started = std::process::Command::new(&opener)
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(err) = started {
+        eprintln!(
+            "syncguard: cannot start `{opener}` to open {}: {err} (set $BROWSER)",
+            path.display()
+        );
+    }
+}
+
+/// The run section of an HTML report, from the run's JSON summary (`verify-then-run`):
+/// `null` when verification refused to run, `{"error": ...}` when it could not.
+fn run_section(run: &serde_json::Value) -> RunSection {
+    let text = |key: &str| run[key].as_str().map(str::to_string);
+    if run.is_null() {
+        return RunSection {
+            summary: "not run: the program did not verify, so nothing was executed".into(),
+            ..RunSection::default()
+        };
+    }
+    if let Some(error) = text("error") {
+        return RunSection {
+            summary: format!("not run: {error}"),
+            ..RunSection::default()
+        };
+    }
+    let mut context = text("backend").unwrap_or_default();
+    if let Some(params) = text("params") {
+        context = format!("{context}, {params}");
+    }
+    let faults: Vec<String> = run["faults"]
+        .as_array()
+        .map(|faults| faults.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let outcome = match (run["findings"].as_u64().unwrap_or(0), faults.len()) {
+        (0, 0) => "completed: no hang, no race, no lost signal".to_string(),
+        (0, n) => format!(
+            "stopped by {n} failed call{} (below: where it hung)",
+            if n == 1 { "" } else { "s" }
+        ),
+        (n, _) => format!("{n} run-time finding{}", if n == 1 { "" } else { "s" }),
+    };
+    RunSection {
+        summary: format!(
+            "ran on {context}: {} calls in {:.1} ms, {outcome}",
+            run["calls"].as_u64().unwrap_or(0),
+            run["elapsed_ms"].as_f64().unwrap_or(0.0)
+        ),
+        faults,
+        timeline: None,
     }
 }
 

@@ -63,6 +63,7 @@ pub fn run(request: &Request) -> Outcome {
         proofs,
         unproved,
         files: 1,
+        run_timeline: None,
     };
     let text = request.report.format == Format::Text;
     // Text shows the verification at once; JSON is one document, written at the end.
@@ -136,6 +137,11 @@ pub fn run(request: &Request) -> Outcome {
         }
         output::println(&summary.line());
     } else {
+        if request.report.format == Format::Html {
+            let called: Vec<_> = log.calls.iter().map(|call| call.node).collect();
+            let failed: Vec<_> = log.faults.iter().filter_map(|(node, _)| *node).collect();
+            findings.run_timeline = Some(syncguard_analyzer::run_timeline(&exec, &called, &failed));
+        }
         findings.diagnostics.extend(run_findings);
         findings.print(&mut sources, &request.report, Some(("run", summary.json(&faults))));
     }

@@ -36,7 +36,7 @@ pub fn convert_trace(
     reader: impl Read,
     reread: Option<PathBuf>,
 ) -> Converted {
-    let lowerer = super::read_trace(sources, display, reader, reread, true);
+    let lowerer = super::read_trace(sources, display, reader, reread, true, false);
     let ReadTrace {
         program,
         mut diagnostics,

@@ -34,9 +34,11 @@ pub fn read_trace(
     reader: impl Read,
     reread: Option<PathBuf>,
     keep_calls: bool,
+    keep_times: bool,
 ) -> TraceLowerer {
     let file = sources.add(SourceFile::deferred(display, reread));
     let mut lowerer = TraceLowerer::new(file, keep_calls);
+    lowerer.keep_times = keep_times;
     let mut lines = LineReader::new(reader);
     let mut line_starts = Vec::new();
     while let Some(line) = lines.next_line() {

@@ -48,6 +48,8 @@ pub struct TraceLowerer {
     pub(super) hccl_size_seen: bool,
     /// `loc` of the lines that have one, by line start.
     locs: HashMap<usize, SourceLocation>,
+    /// Record each call's `ts` in `Program::call_times` (for timelines).
+    pub keep_times: bool,
     /// Events used before the line that creates them (SG101, reported by the analyzer).
     pub(super) used_before_creation: Vec<UsedBeforeCreation>,
     /// Each call's resolved arguments by line start, for `syncguard convert`.
@@ -142,6 +144,7 @@ impl TraceLowerer {
             locs: HashMap::new(),
             used_before_creation: Vec::new(),
             calls: keep_calls.then(HashMap::new),
+            keep_times: false,
             before_trace: FxHashMap::default(),
         }
     }
@@ -205,6 +208,9 @@ impl TraceLowerer {
             .and_then(|t| u64::try_from(t).ok());
         let empty = Args::default();
         let args = line.args.as_ref().unwrap_or(&empty);
+        if let Some(ts) = ts.filter(|_| self.keep_times) {
+            self.program.call_times.insert(span.range.start, ts);
+        }
         let target = self.thread_target(rank, thread, ts, &span);
         if api_name == "ge.op" {
             self.ge_op(rank, args, &span);

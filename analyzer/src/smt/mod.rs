@@ -35,6 +35,9 @@ pub struct SmtOptions {
     pub timeout: Duration,
     /// Track assertions so that proofs can say which calls they rest on (`--explain`).
     pub explain: bool,
+    /// Attach to each finding the window of the execution it was found in
+    /// (`Diagnostic::timeline`), for the HTML, Chrome trace and DOT renderers.
+    pub timelines: bool,
 }
 
 impl Default for SmtOptions {
@@ -42,6 +45,7 @@ impl Default for SmtOptions {
         SmtOptions {
             timeout: Duration::from_secs(2),
             explain: false,
+            timelines: false,
         }
     }
 }

@@ -256,7 +256,14 @@ pub(crate) fn confirm(
     }
     *budget -= 1;
     match find(analysis, hazard, analysis.smt) {
-        Schedule::Possible { order, before } => out.push(diagnostic.with_note(describe(analysis, &order, before))),
+        Schedule::Possible { order, before } => {
+            let focus = crate::window::Focus {
+                nodes: &order,
+                highlight: crate::timeline::Highlight::Witness,
+            };
+            let diagnostic = crate::window::with_timeline(analysis, diagnostic, &focus);
+            out.push(diagnostic.with_note(describe(analysis, &order, before)));
+        }
         Schedule::Impossible => {}
         Schedule::Unknown(reason) => {
             let property = format!("{} {}", diagnostic.code, diagnostic.name);

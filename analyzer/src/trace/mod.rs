@@ -40,7 +40,7 @@ pub fn check_trace_reader(
     reread: Option<PathBuf>,
     overrides: &Overrides,
 ) -> CheckedFile {
-    let read = read_trace(sources, display, reader, reread, false);
+    let read = read_trace(sources, display, reader, reread, false, overrides.smt.timelines);
     let ReadTrace {
         file,
         program,

@@ -2,6 +2,8 @@ use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, NodeId};
 use crate::rules::declare_rule;
+use crate::timeline::Highlight;
+use crate::window::{Focus, with_timeline};
 
 declare_rule! {
     /// ## What it detects
@@ -90,6 +92,10 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         }
         let chain: Vec<String> = ordered.iter().map(|&n| analysis.describe(n)).collect();
         diagnostic = diagnostic.with_note(format!("cycle: {} -> back to the first", chain.join(" -> ")));
-        out.push(diagnostic);
+        let focus = Focus {
+            nodes: &ordered,
+            highlight: Highlight::Cycle,
+        };
+        out.push(with_timeline(analysis, diagnostic, &focus));
     }
 }

@@ -41,7 +41,8 @@ declare_rule! {
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     for race in &analysis.hb.races {
         if super::classify(analysis, race) == super::RaceClass::Device {
-            out.push(super::with_cuda_notes(analysis, race, race_diagnostic(analysis, race)));
+            let diagnostic = super::with_cuda_notes(analysis, race, race_diagnostic(analysis, race));
+            out.push(super::with_race_timeline(analysis, race, diagnostic));
         }
     }
 }

@@ -61,7 +61,8 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         .with_related(analysis.span(device), "the device access, queued asynchronously")
         .with_help("synchronize the stream (or an event recorded after the device access) before this");
         let diagnostic = with_batch_note(analysis, device, diagnostic);
-        out.push(super::with_cuda_notes(analysis, race, diagnostic));
+        let diagnostic = super::with_cuda_notes(analysis, race, diagnostic);
+        out.push(super::with_race_timeline(analysis, race, diagnostic));
     }
 }
 

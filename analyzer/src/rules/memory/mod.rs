@@ -39,6 +39,16 @@ fn classify(analysis: &Analysis, race: &Race) -> RaceClass {
 
 /// Which of CUDA's implicit orderings a race escapes: the default stream's, or that of a
 /// synchronous copy that returns before its write is done.
+/// The race's window: its two accesses, rather than every op of their lines (a source
+/// line can issue several calls).
+fn with_race_timeline(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) -> Diagnostic {
+    let focus = crate::window::Focus {
+        nodes: &[race.first, race.second],
+        highlight: crate::timeline::Highlight::Involved,
+    };
+    crate::window::with_timeline(analysis, diagnostic, &focus)
+}
+
 fn with_cuda_notes(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) -> Diagnostic {
     let diagnostic = with_default_stream_note(analysis, race, diagnostic);
     [race.first, race.second]

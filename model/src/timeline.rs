@@ -1,0 +1,141 @@
+//! A window of one concrete execution around a finding: the lanes (host threads,
+//! streams, HCCL threads) and ops a timeline, a trace viewer or a graph draws. The
+//! analyzer computes it; renderers only lay it out. Its size is bounded
+//! ([`Timeline::MAX_OPS`]): what falls outside the window is counted, not kept.
+
+use crate::source::Span;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timeline {
+    /// "N = 3, K = 1": the parameter values of the run, where the program has any.
+    pub assignment: Option<String>,
+    /// Lanes in drawing order: by rank, then host threads before the queues they feed.
+    pub lanes: Vec<Lane>,
+    /// The ops of the window, by `step` then lane.
+    pub ops: Vec<TimelineOp>,
+    /// Orderings between ops of different lanes (program order within a lane is implied).
+    pub edges: Vec<TimelineEdge>,
+    /// Ops of the execution outside the window.
+    pub omitted: usize,
+    /// What the highlighted ops are.
+    pub highlight: Highlight,
+}
+
+impl Timeline {
+    /// Most ops one window keeps: a finding's own ops always, their neighbours as room allows.
+    pub const MAX_OPS: usize = 64;
+
+    /// The ops on the deadlock cycle, in cycle order.
+    pub fn cycle_ops(&self) -> impl Iterator<Item = &TimelineOp> {
+        self.ops.iter().filter(|op| op.role == Role::Cycle)
+    }
+
+    /// How many steps (columns) the window spans.
+    pub fn steps(&self) -> u32 {
+        self.ops.iter().map(|op| op.step + 1).max().unwrap_or(0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Highlight {
+    /// A cycle of waits: no op on it ever runs.
+    Cycle,
+    /// Ops that z3 ordered into an execution where the hazard happens (`witness`).
+    Witness,
+    /// The calls the finding points at.
+    Involved,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lane {
+    /// "stream s1 (rank 0)", "host thread main".
+    pub name: String,
+    pub kind: LaneKind,
+    pub rank: u32,
+    /// Ops of this lane before and after its part of the window.
+    pub omitted_before: usize,
+    pub omitted_after: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneKind {
+    HostThread,
+    Stream,
+    HcclThread,
+}
+
+impl LaneKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LaneKind::HostThread => "host thread",
+            LaneKind::Stream => "stream",
+            LaneKind::HcclThread => "HCCL thread",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineOp {
+    /// Index into `Timeline::lanes`.
+    pub lane: usize,
+    /// Column in happens-before order: an op comes after every op of a smaller step it
+    /// is ordered after (and, with a witness, in the witness order).
+    pub step: u32,
+    /// "aclrtStreamWaitEvent", "kernel `matmul`".
+    pub label: String,
+    /// The event, notify or channel it names, if any: "e1", "to_next[1]".
+    pub object: Option<String>,
+    pub span: Span,
+    /// False for an op that never runs (stuck behind a wait).
+    pub executed: bool,
+    pub role: Role,
+    /// Its position (1-based) in the cycle or in z3's witness order.
+    pub number: Option<u32>,
+    /// When the call was made (ns), for a call trace that carries `ts`.
+    pub time_ns: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Context,
+    /// A call the finding names.
+    Involved,
+    /// An op of the deadlock cycle.
+    Cycle,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelineEdge {
+    /// Indexes into `Timeline::ops`.
+    pub from: usize,
+    pub to: usize,
+    pub kind: EdgeKind,
+    /// The edge is a step of the deadlock cycle.
+    pub on_cycle: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// A record (event, notify, group record) and the wait it satisfies.
+    Match,
+    /// Device work and the host synchronize that waits for it.
+    HostSync,
+    /// A host call and the device op it issued.
+    Issue,
+    /// Program order on one lane (drawn only where it is a step of a cycle).
+    Program,
+    /// CUDA's legacy default stream and a blocking stream.
+    Legacy,
+}
+
+impl EdgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Match => "match",
+            EdgeKind::HostSync => "host-sync",
+            EdgeKind::Issue => "issue",
+            EdgeKind::Program => "program",
+            EdgeKind::Legacy => "legacy-stream",
+        }
+    }
+}

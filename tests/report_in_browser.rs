@@ -1,0 +1,186 @@
+//! The HTML report as a person sees it: each example's page opened in headless Chromium
+//! (Debian package `chromium`; `$CHROMIUM` names another binary). The DOM after its
+//! script ran has every op of the finding drawn and highlighted, the browser logs no
+//! load the page's policy blocked (a control page shows such a load would be logged),
+//! and a screenshot is taken. `SYNCGUARD_UPDATE_SCREENSHOTS=1` keeps the screenshots in
+//! docs/screenshots/, the ones the README shows.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The examples the docs show: the finding's rule, the file, and the screenshot's name.
+const EXAMPLES: [(&str, &str, &str); 4] = [
+    ("SG501", "examples/acl-event-sync/cross-wait-deadlock.sync", "deadlock"),
+    (
+        "SG103",
+        "examples/acl-event-sync/reset-before-second-wait.sync",
+        "reset-before-wait",
+    ),
+    (
+        "SG502",
+        "examples/parametric-ring/off-by-one-peer.sync",
+        "parametric-ring",
+    ),
+    (
+        "SG303",
+        "examples/hccl-three-phase-write/lost-signal.sync",
+        "hccl-three-phase",
+    ),
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Chromium binary; a missing one fails the test (CI installs it), never skips it.
+fn chromium() -> String {
+    let candidates = std::env::var("CHROMIUM")
+        .into_iter()
+        .chain(["chromium", "chromium-browser", "google-chrome"].map(String::from));
+    for candidate in candidates {
+        if Command::new(&candidate)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return candidate;
+        }
+    }
+    panic!("these tests need headless Chromium: `apt-get install chromium` (or set $CHROMIUM)");
+}
+
+fn browse(page: &Path, extra: &[&str]) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--run-all-compositor-stages-before-draw",
+            "--virtual-time-budget=2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// What the browser's console said about blocked loads: a page that loads nothing says nothing.
+fn blocked_loads(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|line| line.contains("CONSOLE") && line.contains("Content Security Policy"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_report(example: &str, dir: &Path) -> PathBuf {
+    let page = dir.join("report.html");
+    let output = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "--format", "html", "-o"])
+        .arg(&page)
+        .arg(example)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    page
+}
+
+/// The DOM after the script ran: the first finding of `code` has its ops drawn, the ones
+/// it names highlighted (the cycle's in red), and each links to a row of the listing.
+fn assert_drawn(dom: &str, code: &str) {
+    let start = dom
+        .find(&format!("data-code=\"{code}\""))
+        .unwrap_or_else(|| panic!("a {code} finding is on the page"));
+    let finding = &dom[start..];
+    let finding = &finding[..finding.find("</section>").unwrap()];
+    assert!(finding.contains("<svg class=\"timeline\""), "{code} has its timeline");
+    let ops: Vec<&str> = finding.split("<a class=\"op ").skip(1).collect();
+    let highlighted: Vec<&&str> = ops
+        .iter()
+        .filter(|op| op.contains("data-role=\"cycle\"") || op.contains("data-role=\"involved\""))
+        .collect();
+    assert!(!highlighted.is_empty(), "{code}: the finding's ops are highlighted");
+    if code == "SG501" {
+        let cycle = ops.iter().filter(|op| op.starts_with("op-cycle")).count();
+        let steps = finding.matches("class=\"edge edge-cycle\"").count();
+        assert!(
+            cycle >= 2 && cycle == steps,
+            "{code}: {cycle} cycle ops, {steps} red steps"
+        );
+    }
+    for op in &ops {
+        // The script moved each tooltip into `data-tip`: it ran.
+        assert!(op.contains("data-tip=\""), "{code}: the script ran over {op}");
+        let href = op.split("href=\"#").nth(1).unwrap().split('"').next().unwrap();
+        assert!(
+            dom.contains(&format!("<tr id=\"{href}\"")),
+            "{code}: {href} is in the listing"
+        );
+    }
+}
+
+#[test]
+fn a_blocked_load_would_be_seen() {
+    // The control: the same browser flags, a page with the report's policy that tries
+    // to load an image. The check that reports pass must be able to fail.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("control.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">\
+         <img src=\"https://example.com/x.png\">",
+    )
+    .unwrap();
+    let output = browse(&page, &["--dump-dom"]);
+    assert!(!blocked_loads(&output.stderr).is_empty(), "the blocked load is logged");
+}
+
+#[test]
+fn each_example_report_renders_in_chromium_without_network_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let update = std::env::var_os("SYNCGUARD_UPDATE_SCREENSHOTS").is_some();
+    for (code, example, name) in EXAMPLES {
+        let work = dir.path().join(name);
+        std::fs::create_dir(&work).unwrap();
+        let page = write_report(example, &work);
+        let dom = browse(&page, &["--dump-dom"]);
+        assert!(
+            blocked_loads(&dom.stderr).is_empty(),
+            "{name}: {:?}",
+            blocked_loads(&dom.stderr)
+        );
+        assert_drawn(&String::from_utf8(dom.stdout).unwrap(), code);
+        let screenshot = work.join(format!("{name}.png"));
+        let shot = browse(
+            &page,
+            &[
+                &format!("--screenshot={}", screenshot.display()),
+                "--window-size=1400,1000",
+            ],
+        );
+        assert!(blocked_loads(&shot.stderr).is_empty(), "{name}");
+        let png = std::fs::read(&screenshot).expect("the screenshot is written");
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}: a PNG");
+        assert!(png.len() > 20_000, "{name}: the page has content ({} bytes)", png.len());
+        if update {
+            let kept = root().join("docs/screenshots").join(format!("{name}.png"));
+            std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+            std::fs::copy(&screenshot, kept).unwrap();
+        }
+    }
+}
