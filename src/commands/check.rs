@@ -1,5 +1,6 @@
 //! `syncguard check`: read every input, lower it, report.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{
@@ -7,7 +8,7 @@ use syncguard_analyzer::render::{
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::{
-    CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_sync_bytes_with,
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, apply_suppressions, check_merged_run, check_sync_bytes_with,
     check_trace_reader,
 };
 
@@ -140,6 +141,11 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     let mut findings = Findings::default();
     let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
         inputs.iter().partition(|input| input.kind == InputKind::Source);
+    let (runs, inputs) = capture_runs(inputs);
+    for (run, files) in &runs {
+        let merged = syncguard_trace::merge::merge_run(run, files);
+        findings.add(check_merged_run(&mut sources, &merged, overrides));
+    }
     for input in inputs {
         match check_input(&mut sources, input, overrides) {
             Ok(checked) => findings.add(checked),
@@ -164,6 +170,26 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     } else {
         Outcome::Clean
     }
+}
+
+/// The rank files `syncguard trace` wrote, by run (each run is checked as one trace),
+/// and the other inputs.
+fn capture_runs(inputs: Vec<&Input>) -> (BTreeMap<String, Vec<(String, PathBuf)>>, Vec<&Input>) {
+    let mut runs: BTreeMap<String, Vec<(String, PathBuf)>> = BTreeMap::new();
+    let mut others = Vec::new();
+    for input in inputs {
+        let header = (input.kind == InputKind::Trace && !input.is_stdin())
+            .then(|| syncguard_trace::merge::CaptureHeader::read(&input.file))
+            .flatten();
+        match header {
+            Some(header) => runs
+                .entry(header.run)
+                .or_default()
+                .push((input.display.clone(), input.file.clone())),
+            None => others.push(input),
+        }
+    }
+    (runs, others)
 }
 
 /// Check the sources (C/C++, Python) together; returns the number of files that could not be read.

@@ -8,4 +8,5 @@ pub mod output;
 pub mod rules;
 pub mod selection;
 pub mod sources;
+pub mod trace;
 pub mod verify_then_run;

@@ -13,6 +13,7 @@ pub mod convert;
 mod json;
 pub mod locations;
 mod lower;
+pub mod merge;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
