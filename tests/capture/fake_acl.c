@@ -1,6 +1,7 @@
 /* A stand-in for libascendcl.so: every call succeeds and returns a new handle. */
 #include "fake_acl.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -16,7 +17,15 @@ aclError aclFinalize(void) { return 0; }
 aclError aclrtSetDevice(int32_t deviceId) { return 0; }
 aclError aclrtResetDevice(int32_t deviceId) { return 0; }
 aclError aclrtCreateStream(aclrtStream *stream) { *stream = new_handle(); return 0; }
-aclError aclrtDestroyStream(aclrtStream stream) { return 0; }
+/* The failure the tests use to see that return values and errno pass through. */
+#define ACL_ERROR_INVALID_PARAM 100000
+aclError aclrtDestroyStream(aclrtStream stream) {
+    if (!stream) {
+        errno = EINVAL;
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return 0;
+}
 aclError aclrtSynchronizeStream(aclrtStream stream) { return 0; }
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) { *event = new_handle(); return 0; }
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) { return 0; }

@@ -1,8 +1,10 @@
 /* Two streams wait for one record of an event; the first waiter resets it before the
  * second wait is issued, so the second wait can block forever (SG103). With `fixed`,
- * the reset comes after both waits. With `term`, the program ends by SIGTERM. */
+ * the reset comes once both waiting streams are synchronized. With `term`, the program ends by SIGTERM. It exits
+ * 4 if a failing call's return value or errno does not reach it unchanged. */
 #include "fake_acl.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
@@ -21,10 +23,12 @@ int main(int argc, char **argv) {
     aclrtStreamWaitEvent(first, ready);
     if (!fixed) aclrtResetEvent(ready, first);
     aclrtStreamWaitEvent(second, ready);
-    if (fixed) aclrtResetEvent(ready, second);
     aclrtSynchronizeStream(first);
     aclrtSynchronizeStream(second);
+    if (fixed) aclrtResetEvent(ready, producer);
     if (term) raise(SIGTERM);
+    errno = 0;
+    if (aclrtDestroyStream(NULL) != 100000 || errno != EINVAL) return 4;
     aclrtDestroyEvent(ready);
     aclrtDestroyStream(producer);
     aclrtDestroyStream(first);
