@@ -33,13 +33,18 @@
 /* A thread's buffer is flushed when fewer than this many bytes are left: a line with
  * every argument of the widest wrapper fits well below it. */
 #define SG_BUFFER_SIZE (64 * 1024)
-#define SG_LINE_RESERVE (4 * 1024)
+#define SG_LINE_RESERVE (16 * 1024)
 #define SG_CALLER_CACHE 64
+/* Longer strings are cut (a key, a tag, a path), and longer handle lists too, so that
+ * every line fits in SG_LINE_RESERVE. */
+#define SG_MAX_STRING 512
+#define SG_MAX_HANDLES 256
 
+/* A call site's `caller` field, formatted (empty when dladdr knows no object). */
 typedef struct sg_caller {
-    const void *ra;
-    const char *object;
-    uintptr_t base;
+    const char *ra;
+    unsigned short len;
+    char text[374];
 } sg_caller;
 
 typedef struct sg_thread {
@@ -49,6 +54,9 @@ typedef struct sg_thread {
     _Atomic size_t flushed;          /* bytes already written */
     atomic_flag flushing;            /* held while a flush writes this buffer */
     long tid;
+    char tid_text[24]; /* `,"thread":TID` */
+    size_t tid_len;
+    unsigned long long calls;        /* lines written by this thread */
     int in_hook;                     /* a wrapper of this thread is recording */
     int registered;
     struct sg_thread *next;          /* every thread's buffer, for exit and signals */
@@ -68,13 +76,25 @@ static atomic_flag sg_opening = ATOMIC_FLAG_INIT;
 static atomic_flag sg_closed = ATOMIC_FLAG_INIT;
 static _Atomic long sg_rank = -1;
 static _Atomic long sg_world = -1;
-static _Atomic unsigned long long sg_calls;
 static _Atomic unsigned long long sg_dropped;
 
 typedef void *(*sg_dlsym_fn)(void *, const char *);
 static sg_dlsym_fn sg_real_dlsym_fn;
 
 /* ---------- small helpers that call nothing intercepted ---------- */
+
+/* Every piece of a line goes through here: once one does not fit, the line is marked
+ * full and nothing more is added, so a line is either whole or dropped (sg_end). */
+static inline void sg_bytes(sg_line *line, const char *s, size_t n) {
+    if (line->full || line->len + n > line->cap) {
+        line->full = 1;
+        return;
+    }
+    memcpy(line->buf + line->len, s, n);
+    line->len += n;
+}
+
+#define SG_LIT(line, s) sg_bytes(line, s, sizeof(s) - 1)
 
 static void sg_copy(char *dst, size_t cap, const char *src) {
     size_t i = 0;
@@ -182,6 +202,7 @@ void sg_set_rank(long rank, long world) {
 
 static void sg_put_json_string_n(sg_line *line, const char *s, size_t max);
 #define sg_put_json_string(line, s) sg_put_json_string_n(line, s, (size_t)-1)
+static void sg_format_tid(sg_thread *t);
 
 /* `DIR/<host>-<pid>.jsonl`, opened at the first flush; its first line is the header. */
 static int sg_open_file(void) {
@@ -192,7 +213,7 @@ static int sg_open_file(void) {
     fd = atomic_load(&sg_fd);
     if (fd < 0) {
         char path[4600];
-        sg_line name = {path, 0, sizeof path};
+        sg_line name = {.buf = path, .cap = sizeof path};
         sg_put_raw(&name, sg_path);
         sg_put_raw(&name, "/");
         sg_put_raw(&name, sg_host);
@@ -203,7 +224,7 @@ static int sg_open_file(void) {
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             char header[1024];
-            sg_line h = {header, 0, sizeof header};
+            sg_line h = {.buf = header, .cap = sizeof header};
             sg_put_raw(&h, "{\"syncguard_trace\": 1, \"capture\": \"syncguard trace\", \"run\": ");
             sg_put_json_string(&h, sg_run);
             sg_put_raw(&h, ", \"host\": ");
@@ -268,11 +289,13 @@ static void sg_flush_all(int wait) {
 static void sg_close(void) {
     if (!sg_active() || atomic_flag_test_and_set(&sg_closed)) return;
     sg_flush_all(0);
-    if (atomic_load(&sg_calls) == 0) return;
+    unsigned long long calls = 0;
+    for (sg_thread *t = atomic_load(&sg_threads); t; t = t->next) calls += t->calls;
+    if (calls == 0) return;
     int fd = sg_open_file();
     if (fd < 0) return;
     char text[512];
-    sg_line c = {text, 0, sizeof text};
+    sg_line c = {.buf = text, .cap = sizeof text};
     sg_put_raw(&c, "{\"syncguard_capture_end\": 1");
     if (atomic_load(&sg_rank) >= 0) {
         sg_put_raw(&c, ", \"rank\": ");
@@ -283,7 +306,7 @@ static void sg_close(void) {
         sg_put_int(&c, atomic_load(&sg_world));
     }
     sg_put_raw(&c, ", \"calls\": ");
-    sg_put_int(&c, (long long)atomic_load(&sg_calls));
+    sg_put_uint(&c, calls);
     sg_put_raw(&c, ", \"dropped\": ");
     sg_put_int(&c, (long long)atomic_load(&sg_dropped));
     sg_put_raw(&c, "}\n");
@@ -299,13 +322,21 @@ static void sg_thread_exit(void *p) {
      * list at any time); it is empty and flushes nothing. */
 }
 
+static void sg_format_tid(sg_thread *t) {
+    t->tid = syscall(SYS_gettid);
+    sg_line text = {.buf = t->tid_text, .cap = sizeof t->tid_text};
+    SG_LIT(&text, ",\"thread\":");
+    sg_put_int(&text, t->tid);
+    t->tid_len = text.len;
+}
+
 static sg_thread *sg_thread_state(void) {
     sg_thread *t = sg_self;
     if (t) return t;
     t = calloc(1, sizeof *t);
     if (!t) return 0;
     atomic_flag_clear(&t->flushing);
-    t->tid = syscall(SYS_gettid);
+    sg_format_tid(t);
     sg_thread *head = atomic_load(&sg_threads);
     do {
         t->next = head;
@@ -334,190 +365,226 @@ unsigned long long sg_now(void) {
 }
 
 void sg_put_raw(sg_line *line, const char *s) {
-    for (; *s && line->len < line->cap; s++) line->buf[line->len++] = *s;
+    size_t n = 0;
+    while (s[n]) n++;
+    sg_bytes(line, s, n);
 }
 
-void sg_put_int(sg_line *line, long long v) {
-    char digits[24];
-    int n = 0;
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0 && line->len < line->cap) line->buf[line->len++] = '-';
-    while (n > 0 && line->len < line->cap) line->buf[line->len++] = digits[--n];
-}
+static const char sg_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 void sg_put_uint(sg_line *line, unsigned long long u) {
     char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    while (n > 0 && line->len < line->cap) line->buf[line->len++] = digits[--n];
+    char *end = digits + sizeof digits, *p = end;
+    while (u >= 100) {
+        unsigned pair = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = sg_pairs[pair + 1];
+        *--p = sg_pairs[pair];
+    }
+    if (u >= 10) {
+        unsigned pair = (unsigned)u * 2;
+        *--p = sg_pairs[pair + 1];
+        *--p = sg_pairs[pair];
+    } else {
+        *--p = (char)('0' + u);
+    }
+    sg_bytes(line, p, (size_t)(end - p));
 }
 
+void sg_put_int(sg_line *line, long long v) {
+    if (v < 0) SG_LIT(line, "-");
+    sg_put_uint(line, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+}
+
+/* `"0x1f"`: handles and pointers. */
 static void sg_put_hex(sg_line *line, unsigned long long u) {
-    char digits[20];
-    int n = 0;
+    char digits[24];
+    char *end = digits + sizeof digits, *p = end;
+    *--p = '"';
     do {
-        digits[n++] = "0123456789abcdef"[u & 15];
+        *--p = "0123456789abcdef"[u & 15];
         u >>= 4;
     } while (u);
-    sg_put_raw(line, "\"0x");
-    while (n > 0 && line->len < line->cap) line->buf[line->len++] = digits[--n];
-    sg_put_raw(line, "\"");
+    *--p = 'x';
+    *--p = '0';
+    *--p = '"';
+    sg_bytes(line, p, (size_t)(end - p));
 }
 
+/* A JSON string of at most `max` bytes of `s` (and never more than SG_MAX_STRING). */
 static void sg_put_json_string_n(sg_line *line, const char *s, size_t max) {
-    sg_put_raw(line, "\"");
-    for (size_t i = 0; i < max && *s && line->len + 6 < line->cap; i++, s++) {
-        unsigned char c = (unsigned char)*s;
+    size_t n = 0;
+    if (max > SG_MAX_STRING) max = SG_MAX_STRING;
+    while (n < max && s[n]) n++;
+    if (line->full || line->len + 6 * n + 2 > line->cap) {
+        line->full = 1;
+        return;
+    }
+    char *out = line->buf + line->len;
+    *out++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
-            line->buf[line->len++] = '\\';
-            line->buf[line->len++] = (char)c;
+            *out++ = '\\';
+            *out++ = (char)c;
         } else if (c < 0x20) {
-            sg_put_raw(line, "\\u00");
-            line->buf[line->len++] = "0123456789abcdef"[c >> 4];
-            line->buf[line->len++] = "0123456789abcdef"[c & 15];
+            *out++ = '\\';
+            *out++ = 'u';
+            *out++ = '0';
+            *out++ = '0';
+            *out++ = "0123456789abcdef"[c >> 4];
+            *out++ = "0123456789abcdef"[c & 15];
         } else {
-            line->buf[line->len++] = (char)c;
+            *out++ = (char)c;
         }
     }
-    sg_put_raw(line, "\"");
+    *out++ = '"';
+    line->len = (size_t)(out - line->buf);
 }
 
-/* The object a return address lies in and its load base, cached per thread: dladdr
- * takes the loader's lock. */
-static const sg_caller *sg_caller_of(sg_thread *t, const void *ra) {
-    sg_caller *slot = &t->callers[((uintptr_t)ra >> 4) % SG_CALLER_CACHE];
+/* `,"caller":{"object":"/lib/x.so","offset":"0x1a2b"}` for a return address, formatted
+ * once per call site and thread: dladdr takes the loader's lock. */
+static const sg_caller *sg_caller_of(sg_thread *t, const char *ra) {
+    const char *site = ra - 1; /* inside the call instruction */
+    sg_caller *slot = &t->callers[((uintptr_t)ra >> 2) % SG_CALLER_CACHE];
     if (slot->ra == ra) return slot;
     Dl_info info;
-    if (!dladdr(ra, &info) || !info.dli_fname) return 0;
     slot->ra = ra;
-    slot->object = info.dli_fname;
-    slot->base = (uintptr_t)info.dli_fbase;
+    slot->len = 0;
+    if (!dladdr(site, &info) || !info.dli_fname) return slot;
+    const char *object = info.dli_fname;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        sg_line text = {.buf = slot->text, .cap = sizeof slot->text};
+        SG_LIT(&text, ",\"caller\":{\"object\":");
+        sg_put_json_string_n(&text, object, (size_t)-1);
+        SG_LIT(&text, ",\"offset\":");
+        sg_put_hex(&text, (uintptr_t)site - (uintptr_t)info.dli_fbase);
+        SG_LIT(&text, "}");
+        if (!text.full) {
+            slot->len = (unsigned short)text.len;
+            break;
+        }
+        /* A path too long for the cache: its file name only. */
+        const char *slash = object;
+        for (const char *c = object; *c; c++)
+            if (*c == '/') slash = c + 1;
+        object = slash;
+    }
     return slot;
 }
 
-sg_line sg_begin(const char *api, unsigned long long ts) {
+sg_line sg_begin(const char *prefix, size_t prefix_len, unsigned long long ts) {
     sg_thread *t = sg_self;
     if (SG_BUFFER_SIZE - t->len < SG_LINE_RESERVE) sg_flush_own(t);
-    sg_line line = {t->buf + t->len, 0, SG_BUFFER_SIZE - t->len};
-    sg_put_raw(&line, "{\"api\": \"");
-    sg_put_raw(&line, api);
-    sg_put_raw(&line, "\", \"thread\": ");
-    sg_put_int(&line, t->tid);
-    sg_put_raw(&line, ", \"ts\": ");
+    sg_line line = {.buf = t->buf + t->len, .cap = SG_BUFFER_SIZE - t->len};
+    sg_bytes(&line, prefix, prefix_len);
+    sg_bytes(&line, t->tid_text, t->tid_len);
+    SG_LIT(&line, ",\"ts\":");
     sg_put_uint(&line, ts);
-    sg_put_raw(&line, ", \"args\": {");
+    SG_LIT(&line, ",\"args\":");
+    line.args = line.len;
     return line;
 }
 
-static void sg_put_key(sg_line *line, const char *name) {
-    if (line->buf[line->len - 1] != '{') sg_put_raw(line, ", ");
-    sg_put_raw(line, "\"");
-    sg_put_raw(line, name);
-    sg_put_raw(line, "\": ");
-}
-
-void sg_arg_handle(sg_line *line, const char *name, unsigned long long v) {
-    sg_put_key(line, name);
+void sg_arg_handle(sg_line *line, const char *key, size_t key_len, unsigned long long v) {
+    sg_bytes(line, key, key_len);
     sg_put_hex(line, v);
 }
 
-void sg_arg_int(sg_line *line, const char *name, long long v) {
-    sg_put_key(line, name);
+void sg_arg_int(sg_line *line, const char *key, size_t key_len, long long v) {
+    sg_bytes(line, key, key_len);
     sg_put_int(line, v);
 }
 
-void sg_arg_uint(sg_line *line, const char *name, unsigned long long v) {
-    sg_put_key(line, name);
+void sg_arg_uint(sg_line *line, const char *key, size_t key_len, unsigned long long v) {
+    sg_bytes(line, key, key_len);
     sg_put_uint(line, v);
 }
 
-void sg_arg_float(sg_line *line, const char *name, double v) {
-    sg_put_key(line, name);
-    /* Milli-units are enough for the timeouts that are floats. */
+void sg_arg_float(sg_line *line, const char *key, size_t key_len, double v) {
+    sg_bytes(line, key, key_len);
+    /* Thousandths are enough for the timeouts that are floats. */
     long long milli = (long long)(v * 1000.0 + (v < 0 ? -0.5 : 0.5));
     if (milli < 0) {
-        sg_put_raw(line, "-");
+        SG_LIT(line, "-");
         milli = -milli;
     }
     sg_put_int(line, milli / 1000);
-    sg_put_raw(line, ".");
-    char frac[4] = {(char)('0' + milli / 100 % 10), (char)('0' + milli / 10 % 10), (char)('0' + milli % 10), 0};
-    sg_put_raw(line, frac);
+    char fraction[4] = {'.', (char)('0' + milli / 100 % 10), (char)('0' + milli / 10 % 10), (char)('0' + milli % 10)};
+    sg_bytes(line, fraction, sizeof fraction);
 }
 
-void sg_arg_string(sg_line *line, const char *name, const char *s) {
-    sg_put_key(line, name);
+void sg_arg_string(sg_line *line, const char *key, size_t key_len, const char *s) {
+    sg_bytes(line, key, key_len);
     if (s)
-        sg_put_json_string(line, s);
+        sg_put_json_string_n(line, s, (size_t)-1);
     else
-        sg_put_raw(line, "null");
+        SG_LIT(line, "null");
 }
 
 /* A string the call wrote into a buffer of `max` bytes, which may lack its NUL. */
-void sg_arg_string_n(sg_line *line, const char *name, const char *s, size_t max) {
-    sg_put_key(line, name);
+void sg_arg_string_n(sg_line *line, const char *key, size_t key_len, const char *s, size_t max) {
+    sg_bytes(line, key, key_len);
     sg_put_json_string_n(line, s, max);
 }
 
-void sg_arg_name(sg_line *line, const char *name, long long v, const char *const *names, int count) {
+void sg_arg_name(sg_line *line, const char *key, size_t key_len, long long v, const char *const *names, int count) {
     if (v >= 0 && v < count && names[v]) {
-        sg_put_key(line, name);
-        sg_put_raw(line, "\"");
+        sg_bytes(line, key, key_len);
+        SG_LIT(line, "\"");
         sg_put_raw(line, names[v]);
-        sg_put_raw(line, "\"");
+        SG_LIT(line, "\"");
     } else {
-        sg_arg_int(line, name, v);
+        sg_arg_int(line, key, key_len, v);
     }
 }
 
-void sg_arg_handles(sg_line *line, const char *name, const unsigned long long *v, unsigned long long count) {
-    sg_put_key(line, name);
-    sg_put_raw(line, "[");
-    for (unsigned long long i = 0; v && i < count && line->len + 64 < line->cap; i++) {
-        if (i) sg_put_raw(line, ", ");
+void sg_arg_handles(sg_line *line, const char *key, size_t key_len, const unsigned long long *v,
+                    unsigned long long count) {
+    sg_bytes(line, key, key_len);
+    SG_LIT(line, "[");
+    if (count > SG_MAX_HANDLES) count = SG_MAX_HANDLES;
+    for (unsigned long long i = 0; v && i < count; i++) {
+        if (i) SG_LIT(line, ",");
         sg_put_hex(line, v[i]);
     }
-    sg_put_raw(line, "]");
+    SG_LIT(line, "]");
 }
 
-void sg_arg_dim3(sg_line *line, const char *name, sg_dim3 d) {
-    sg_put_key(line, name);
-    sg_put_raw(line, "[");
+void sg_arg_dim3(sg_line *line, const char *key, size_t key_len, sg_dim3 d) {
+    sg_bytes(line, key, key_len);
+    SG_LIT(line, "[");
     sg_put_uint(line, d.x);
-    sg_put_raw(line, ", ");
+    SG_LIT(line, ",");
     sg_put_uint(line, d.y);
-    sg_put_raw(line, ", ");
+    SG_LIT(line, ",");
     sg_put_uint(line, d.z);
-    sg_put_raw(line, "]");
+    SG_LIT(line, "]");
 }
 
 void sg_end(sg_line *line, long long ret, const void *ra) {
     sg_thread *t = sg_self;
-    sg_put_raw(line, "}, \"ret\": ");
+    /* Every argument was written after a comma: the first one becomes the brace. */
+    if (line->len == line->args) {
+        SG_LIT(line, "{}");
+    } else if (!line->full) {
+        line->buf[line->args] = '{';
+        SG_LIT(line, "}");
+    }
+    SG_LIT(line, ",\"ret\":");
     sg_put_int(line, ret);
-    const sg_caller *caller = ra ? sg_caller_of(t, (const char *)ra - 1) : 0;
-    if (caller) {
-        sg_put_raw(line, ", \"caller\": {\"object\": ");
-        sg_put_json_string(line, caller->object);
-        sg_put_raw(line, ", \"offset\": ");
-        sg_put_hex(line, (uintptr_t)ra - 1 - caller->base);
-        sg_put_raw(line, "}");
+    if (ra) {
+        const sg_caller *caller = sg_caller_of(t, ra);
+        sg_bytes(line, caller->text, caller->len);
     }
-    sg_put_raw(line, "}\n");
-    if (line->len < line->cap && line->buf[line->len - 1] == '\n') {
-        t->len += line->len;
-        atomic_store(&t->committed, t->len);
-        atomic_fetch_add(&sg_calls, 1);
-    } else {
+    SG_LIT(line, "}\n");
+    if (line->full) {
         atomic_fetch_add(&sg_dropped, 1); /* too long for the buffer: never half a line */
+        return;
     }
+    t->len += line->len;
+    atomic_store_explicit(&t->committed, t->len, memory_order_release);
+    t->calls++;
 }
 
 void sg_leave(void) {
@@ -570,12 +637,12 @@ static void sg_after_fork_in_child(void) {
         atomic_store(&t->committed, 0);
         atomic_store(&t->flushed, 0);
         atomic_flag_clear(&t->flushing);
+        t->calls = 0;
     }
-    if (sg_self) sg_self->tid = syscall(SYS_gettid);
+    if (sg_self) sg_format_tid(sg_self);
     atomic_store(&sg_fd, -1);
     atomic_flag_clear(&sg_opening);
     atomic_flag_clear(&sg_closed);
-    atomic_store(&sg_calls, 0);
     atomic_store(&sg_dropped, 0);
 }
 

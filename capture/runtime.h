@@ -10,7 +10,14 @@ typedef struct sg_line {
     char *buf;
     size_t len;
     size_t cap;
+    size_t args; /* where the arguments start */
+    int full;    /* a piece did not fit: the line is dropped */
 } sg_line;
+
+/* A key as the wrappers pass it: `,"name":` and its length. */
+#define SG_KEY(name) ",\"" name "\":", sizeof(",\"" name "\":") - 1
+/* The start of a line: `{"api":"name"` and its length. */
+#define SG_API(name) "{\"api\":\"" name "\"", sizeof("{\"api\":\"" name "\"") - 1
 
 /* CUDA's dim3, passed by value. */
 typedef struct sg_dim3 {
@@ -33,16 +40,17 @@ void sg_leave(void);
 unsigned long long sg_now(void);
 void sg_set_rank(long rank, long world);
 
-sg_line sg_begin(const char *api, unsigned long long ts);
-void sg_arg_handle(sg_line *line, const char *name, unsigned long long v);
-void sg_arg_handles(sg_line *line, const char *name, const unsigned long long *v, unsigned long long count);
-void sg_arg_int(sg_line *line, const char *name, long long v);
-void sg_arg_uint(sg_line *line, const char *name, unsigned long long v);
-void sg_arg_float(sg_line *line, const char *name, double v);
-void sg_arg_string(sg_line *line, const char *name, const char *s);
-void sg_arg_string_n(sg_line *line, const char *name, const char *s, size_t max);
-void sg_arg_name(sg_line *line, const char *name, long long v, const char *const *names, int count);
-void sg_arg_dim3(sg_line *line, const char *name, sg_dim3 d);
+sg_line sg_begin(const char *prefix, size_t prefix_len, unsigned long long ts);
+void sg_arg_handle(sg_line *line, const char *key, size_t key_len, unsigned long long v);
+void sg_arg_handles(sg_line *line, const char *key, size_t key_len, const unsigned long long *v,
+                    unsigned long long count);
+void sg_arg_int(sg_line *line, const char *key, size_t key_len, long long v);
+void sg_arg_uint(sg_line *line, const char *key, size_t key_len, unsigned long long v);
+void sg_arg_float(sg_line *line, const char *key, size_t key_len, double v);
+void sg_arg_string(sg_line *line, const char *key, size_t key_len, const char *s);
+void sg_arg_string_n(sg_line *line, const char *key, size_t key_len, const char *s, size_t max);
+void sg_arg_name(sg_line *line, const char *key, size_t key_len, long long v, const char *const *names, int count);
+void sg_arg_dim3(sg_line *line, const char *key, size_t key_len, sg_dim3 d);
 void sg_end(sg_line *line, long long ret, const void *return_address);
 void sg_put_raw(sg_line *line, const char *s);
 void sg_put_int(sg_line *line, long long v);

@@ -139,7 +139,7 @@ impl CType {
 
     /// The C statement that writes `name` into `line`.
     fn record(&self, name: &str) -> String {
-        let key = format!("\"{name}\"");
+        let key = format!("SG_KEY(\"{name}\")");
         match self {
             CType::Handle | CType::Ptr => format!("sg_arg_handle(&line, {key}, (uintptr_t){name});"),
             CType::DevPtr | CType::U64Handle => format!("sg_arg_handle(&line, {key}, {name});"),
@@ -338,7 +338,7 @@ fn generate_wrapper(c: &mut String, w: &Wrapper) {
         c.push_str(&format!("    if (ret == 0) sg_set_rank({rank}, {world});\n"));
     }
     if !w.untraced {
-        c.push_str(&format!("    sg_line line = sg_begin(\"{}\", ts);\n", w.api));
+        c.push_str(&format!("    sg_line line = sg_begin(SG_API(\"{}\"), ts);\n", w.api));
         for p in w.params.iter().filter(|p| p.recorded) {
             let record = p.ty.record(&p.name);
             if p.ty.is_output() {
