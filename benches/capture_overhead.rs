@@ -39,7 +39,7 @@ fn main() {
     );
     // Host work between calls: about 1 µs and 10 µs per call (a million and a hundred
     // thousand calls a second).
-    for work in [500, 5_000] {
+    for work in [1_500, 15_000] {
         let direct = median(|| run(dir.path(), false, work));
         let traced = median(|| run(dir.path(), true, work));
         println!(
