@@ -172,10 +172,13 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     }
 }
 
+/// The rank files of each captured run: `(display, path)` by run.
+type CaptureRuns = BTreeMap<String, Vec<(String, PathBuf)>>;
+
 /// The rank files `syncguard trace` wrote, by run (each run is checked as one trace),
 /// and the other inputs.
-fn capture_runs(inputs: Vec<&Input>) -> (BTreeMap<String, Vec<(String, PathBuf)>>, Vec<&Input>) {
-    let mut runs: BTreeMap<String, Vec<(String, PathBuf)>> = BTreeMap::new();
+fn capture_runs(inputs: Vec<&Input>) -> (CaptureRuns, Vec<&Input>) {
+    let mut runs = CaptureRuns::new();
     let mut others = Vec::new();
     for input in inputs {
         let header = (input.kind == InputKind::Trace && !input.is_stdin())
