@@ -34,6 +34,7 @@ impl Built {
         built.program("reset_before_wait", &["-lascendcl"]);
         built.program("rank_order_deadlock", &["-lascendcl", "-lhccl"]);
         built.program("cuda_stream_race", &["-lcudart"]);
+        built.program("threads", &["-lascendcl", "-lpthread"]);
         built
     }
 
@@ -272,6 +273,57 @@ fn a_file_cut_mid_line_is_reported_not_dropped() {
     assert!(findings.has("SG002", "did not close its trace"), "{findings:?}");
     assert!(findings.has("SG002", "not valid JSON"), "{findings:?}");
     assert!(findings.has("SG103", "wait forever"), "{findings:?}");
+}
+
+#[test]
+fn every_call_of_every_thread_is_written_whole() {
+    let built = Built::new();
+    // 2 + 4 threads x 2,000 calls: several buffers' worth per thread.
+    succeeded(&built.trace("traced", &["./threads", "4", "2000"]));
+    let text = std::fs::read_to_string(&built.trace_files("traced")[0]).unwrap();
+    let mut per_thread: std::collections::BTreeMap<u64, usize> = Default::default();
+    for line in text.lines().skip(1) {
+        let line: serde_json::Value = serde_json::from_str(line).expect("a whole JSON line");
+        if let Some(thread) = line["thread"].as_u64() {
+            *per_thread.entry(thread).or_default() += 1;
+        }
+    }
+    let counts: Vec<usize> = per_thread.values().copied().collect();
+    assert_eq!(counts.len(), 5, "the main thread and four others: {counts:?}");
+    assert_eq!(
+        counts.iter().filter(|&&n| n == 6 + (2000 - 6) / 4 * 4).count(),
+        4,
+        "{counts:?}"
+    );
+    assert_eq!(built.check(&["traced"]).error_codes(), Vec::<&str>::new());
+}
+
+#[test]
+fn the_rank_comes_from_the_environment_without_hccl() {
+    let built = Built::new();
+    let output = Command::new(SYNCGUARD)
+        .current_dir(built.dir.path())
+        .args(["trace", "--out", "env", "--", "./reset_before_wait"])
+        .env("XDG_CACHE_HOME", built.path("cache"))
+        .env("RANK_ID", "2")
+        .env("RANK_SIZE", "3")
+        .output()
+        .unwrap();
+    succeeded(&output);
+    let header = std::fs::read_to_string(&built.trace_files("env")[0]).unwrap();
+    assert!(
+        header
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"rank\": 2, \"world_size\": 3"),
+        "{header}"
+    );
+    let findings = built.check(&["env"]);
+    assert!(
+        findings.has("SG002", "ranks 0, 1 of 3 have no trace file"),
+        "{findings:?}"
+    );
 }
 
 #[test]
