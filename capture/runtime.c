@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -453,12 +454,17 @@ static const sg_caller *sg_caller_of(sg_thread *t, const char *ra) {
     slot->len = 0;
     if (!dladdr(site, &info) || !info.dli_fname) return slot;
     const char *object = info.dli_fname;
+    /* addr2line takes offsets from the load address in a shared object or a PIE, but
+     * the address itself in a fixed-address executable (ET_EXEC). */
+    uintptr_t base = (uintptr_t)info.dli_fbase;
+    const ElfW(Ehdr) *elf = info.dli_fbase;
+    if (elf && memcmp(elf->e_ident, ELFMAG, SELFMAG) == 0 && elf->e_type == ET_EXEC) base = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         sg_line text = {.buf = slot->text, .cap = sizeof slot->text};
         SG_LIT(&text, ",\"caller\":{\"object\":");
         sg_put_json_string_n(&text, object, (size_t)-1);
         SG_LIT(&text, ",\"offset\":");
-        sg_put_hex(&text, (uintptr_t)site - (uintptr_t)info.dli_fbase);
+        sg_put_hex(&text, (uintptr_t)site - base);
         SG_LIT(&text, "}");
         if (!text.full) {
             slot->len = (unsigned short)text.len;

@@ -175,6 +175,19 @@ fn a_trace_line_names_the_arguments_outputs_and_caller() {
             .unwrap()
             .ends_with("reset_before_wait")
     );
+    // With debug information, addr2line gives the call's source line.
+    let source = std::fs::read_to_string(fixtures().join("reset_before_wait.c")).unwrap();
+    let reset_line = source
+        .lines()
+        .position(|l| l.contains("aclrtResetEvent(ready, first)"))
+        .unwrap()
+        + 1;
+    let reset = lines.iter().find(|l| l["api"] == "aclrtResetEvent").unwrap();
+    assert!(
+        reset["loc"]["file"].as_str().unwrap().ends_with("reset_before_wait.c"),
+        "{reset}"
+    );
+    assert_eq!(reset["loc"]["line"].as_u64(), Some(reset_line as u64), "{reset}");
     // The failing call: its error reaches the program (which exits 4 otherwise) and the trace.
     let failed = lines
         .iter()

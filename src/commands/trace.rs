@@ -47,7 +47,8 @@ fn trace(out: &Path, command: &[OsString]) -> Result<u8, String> {
         .env(RUN_VARIABLE, &run)
         .status()
         .map_err(|err| format!("cannot run {}: {err}", program.to_string_lossy()))?;
-    report_files(&out, &run);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    report_files(&out, &run, &cwd);
     Ok(match (status.code(), status.signal()) {
         (Some(code), _) => u8::try_from(code).unwrap_or(1),
         (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
@@ -114,8 +115,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Name the files this run wrote, and how to check them.
-fn report_files(out: &Path, run: &str) {
+/// Give the calls their source lines where debug information has them, then name the
+/// files this run wrote, and how to check them.
+fn report_files(out: &Path, run: &str, cwd: &Path) {
     let files = syncguard_trace::merge::run_files(out, run);
     if files.is_empty() {
         eprintln!(
@@ -124,6 +126,9 @@ fn report_files(out: &Path, run: &str) {
             out.display()
         );
         return;
+    }
+    if let Err(err) = syncguard_trace::locate::add_locations(&files, cwd) {
+        eprintln!("syncguard: the calls' source lines were not added: {err}");
     }
     eprintln!(
         "syncguard: traced {} process{} of run {run} in {}; check them with `syncguard check {}`",

@@ -11,6 +11,7 @@ mod args;
 mod before;
 pub mod convert;
 mod json;
+pub mod locate;
 pub mod locations;
 mod lower;
 pub mod merge;
