@@ -59,7 +59,7 @@ typedef struct sg_thread {
     size_t tid_len;
     unsigned long long calls;        /* lines written by this thread */
     int in_hook;                     /* a wrapper of this thread is recording */
-    int registered;
+    atomic_int retired;              /* its thread exited: a new thread may take it */
     struct sg_thread *next;          /* every thread's buffer, for exit and signals */
     sg_caller callers[SG_CALLER_CACHE];
 } sg_thread;
@@ -319,8 +319,20 @@ static void sg_close(void) {
 static void sg_thread_exit(void *p) {
     sg_thread *t = p;
     sg_flush_own(t);
-    /* The buffer stays on the list (it is never freed: a signal handler may walk the
-     * list at any time); it is empty and flushes nothing. */
+    /* The buffer stays on the list (never freed: a signal handler may walk the list at
+     * any time), empty, for the next new thread to take; a call made later by this
+     * thread (another key's destructor) takes a buffer of its own again. */
+    sg_self = 0;
+    atomic_store(&t->retired, 1);
+}
+
+/* A buffer whose thread exited, taken for the calling thread. */
+static sg_thread *sg_take_retired(void) {
+    for (sg_thread *t = atomic_load(&sg_threads); t; t = t->next) {
+        int retired = 1;
+        if (atomic_load(&t->retired) && atomic_compare_exchange_strong(&t->retired, &retired, 0)) return t;
+    }
+    return 0;
 }
 
 static void sg_format_tid(sg_thread *t) {
@@ -334,6 +346,13 @@ static void sg_format_tid(sg_thread *t) {
 static sg_thread *sg_thread_state(void) {
     sg_thread *t = sg_self;
     if (t) return t;
+    t = sg_take_retired();
+    if (t) {
+        sg_format_tid(t);
+        pthread_setspecific(sg_thread_key, t);
+        sg_self = t;
+        return t;
+    }
     t = calloc(1, sizeof *t);
     if (!t) return 0;
     atomic_flag_clear(&t->flushing);
