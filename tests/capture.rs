@@ -354,11 +354,45 @@ fn the_exit_status_is_the_programs() {
 #[path = "../capture/spec.rs"]
 mod spec;
 
-/// Every function the interposer records is a catalogue API, written with the
-/// catalogue's parameter names, in its order, and its output parameter.
+/// What differs between the intercepted functions and the API catalogue: each recorded
+/// function must be a catalogue API, written with the catalogue's parameter names, in its
+/// order, and its output parameter.
+fn catalogue_mismatches(wrappers: &[spec::Wrapper]) -> Vec<String> {
+    use syncguard_model::api;
+    let mut problems = Vec::new();
+    for wrapper in wrappers.iter().filter(|w| !w.untraced) {
+        let at = format!("capture/apis.list:{} ({})", wrapper.line, wrapper.symbol);
+        let Some(api) = api::lookup(&wrapper.api) else {
+            problems.push(format!("{at}: `{}` is not in the catalogue", wrapper.api));
+            continue;
+        };
+        let recorded = wrapper.params.iter().filter(|p| p.recorded);
+        let (outputs, inputs): (Vec<&spec::CParam>, Vec<&spec::CParam>) =
+            recorded.partition(|p| p.ty.is_output() && p.name == api.output);
+        let names: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
+        let expected: Vec<&str> = api.positional_params().map(|p| p.name).collect();
+        if names != expected {
+            problems.push(format!(
+                "{at}: parameters {names:?}, the catalogue has {}",
+                api.signature()
+            ));
+        }
+        let output: Vec<&str> = outputs.iter().map(|p| p.name.as_str()).collect();
+        let expected_output: Vec<&str> = [api.output].into_iter().filter(|o| !o.is_empty()).collect();
+        if output != expected_output {
+            problems.push(format!(
+                "{at}: output {output:?}, the catalogue has {expected_output:?}"
+            ));
+        }
+        if !["acl", "hccl", "cudart", "cuda"].contains(&wrapper.library.as_str()) {
+            problems.push(format!("{at}: unknown library `{}`", wrapper.library));
+        }
+    }
+    problems
+}
+
 #[test]
 fn every_intercepted_function_matches_the_api_catalogue() {
-    use syncguard_model::api;
     let list = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("capture/apis.list")).unwrap();
     let wrappers = spec::parse(&list).unwrap();
     assert!(wrappers.len() > 50);
@@ -366,22 +400,16 @@ fn every_intercepted_function_matches_the_api_catalogue() {
     symbols.sort();
     symbols.dedup();
     assert_eq!(symbols.len(), wrappers.len(), "a symbol is intercepted twice");
-    for wrapper in wrappers.iter().filter(|w| !w.untraced) {
-        let at = format!("capture/apis.list:{} ({})", wrapper.line, wrapper.symbol);
-        let api =
-            api::lookup(&wrapper.api).unwrap_or_else(|| panic!("{at}: `{}` is not in the catalogue", wrapper.api));
-        let recorded = wrapper.params.iter().filter(|p| p.recorded);
-        let (outputs, inputs): (Vec<&spec::CParam>, Vec<&spec::CParam>) =
-            recorded.partition(|p| p.ty.is_output() && p.name == api.output);
-        let names: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
-        let expected: Vec<&str> = api.positional_params().map(|p| p.name).collect();
-        assert_eq!(names, expected, "{at}: parameters differ from {}", api.signature());
-        let output: Vec<&str> = outputs.iter().map(|p| p.name.as_str()).collect();
-        let expected_output: Vec<&str> = [api.output].into_iter().filter(|o| !o.is_empty()).collect();
-        assert_eq!(output, expected_output, "{at}: the output parameter");
-        assert!(
-            ["acl", "hccl", "cudart", "cuda"].contains(&wrapper.library.as_str()),
-            "{at}: unknown library"
-        );
-    }
+    assert_eq!(catalogue_mismatches(&wrappers), Vec::<String>::new());
+}
+
+#[test]
+fn a_drifted_prototype_is_caught() {
+    let drifted = "acl aclrtRecordEvent(handle evt, handle stream)\n\
+                   acl aclrtCreateEvent(handle_out ev)\n\
+                   acl aclrtStreamWaitEvent(handle event, handle stream)\n\
+                   acl aclrtMadeUp()\n";
+    let problems = catalogue_mismatches(&spec::parse(drifted).unwrap());
+    // aclrtCreateEvent is wrong twice: `ev` is no parameter, and its output is missing.
+    assert_eq!(problems.len(), 5, "{problems:#?}");
 }
