@@ -81,6 +81,17 @@ enum Command {
         #[arg(value_name = "TRACE|SOURCE")]
         path: PathBuf,
     },
+    /// Run a program and write the ACL, HCCL and CUDA calls of each of its processes as
+    /// JSONL call traces (`DIR/<host>-<pid>.jsonl`; `syncguard check DIR` checks one run's
+    /// files together). The exit status is the program's. See docs/TRACE.md.
+    Trace {
+        /// The folder the traces are written to (created if missing).
+        #[arg(long, value_name = "DIR", default_value = "syncguard-trace")]
+        out: PathBuf,
+        /// The program and its arguments, after `--`.
+        #[arg(required = true, last = true, value_name = "CMD")]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Print a shell completion script (`syncguard completions bash > /etc/bash_completion.d/syncguard`).
     Completions {
         #[arg(value_enum)]
@@ -483,6 +494,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { Outcome::Failure as u8 } else { 0 });
         }
     };
+    if let Command::Trace { out, command } = &cli.command {
+        return commands::trace::run(out, command);
+    }
     let outcome = match cli.command {
         Command::Check {
             paths,
@@ -547,6 +561,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Convert { path } => commands::convert::run(&path),
+        Command::Trace { .. } => unreachable!("handled above: its exit status is the program's"),
     };
     ExitCode::from(outcome as u8)
 }

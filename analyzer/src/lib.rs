@@ -26,5 +26,5 @@ pub use source::decode_utf8_lossless_offsets;
 pub use source::{FileId, SourceFile, Sources};
 pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
-pub use trace::{check_trace_file, check_trace_reader};
+pub use trace::{check_merged_run, check_trace_file, check_trace_reader};
 pub use window::run_timeline;

@@ -126,7 +126,11 @@ impl Server {
     /// Wait for the diagnostics of `uri` at `version`.
     fn published(&self, uri: &str, version: i32) {
         loop {
-            let message = self.connection.receiver.recv_timeout(Duration::from_secs(120)).expect("diagnostics");
+            let message = self
+                .connection
+                .receiver
+                .recv_timeout(Duration::from_secs(120))
+                .expect("diagnostics");
             if let Message::Notification(notification) = message
                 && notification.method == "textDocument/publishDiagnostics"
                 && notification.params["uri"] == uri

@@ -47,7 +47,12 @@ impl Analysis {
 /// workspace folders. `None` when `target` is not a file syncguard reads.
 /// `cancelled` says when the result is no longer wanted; a source check then stops
 /// early and its incomplete result must be dropped.
-pub fn analyze(target: &Url, documents: &Snapshot, roots: &[PathBuf], cancelled: &(dyn Fn() -> bool + Sync)) -> Option<Analysis> {
+pub fn analyze(
+    target: &Url,
+    documents: &Snapshot,
+    roots: &[PathBuf],
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<Analysis> {
     let document = documents.get(target)?;
     let kind = Kind::of(target, &document.language_id)?;
     let path = path_of(target);

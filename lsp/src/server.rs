@@ -399,7 +399,9 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
             if shared.is_stale(&job) {
                 continue;
             }
-            match catch_unwind(AssertUnwindSafe(|| analyze(&job.target, &job.documents, roots, &|| shared.is_stale(&job)))) {
+            match catch_unwind(AssertUnwindSafe(|| {
+                analyze(&job.target, &job.documents, roots, &|| shared.is_stale(&job))
+            })) {
                 Ok(Some(analysis)) if !shared.is_stale(&job) => {
                     if let Some(err) = &analysis.config_error
                         && said.insert(err.clone())

@@ -1,5 +1,6 @@
 //! `syncguard check`: read every input, lower it, report.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use syncguard_analyzer::render::{
@@ -9,7 +10,7 @@ use syncguard_analyzer::render::{
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::timeline::Timeline;
 use syncguard_analyzer::{
-    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_sync_bytes_with, check_trace_reader,
+    CheckedFile, Diagnostic, Overrides, Severity, Sources, check_merged_run, check_sync_bytes_with, check_trace_reader,
 };
 
 use super::baseline::BaselineArgs;
@@ -269,7 +270,14 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
         inputs.iter().partition(|input| input.kind == InputKind::Source);
     let progress = Progress::for_terminal(report.quiet);
-    progress.add_work(inputs.len());
+    let (runs, inputs) = capture_runs(inputs);
+    progress.add_work(runs.len() + inputs.len());
+    for (run, files) in &runs {
+        progress.start(run);
+        let merged = syncguard_trace::merge::merge_run(run, files);
+        findings.add(check_merged_run(&mut sources, &merged, overrides));
+        progress.finish_one();
+    }
     for input in inputs {
         progress.start(&input.display);
         match check_input(&mut sources, input, overrides) {
@@ -309,6 +317,29 @@ struct SourceRun<'a> {
     report: &'a Report,
     options: &'a SourceOptions,
     progress: &'a Progress,
+}
+
+/// The rank files of each captured run: `(display, path)` by run.
+type CaptureRuns = BTreeMap<String, Vec<(String, PathBuf)>>;
+
+/// The rank files `syncguard trace` wrote, by run (each run is checked as one trace),
+/// and the other inputs.
+fn capture_runs(inputs: Vec<&Input>) -> (CaptureRuns, Vec<&Input>) {
+    let mut runs = CaptureRuns::new();
+    let mut others = Vec::new();
+    for input in inputs {
+        let header = (input.kind == InputKind::Trace && !input.is_stdin())
+            .then(|| syncguard_trace::merge::CaptureHeader::read(&input.file))
+            .flatten();
+        match header {
+            Some(header) => runs
+                .entry(header.run)
+                .or_default()
+                .push((input.display.clone(), input.file.clone())),
+            None => others.push(input),
+        }
+    }
+    (runs, others)
 }
 
 /// Check the sources (C/C++, Python) together; returns the number of files that could not be read.

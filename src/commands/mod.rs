@@ -5,4 +5,5 @@ pub mod fmt;
 pub mod output;
 pub mod progress;
 pub mod rules;
+pub mod trace;
 pub mod verify_then_run;

@@ -213,6 +213,9 @@ pub struct Line<'a> {
     pub cann: Option<Json<'a>>,
     #[serde(borrow)]
     pub default_stream: Option<Json<'a>>,
+    /// The closing line `syncguard trace` writes when a process exits (docs/TRACE.md).
+    #[serde(borrow)]
+    pub syncguard_capture_end: Option<Json<'a>>,
 }
 
 #[cfg(test)]

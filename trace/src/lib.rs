@@ -11,8 +11,10 @@ mod args;
 mod before;
 pub mod convert;
 mod json;
+pub mod locate;
 pub mod locations;
 mod lower;
+pub mod merge;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;

@@ -172,6 +172,9 @@ impl TraceLowerer {
             self.header(line, &span);
             return;
         }
+        if line.syncguard_capture_end.is_some() {
+            return; // what the capture counted: nothing to check
+        }
         let Some(api_name) = line.api.as_ref() else {
             self.format_error(&span, "the line has no `api`: which call is it?", "missing \"api\"");
             return;

@@ -7,10 +7,13 @@ pub mod write;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use syncguard_model::reading_rules::TraceFormatError;
+use syncguard_model::source::Span;
 use syncguard_trace::locations::SourceFiles;
+use syncguard_trace::merge::{MergeProblem, MergedRun, ProblemSeverity};
 use syncguard_trace::{ReadTrace, read_trace};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::frontend::{CheckedFile, Overrides};
 use crate::rules::event_use_before_create::before_creation;
 use crate::source::Sources;
@@ -41,14 +44,78 @@ pub fn check_trace_reader(
     overrides: &Overrides,
 ) -> CheckedFile {
     let read = read_trace(sources, display, reader, reread, false, overrides.smt.timelines);
+    analyze(
+        sources,
+        read.into_read(overrides.target, overrides.cann),
+        Vec::new(),
+        overrides,
+    )
+}
+
+/// Check the rank files of one `syncguard trace` run as one multi-rank trace
+/// ([`syncguard_trace::merge`]). What merging found is reported on the merged trace's
+/// header line (SG002); a run with a rank missing or claimed twice is not analyzed, as
+/// its findings would be about a program that did not run.
+pub fn check_merged_run(sources: &mut Sources, merged: &MergedRun, overrides: &Overrides) -> CheckedFile {
+    let read = read_trace(
+        sources,
+        merged.display.clone(),
+        merged.text.as_slice(),
+        None,
+        false,
+        overrides.smt.timelines,
+    );
+    let read = read.into_read(overrides.target, overrides.cann);
+    if let Ok(text) = std::str::from_utf8(&merged.text) {
+        // Kept for rendering: the merged trace exists only in memory.
+        sources.get_mut(read.file).text = text.to_string();
+    }
+    let header = merged
+        .text
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(merged.text.len());
+    let span = Span::new(read.file, 0..header);
+    let problems: Vec<Diagnostic> = merged
+        .problems
+        .iter()
+        .map(|problem| merge_problem(problem, &span))
+        .collect();
+    if !merged.checkable() {
+        let mut diagnostics = problems;
+        diagnostics.extend(read.diagnostics);
+        Diagnostic::sort(&mut diagnostics);
+        return CheckedFile::unanalyzed(read.program, diagnostics);
+    }
+    analyze(sources, read, problems, overrides)
+}
+
+fn merge_problem(problem: &MergeProblem, span: &Span) -> Diagnostic {
+    let severity = match problem.severity {
+        ProblemSeverity::Error => Severity::Error,
+        ProblemSeverity::Warning => Severity::Warning,
+    };
+    Diagnostic::new(&TraceFormatError::INFO, span.clone(), problem.message.clone())
+        .with_severity(severity)
+        .with_label("the run's rank files, merged")
+}
+
+/// Analyze a trace read into the model, and place its findings at the calls' `loc`.
+fn analyze(
+    sources: &mut Sources,
+    read: ReadTrace,
+    mut diagnostics: Vec<Diagnostic>,
+    overrides: &Overrides,
+) -> CheckedFile {
     let ReadTrace {
         file,
         program,
-        mut diagnostics,
+        diagnostics: read_diagnostics,
         used_before_creation,
         locs,
         ..
-    } = read.into_read(overrides.target, overrides.cann);
+    } = read;
+    diagnostics.extend(read_diagnostics);
     diagnostics.extend(used_before_creation.iter().map(before_creation));
     diagnostics.extend(crate::analysis::analyze_with(&program, &overrides.smt).diagnostics);
     if !locs.is_empty() {
