@@ -60,6 +60,9 @@ fn fix(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Option<CodeA
         let (file, text_edit) = match edit {
             FixEdit::InsertCall { after, call } => (after.file, insert_call(analysis, after, call, kind)?),
             FixEdit::Remove { span } => (span.file, removal(analysis, span)),
+            FixEdit::SwapArguments { span, first, second } => {
+                (span.file, swap_arguments(analysis, span, first, second)?)
+            }
         };
         changes
             .entry(analysis.url_of(file)?.clone())
@@ -125,6 +128,41 @@ fn insert_call(
     let statement = format!("{}{call}{}", before.trim_start(), rest_code.trim_end());
     let end = index.position(bytes.end);
     Some(TextEdit::new(Range::new(end, end), format!("\n{indent}{statement}")))
+}
+
+/// The call at `span` with `first` and `second` exchanged; none unless each is found
+/// once there as a whole word, `first` before `second`.
+fn swap_arguments(
+    analysis: &Analysis,
+    span: &syncguard_analyzer::source::Span,
+    first: &str,
+    second: &str,
+) -> Option<TextEdit> {
+    let text = &analysis.sources.get(span.file).text;
+    let call = text.get(span.range.clone())?;
+    let at_first = only_word(call, first)?;
+    let at_second = only_word(call, second)?;
+    if at_first >= at_second {
+        return None;
+    }
+    let swapped = format!(
+        "{}{second}{}{first}{}",
+        &call[..at_first],
+        &call[at_first + first.len()..at_second],
+        &call[at_second + second.len()..]
+    );
+    Some(TextEdit::new(LineIndex::new(text).range(span.range.clone()), swapped))
+}
+
+/// Where `word` is in `text` as a whole word, if it is there exactly once.
+fn only_word(text: &str, word: &str) -> Option<usize> {
+    let mut found = text.match_indices(word).map(|(at, _)| at).filter(|&at| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_name_char(c));
+        let after = text[at + word.len()..].chars().next().is_none_or(|c| !is_name_char(c));
+        before && after
+    });
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
 }
 
 fn is_name_char(c: char) -> bool {

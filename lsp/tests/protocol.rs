@@ -392,3 +392,66 @@ fn half_typed_files_and_nonsense_requests_never_stop_the_server() {
     client.change(uri, 2, "let s = aclrtCreateStream();\n");
     client.diagnostics(uri, |diagnostics| !has("SG001")(diagnostics));
 }
+
+#[test]
+fn swapped_template_pipes_are_swapped_back() {
+    let mut client = Client::start(&fixtures());
+    let path = fixtures().join("swapped_pipes.sync");
+    let (uri, text) = (url(&path), std::fs::read_to_string(&path).unwrap());
+    client.open(&uri, "sync", &text);
+    let found = client.diagnostics(&uri, has("SG405"));
+    let pipe = found.iter().find(|d| d["code"] == "SG405").unwrap();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": pipe["range"], "context": {"diagnostics": []}}),
+    );
+    let swap = action(&actions, "Swap PIPE_FIX and PIPE_MTE2");
+    let fixed = apply(&text, swap["edit"]["changes"][&uri].as_array().unwrap());
+    assert!(
+        fixed.contains("AscendC::SetNextTaskStart<PIPE_MTE2, PIPE_FIX>();"),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| !has("SG405")(diagnostics));
+}
+
+#[test]
+fn an_unused_suppression_is_marked_unnecessary_and_removed_by_its_fix() {
+    let mut client = Client::start(&fixtures());
+    let uri = "untitled:Untitled-3";
+    let text = "let s = aclrtCreateStream();\n// syncguard: ignore[SG107]\naclrtSynchronizeStream(s); // syncguard: ignore[SG601, SG604]\naclrtDestroyStream(s);\n";
+    client.open(uri, "sync", text);
+    let found = client.diagnostics(uri, |diagnostics| codes(diagnostics).len() == 3);
+    assert!(
+        found.iter().all(|d| d["code"] == "SG005" && d["tags"] == json!([1])),
+        "{found:#?}"
+    );
+    let mut fixed = text.to_string();
+    for at in [0, 1, 2] {
+        let version = 2 + at;
+        client.change(uri, version, &fixed);
+        let found = client.diagnostics(uri, |diagnostics| codes(diagnostics).len() == 3 - at as usize);
+        let actions = client.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": found[0]["range"], "context": {"diagnostics": []}}),
+        );
+        let remove = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| {
+                a["title"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Remove the unused suppression")
+            })
+            .unwrap_or_else(|| panic!("{actions:#}"));
+        fixed = apply(&fixed, remove["edit"]["changes"][uri].as_array().unwrap());
+    }
+    assert_eq!(
+        fixed,
+        "let s = aclrtCreateStream();\naclrtSynchronizeStream(s);\naclrtDestroyStream(s);\n"
+    );
+    client.change(uri, 9, &fixed);
+    client.diagnostics(uri, |diagnostics| diagnostics.is_empty());
+}

@@ -103,6 +103,9 @@ pub enum FixEdit {
     InsertCall { after: Span, call: String },
     /// Remove `span`; its whole line when nothing else is left on it.
     Remove { span: Span },
+    /// The call at `span` passes `first` and later `second` (call or template
+    /// arguments): pass them the other way round.
+    SwapArguments { span: Span, first: String, second: String },
 }
 
 impl Diagnostic {

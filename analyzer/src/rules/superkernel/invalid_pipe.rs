@@ -1,6 +1,6 @@
 use super::calls_in;
 use crate::analysis::ProgramContext;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Fix, FixEdit};
 use crate::model::{OpKind, Pipe};
 use crate::rules::declare_rule;
 
@@ -93,8 +93,15 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                         aic.name()
                     )
                 };
-                out.push(
-                    Diagnostic::new(
+                let fix = swapped.then(|| Fix {
+                    title: format!("Swap {} and {}", aiv_pipe.name(), aic_pipe.name()),
+                    edits: vec![FixEdit::SwapArguments {
+                        span: op.span.clone(),
+                        first: aiv_pipe.name().to_string(),
+                        second: aic_pipe.name().to_string(),
+                    }],
+                });
+                let diagnostic = Diagnostic::new(
                         &NextTaskStartInvalidPipe::INFO,
                         op.span.clone(),
                         format!(
@@ -106,8 +113,11 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                         ),
                     )
                     .with_label(if swapped { "template pipes swapped" } else { "pipe outside the documented range" })
-                    .with_help(help),
-                );
+                    .with_help(help);
+                out.push(match fix {
+                    Some(fix) => diagnostic.with_fix(fix),
+                    None => diagnostic,
+                });
             }
         }
     }
