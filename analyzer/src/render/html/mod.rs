@@ -164,7 +164,7 @@ fn finding(diagnostic: &Diagnostic, number: usize, index: &SourceIndex) -> Strin
         None => {}
     }
     if !diagnostic.related.is_empty() {
-        out.push_str(r#"<h3>Involved calls</h3><ol class="related">"#);
+        out.push_str(r#"<h3>Involved calls</h3><ul class="related">"#);
         for related in &diagnostic.related {
             let location = index.location(&related.span);
             let _ = write!(
@@ -177,7 +177,7 @@ fn finding(diagnostic: &Diagnostic, number: usize, index: &SourceIndex) -> Strin
                 escape(location.text.trim()),
             );
         }
-        out.push_str("</ol>");
+        out.push_str("</ul>");
     }
     if !diagnostic.notes.is_empty() {
         out.push_str(r#"<ul class="notes">"#);
