@@ -4,8 +4,10 @@
 //! The project's configuration (`syncguard.toml`, `[tool.syncguard]`) and the
 //! suppressions in the code apply as on the command line.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use lsp_types::Url;
 use syncguard_analyzer::{
@@ -85,7 +87,7 @@ pub fn analyze(
         }
         Kind::Source(language) => {
             let group = source_group(target, language, documents, roots, &config);
-            check_group(&mut sources, group, &options, &overrides, cancelled)
+            check_group(&mut sources, language, group, &options, &overrides, cancelled)
         }
     };
     let mut diagnostics = diagnostics;
@@ -193,19 +195,51 @@ fn project_root(path: Option<&Path>, roots: &[PathBuf], config: &Config) -> Opti
         .cloned()
 }
 
+/// How long a folder search of a project is reused: a check runs on every edit, and a
+/// search of a large tree costs more than checking a file. Files created meanwhile are
+/// seen once it expires.
+const SEARCH_REUSED_FOR: Duration = Duration::from_secs(10);
+
 /// The source files of `language` below `root`, as `check ROOT` finds them.
 fn project_sources(root: &Path, language: Language, config: &Config) -> Vec<PathBuf> {
-    let (inputs, _) = collect_inputs(&[root.to_path_buf()]);
-    inputs
-        .into_iter()
-        .filter(|input| input.kind == InputKind::Source && Language::of(&input.file) == Some(language))
-        .filter(|input| !config.excludes(&input.file))
-        .map(|input| std::fs::canonicalize(&input.file).unwrap_or(input.file))
-        .collect()
+    type Searches = HashMap<(PathBuf, Language), (Instant, Arc<Vec<PathBuf>>)>;
+    static SEARCHES: OnceLock<Mutex<Searches>> = OnceLock::new();
+    let searches = SEARCHES.get_or_init(Mutex::default);
+    let key = (root.to_path_buf(), language);
+    let cached = searches
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(&key)
+        .filter(|(searched, _)| searched.elapsed() < SEARCH_REUSED_FOR)
+        .map(|(_, files)| files.clone());
+    let files = cached.unwrap_or_else(|| {
+        let (inputs, _) = collect_inputs(&[root.to_path_buf()]);
+        let files: Arc<Vec<PathBuf>> = Arc::new(
+            inputs
+                .into_iter()
+                .filter(|input| input.kind == InputKind::Source && Language::of(&input.file) == Some(language))
+                .map(|input| std::fs::canonicalize(&input.file).unwrap_or(input.file))
+                .collect(),
+        );
+        searches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(key, (Instant::now(), files.clone()));
+        files
+    });
+    files.iter().filter(|file| !config.excludes(file)).cloned().collect()
+}
+
+fn untitled_path(language: Language) -> PathBuf {
+    PathBuf::from(match language {
+        Language::Cpp => "untitled.cpp",
+        Language::Python => "untitled.py",
+    })
 }
 
 fn check_group(
     sources: &mut Sources,
+    language: Language,
     group: Vec<Member>,
     options: &SourceOptions,
     overrides: &Overrides,
@@ -223,7 +257,8 @@ fn check_group(
             (None, None) => continue,
         };
         documents.push(SourceDocument {
-            file: member.path.clone().unwrap_or_else(|| PathBuf::from(member.url.path())),
+            // An unsaved buffer has no path: its language gives its extension.
+            file: member.path.clone().unwrap_or_else(|| untitled_path(language)),
             display: display_of(&member.url),
             text,
         });

@@ -455,3 +455,13 @@ fn an_unused_suppression_is_marked_unnecessary_and_removed_by_its_fix() {
     client.change(uri, 9, &fixed);
     client.diagnostics(uri, |diagnostics| diagnostics.is_empty());
 }
+
+#[test]
+fn an_unsaved_python_buffer_is_read_as_python() {
+    let mut client = Client::start(&fixtures());
+    let uri = "untitled:Untitled-4";
+    let text = "import acl\n\n\ndef main():\n    ev, ret = acl.rt.create_event()\n    s, ret = acl.rt.create_stream()\n    ret = acl.rt.stream_wait_event(s, ev)\n    ret = acl.rt.synchronize_stream(s)\n";
+    client.open(uri, "python", text);
+    let found = client.diagnostics(uri, |diagnostics| !diagnostics.is_empty());
+    assert!(codes(&found).contains(&"SG104".to_string()), "{found:#?}");
+}

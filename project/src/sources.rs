@@ -27,7 +27,7 @@ pub struct SourceOptions {
 }
 
 /// The source languages syncguard reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Language {
     Cpp,
     Python,
