@@ -31,39 +31,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{Rng, median, syncguard_json, time_command};
+
 const DEFAULT_FILES: usize = 5_000;
 const DEFAULT_SEED: u64 = 20_261_126;
 const TREE_RUNS: usize = 3;
 const SINGLE_RUNS: usize = 20;
-
-/// splitmix64: no dependency, the same tree for a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
 
 const MODELS: &[&str] = &[
     "resnet50", "yolov5", "bert", "llama", "qwen", "mistral", "vit", "unet", "whisper", "gpt2", "t5", "clip",
@@ -555,39 +529,6 @@ fn generate(root: &Path, files: usize, seed: u64) -> Tree {
         n += 1;
     }
     tree
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn time_command(command: &mut Command) -> (Duration, std::process::Output) {
-    let start = Instant::now();
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run {command:?}: {err}"));
-    (start.elapsed(), output)
-}
-
-fn syncguard_json(binary: &Path, args: &[&str], path: &Path) -> (Duration, serde_json::Value) {
-    let (elapsed, output) = time_command(
-        Command::new(binary)
-            .arg("check")
-            .arg("--format")
-            .arg("json")
-            .args(args)
-            .arg(path),
-    );
-    assert!(
-        matches!(output.status.code(), Some(0 | 1)),
-        "syncguard check failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("syncguard prints JSON");
-    (elapsed, json)
 }
 
 /// The peer: its name and the command on a folder.
