@@ -65,6 +65,7 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let cycles = &analysis.hb.matching.event_cycles;
+    let syncs = HostSyncs::index(analysis);
     let mut last_cycle: HashMap<InstId, usize> = HashMap::new();
     for (index, cycle) in cycles.iter().enumerate() {
         let Some(event) = cycle.event else {
@@ -78,8 +79,8 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             }
         }
         if let Some(previous) = last_cycle.insert(event, index) {
-            out.extend(reset_after_next_record(analysis, event, &cycles[previous], cycle));
-            out.extend(wait_before_previous_reset(analysis, event, &cycles[previous], cycle));
+            out.extend(reset_after_next_record(analysis, &syncs, event, &cycles[previous], cycle));
+            out.extend(wait_before_previous_reset(analysis, &syncs, event, &cycles[previous], cycle));
         }
         if !rerecorded && let Some(diagnostic) = left_set(analysis, event, cycle) {
             out.push(diagnostic);
@@ -172,6 +173,7 @@ fn recorded_while_set(
 /// of `cycle` can run after the reset: the reset clears the new record and that wait hangs.
 fn reset_after_next_record(
     analysis: &Analysis,
+    syncs: &HostSyncs,
     event: InstId,
     previous: &EventCycle,
     cycle: &EventCycle,
@@ -186,7 +188,7 @@ fn reset_after_next_record(
         .waits
         .iter()
         .copied()
-        .chain(host_syncs_on(analysis, &cycle.records))
+        .chain(syncs.on(&cycle.records))
         .find(|&wait| hb.executes(wait) && !hb.happens_before(wait, reset))?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
@@ -217,25 +219,35 @@ fn reset_after_next_record(
     )
 }
 
-/// The host `aclrtSynchronizeEvent` calls that wait for one of `records`: they block on
-/// the flag like a stream wait does.
-fn host_syncs_on<'a>(analysis: &'a Analysis, records: &'a [NodeId]) -> impl Iterator<Item = NodeId> + 'a {
-    let exec = analysis.exec;
-    analysis
-        .hb
-        .matching
-        .edges
-        .iter()
-        .filter(move |(record, sync)| {
-            records.contains(record) && matches!(exec.node(*sync).action, Action::EventSync(_))
-        })
-        .map(|&(_, sync)| sync)
+/// The host `aclrtSynchronizeEvent` calls that wait for each record: they block on the
+/// flag like a stream wait does. Indexed once, since every reset cycle asks.
+struct HostSyncs(HashMap<NodeId, Vec<NodeId>>);
+
+impl HostSyncs {
+    fn index(analysis: &Analysis) -> Self {
+        let exec = analysis.exec;
+        let mut by_record: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        for &(record, sync) in &analysis.hb.matching.edges {
+            if matches!(exec.node(sync).action, Action::EventSync(_)) {
+                by_record.entry(record).or_default().push(sync);
+            }
+        }
+        HostSyncs(by_record)
+    }
+
+    /// The synchronizes waiting for any of `records`, in issue order.
+    fn on(&self, records: &[NodeId]) -> impl Iterator<Item = NodeId> + use<> {
+        let mut syncs: Vec<NodeId> = records.iter().filter_map(|record| self.0.get(record)).flatten().copied().collect();
+        syncs.sort_unstable();
+        syncs.into_iter()
+    }
 }
 
 /// A wait of `cycle` is not ordered after the reset that closed `previous`: it can run
 /// while the flag is still set by the previous record, and pass at once.
 fn wait_before_previous_reset(
     analysis: &Analysis,
+    syncs: &HostSyncs,
     event: InstId,
     previous: &EventCycle,
     cycle: &EventCycle,
@@ -253,7 +265,7 @@ fn wait_before_previous_reset(
         .copied()
         .filter(|&wait| matches!(exec.node(wait).action, Action::EventWait(_)));
     let wait = stream_waits
-        .chain(host_syncs_on(analysis, &cycle.records))
+        .chain(syncs.on(&cycle.records))
         .find(|&wait| {
             hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
         })?;
@@ -294,9 +306,10 @@ fn ordered_before_wait(analysis: &Analysis, op: NodeId, wait: NodeId) -> bool {
     let (exec, hb) = (analysis.exec, analysis.hb);
     let node = exec.node(wait);
     let queue = &exec.agent(node.agent).nodes;
+    // A queue's nodes are in creation order, so in NodeId order.
     let earlier_on_queue = queue
-        .iter()
-        .position(|&n| n == wait)
+        .binary_search(&wait)
+        .ok()
         .and_then(|i| i.checked_sub(1))
         .map(|i| queue[i]);
     [earlier_on_queue, node.issued_after]
