@@ -161,7 +161,7 @@ fn measure(ops: usize, analysis: bool) {
     let execution = exec::instantiate(&program, Vec::new());
     let instantiate = start.elapsed();
     let start = Instant::now();
-    let graph = hb::HappensBefore::build(&execution);
+    let graph = hb::HappensBefore::build(&execution).expect("the clocks fit");
     let happens_before = start.elapsed();
     let (nodes, agents) = (execution.nodes.len(), execution.agents.len());
     drop(graph);

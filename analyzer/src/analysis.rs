@@ -7,7 +7,7 @@ use crate::diagnostic::Diagnostic;
 use crate::exec::{
     Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, instantiate_with_outcomes, issue_orders, reorder,
 };
-use crate::hb::HappensBefore;
+use crate::hb::{ClockBudgetExceeded, HappensBefore};
 use crate::model::{OpKind, Param, Program};
 use crate::rules::{Check, RULES};
 use crate::smt::{Proof, SmtOptions, Unproved};
@@ -167,19 +167,21 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             if !exec.query_syncs.is_empty() && !realizable_outcomes(&exec) {
                 continue;
             }
-            if exec.truncated() || exec.nodes.len().saturating_mul(exec.agents.len()) > crate::hb::MAX_CLOCK_ENTRIES {
+            let findings = match (!exec.truncated()).then(|| execution_findings(program, &exec, options)) {
+                Some(Ok(findings)) => findings,
                 // A counterexample too large to run is still reported, by the solver alone.
-                if for_counterexample {
+                _ if for_counterexample => {
                     not_run.push(params.clone());
-                } else {
+                    break;
+                }
+                _ => {
                     diagnostics.push(too_large(program, &exec));
                     refuted.every_smaller_ran = false;
+                    break;
                 }
-                break;
-            }
+            };
             let smallest_yet =
                 !for_counterexample && refuted.every_smaller_ran && every_smaller_sampled(program, &params);
-            let findings = execution_findings(program, &exec, options);
             found_at
                 .entry(params.clone())
                 .or_default()
@@ -348,23 +350,27 @@ fn every_smaller_sampled(program: &Program, params: &[i64]) -> bool {
 
 /// What the happens-before rules find on one concrete execution, in every order in
 /// which its host threads can issue their calls (see `exec::issue_orders`).
-fn execution_findings(program: &Program, exec: &Execution, options: &SmtOptions) -> Vec<Diagnostic> {
+fn execution_findings(
+    program: &Program,
+    exec: &Execution,
+    options: &SmtOptions,
+) -> Result<Vec<Diagnostic>, ClockBudgetExceeded> {
     let mut found = unevaluable_calls(exec);
     found.extend(uncaptured_calls(exec));
     found.extend(unmatched_value_waits(exec));
     found.extend(ipc_opens_from_outside(exec));
-    let (per_order, unchecked) = findings_by_issue_order(program, exec, options);
+    let (per_order, unchecked) = findings_by_issue_order(program, exec, options)?;
     if per_order.is_empty() {
         // One order only (or, should no permuted order be realizable, the walk's, with
         // the warning that orders went unchecked).
-        found.extend(rule_findings(program, exec, &HappensBefore::build(exec), options));
+        found.extend(rule_findings(program, exec, &HappensBefore::build(exec)?, options));
     } else {
         found.extend(merge_orders(exec, per_order));
     }
     if unchecked {
         found.push(unchecked_orders(program, exec));
     }
-    found
+    Ok(found)
 }
 
 /// One order in which the host threads of a run issue their calls, with what the
@@ -383,12 +389,12 @@ pub fn findings_by_issue_order(
     program: &Program,
     exec: &Execution,
     options: &SmtOptions,
-) -> (Vec<OrderFindings>, bool) {
+) -> Result<(Vec<OrderFindings>, bool), ClockBudgetExceeded> {
     let orders = issue_orders(exec);
     let mut per_order = Vec::new();
     for order in &orders.orders {
         let reordered = reorder(exec, order);
-        let hb = HappensBefore::build(&reordered);
+        let hb = HappensBefore::build(&reordered)?;
         let permuted: Vec<bool> = order.iter().map(|n| orders.conflicts[n.index()]).collect();
         if let Some(realizable) = hb.realizable_issue_order(&permuted) {
             per_order.push(OrderFindings {
@@ -401,7 +407,7 @@ pub fn findings_by_issue_order(
     // No realizable order among several is a gap in the order search: said, like orders
     // past the limit.
     let none_realizable = per_order.is_empty() && !orders.orders.is_empty();
-    (per_order, orders.unchecked || none_realizable)
+    Ok((per_order, orders.unchecked || none_realizable))
 }
 
 fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, options: &SmtOptions) -> Vec<Diagnostic> {
@@ -501,8 +507,9 @@ pub const MAX_OUTCOME_RUNS: usize = 64;
 
 /// A run in which a query saw work done that never finishes is no run: the query
 /// would have said "not done".
+/// A run too large to decide it is kept, to be reported as too large.
 fn realizable_outcomes(exec: &Execution) -> bool {
-    let hb = HappensBefore::build(exec);
+    let Ok(hb) = HappensBefore::build(exec) else { return true };
     exec.query_syncs.iter().all(|&sync| hb.executes(sync))
 }
 
@@ -690,11 +697,10 @@ fn unchecked_orders(program: &Program, exec: &Execution) -> Diagnostic {
 /// values the sampled runs of [`analyze_with`] may not have covered.
 pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOptions) -> Vec<Diagnostic> {
     let exec = instantiate(program, params);
-    let clock_entries = exec.nodes.len().saturating_mul(exec.agents.len());
-    if exec.truncated() || clock_entries > crate::hb::MAX_CLOCK_ENTRIES {
+    let found = (!exec.truncated()).then(|| execution_findings(program, &exec, options));
+    let Some(Ok(mut found)) = found else {
         return vec![too_large(program, &exec)];
-    }
-    let mut found = execution_findings(program, &exec, options);
+    };
     if let Some(assignment) = exec.assignment() {
         found = found
             .into_iter()
@@ -752,8 +758,8 @@ fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> b
     }
 }
 
-/// A run beyond the analysis budgets (calls, or vector-clock memory): said loudly,
-/// since it is not verified.
+/// A run beyond the analysis budgets (calls, or the memory of its happens-before
+/// clocks): said loudly, since it is not verified.
 fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
     let span = exec
         .cutoff
@@ -765,19 +771,20 @@ fn too_large(program: &Program, exec: &Execution) -> Diagnostic {
         cutoff.describe()
     } else {
         format!(
-            "unrolls to {} calls on {} streams, threads and ranks",
+            "runs {} calls on {} streams, threads and ranks whose happens-before order needs more than {} MiB",
             exec.nodes.len(),
-            exec.agents.len()
+            exec.agents.len(),
+            crate::hb::MAX_CLOCK_BYTES >> 20
         )
     };
     let assignment = exec.assignment().map_or(String::new(), |a| format!(" (with {a})"));
     Diagnostic::new(
-        &crate::rules::SyntaxErrorRule::INFO,
+        &crate::rules::TooLargeToAnalyze::INFO,
         span,
         format!("this program{assignment} {size}: too large to analyze, so it is not verified"),
     )
     .with_label("not analyzed")
-    .with_help("check a smaller configuration (fewer ranks, shorter loops)")
+    .with_help("check a smaller configuration (fewer ranks, shorter loops), or a shorter trace")
 }
 
 /// Calls whose arguments have no value on some rank: reported, since the analysis had
@@ -874,7 +881,8 @@ aclrtSynchronizeStream(s0);
 ";
         let checked = crate::check_sync_bytes(&mut crate::Sources::default(), "t.sync", text.as_bytes());
         let exec = instantiate(&checked.program, Vec::new());
-        let (orders, unchecked) = findings_by_issue_order(&checked.program, &exec, &SmtOptions::default());
+        let (orders, unchecked) =
+            findings_by_issue_order(&checked.program, &exec, &SmtOptions::default()).expect("a small execution");
         assert!(!unchecked && orders.len() > 1);
         let position = |order: &[NodeId], line: &str| {
             order.iter().position(|&n| {

@@ -102,11 +102,11 @@ impl OpsOfSpans {
 
 /// The window of a run (`verify-then-run`): centred on the calls that failed (a wait
 /// that timed out is where it hung), else on the run's first calls; an op the run never
-/// called is drawn as one that never runs.
-pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> Timeline {
+/// called is drawn as one that never runs. None for a run too large to analyze.
+pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> Option<Timeline> {
     /// Lanes a window of a run that did not fail starts from.
     const FIRST_CALLS: usize = 8;
-    let hb = HappensBefore::build(exec);
+    let hb = HappensBefore::build(exec).ok()?;
     let mut was_called = vec![false; exec.nodes.len()];
     for node in called {
         if let Some(flag) = was_called.get_mut(node.index()) {
@@ -135,7 +135,7 @@ pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> T
             op.role = Role::Context;
         }
     }
-    timeline
+    Some(timeline)
 }
 
 /// The window around `focus`: its ops, `CONTEXT` neighbours on each lane and the ops

@@ -264,7 +264,8 @@ fn a_counterexample_too_large_to_run_is_reported_by_the_solver_alone() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/parametric-ring/notify-per-step.sync");
     let text = std::fs::read_to_string(path)
         .unwrap()
-        .replace("notifyNum: 9 }", "notifyNum: 600 }");
+        .replace("notifyNum: 9 }", "notifyNum: 40000 }")
+        .replace("ranks N in 2..=1024;", "ranks N in 2..=100000;");
     let checked = check_text("big.sync", &text, SmtOptions::default());
     let codes: Vec<&str> = checked.diagnostics.iter().flat_map(|d| d.codes()).collect();
     // No "too large to analyze" error for a run only the counterexample asked for.
@@ -273,7 +274,7 @@ fn a_counterexample_too_large_to_run_is_reported_by_the_solver_alone() {
         assert_eq!(
             diagnostic.notes,
             vec![
-                "smallest counterexample (z3): N = 601, rank 0 at step = 599: index 600 of 600 notifies".to_string(),
+                "smallest counterexample (z3): N = 40001, rank 0 at step = 39999: index 40000 of 40000 notifies".to_string(),
                 "no concrete run at these values: the execution is too large for the happens-before analysis, so z3 alone reports this".to_string(),
             ]
         );

@@ -88,3 +88,49 @@ proptest! {
         syncguard_analyzer::render::render_text(&checked.diagnostics, &sources, Default::default());
     }
 }
+
+/// `PRELUDE` over 12 ranks in a ring, so that clocks have more than 64 entries (a tree
+/// of three levels), with a second host thread issuing to the same streams.
+fn ring_program(main: &[String], worker: &[String]) -> String {
+    let prelude = PRELUDE
+        .replace("ranks 2;", "ranks 12;")
+        .replace("HcclCommInitRootInfo(2,", "HcclCommInitRootInfo(12,")
+        .replace("remoteRank: 1 - rank", "remoteRank: (rank + 1) % 12");
+    format!("{prelude}{}\nthread w {{\n{}\n}}\n", main.join("\n"), worker.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// The sparse clocks answer "does a happen before b" exactly as the graph's paths
+    /// do, for every pair of calls.
+    #[test]
+    fn the_clocks_order_exactly_the_paths_of_the_graph(
+        main in prop::collection::vec(statement(), 0..12),
+        worker in prop::collection::vec(call(), 0..6),
+    ) {
+        use petgraph::visit::Dfs;
+        use syncguard_analyzer::exec::{NodeId, instantiate};
+        use syncguard_analyzer::hb::HappensBefore;
+
+        let src = ring_program(&main, &worker);
+        let checked = check_sync_bytes(&mut Sources::default(), "ring.sync", src.as_bytes());
+        let exec = instantiate(&checked.program, Vec::new());
+        let hb = HappensBefore::build(&exec).expect("a small execution");
+        let nodes = exec.nodes.len();
+        for a in 0..nodes {
+            let mut reached = vec![false; nodes];
+            let mut dfs = Dfs::new(&hb.graph, petgraph::graph::NodeIndex::new(a));
+            dfs.next(&hb.graph);
+            while let Some(next) = dfs.next(&hb.graph) {
+                reached[next.index()] = true;
+            }
+            let a = NodeId(a as u32);
+            for (b, &reached) in reached.iter().enumerate() {
+                let b = NodeId(b as u32);
+                let expected = reached && hb.executes(a) && hb.executes(b);
+                prop_assert_eq!(hb.happens_before(a, b), expected, "{:?} -> {:?} in\n{}", a, b, src);
+            }
+        }
+    }
+}

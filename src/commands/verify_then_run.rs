@@ -140,7 +140,7 @@ pub fn run(request: &Request) -> Outcome {
         if request.report.format == Format::Html {
             let called: Vec<_> = log.calls.iter().map(|call| call.node).collect();
             let failed: Vec<_> = log.faults.iter().filter_map(|(node, _)| *node).collect();
-            findings.run_timeline = Some(syncguard_analyzer::run_timeline(&exec, &called, &failed));
+            findings.run_timeline = syncguard_analyzer::run_timeline(&exec, &called, &failed);
         }
         findings.diagnostics.extend(run_findings);
         findings.print(&mut sources, &request.report, Some(("run", summary.json(&faults))));

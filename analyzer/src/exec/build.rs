@@ -263,14 +263,13 @@ impl<'p> Builder<'p, '_> {
     }
 
     /// After `done` of `ranks` ranks: refuse the run early when the ranks still to walk
-    /// would certainly exceed the budgets (each has at least a default stream and a
-    /// main thread, and the calls so far are a lower bound on the calls in all).
+    /// would certainly exceed the budget of agents (each has at least a default stream
+    /// and a main thread).
     fn check_rank_estimate(&mut self, done: u32, ranks: u32) {
         let remaining = u64::from(ranks - done);
         let agents = self.exec.agents.len() as u64 + 2 * remaining;
-        let calls = self.exec.nodes.len() as u64;
-        if agents > MAX_NODES as u64 || calls.saturating_mul(agents) > crate::hb::MAX_CLOCK_ENTRIES as u64 {
-            self.cut_off(Cutoff::Ranks { ranks, calls, agents });
+        if agents > MAX_AGENTS as u64 {
+            self.cut_off(Cutoff::Ranks { ranks, agents });
         }
     }
 

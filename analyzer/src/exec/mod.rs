@@ -117,6 +117,10 @@ pub enum LegacyOrder {
 /// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
 pub const MAX_NODES: usize = 20_000_000;
 
+/// Streams, threads and ranks' host threads per run: each is an entry of every vector
+/// clock, and some checks look at every agent per synchronize.
+pub const MAX_AGENTS: usize = 1 << 16;
+
 /// Most handles one array may have (`threadNum`, `channelNum`): more than any
 /// communicator gives, and few enough that a wrong count is reported, not expanded.
 pub const MAX_ARRAY_LEN: u32 = 1 << 16;
@@ -152,8 +156,8 @@ pub enum Cutoff {
     },
     /// A `while` loop still running when the budgets ran out, after this many iterations.
     While { span: Span, iterations: u128 },
-    /// Too many ranks: at least this many calls and agents in all.
-    Ranks { ranks: u32, calls: u64, agents: u64 },
+    /// Too many ranks: at least this many agents in all.
+    Ranks { ranks: u32, agents: u64 },
     /// A SuperKernel's cores walk too many steps.
     Kernel(CoreStop),
 }
@@ -183,15 +187,16 @@ impl Cutoff {
                 calls_per_iteration,
                 ..
             } => format!(
-                "has a loop of {iterations} iterations issuing at least {calls_per_iteration} calls each, {} calls in all (the limit is {MAX_NODES})",
+                "has a loop of {iterations} iterations issuing at least {calls_per_iteration} call{} each, {} calls in all (the limit is {MAX_NODES})",
+                if *calls_per_iteration == 1 { "" } else { "s" },
                 iterations.saturating_mul(u128::from(*calls_per_iteration))
             ),
             Cutoff::While { iterations, .. } => format!(
                 "has a `while` loop still running after {iterations} iterations, past the limits of {MAX_STEPS} steps and {MAX_NODES} calls (it may never end)"
             ),
             Cutoff::Kernel(stop) => format!("has a SuperKernel too large to walk: {}", stop.describe()),
-            Cutoff::Ranks { ranks, calls, agents } => format!(
-                "runs on {ranks} ranks: at least {calls} calls on {agents} streams and threads, more than the happens-before analysis can hold"
+            Cutoff::Ranks { ranks, agents } => format!(
+                "runs on {ranks} ranks: at least {agents} streams and threads, more than the {MAX_AGENTS} the happens-before analysis holds"
             ),
         }
     }

@@ -5,9 +5,10 @@
 //! (device op → the synchronize that waits for it), and CUDA's legacy default stream
 //! (see `legacy`). Nodes are ordered by Kahn's
 //! algorithm; a node that never becomes ready never executes (it sits on or behind a
-//! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks, so that
-//! "does a happen before b" is one comparison.
+//! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks (stored
+//! sparsely, see `clocks`), so that "does a happen before b" is one lookup.
 
+mod clocks;
 mod host_sync;
 mod legacy;
 mod lifetimes;
@@ -16,6 +17,7 @@ mod races;
 mod realizable;
 pub mod values;
 
+pub use clocks::{ClockBudgetExceeded, MAX_CLOCK_BYTES};
 pub use legacy::legacy_edges;
 pub use lifetimes::{PendingAtRelease, UseAroundDestroy};
 pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue, flag_of};
@@ -29,10 +31,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::exec::{Action, AgentId, Execution, NodeId};
-
-/// Most vector-clock entries (nodes x agents, 4 bytes each) an analysis may allocate:
-/// 2 GiB, enough for a 10M-call trace over 8 ranks with 6 queues each.
-pub const MAX_CLOCK_ENTRIES: usize = 1 << 29;
+use clocks::Clocks;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
@@ -48,8 +47,7 @@ pub struct HappensBefore<'e, 'p> {
     pub exec: &'e Execution<'p>,
     pub graph: DiGraph<(), EdgeKind, u32>,
     pub matching: Matching,
-    /// `clocks[node * agents + agent]`; empty rows for nodes that never execute.
-    clocks: Vec<u32>,
+    clocks: Clocks,
     executed: Vec<bool>,
     /// Minimal cycles of waits, each in execution order.
     pub cycles: Vec<Vec<NodeId>>,
@@ -57,31 +55,33 @@ pub struct HappensBefore<'e, 'p> {
 }
 
 impl<'e, 'p> HappensBefore<'e, 'p> {
-    pub fn build(exec: &'e Execution<'p>) -> Self {
+    /// The graph and its clocks; an execution whose clocks would not fit the budget
+    /// (`clocks::MAX_TREE_NODES`) is too large to analyze.
+    pub fn build(exec: &'e Execution<'p>) -> Result<Self, ClockBudgetExceeded> {
         let matching = matching::match_signals(exec);
         let graph = build_graph(exec, &matching);
         let mut hb = HappensBefore {
             exec,
             graph,
             matching,
-            clocks: Vec::new(),
+            clocks: Clocks::new(exec),
             executed: vec![false; exec.nodes.len()],
             cycles: Vec::new(),
             races: Vec::new(),
         };
-        let order = hb.order_with_host_syncs();
+        let order = hb.order_with_host_syncs()?;
         if order.len() < exec.nodes.len() {
             hb.cycles = minimal_cycles(&hb.graph);
         }
         hb.races = races::find_races(&hb, &order);
-        hb
+        Ok(hb)
     }
 
     /// Adds the host-synchronize edges (see `host_sync`) and returns the final execution
     /// order, with clocks computed for it. Work of the synchronizing thread is covered at
     /// once; another thread's work once happens-before shows it issued before the
     /// synchronize, which can order more work, so that repeats to a fixed point.
-    fn order_with_host_syncs(&mut self) -> Vec<NodeId> {
+    fn order_with_host_syncs(&mut self) -> Result<Vec<NodeId>, ClockBudgetExceeded> {
         /// Rounds of the fixed point. Each round orders more work; stopping early leaves
         /// some other thread's work uncovered by a synchronize, which can report a race
         /// that more rounds would have ordered, and miss a hang that waiting for that
@@ -105,7 +105,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let mut rounds = 0;
         loop {
             let order = self.execution_order();
-            self.compute_clocks(&order);
+            self.compute_clocks(&order)?;
             rounds += 1;
             let mut added = false;
             for &queue in &synced {
@@ -125,7 +125,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
                 }
             }
             if !added || rounds == MAX_ROUNDS {
-                return order;
+                return Ok(order);
             }
         }
     }
@@ -162,17 +162,24 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             .collect()
     }
 
-    fn agents(&self) -> usize {
-        self.exec.agents.len()
-    }
-
     /// Whether the node can execute at all.
     pub fn executes(&self, node: NodeId) -> bool {
         self.executed[node.index()]
     }
 
+    /// The number of `agent`'s nodes that happen before `node` (or are `node`).
     fn clock(&self, node: NodeId, agent: AgentId) -> u32 {
-        self.clocks[node.index() * self.agents() + agent.index()]
+        let own = self.exec.node(node).agent;
+        self.clocks.entry(node, own, self.issuer(node), agent)
+    }
+
+    /// The host thread that issued a device op, with the host call just before the
+    /// issue: the op's clock holds that call's tick implicitly.
+    fn issuer(&self, node: NodeId) -> Option<(AgentId, NodeId)> {
+        let own = self.exec.node(node).agent;
+        let before = self.exec.node(node).issued_after?;
+        let host = self.exec.node(before).agent;
+        (host != own).then_some((host, before))
     }
 
     /// `a` happens before `b`: every execution runs `a` to completion before `b` starts.
@@ -182,7 +189,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             return false;
         }
         let agent = self.exec.node(a).agent;
-        self.clock(b, agent) >= self.clock(a, agent)
+        self.clock(b, agent) >= self.clocks.tick(a)
     }
 
     /// Neither orders the other: the two can run in either order, or overlap.
@@ -221,33 +228,51 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         order
     }
 
-    fn compute_clocks(&mut self, order: &[NodeId]) {
-        let agents = self.agents();
-        // The analysis driver keeps executions within `MAX_CLOCK_ENTRIES`.
-        self.clocks = vec![0; self.exec.nodes.len() * agents];
+    /// Clocks in execution order. Per node, its base is the join of what its incoming
+    /// edges bring: from the agent's previous node its base; from the issuing host call
+    /// its base, once per host base; from any other node its own tick as well. Each
+    /// source's implicit issuer entry comes along.
+    fn compute_clocks(&mut self, order: &[NodeId]) -> Result<(), ClockBudgetExceeded> {
+        let exec = self.exec;
+        let mut clocks = Clocks::new(exec);
         self.executed.fill(false);
-        let mut next_tick = vec![0u32; agents];
-        // Merged in a scratch row with slice operations, which the compiler vectorizes.
-        let mut merged = vec![0u32; agents];
+        let mut next_tick = vec![0u32; exec.agents.len()];
+        // Per agent: the last issuing host base joined into its chain.
+        let mut absorbed = vec![u32::MAX; exec.agents.len()];
         for &node in order {
-            merged.fill(0);
+            let own = exec.node(node).agent;
+            let issuer = self.issuer(node);
+            clocks.begin();
+            let mut base = 0;
             for edge in self
                 .graph
                 .edges_directed(NodeIndex::new(node.index()), petgraph::Direction::Incoming)
             {
-                let source = edge.source().index() * agents;
-                let incoming = &self.clocks[source..source + agents];
-                for (mine, theirs) in merged.iter_mut().zip(incoming) {
-                    *mine = (*mine).max(*theirs);
+                let source = NodeId(edge.source().index() as u32);
+                let from = exec.node(source).agent;
+                let issued_by = issuer.is_some_and(|(_, before)| before == source);
+                if !issued_by || absorbed[own.index()] != clocks.base(source) {
+                    base = clocks.join(base, clocks.base(source));
+                }
+                if issued_by {
+                    absorbed[own.index()] = clocks.base(source);
+                } else if from != own {
+                    base = clocks.raise(base, from, clocks.tick(source));
+                }
+                // Along the agent, this node's issuer entry is at least its predecessor's
+                // when the same host issued both.
+                if let Some((host, before)) = self.issuer(source)
+                    && (from != own || issuer.map(|(h, _)| h) != Some(host))
+                {
+                    base = clocks.raise(base, host, clocks.tick(before));
                 }
             }
-            let own = self.exec.node(node).agent.index();
-            next_tick[own] += 1;
-            merged[own] = next_tick[own];
-            let row = node.index() * agents;
-            self.clocks[row..row + agents].copy_from_slice(&merged);
+            next_tick[own.index()] += 1;
+            clocks.finish(node, base, next_tick[own.index()])?;
             self.executed[node.index()] = true;
         }
+        self.clocks = clocks;
+        Ok(())
     }
 }
 

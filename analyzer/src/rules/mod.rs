@@ -37,6 +37,8 @@ pub enum Check {
     Execution(fn(&crate::analysis::Analysis, &mut Vec<crate::Diagnostic>)),
     /// Reported by the z3 prover (`smt`).
     Solver,
+    /// Reported by the analysis driver about a run it could not analyze.
+    Driver,
 }
 
 impl std::fmt::Debug for Check {
@@ -46,6 +48,7 @@ impl std::fmt::Debug for Check {
             Check::Program(_) => "Program",
             Check::Execution(_) => "Execution",
             Check::Solver => "Solver",
+            Check::Driver => "Driver",
         })
     }
 }
@@ -114,6 +117,7 @@ pub(crate) use declare_rule;
 /// SG101 is also reported while names are resolved (a `.sync` event used above its `let`).
 pub(crate) use events::use_before_create as event_use_before_create;
 pub use frontend::solver_unknown::SolverUnknown;
+pub use frontend::too_large_to_analyze::TooLargeToAnalyze;
 pub use frontend::unused_suppression::UnusedSuppression;
 pub(crate) use memory::handle_index_out_of_range;
 pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UncheckedReturn, UnknownName};
@@ -126,6 +130,7 @@ pub static RULES: &[&RuleInfo] = &[
     &RuleInfo::reading(&UnknownName::INFO),
     &SolverUnknown::INFO,
     &UnusedSuppression::INFO,
+    &TooLargeToAnalyze::INFO,
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,
     &events::missing_reset::MissingReset::INFO,

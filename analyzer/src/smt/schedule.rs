@@ -310,7 +310,7 @@ mod tests {
             kernel(s2, \"d\"); aclrtRecordEvent(e, s2); aclrtSynchronizeStream(s2);";
         let checked = check_sync_bytes(&mut Sources::default(), "t.sync", text.as_bytes());
         let exec = instantiate(&checked.program, Vec::new());
-        let hb = HappensBefore::build(&exec);
+        let hb = HappensBefore::build(&exec).expect("a small execution");
         let options = SmtOptions::default();
         let analysis = Analysis {
             program: &checked.program,

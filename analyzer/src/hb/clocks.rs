@@ -1,0 +1,212 @@
+//! Vector clocks for every executed node, stored sparsely.
+//!
+//! A dense clock per node costs nodes x agents words: 10M calls over 64 ranks (384
+//! streams and threads) would need 15 GB. Two facts make almost all of that redundant:
+//! - along an agent, a clock changes only in its own entry, except where an edge from
+//!   another agent arrives (a match, a host synchronize, an issue after the host
+//!   learned something new);
+//! - the entries of the agents of another rank change together, and a clock learns them
+//!   by taking them whole from the clock it synchronizes with.
+//!
+//! So each node keeps its own tick (its position on its agent) and a `base`: a
+//! persistent tree of clock values, shared with the nodes before it until an incoming
+//! edge brings news. The tree's leaves hold [`FANOUT`] entries, with agents laid out
+//! rank by rank so that one rank's agents share leaves; joining two trees reuses every
+//! subtree one of them dominates, and writing an entry copies one path. A device op's
+//! entry for the host thread that issued it is implicit too (the tick of the host call
+//! before the issue), so that issuing work costs nothing while the host learns nothing.
+//!
+//! `clock(n)[a]` = `tick(n)` for `n`'s own agent; else the base's entry, raised to the
+//! issue tick for the issuing host thread. Exactly the dense clock.
+
+use crate::exec::{AgentId, Execution, NodeId};
+
+/// Entries per leaf and children per inner node.
+pub const FANOUT: usize = 8;
+
+/// Most memory the clocks of one analysis may hold: 1.5 GiB. Past it the execution is
+/// reported as too large to analyze.
+pub const MAX_CLOCK_BYTES: usize = 3 << 29;
+
+/// [`MAX_CLOCK_BYTES`] in tree nodes.
+const MAX_TREE_NODES: usize = MAX_CLOCK_BYTES / std::mem::size_of::<[u32; FANOUT]>();
+
+/// Tree nodes are allocated in chunks of this many, so that growth never copies.
+const CHUNK: usize = 1 << 16;
+
+/// The all-zero tree, at every level.
+const ZERO: u32 = 0;
+
+/// The clocks ran past [`MAX_TREE_NODES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockBudgetExceeded;
+
+pub struct Clocks {
+    /// Per agent, its entry's position in the tree (agents grouped by rank).
+    slot: Vec<u32>,
+    /// Levels of inner nodes above the leaves.
+    depth: u32,
+    /// Per node: its base tree (`ZERO` for a node that never executes) and its tick.
+    base: Vec<u32>,
+    tick: Vec<u32>,
+    /// Leaves and inner nodes; id `ZERO` is the all-zero node.
+    chunks: Vec<Vec<[u32; FANOUT]>>,
+    len: usize,
+    /// Nodes from this id on were made for the clock being computed: nothing shares
+    /// them yet, so they are written in place rather than copied.
+    fresh_from: u32,
+}
+
+impl Clocks {
+    pub fn new(exec: &Execution) -> Self {
+        let mut by_rank: Vec<usize> = (0..exec.agents.len()).collect();
+        by_rank.sort_by_key(|&agent| (exec.agents[agent].rank, agent));
+        let mut slot = vec![0u32; exec.agents.len()];
+        for (position, agent) in by_rank.into_iter().enumerate() {
+            slot[agent] = position as u32;
+        }
+        let mut depth = 0;
+        let mut capacity = FANOUT;
+        while capacity < exec.agents.len() {
+            capacity = capacity.saturating_mul(FANOUT);
+            depth += 1;
+        }
+        Clocks {
+            slot,
+            depth,
+            base: vec![ZERO; exec.nodes.len()],
+            tick: vec![0; exec.nodes.len()],
+            chunks: vec![Vec::with_capacity(CHUNK)],
+            len: 0,
+            fresh_from: 0,
+        }
+        .with_zero_node()
+    }
+
+    fn with_zero_node(mut self) -> Self {
+        self.push([0; FANOUT]);
+        self
+    }
+
+    /// The entry of `agent` in `node`'s clock, given how `node` was issued.
+    pub fn entry(&self, node: NodeId, own: AgentId, issuer: Option<(AgentId, NodeId)>, agent: AgentId) -> u32 {
+        if agent == own {
+            return self.tick[node.index()];
+        }
+        let value = self.get(self.base[node.index()], self.slot[agent.index()]);
+        match issuer {
+            Some((host, issued_after)) if host == agent => value.max(self.tick[issued_after.index()]),
+            _ => value,
+        }
+    }
+
+    pub fn tick(&self, node: NodeId) -> u32 {
+        self.tick[node.index()]
+    }
+
+    pub fn base(&self, node: NodeId) -> u32 {
+        self.base[node.index()]
+    }
+
+    /// Starts the clock of a node: what is allocated from now on is its own.
+    pub fn begin(&mut self) {
+        self.fresh_from = self.len as u32;
+    }
+
+    /// Sets `node`'s clock: `base` and its own tick.
+    pub fn finish(&mut self, node: NodeId, base: u32, tick: u32) -> Result<(), ClockBudgetExceeded> {
+        self.base[node.index()] = base;
+        self.tick[node.index()] = tick;
+        if self.len > MAX_TREE_NODES {
+            return Err(ClockBudgetExceeded);
+        }
+        Ok(())
+    }
+
+    /// `tree` with `agent`'s entry raised to `value`.
+    pub fn raise(&mut self, tree: u32, agent: AgentId, value: u32) -> u32 {
+        let slot = self.slot[agent.index()];
+        if self.get(tree, slot) >= value {
+            return tree;
+        }
+        self.raise_at(tree, self.depth, slot, value)
+    }
+
+    fn raise_at(&mut self, tree: u32, level: u32, slot: u32, value: u32) -> u32 {
+        let digit = (slot as usize / FANOUT.pow(level)) % FANOUT;
+        let mut node = *self.node(tree);
+        node[digit] = if level == 0 {
+            value
+        } else {
+            self.raise_at(node[digit], level - 1, slot, value)
+        };
+        self.store(tree, node)
+    }
+
+    /// The entrywise maximum of two trees, sharing every subtree one of them dominates.
+    pub fn join(&mut self, a: u32, b: u32) -> u32 {
+        self.join_at(a, b, self.depth)
+    }
+
+    fn join_at(&mut self, a: u32, b: u32, level: u32) -> u32 {
+        if a == b || b == ZERO {
+            return a;
+        }
+        if a == ZERO {
+            return b;
+        }
+        let (left, right) = (*self.node(a), *self.node(b));
+        let mut joined = [0u32; FANOUT];
+        for i in 0..FANOUT {
+            joined[i] = if level == 0 {
+                left[i].max(right[i])
+            } else {
+                self.join_at(left[i], right[i], level - 1)
+            };
+        }
+        if joined == left {
+            a
+        } else if joined == right {
+            b
+        } else {
+            self.push(joined)
+        }
+    }
+
+    fn get(&self, tree: u32, slot: u32) -> u32 {
+        let mut id = tree;
+        for level in (0..=self.depth).rev() {
+            if id == ZERO {
+                return 0;
+            }
+            let digit = (slot as usize / FANOUT.pow(level)) % FANOUT;
+            id = self.node(id)[digit];
+        }
+        id
+    }
+
+    fn node(&self, id: u32) -> &[u32; FANOUT] {
+        let id = id as usize;
+        &self.chunks[id / CHUNK][id % CHUNK]
+    }
+
+    /// `node` as the new content of `tree`: written in place when `tree` is fresh.
+    fn store(&mut self, tree: u32, node: [u32; FANOUT]) -> u32 {
+        if tree != ZERO && tree >= self.fresh_from {
+            let id = tree as usize;
+            self.chunks[id / CHUNK][id % CHUNK] = node;
+            tree
+        } else {
+            self.push(node)
+        }
+    }
+
+    fn push(&mut self, node: [u32; FANOUT]) -> u32 {
+        if self.chunks.last().is_some_and(|chunk| chunk.len() == CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("one chunk at least").push(node);
+        self.len += 1;
+        (self.len - 1) as u32
+    }
+}
