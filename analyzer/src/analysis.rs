@@ -509,7 +509,9 @@ pub const MAX_OUTCOME_RUNS: usize = 64;
 /// would have said "not done".
 /// A run too large to decide it is kept, to be reported as too large.
 fn realizable_outcomes(exec: &Execution) -> bool {
-    let Ok(hb) = HappensBefore::build(exec) else { return true };
+    let Ok(hb) = HappensBefore::build(exec) else {
+        return true;
+    };
     exec.query_syncs.iter().all(|&sync| hb.executes(sync))
 }
 

@@ -184,9 +184,10 @@ impl CallArgs {
         }
     }
 
-    fn timeout(&self, index: usize) -> Option<Timeout> {
+    /// Boxed: a timeout (an expression and a span) would make every `Op` larger.
+    fn timeout(&self, index: usize) -> Option<Box<Timeout>> {
         match self.get(index)? {
-            ArgValue::Timeout(timeout) => Some(timeout.clone()),
+            ArgValue::Timeout(timeout) => Some(Box::new(timeout.clone())),
             _ => None,
         }
     }
@@ -393,7 +394,12 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
                 // before the work is done (the CUDA runtime's "API synchronization
                 // behavior"), unlike ACL's.
                 (false, true) => program.default_stream(),
-                (false, false) => return Some(OpKind::HostAccess { write: true, range }),
+                (false, false) => {
+                    return Some(OpKind::HostAccess {
+                        write: true,
+                        range: Box::new(range),
+                    });
+                }
             };
             OpKind::Kernel {
                 stream,
@@ -404,9 +410,9 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         }
         Effect::HostAccess { write } => OpKind::HostAccess {
             write,
-            range: args.address(0)?.range(None, program),
+            range: Box::new(args.address(0)?.range(None, program)),
         },
-        Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
+        Effect::SetWaitTimeout => OpKind::SetWaitTimeout(*args.timeout(0)?),
         Effect::IpcExport => {
             let key = args.string(api, "handle").or_else(|| args.string(api, "key"))?.0;
             match args.get(0)? {
@@ -450,11 +456,11 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         Effect::DataCopy => match (args.core_mem(0)?, args.core_mem(1)?) {
             (CoreMem::Local, CoreMem::Global(range)) => OpKind::DataCopy {
                 direction: CopyDirection::In,
-                range: range.clone(),
+                range: Box::new(range.clone()),
             },
             (CoreMem::Global(range), CoreMem::Local) => OpKind::DataCopy {
                 direction: CopyDirection::Out,
-                range: range.clone(),
+                range: Box::new(range.clone()),
             },
             _ => return None,
         },

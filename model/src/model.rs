@@ -354,7 +354,8 @@ pub enum Stmt {
     /// runs depends on timing, so the analysis takes each. In `done`, the query saw the
     /// work finished: `sync` (the synchronize it stands for) runs first.
     QueryBranch {
-        sync: Op,
+        /// Boxed: a trace's millions of statements are all `Op`s, sized by the largest variant.
+        sync: Box<Op>,
         done: Block,
         pending: Block,
         span: Span,
@@ -384,7 +385,7 @@ pub enum OpKind {
     EventWait {
         stream: ObjId,
         event: ObjId,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     EventReset {
         event: ObjId,
@@ -397,7 +398,7 @@ pub enum OpKind {
     },
     EventSynchronize {
         event: ObjId,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     /// `aclrtQueryEventWaitStatus` saw every wait on the event done (a traced `status`
     /// of `ACL_EVENT_WAIT_STATUS_COMPLETE`, or the end of a busy-wait on it): the host
@@ -412,7 +413,7 @@ pub enum OpKind {
     },
     StreamSynchronize {
         stream: ObjId,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     DeviceSynchronize,
     NotifyRecord {
@@ -423,7 +424,7 @@ pub enum OpKind {
     NotifyWait {
         notify: ObjId,
         stream: ObjId,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     /// Sets notify `index` of the peer at the far end of `channel`.
     ChannelNotifyRecord {
@@ -436,7 +437,7 @@ pub enum OpKind {
         thread: ObjId,
         channel: ObjId,
         index: Expr,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     ThreadNotifyRecord {
         thread: ObjId,
@@ -446,7 +447,7 @@ pub enum OpKind {
     ThreadNotifyWait {
         thread: ObjId,
         index: Expr,
-        timeout: Option<Timeout>,
+        timeout: Option<Box<Timeout>>,
     },
     /// One-sided write into the peer's memory; `notify` for the `WithNotify` variants.
     RemoteWrite {
@@ -543,7 +544,8 @@ pub enum OpKind {
     HostUnregister(Box<MemRange>),
     HostAccess {
         write: bool,
-        range: MemRange,
+        /// Boxed, like every range of a call: it would make every `Op` larger.
+        range: Box<MemRange>,
     },
     /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
     SetWaitTimeout(Timeout),
@@ -559,7 +561,7 @@ pub enum OpKind {
     /// A core's data movement between global memory and its local buffers.
     DataCopy {
         direction: CopyDirection,
-        range: MemRange,
+        range: Box<MemRange>,
     },
     SetNextTaskStart {
         aiv_pipe: Pipe,

@@ -267,8 +267,8 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
     let node = exec.node(id);
     let rank = node.rank(exec);
     let env = &envs[rank as usize];
-    let timeout = |t: &Option<model::Timeout>| {
-        t.as_ref().and_then(|t| {
+    let timeout = |t: Option<&model::Timeout>| {
+        t.and_then(|t| {
             Some(Timeout {
                 value: env.eval(&t.value).ok()?,
                 unit: t.unit,
@@ -311,7 +311,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             queue(*stream),
             Work::WaitEvent {
                 event: *event,
-                timeout: timeout(t),
+                timeout: timeout(t.as_deref()),
             },
         )?,
         (OpKind::EventReset { stream, .. }, Action::EventReset(event)) => {
@@ -324,7 +324,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             queue(*stream),
             Work::WaitNotify {
                 notify: *notify,
-                timeout: timeout(t),
+                timeout: timeout(t.as_deref()),
             },
         )?,
         (OpKind::ChannelNotifyRecord { thread, .. }, Action::ChannelNotifyRecord { channel, index: i }) => enqueue(
@@ -340,7 +340,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
                 Work::ChannelWait {
                     channel: *channel,
                     index: index(*i)?,
-                    timeout: timeout(t),
+                    timeout: timeout(t.as_deref()),
                 },
             )?
         }
@@ -355,7 +355,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             queue(*thread),
             Work::ThreadWait {
                 index: index(*i)?,
-                timeout: timeout(t),
+                timeout: timeout(t.as_deref()),
             },
         )?,
         (
@@ -431,11 +431,11 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
         }
         (OpKind::SetWaitTimeout(t), _) => Call::Host(HostCall::SetWaitTimeout {
             api: node.op.api,
-            timeout: timeout(&Some(t.clone()))?,
+            timeout: timeout(Some(t))?,
         }),
         (OpKind::StreamSynchronize { stream, timeout: t }, _) => Call::Host(HostCall::SynchronizeStream {
             queue: queue(*stream)?,
-            timeout: timeout(t),
+            timeout: timeout(t.as_deref()),
         }),
         (OpKind::ThreadSynchronize { thread }, _) => Call::Host(HostCall::SynchronizeThread {
             thread: queue(*thread)?,
@@ -444,7 +444,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
         (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
             Call::Host(HostCall::SynchronizeEvent {
                 event: *event,
-                timeout: timeout(t),
+                timeout: timeout(t.as_deref()),
             })
         }
         (OpKind::EventQuery { wait_status, .. }, Action::EventQuery(event)) => Call::Host(HostCall::QueryEvent {

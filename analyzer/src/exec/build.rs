@@ -1081,7 +1081,7 @@ impl<'p> Builder<'p, '_> {
                 stream, word, value, ..
             } => {
                 let agent = self.queue(op, *stream)?;
-                let word = self.access(op, word, true)?;
+                let word = Box::new(self.access(op, word, true)?);
                 let value = self.eval(op, value)? as u64;
                 self.device_node(agent, op, Action::ValueWrite { word, value });
             }
@@ -1093,7 +1093,7 @@ impl<'p> Builder<'p, '_> {
                 bits,
             } => {
                 let agent = self.queue(op, *stream)?;
-                let word = self.access(op, word, false)?;
+                let word = Box::new(self.access(op, word, false)?);
                 let value = self.eval(op, value)? as u64;
                 let (condition, bits) = (*condition, *bits);
                 self.device_node(

@@ -299,14 +299,15 @@ pub enum Action {
         thread: InstId,
         index: i64,
     },
-    /// `aclrtValueWrite`: the word's new content.
+    /// `aclrtValueWrite`: the word's new content. (Words are boxed: every node is as
+    /// large as the largest action.)
     ValueWrite {
-        word: Access,
+        word: Box<Access>,
         value: u64,
     },
     /// `aclrtValueWait`: blocks until the word satisfies `condition` (`hb::values`).
     ValueWait {
-        word: Access,
+        word: Box<Access>,
         value: u64,
         condition: ValueCondition,
         bits: u8,

@@ -41,6 +41,7 @@ const ZERO: u32 = 0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockBudgetExceeded;
 
+#[derive(Default)]
 pub struct Clocks {
     /// Per agent, its entry's position in the tree (agents grouped by rank).
     slot: Vec<u32>,
@@ -86,6 +87,17 @@ impl Clocks {
     fn with_zero_node(mut self) -> Self {
         self.push([0; FANOUT]);
         self
+    }
+
+    /// Every clock back to zero, keeping the memory: a round of host-synchronize edges
+    /// recomputes them all, and must not hold two sets at once.
+    pub fn clear(&mut self) {
+        self.base.fill(ZERO);
+        self.tick.fill(0);
+        self.chunks.truncate(1);
+        self.chunks[0].truncate(1);
+        self.len = 1;
+        self.fresh_from = 0;
     }
 
     /// The entry of `agent` in `node`'s clock, given how `node` was issued.

@@ -234,7 +234,8 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// source's implicit issuer entry comes along.
     fn compute_clocks(&mut self, order: &[NodeId]) -> Result<(), ClockBudgetExceeded> {
         let exec = self.exec;
-        let mut clocks = Clocks::new(exec);
+        let mut clocks = std::mem::take(&mut self.clocks);
+        clocks.clear();
         self.executed.fill(false);
         let mut next_tick = vec![0u32; exec.agents.len()];
         // Per agent: the last issuing host base joined into its chain.

@@ -256,9 +256,8 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
         let node = self.exec.node(id);
         let object = |obj| self.object(id, obj);
         let int = |value: i64| Arg::new(ArgKind::Int, json!(value));
-        let timeout = |t: &Option<crate::model::Timeout>| {
-            t.as_ref()
-                .and_then(|t| Some(Arg::new(ArgKind::Timeout(t.unit), json!(self.env_eval(id, &t.value)?))))
+        let timeout = |t: Option<&crate::model::Timeout>| {
+            t.and_then(|t| Some(Arg::new(ArgKind::Timeout(t.unit), json!(self.env_eval(id, &t.value)?))))
         };
         let accesses = || match &node.action {
             Action::Access(accesses) => accesses.as_slice(),
@@ -296,7 +295,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::EventWait { stream, timeout: t, .. }, Action::EventWait(event)) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
             }
             (OpKind::EventQuery { .. }, Action::EventQuery(event)) => {
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
@@ -307,12 +306,12 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             }
             (OpKind::EventSynchronize { timeout: t, .. }, Action::EventSync(event)) => {
                 args.push(Arg::new(ArgKind::Event, self.handle(*event)));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
                 args.extend(completed_status(api));
             }
             (OpKind::StreamSynchronize { stream, timeout: t }, _) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
                 args.extend(completed_status(api));
             }
             (OpKind::EventWaitsSynchronize { .. }, Action::WaitsSync { event, .. }) => {
@@ -327,7 +326,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::NotifyWait { stream, timeout: t, .. }, Action::NotifyWait(notify)) => {
                 args.push(Arg::new(ArgKind::Notify, self.handle(*notify)));
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
             }
             (OpKind::ChannelNotifyRecord { thread, .. }, Action::ChannelNotifyRecord { channel, index }) => {
                 args.push(Arg::new(ArgKind::Thread, object(*thread)));
@@ -338,7 +337,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.push(Arg::new(ArgKind::Thread, object(*thread)));
                 args.push(Arg::new(ArgKind::Channel, self.handle(*channel)));
                 args.push(int(*index));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
             }
             (OpKind::ThreadNotifyRecord { thread, .. }, Action::ThreadNotifyRecord { target, index }) => {
                 args.push(Arg::new(ArgKind::Thread, object(*thread)));
@@ -348,7 +347,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::ThreadNotifyWait { timeout: t, .. }, Action::ThreadNotifyWait { thread, index }) => {
                 args.push(Arg::new(ArgKind::Thread, self.handle(*thread)));
                 args.push(int(*index));
-                args.extend(timeout(t));
+                args.extend(timeout(t.as_deref()));
             }
             (OpKind::RemoteWrite { thread, channel, .. }, _) | (OpKind::RemoteRead { thread, channel, .. }, _) => {
                 let [src, dst] = accesses() else { return None };
@@ -409,7 +408,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 args.push(Arg::new(ArgKind::Str, json!(superkernel.name)));
                 args.extend(self.footprint(accesses));
             }
-            (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(&Some(t.clone()))),
+            (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(Some(t))),
             (OpKind::BeginCapture { stream, relaxed }, _) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 let mode = if *relaxed {

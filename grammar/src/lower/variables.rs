@@ -147,7 +147,7 @@ impl Lowerer<'_> {
             (otherwise, then)
         };
         out.push(Stmt::QueryBranch {
-            sync,
+            sync: Box::new(sync),
             done,
             pending,
             span: self.span(&stmt.span),

@@ -79,8 +79,20 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             }
         }
         if let Some(previous) = last_cycle.insert(event, index) {
-            out.extend(reset_after_next_record(analysis, &syncs, event, &cycles[previous], cycle));
-            out.extend(wait_before_previous_reset(analysis, &syncs, event, &cycles[previous], cycle));
+            out.extend(reset_after_next_record(
+                analysis,
+                &syncs,
+                event,
+                &cycles[previous],
+                cycle,
+            ));
+            out.extend(wait_before_previous_reset(
+                analysis,
+                &syncs,
+                event,
+                &cycles[previous],
+                cycle,
+            ));
         }
         if !rerecorded && let Some(diagnostic) = left_set(analysis, event, cycle) {
             out.push(diagnostic);
@@ -237,7 +249,12 @@ impl HostSyncs {
 
     /// The synchronizes waiting for any of `records`, in issue order.
     fn on(&self, records: &[NodeId]) -> impl Iterator<Item = NodeId> + use<> {
-        let mut syncs: Vec<NodeId> = records.iter().filter_map(|record| self.0.get(record)).flatten().copied().collect();
+        let mut syncs: Vec<NodeId> = records
+            .iter()
+            .filter_map(|record| self.0.get(record))
+            .flatten()
+            .copied()
+            .collect();
         syncs.sort_unstable();
         syncs.into_iter()
     }
@@ -264,11 +281,9 @@ fn wait_before_previous_reset(
         .iter()
         .copied()
         .filter(|&wait| matches!(exec.node(wait).action, Action::EventWait(_)));
-    let wait = stream_waits
-        .chain(syncs.on(&cycle.records))
-        .find(|&wait| {
-            hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
-        })?;
+    let wait = stream_waits.chain(syncs.on(&cycle.records)).find(|&wait| {
+        hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
+    })?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
     let resetter = exec.agent_name(exec.node(reset).agent);

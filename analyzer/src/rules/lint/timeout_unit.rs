@@ -97,7 +97,7 @@ fn timeout_of(kind: &OpKind) -> Option<&Timeout> {
         | OpKind::StreamSynchronize { timeout, .. }
         | OpKind::NotifyWait { timeout, .. }
         | OpKind::ChannelNotifyWait { timeout, .. }
-        | OpKind::ThreadNotifyWait { timeout, .. } => timeout.as_ref(),
+        | OpKind::ThreadNotifyWait { timeout, .. } => timeout.as_deref(),
         OpKind::SetWaitTimeout(timeout) => Some(timeout),
         _ => None,
     }
