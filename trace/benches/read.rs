@@ -6,7 +6,7 @@
 //! the runs, which alternate between the two readers.
 //!
 //! Run: `cargo bench -p syncguard-trace --bench read` (`SYNCGUARD_BENCH_RUNS=N` runs
-//! each reader N times, 5 by default; `SYNCGUARD_READ_BENCH_TRACES=DIR` keeps the traces
+//! each reader N times, 5 by default; `SYNCGUARD_BENCH_CALLS=N` generates N calls; `SYNCGUARD_READ_BENCH_TRACES=DIR` keeps the traces
 //! in DIR and reuses them; `SYNCGUARD_READ_BENCH_FILE=FILE SYNCGUARD_READ_BENCH_MODE=blocks`
 //! (or `lines`) reads FILE once, as a run does).
 
@@ -86,23 +86,22 @@ fn main() {
         measure(Path::new(&path), &mode);
         return;
     }
-    let runs = std::env::var("SYNCGUARD_BENCH_RUNS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(RUNS);
+    let number = |var: &str, default: usize| std::env::var(var).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    let runs = number("SYNCGUARD_BENCH_RUNS", RUNS);
+    let calls = number("SYNCGUARD_BENCH_CALLS", CALLS);
     let temporary = tempfile::tempdir().expect("a temporary directory");
     let dir = std::env::var_os(TRACES_VAR).map_or_else(|| temporary.path().to_path_buf(), Into::into);
     println!(
-        "`read_trace` on a generated correct trace of {CALLS} calls, median of {runs} runs, {} threads:\n",
+        "`read_trace` on a generated correct trace of {calls} calls, median of {runs} runs, {} threads:\n",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!("| ranks | file MB | reader        | seconds | MB/s  | peak MiB |");
     println!("|-------|---------|---------------|---------|-------|----------|");
     for ranks in RANKS {
-        let path = dir.join(format!("trace-{CALLS}-{ranks}.jsonl"));
+        let path = dir.join(format!("trace-{calls}-{ranks}.jsonl"));
         if !path.exists() {
             let out = BufWriter::new(std::fs::File::create(&path).expect("the trace file"));
-            trace_gen::write_trace(out, CALLS, ranks).expect("the trace is written");
+            trace_gen::write_trace(out, calls, ranks).expect("the trace is written");
         }
         let megabytes = std::fs::metadata(&path).expect("the trace file").len() as f64 / 1e6;
         let modes = [("lines", "line by line"), ("blocks", "blocks")];

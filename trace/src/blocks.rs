@@ -5,11 +5,8 @@
 //! reader does.
 
 use std::io::Read;
-use std::ops::Range;
 
-use syncguard_model::source::{FileId, Span};
-
-use crate::scan::{ScannedLine, scan_line, too_long, unreadable};
+use crate::scan::too_long;
 
 /// A run of whole lines of the trace, then possibly one line that could not be held.
 pub(crate) struct Block {
@@ -210,56 +207,5 @@ impl<R: Read> BlockReader<R> {
             self.skipping = true;
             self.pending.clear();
         }
-    }
-}
-
-/// One line of a block: its file offset, and its bytes in the block without the newline
-/// and carriage return; `None` when it is longer than the limit.
-pub(crate) struct BlockLine {
-    pub(crate) start: usize,
-    pub(crate) bytes: Option<Range<usize>>,
-}
-
-/// The lines of a block's text.
-pub(crate) fn split_lines(block: &Block, max_line: usize) -> Vec<BlockLine> {
-    let text = &block.text;
-    let mut lines = Vec::with_capacity(text.len() / 128 + 1);
-    let mut line = |range: Range<usize>| {
-        // The limit counts a carriage return, as the line-by-line reader does.
-        let too_long = range.len() > max_line;
-        let end = if text[range.clone()].ends_with(b"\r") {
-            range.end - 1
-        } else {
-            range.end
-        };
-        lines.push(BlockLine {
-            start: block.start + range.start,
-            bytes: (!too_long).then_some(range.start..end),
-        });
-    };
-    let mut start = 0;
-    for newline in memchr::memchr_iter(b'\n', text) {
-        line(start..newline);
-        start = newline + 1;
-    }
-    if start < text.len() {
-        line(start..text.len());
-    }
-    lines
-}
-
-/// Scan one line of a block.
-pub(crate) fn scan_block_line<'t>(
-    block: &'t Block,
-    line: &BlockLine,
-    file: FileId,
-    max_line: usize,
-) -> ScannedLine<'t> {
-    match &line.bytes {
-        Some(bytes) => {
-            let span = Span::new(file, line.start..line.start + bytes.len());
-            scan_line(&block.text[bytes.clone()], span)
-        }
-        None => unreadable(Span::new(file, line.start..line.start), too_long(max_line)),
     }
 }

@@ -24,27 +24,24 @@ pub mod locate;
 pub mod locations;
 mod lower;
 pub mod merge;
+mod parallel;
 mod scan;
 
 use std::io::Read;
 use std::path::PathBuf;
 
-use rayon::prelude::*;
-
-use blocks::{Block, BlockLine, BlockReader, scan_block_line, split_lines};
+use blocks::BlockReader;
 use line_reader::LineReader;
 pub use lower::{ReadTrace, RecordedCall, TraceLowerer};
-use scan::{ScannedLine, scan_line, unreadable};
+use parallel::lower_block;
+use scan::{scan_line, unreadable};
 
-use syncguard_model::source::{FileId, SourceFile, Sources, Span};
+use syncguard_model::source::{SourceFile, Sources, Span};
 
 /// Lines longer than this are reported and skipped rather than buffered.
 const MAX_LINE: usize = 16 << 20;
 /// Bytes read at a time: large enough that a block's lines keep every thread busy.
 const BLOCK_SIZE: usize = 8 << 20;
-/// Lines parsed in parallel at a time: the lowering of one batch overlaps the parsing
-/// of the next, and only the first batch of a block is parsed with nothing to overlap.
-const BATCH_LINES: usize = 2048;
 
 /// Stream every line of a trace through a [`TraceLowerer`], in file order.
 pub fn read_trace(
@@ -125,46 +122,6 @@ fn read_in_blocks(
         blocks.recycle(block.text);
     }
     blocks.offset
-}
-
-/// Parse a block's lines in parallel, batch by batch, and lower each batch in file
-/// order while the next one is parsed; then the line that ends the block unread.
-fn lower_block(lowerer: &mut TraceLowerer, block: &Block, max_line: usize, line_starts: &mut Vec<usize>) {
-    let lines = split_lines(block, max_line);
-    line_starts.extend(lines.iter().map(|line| line.start));
-    let file = lowerer.file;
-    let mut batches = lines.chunks(BATCH_LINES);
-    let mut scanned = batches
-        .next()
-        .map(|batch| scan_batch(block, batch, file, max_line))
-        .unwrap_or_default();
-    for batch in batches {
-        let parsed = std::mem::take(&mut scanned);
-        scanned = rayon::join(
-            || lower_all(lowerer, parsed),
-            || scan_batch(block, batch, file, max_line),
-        )
-        .1;
-    }
-    lower_all(lowerer, scanned);
-    if let Some(unread) = &block.unread {
-        line_starts.push(unread.start);
-        let span = Span::new(file, unread.start..unread.start);
-        unreadable(span, unread.problem.clone()).lower(lowerer);
-    }
-}
-
-fn scan_batch<'t>(block: &'t Block, batch: &[BlockLine], file: FileId, max_line: usize) -> Vec<ScannedLine<'t>> {
-    batch
-        .par_iter()
-        .map(|line| scan_block_line(block, line, file, max_line))
-        .collect()
-}
-
-fn lower_all(lowerer: &mut TraceLowerer, scanned: Vec<ScannedLine>) {
-    for line in scanned {
-        line.lower(lowerer);
-    }
 }
 
 /// Read, parse and lower one line at a time on the calling thread. Returns the bytes

@@ -23,12 +23,13 @@ pub(crate) enum ScannedLine<'t> {
 }
 
 impl ScannedLine<'_> {
-    /// Lower the line, or report why it was skipped.
-    pub(crate) fn lower(self, lowerer: &mut TraceLowerer) {
+    /// Lower the line, or report why it was skipped. By reference: the line is freed
+    /// later, off the lowering thread.
+    pub(crate) fn lower(&self, lowerer: &mut TraceLowerer) {
         match self {
             ScannedLine::Blank => {}
-            ScannedLine::Parsed(line, span) => lowerer.parsed_line(&line, span),
-            ScannedLine::Skipped(diagnostic) => lowerer.report(*diagnostic),
+            ScannedLine::Parsed(line, span) => lowerer.parsed_line(line, span.clone()),
+            ScannedLine::Skipped(diagnostic) => lowerer.report(Diagnostic::clone(diagnostic)),
         }
     }
 }
@@ -49,18 +50,34 @@ pub(crate) fn too_long(max_line: usize) -> String {
 
 /// Parse one line (without its newline), which spans `span` of the file.
 pub(crate) fn scan_line(bytes: &[u8], span: Span) -> ScannedLine<'_> {
-    let problem = |range: std::ops::Range<usize>, message: String, label: &str| {
-        let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
-        ScannedLine::Skipped(Box::new(diagnostic.with_label(label)))
-    };
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
+    match std::str::from_utf8(bytes) {
+        Ok(text) => scan_text(text, span),
         Err(err) => {
             let at = span.range.start + err.valid_up_to();
-            let message = "invalid UTF-8 byte: the line is skipped".to_string();
-            return problem(at..at + 1, message, "this byte is not part of any UTF-8 character");
+            let message = "invalid UTF-8 byte: the line is skipped";
+            skipped(
+                &span,
+                at..at + 1,
+                message,
+                "this byte is not part of any UTF-8 character",
+            )
         }
-    };
+    }
+}
+
+fn skipped(
+    span: &Span,
+    range: std::ops::Range<usize>,
+    message: impl Into<String>,
+    label: &str,
+) -> ScannedLine<'static> {
+    let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
+    ScannedLine::Skipped(Box::new(diagnostic.with_label(label)))
+}
+
+/// Parse one line known to be UTF-8.
+pub(crate) fn scan_text(text: &str, span: Span) -> ScannedLine<'_> {
+    let problem = |range: std::ops::Range<usize>, message: String, label: &str| skipped(&span, range, message, label);
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
         return ScannedLine::Blank;
