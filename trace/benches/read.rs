@@ -8,7 +8,8 @@
 //! Run: `cargo bench -p syncguard-trace --bench read` (`SYNCGUARD_BENCH_RUNS=N` runs
 //! each reader N times, 5 by default; `SYNCGUARD_BENCH_CALLS=N` generates N calls; `SYNCGUARD_READ_BENCH_TRACES=DIR` keeps the traces
 //! in DIR and reuses them; `SYNCGUARD_READ_BENCH_FILE=FILE SYNCGUARD_READ_BENCH_MODE=blocks`
-//! (or `lines`) reads FILE once, as a run does).
+//! (or `lines`) reads FILE once, as a run does; `SYNCGUARD_READ_BENCH_BLOCK_KIB=N` reads
+//! in blocks of N KiB).
 
 #[path = "../../analyzer/benches/peak_memory/mod.rs"]
 mod peak_memory;
@@ -29,17 +30,23 @@ const RUNS: usize = 5;
 /// In a child: the trace to read and how (`blocks` or `lines`).
 const FILE_VAR: &str = "SYNCGUARD_READ_BENCH_FILE";
 const MODE_VAR: &str = "SYNCGUARD_READ_BENCH_MODE";
+/// The block size in KiB, instead of the reader's own.
+const BLOCK_VAR: &str = "SYNCGUARD_READ_BENCH_BLOCK_KIB";
 /// A folder to keep the generated traces in (and reuse them from), for profiling.
 const TRACES_VAR: &str = "SYNCGUARD_READ_BENCH_TRACES";
 
 /// In the child: read the trace; print `seconds peak_mib lines findings`.
 fn measure(path: &Path, mode: &str) {
-    let options = match mode {
-        "lines" => ReadOptions {
-            block_size: None,
-            ..ReadOptions::default()
+    let block_size = match mode {
+        "lines" => None,
+        _ => match std::env::var(BLOCK_VAR).ok().and_then(|kib| kib.parse::<usize>().ok()) {
+            Some(kib) => Some(kib << 10),
+            None => ReadOptions::default().block_size,
         },
-        _ => ReadOptions::default(),
+    };
+    let options = ReadOptions {
+        block_size,
+        ..ReadOptions::default()
     };
     let file = std::fs::File::open(path).expect("the trace opens");
     let start = Instant::now();

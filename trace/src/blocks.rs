@@ -26,7 +26,7 @@ pub(crate) struct UnreadLine {
 
 /// What one read found.
 enum Filled {
-    /// `block_size` bytes: there may be more.
+    /// All it asked for: there may be more.
     Full,
     /// Fewer: the input has ended (nothing is read after an end).
     End,
@@ -111,18 +111,19 @@ impl<R: Read> BlockReader<R> {
         }
     }
 
-    /// Append up to `block_size` bytes to `pending`.
+    /// Read into `pending` until it holds `block_size` bytes (at least half of that
+    /// more), or the input ends or fails.
     fn fill(&mut self) -> Filled {
         let before = self.pending.len();
-        self.pending.reserve(self.block_size);
+        let want = (self.block_size.saturating_sub(before)).max(self.block_size.div_ceil(2));
+        // Exactly: a recycled block's memory then holds the next block without growing.
+        self.pending.reserve_exact(want);
         // `read_to_end` retries interrupted reads and keeps what it read before an error.
-        let result = (&mut self.reader)
-            .take(self.block_size as u64)
-            .read_to_end(&mut self.pending);
+        let result = (&mut self.reader).take(want as u64).read_to_end(&mut self.pending);
         self.offset += self.pending.len() - before;
         match result {
             Err(err) => Filled::Failed(err),
-            Ok(read) if read < self.block_size => Filled::End,
+            Ok(read) if read < want => Filled::End,
             Ok(_) => Filled::Full,
         }
     }

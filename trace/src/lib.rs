@@ -2,17 +2,21 @@
 //! model, streamed and never failing, and `convert` (a trace as a `.sync` program).
 //! The analyzer checks what it reads; the JSON library's types stay inside.
 //!
-//! The trace is read in blocks of several MiB of whole lines (`blocks`): a block ends
-//! after its last newline and the line it cuts carries over into the next one. While the
-//! calling thread reads block k+1, rayon's pool works on block k: its lines are parsed in
-//! parallel, a batch of a few thousand at a time, into JSON that borrows from the block's
-//! text (`scan`), and each batch is lowered in file order while the next batch is
-//! parsed. Lowering is sequential (it names handles and builds the Program in file
-//! order), so parsing is what runs in parallel. Memory holds about two blocks of text
-//! and two batches of parsed lines besides the Program, never the whole file. A
-//! malformed line is an SG002 finding and is skipped; the rest is still checked. Every
-//! finding, its span and its order are those of reading one line at a time
-//! (`line_reader`, kept as the reference and for the benchmark's comparison).
+//! The trace is read in blocks of 8 MiB of whole lines (`blocks`): a block ends after
+//! its last newline, and the line it cuts carries over into the next block; a line
+//! longer than 16 MiB is not held but reported and skipped, and a read that fails ends
+//! the trace with a finding where it stopped. While the calling thread reads and splits
+//! block k+1 into lines, rayon's pool works on block k (`parallel`): its lines are
+//! parsed in parallel, in batches that grow from 256 to 8192 lines, into JSON that
+//! borrows from the block's text (`scan`), and each batch is lowered in file order
+//! while the next batch is parsed. Lowering is sequential (it names handles and builds
+//! the Program in file order), so parsing and freeing the parsed lines is what runs in
+//! parallel with it. Memory holds about three blocks of text and two batches of parsed
+//! lines besides the Program, never the whole file. A malformed line is an SG002
+//! finding and is skipped; the rest is still checked. Every finding, its span and its
+//! order, and the line layout, are those of reading one line at a time (`line_reader`,
+//! kept as the reference the tests hold the block reader to, and for the benchmark's
+//! comparison).
 
 mod args;
 mod before;
@@ -33,7 +37,7 @@ use std::path::PathBuf;
 use blocks::BlockReader;
 use line_reader::LineReader;
 pub use lower::{ReadTrace, RecordedCall, TraceLowerer};
-use parallel::lower_block;
+use parallel::{lower_block, split_block};
 use scan::{scan_line, unreadable};
 
 use syncguard_model::source::{SourceFile, Sources, Span};
@@ -103,8 +107,9 @@ pub fn read_trace_with(
     lowerer
 }
 
-/// Read block by block: the calling thread reads the next block while rayon's pool
-/// parses and lowers this one (the reader need not be `Send`). Returns the bytes read.
+/// Read block by block: the calling thread reads and splits the next block while
+/// rayon's pool parses and lowers this one (the reader need not be `Send`). Returns the
+/// bytes read.
 fn read_in_blocks(
     lowerer: &mut TraceLowerer,
     reader: impl Read,
@@ -113,13 +118,16 @@ fn read_in_blocks(
     line_starts: &mut Vec<usize>,
 ) -> usize {
     let mut blocks = BlockReader::new(reader, block_size, max_line);
-    let mut next = blocks.next_block();
-    while let Some(block) = next {
+    let mut next = blocks
+        .next_block()
+        .map(|block| split_block(block, max_line, line_starts));
+    while let Some(split) = next {
         next = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| lower_block(lowerer, &block, max_line, line_starts));
-            blocks.next_block()
+            scope.spawn(|_| lower_block(lowerer, &split, max_line));
+            let block = blocks.next_block()?;
+            Some(split_block(block, max_line, line_starts))
         });
-        blocks.recycle(block.text);
+        blocks.recycle(split.block.text);
     }
     blocks.offset
 }

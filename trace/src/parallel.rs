@@ -28,18 +28,32 @@ pub(crate) struct BlockLine {
     too_long: bool,
 }
 
-/// Parse a block's lines and lower them in file order, then the line that ends the
-/// block unread; the start of every line goes to `line_starts`.
-pub(crate) fn lower_block(lowerer: &mut TraceLowerer, block: &Block, max_line: usize, line_starts: &mut Vec<usize>) {
-    let lines = split_lines(block, max_line);
+/// A block and its lines.
+pub(crate) struct SplitBlock {
+    pub(crate) block: Block,
+    lines: Vec<BlockLine>,
+}
+
+/// Split a block into lines, and record where each line starts in `line_starts` (the
+/// line it ends with unread included). Done while the block before is lowered.
+pub(crate) fn split_block(block: Block, max_line: usize, line_starts: &mut Vec<usize>) -> SplitBlock {
+    let lines = split_lines(&block, max_line);
     line_starts.extend(lines.iter().map(|line| line.start));
+    line_starts.extend(block.unread.as_ref().map(|unread| unread.start));
+    SplitBlock { block, lines }
+}
+
+/// Parse a block's lines and lower them in file order, then the line that ends the
+/// block unread.
+pub(crate) fn lower_block(lowerer: &mut TraceLowerer, split: &SplitBlock, max_line: usize) {
+    let SplitBlock { block, lines } = split;
     let scanner = Scanner {
         block,
         file: lowerer.file,
         max_line,
     };
     let mut batches = Batches {
-        lines: &lines,
+        lines,
         size: FIRST_BATCH,
     };
     let mut current = Vec::new();
@@ -59,7 +73,6 @@ pub(crate) fn lower_block(lowerer: &mut TraceLowerer, block: &Block, max_line: u
     }
     lower_all(lowerer, &current);
     if let Some(unread) = &block.unread {
-        line_starts.push(unread.start);
         let span = Span::new(scanner.file, unread.start..unread.start);
         unreadable(span, unread.problem.clone()).lower(lowerer);
     }
