@@ -2,12 +2,12 @@
 //! model, streamed and never failing, and `convert` (a trace as a `.sync` program).
 //! The analyzer checks what it reads; the JSON library's types stay inside.
 //!
-//! The trace is read in blocks of 8 MiB of whole lines (`blocks`): a block ends after
+//! The trace is read in blocks of 4 MiB of whole lines (`blocks`): a block ends after
 //! its last newline, and the line it cuts carries over into the next block; a line
 //! longer than 16 MiB is not held but reported and skipped, and a read that fails ends
 //! the trace with a finding where it stopped. While the calling thread reads and splits
 //! block k+1 into lines, rayon's pool works on block k (`parallel`): its lines are
-//! parsed in parallel, in batches that grow from 256 to 8192 lines, into JSON that
+//! parsed in parallel, in batches that grow from 256 to 2048 lines, into JSON that
 //! borrows from the block's text (`scan`), and each batch is lowered in file order
 //! while the next batch is parsed. Lowering is sequential (it names handles and builds
 //! the Program in file order), so parsing and freeing the parsed lines is what runs in
@@ -45,7 +45,7 @@ use syncguard_model::source::{SourceFile, Sources, Span};
 /// Lines longer than this are reported and skipped rather than buffered.
 const MAX_LINE: usize = 16 << 20;
 /// Bytes read at a time: large enough that a block's lines keep every thread busy.
-const BLOCK_SIZE: usize = 8 << 20;
+const BLOCK_SIZE: usize = 4 << 20;
 
 /// Stream every line of a trace through a [`TraceLowerer`], in file order.
 pub fn read_trace(

@@ -15,10 +15,10 @@ use crate::scan::{ScannedLine, scan_line, scan_text, too_long, unreadable};
 /// that lowering starts soon. Each batch after it doubles, up to `MAX_BATCH`, so that
 /// there are few joins.
 const FIRST_BATCH: usize = 256;
-const MAX_BATCH: usize = 8192;
+const MAX_BATCH: usize = 2048;
 
 /// One line of a block.
-pub(crate) struct BlockLine {
+struct BlockLine {
     /// File offset.
     start: usize,
     /// Its bytes in the block's text, without newline and carriage return.
