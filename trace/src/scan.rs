@@ -65,6 +65,7 @@ pub(crate) fn scan_line(bytes: &[u8], span: Span) -> ScannedLine<'_> {
     }
 }
 
+/// The finding that skips the line `span`, at `range` of it.
 fn skipped(
     span: &Span,
     range: std::ops::Range<usize>,
