@@ -5,11 +5,13 @@
 //! a child process, so that its peak memory is its own; each figure is the median of
 //! the runs, which alternate between the two readers.
 //!
-//! Run: `cargo bench -p syncguard-trace --bench read` (`SYNCGUARD_BENCH_RUNS=N` runs
-//! each reader N times, 5 by default; `SYNCGUARD_BENCH_CALLS=N` generates N calls; `SYNCGUARD_READ_BENCH_TRACES=DIR` keeps the traces
-//! in DIR and reuses them; `SYNCGUARD_READ_BENCH_FILE=FILE SYNCGUARD_READ_BENCH_MODE=blocks`
-//! (or `lines`) reads FILE once, as a run does; `SYNCGUARD_READ_BENCH_BLOCK_KIB=N` reads
-//! in blocks of N KiB).
+//! Run: `cargo bench -p syncguard-trace --bench read`. Knobs:
+//! - `SYNCGUARD_BENCH_RUNS=N`: runs of each reader (5);
+//! - `SYNCGUARD_BENCH_CALLS=N`: calls in each trace (1M);
+//! - `SYNCGUARD_READ_BENCH_TRACES=DIR`: keep the traces in DIR and reuse them;
+//! - `SYNCGUARD_READ_BENCH_FILE=FILE SYNCGUARD_READ_BENCH_MODE=blocks` (or `lines`): read
+//!   FILE once, as a run does (for profiling);
+//! - `SYNCGUARD_READ_BENCH_BLOCK_KIB=N`: blocks of N KiB instead of the reader's own.
 
 #[path = "../../analyzer/benches/peak_memory/mod.rs"]
 mod peak_memory;
