@@ -2,32 +2,50 @@
 //! model, streamed and never failing, and `convert` (a trace as a `.sync` program).
 //! The analyzer checks what it reads; the JSON library's types stay inside.
 //!
-//! The file is read line by line into one reused buffer; each line is parsed into JSON
-//! that borrows from the buffer and is lowered at once, so memory holds the Program,
-//! not the text. A malformed line is an SG002 finding and is skipped; the rest is
-//! still checked.
+//! The trace is read in blocks of 4 MiB of whole lines (`blocks`): a block ends after
+//! its last newline, and the line it cuts carries over into the next block; a line
+//! longer than 16 MiB is not held but reported and skipped, and a read that fails ends
+//! the trace with a finding where it stopped. While the calling thread reads and splits
+//! block k+1 into lines, rayon's pool works on block k (`parallel`): its lines are
+//! parsed in parallel, in batches that grow from 256 to 2048 lines, into JSON that
+//! borrows from the block's text (`scan`), and each batch is lowered in file order
+//! while the next batch is parsed. Lowering is sequential (it names handles and builds
+//! the Program in file order), so parsing and freeing the parsed lines is what runs in
+//! parallel with it. Memory holds about three blocks of text and two batches of parsed
+//! lines besides the Program, never the whole file. A malformed line is an SG002
+//! finding and is skipped; the rest is still checked. Every finding, its span and its
+//! order, and the line layout, are those of reading one line at a time (`line_reader`,
+//! kept as the reference the tests hold the block reader to, and for the benchmark's
+//! comparison).
 
 mod args;
 mod before;
+mod blocks;
 pub mod convert;
 mod json;
+mod line_reader;
 pub mod locate;
 pub mod locations;
 mod lower;
 pub mod merge;
+mod parallel;
+mod scan;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
-use json::Line;
+use blocks::BlockReader;
+use line_reader::LineReader;
 pub use lower::{ReadTrace, RecordedCall, TraceLowerer};
+use parallel::{lower_block, split_block};
+use scan::{scan_line, unreadable};
 
-use syncguard_model::diagnostic::Diagnostic;
-use syncguard_model::reading_rules::TraceFormatError;
 use syncguard_model::source::{SourceFile, Sources, Span};
 
 /// Lines longer than this are reported and skipped rather than buffered.
 const MAX_LINE: usize = 16 << 20;
+/// Bytes read at a time: large enough that a block's lines keep every thread busy.
+const BLOCK_SIZE: usize = 4 << 20;
 
 /// Stream every line of a trace through a [`TraceLowerer`], in file order.
 pub fn read_trace(
@@ -38,206 +56,99 @@ pub fn read_trace(
     keep_calls: bool,
     keep_times: bool,
 ) -> TraceLowerer {
+    let options = ReadOptions::default();
+    read_trace_with(sources, display, reader, reread, keep_calls, keep_times, options)
+}
+
+/// How [`read_trace_with`] reads: for the tests and benchmarks that compare the block
+/// reader with the line-by-line reader.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Bytes read at a time, parsed in parallel; `None`: one line at a time, parsed and
+    /// lowered on the calling thread.
+    pub block_size: Option<usize>,
+    /// Lines longer than this are reported and skipped.
+    pub max_line: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            block_size: Some(BLOCK_SIZE),
+            max_line: MAX_LINE,
+        }
+    }
+}
+
+/// [`read_trace`], reading as `options` say.
+#[doc(hidden)]
+pub fn read_trace_with(
+    sources: &mut Sources,
+    display: impl Into<String>,
+    reader: impl Read,
+    reread: Option<PathBuf>,
+    keep_calls: bool,
+    keep_times: bool,
+    options: ReadOptions,
+) -> TraceLowerer {
     let file = sources.add(SourceFile::deferred(display, reread));
     let mut lowerer = TraceLowerer::new(file, keep_calls);
     lowerer.keep_times = keep_times;
-    let mut lines = LineReader::new(reader);
     let mut line_starts = Vec::new();
-    while let Some(line) = lines.next_line() {
-        line_starts.push(line.start);
-        let span = Span::new(file, line.start..line.start + line.bytes.len());
-        if let Some(problem) = line.problem {
-            lowerer.report(Diagnostic::new(&TraceFormatError::INFO, span, problem));
-            continue;
-        }
-        lower_line(&mut lowerer, line.bytes, span);
-    }
+    let length = match options.block_size {
+        Some(block_size) => read_in_blocks(&mut lowerer, reader, block_size, options.max_line, &mut line_starts),
+        None => read_line_by_line(&mut lowerer, reader, options.max_line, &mut line_starts),
+    };
     if line_starts.is_empty() {
         line_starts.push(0);
     }
-    sources.get_mut(file).set_layout(line_starts, lines.offset);
+    sources.get_mut(file).set_layout(line_starts, length);
     lowerer
 }
 
-/// Parse one line and lower it, or report why it is not a trace line; blank lines are
-/// skipped. The parsed line borrows from `bytes` and is lowered in place.
-fn lower_line(lowerer: &mut TraceLowerer, bytes: &[u8], span: Span) {
-    let problem = |lowerer: &mut TraceLowerer, range: std::ops::Range<usize>, message: String, label: &str| {
-        let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
-        lowerer.report(diagnostic.with_label(label));
-    };
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(err) => {
-            let at = span.range.start + err.valid_up_to();
-            let message = "invalid UTF-8 byte: the line is skipped".to_string();
-            return problem(
-                lowerer,
-                at..at + 1,
-                message,
-                "this byte is not part of any UTF-8 character",
-            );
-        }
-    };
-    let trimmed = text.trim_start();
-    if trimmed.is_empty() {
-        return;
+/// Read block by block: the calling thread reads and splits the next block while
+/// rayon's pool parses and lowers this one (the reader need not be `Send`). Returns the
+/// bytes read.
+fn read_in_blocks(
+    lowerer: &mut TraceLowerer,
+    reader: impl Read,
+    block_size: usize,
+    max_line: usize,
+    line_starts: &mut Vec<usize>,
+) -> usize {
+    let mut blocks = BlockReader::new(reader, block_size, max_line);
+    let mut next = blocks
+        .next_block()
+        .map(|block| split_block(block, max_line, line_starts));
+    while let Some(split) = next {
+        next = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| lower_block(lowerer, &split, max_line));
+            let block = blocks.next_block()?;
+            Some(split_block(block, max_line, line_starts))
+        });
+        blocks.recycle(split.block.text);
     }
-    if !trimmed.starts_with('{') {
-        let found = if trimmed.starts_with('[') {
-            "an array"
-        } else {
-            "something else"
+    blocks.offset
+}
+
+/// Read, parse and lower one line at a time on the calling thread. Returns the bytes
+/// read.
+fn read_line_by_line(
+    lowerer: &mut TraceLowerer,
+    reader: impl Read,
+    max_line: usize,
+    line_starts: &mut Vec<usize>,
+) -> usize {
+    let mut lines = LineReader::new(reader, max_line);
+    while let Some(line) = lines.next_line() {
+        line_starts.push(line.start);
+        let span = Span::new(lowerer.file, line.start..line.start + line.bytes.len());
+        let scanned = match line.problem {
+            Some(problem) => unreadable(span, problem),
+            None => scan_line(line.bytes, span),
         };
-        let message = format!(
-            "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
-        );
-        return problem(lowerer, span.range.clone(), message, "skipped");
+        scanned.lower(lowerer);
     }
-    match serde_json::from_str::<Line>(text) {
-        Ok(line) => lowerer.parsed_line(&line, span.clone()),
-        Err(err) => {
-            let message = err.to_string();
-            let message = message.split(" at line ").next().unwrap_or(&message);
-            let what = match err.classify() {
-                serde_json::error::Category::Data => "malformed trace line",
-                _ => "not valid JSON",
-            };
-            let at = character_at(text, err.column().saturating_sub(1), span.range.start);
-            let found = text[at.start - span.range.start..at.end - span.range.start]
-                .chars()
-                .find(|c| !c.is_ascii())
-                .map(|c| format!(" (found U+{:04X})", u32::from(c)))
-                .unwrap_or_default();
-            problem(
-                lowerer,
-                at,
-                format!("{what}: {message}{found}"),
-                "the line is skipped from here",
-            )
-        }
-    }
-}
-
-/// The whole character of `line` (which starts at file offset `start`) that byte
-/// `column` falls in, or the line's last character past its end: a label must never
-/// split a character.
-fn character_at(line: &str, column: usize, start: usize) -> std::ops::Range<usize> {
-    let Some((at, c)) = line.char_indices().take_while(|&(i, _)| i <= column).last() else {
-        return start..start;
-    };
-    start + at..start + at + c.len_utf8()
-}
-
-/// One line, without its newline (and carriage return).
-struct RawLine<'b> {
-    start: usize,
-    bytes: &'b [u8],
-    /// Why the line cannot be read at all (too long, an I/O error).
-    problem: Option<String>,
-}
-
-/// Splits a byte stream into lines, reusing one buffer.
-struct LineReader<R> {
-    reader: BufReader<R>,
-    buffer: Vec<u8>,
-    offset: usize,
-    done: bool,
-}
-
-impl<R: Read> LineReader<R> {
-    fn new(reader: R) -> Self {
-        LineReader {
-            reader: BufReader::with_capacity(1 << 16, reader),
-            buffer: Vec::with_capacity(4096),
-            offset: 0,
-            done: false,
-        }
-    }
-
-    fn next_line(&mut self) -> Option<RawLine<'_>> {
-        if self.done {
-            return None;
-        }
-        self.buffer.clear();
-        let start = self.offset;
-        let mut problem = None;
-        let mut consumed = 0usize;
-        loop {
-            let chunk = match self.reader.fill_buf() {
-                Ok(chunk) => chunk,
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(err) => {
-                    problem = Some(format!("reading stopped here: {err}"));
-                    self.done = true;
-                    break;
-                }
-            };
-            if chunk.is_empty() {
-                self.done = true;
-                break;
-            }
-            let (take, newline) = match memchr::memchr(b'\n', chunk) {
-                Some(at) => (at + 1, true),
-                None => (chunk.len(), false),
-            };
-            let content = &chunk[..take - newline as usize];
-            if self.buffer.len() + content.len() <= MAX_LINE {
-                self.buffer.extend_from_slice(content);
-            } else if problem.is_none() {
-                problem = Some(format!(
-                    "line longer than {} MiB: skipped (a trace has one call per line)",
-                    MAX_LINE >> 20
-                ));
-            }
-            consumed += take;
-            self.reader.consume(take);
-            if newline {
-                break;
-            }
-        }
-        self.offset += consumed;
-        if consumed == 0 && problem.is_none() {
-            return None;
-        }
-        if self.buffer.last() == Some(&b'\r') {
-            self.buffer.pop();
-        }
-        if problem.is_some() {
-            self.buffer.clear();
-        }
-        Some(RawLine {
-            start,
-            bytes: &self.buffer,
-            problem,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(input: &[u8]) -> Vec<(usize, Vec<u8>)> {
-        let mut reader = LineReader::new(input);
-        let mut out = Vec::new();
-        while let Some(line) = reader.next_line() {
-            out.push((line.start, line.bytes.to_vec()));
-        }
-        out
-    }
-
-    #[test]
-    fn lines_keep_their_offsets() {
-        assert_eq!(
-            lines(b"ab\r\ncd\n\nef"),
-            vec![
-                (0, b"ab".to_vec()),
-                (4, b"cd".to_vec()),
-                (7, vec![]),
-                (8, b"ef".to_vec())
-            ]
-        );
-        assert!(lines(b"").is_empty());
-    }
+    lines.offset
 }
