@@ -3,6 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use crate::diagnostic::Diagnostic;
 use crate::exec::{
     Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, instantiate_with_outcomes, issue_orders, reorder,
@@ -417,12 +419,21 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
         hb,
         smt: options,
     };
-    let mut found = Vec::new();
-    for rule in RULES {
-        if let Check::Execution(check) = rule.check {
+    // The rules only read the analysis: they run side by side, their findings kept in
+    // rule order.
+    let per_rule: Vec<Vec<Diagnostic>> = RULES
+        .par_iter()
+        .filter_map(|rule| match rule.check {
+            Check::Execution(check) => Some(check),
+            _ => None,
+        })
+        .map(|check| {
+            let mut found = Vec::new();
             check(&analysis, &mut found);
-        }
-    }
+            found
+        })
+        .collect();
+    let mut found: Vec<Diagnostic> = per_rule.into_iter().flatten().collect();
     crate::consequences::fold(&mut found);
     crate::window::attach_missing(&analysis, &mut found);
     found
