@@ -11,8 +11,9 @@
 //! So each node keeps its own tick (its position on its agent) and a `base`: a
 //! persistent tree of clock values, shared with the nodes before it until an incoming
 //! edge brings news. The tree's leaves hold [`FANOUT`] entries, with agents laid out
-//! rank by rank so that one rank's agents share leaves; joining two trees reuses every
-//! subtree one of them dominates, and writing an entry copies one path. A device op's
+//! rank by rank, each rank starting a leaf, so that one rank's agents share leaves;
+//! joining two trees reuses every subtree one of them dominates, and writing an entry
+//! copies one path. A device op's
 //! entry for the host thread that issued it is implicit too (the tick of the host call
 //! before the issue), so that issuing work costs nothing while the host learns nothing.
 //!
@@ -60,15 +61,11 @@ pub struct Clocks {
 
 impl Clocks {
     pub fn new(exec: &Execution) -> Self {
-        let mut by_rank: Vec<usize> = (0..exec.agents.len()).collect();
-        by_rank.sort_by_key(|&agent| (exec.agents[agent].rank, agent));
-        let mut slot = vec![0u32; exec.agents.len()];
-        for (position, agent) in by_rank.into_iter().enumerate() {
-            slot[agent] = position as u32;
-        }
+        let slot = rank_aligned_slots(exec);
+        let slots = slot.iter().max().map_or(0, |&last| last as usize + 1);
         let mut depth = 0;
         let mut capacity = FANOUT;
-        while capacity < exec.agents.len() {
+        while capacity < slots {
             capacity = capacity.saturating_mul(FANOUT);
             depth += 1;
         }
@@ -221,4 +218,24 @@ impl Clocks {
         self.len += 1;
         (self.len - 1) as u32
     }
+}
+
+/// Each agent's entry in the tree: rank by rank, each rank's agents starting a leaf of
+/// their own, so that what one rank's agents learn changes one leaf, not two.
+fn rank_aligned_slots(exec: &Execution) -> Vec<u32> {
+    let mut by_rank: Vec<usize> = (0..exec.agents.len()).collect();
+    by_rank.sort_by_key(|&agent| (exec.agents[agent].rank, agent));
+    let mut slot = vec![0u32; exec.agents.len()];
+    let mut next = 0usize;
+    let mut rank = None;
+    for agent in by_rank {
+        let agent_rank = exec.agents[agent].rank;
+        if rank != Some(agent_rank) {
+            next = next.next_multiple_of(FANOUT);
+            rank = Some(agent_rank);
+        }
+        slot[agent] = next as u32;
+        next += 1;
+    }
+    slot
 }
