@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use syncguard_analyzer::model::{
-    BufferInfo, EventCreator, EventInfo, EventSemantics, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, Op,
+    BufferInfo, EventCreator, EventInfo, EventSemantics, Expr, KernelLaunch, MemRange, MemorySpace, ObjId, Object, ObjectKind, Op,
     OpKind, Program, Stmt,
 };
 use syncguard_analyzer::source::{FileId, Span};
@@ -113,9 +113,11 @@ fn generate_program(ops: usize) -> Program {
             let (prev, next) = ((i + STREAMS - 1) % STREAMS, (i + 1) % STREAMS);
             body.push(op(OpKind::Kernel {
                 stream: streams[i],
-                name: "k".into(),
-                reads: vec![range(buffers[prev], slice)],
-                writes: vec![range(buffers[i], slice)],
+                launch: Box::new(KernelLaunch {
+                    name: "k".into(),
+                    reads: vec![range(buffers[prev], slice)],
+                    writes: vec![range(buffers[i], slice)],
+                }),
             }));
             body.push(op(OpKind::EventRecord {
                 event: events[i],

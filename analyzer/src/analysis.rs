@@ -570,11 +570,11 @@ fn unknown_footprints(program: &Program) -> Option<Diagnostic> {
     let mut launches = Vec::new();
     for thread in &program.threads {
         crate::model::for_each_op(&thread.body, &mut |op| {
-            if let OpKind::Kernel { reads, writes, .. } = &op.kind
+            if let OpKind::Kernel { launch, .. } = &op.kind
                 && op.api != "kernel"
                 && crate::api::lookup(op.api).is_some_and(|api| api.effect == crate::api::Effect::Kernel)
-                && reads.is_empty()
-                && writes.is_empty()
+                && launch.reads.is_empty()
+                && launch.writes.is_empty()
             {
                 launches.push(op);
             }

@@ -422,7 +422,7 @@ fn layer(before: &[Vec<usize>], lane_predecessor: &[Option<usize>]) -> Vec<u32> 
 /// "aclrtStreamWaitEvent", "kernel `matmul`".
 fn label(exec: &Execution, node: NodeId) -> String {
     match &exec.node(node).op.kind {
-        crate::model::OpKind::Kernel { name, .. } => format!("kernel {name}"),
+        crate::model::OpKind::Kernel { launch, .. } => format!("kernel {}", launch.name),
         _ => exec.node(node).op.api.to_string(),
     }
 }

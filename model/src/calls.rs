@@ -7,7 +7,7 @@
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
     ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, EventCreator, EventInfo, EventSemantics, Expr,
-    GeTaskKind, MemRange, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout, ValueCondition,
+    GeTaskKind, KernelLaunch, MemRange, MemoryCopy, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout, ValueCondition,
 };
 use crate::source::Span;
 
@@ -319,7 +319,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
                 dst: Box::new(args.address(2)?.range(Some(len.clone()), program)),
                 src: Box::new(args.address(3)?.range(Some(len), program)),
                 notify: if with_notify {
-                    Some(args.int(api.params.len() - 1)?)
+                    Some(Box::new(args.int(api.params.len() - 1)?))
                 } else {
                     None
                 },
@@ -358,19 +358,23 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         Effect::ThreadSynchronize => OpKind::ThreadSynchronize { thread: obj(0)? },
         Effect::Kernel => OpKind::Kernel {
             stream: args.stream_or_default(api.params.iter().position(|p| p.name == "stream")?, program)?,
-            // A real launch names its kernel by a function handle the model cannot read.
-            name: ["name", "funcHandle", "func"]
-                .into_iter()
-                .find_map(|param| args.string(api, param))
-                .map_or_else(|| api.name.to_string(), |(name, _)| name),
-            reads: ranges(args.named(api, "reads")),
-            writes: ranges(args.named(api, "writes")),
+            launch: Box::new(KernelLaunch {
+                // A real launch names its kernel by a function handle the model cannot read.
+                name: ["name", "funcHandle", "func"]
+                    .into_iter()
+                    .find_map(|param| args.string(api, param))
+                    .map_or_else(|| api.name.to_string(), |(name, _)| name),
+                reads: ranges(args.named(api, "reads")),
+                writes: ranges(args.named(api, "writes")),
+            }),
         },
         Effect::HostFunc => OpKind::Kernel {
             stream: args.stream_or_default(0, program)?,
-            name: "host function".into(),
-            reads: Vec::new(),
-            writes: Vec::new(),
+            launch: Box::new(KernelLaunch {
+                name: "host function".into(),
+                reads: Vec::new(),
+                writes: Vec::new(),
+            }),
         },
         Effect::Memcpy { with_stream } => memcpy(api, args, with_stream, program)?,
         Effect::Memset { with_stream } => {
@@ -403,18 +407,20 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             };
             OpKind::Kernel {
                 stream,
-                name: "memset".into(),
-                reads: Vec::new(),
-                writes: vec![range],
+                launch: Box::new(KernelLaunch {
+                    name: "memset".into(),
+                    reads: Vec::new(),
+                    writes: vec![range],
+                }),
             }
         }
         Effect::HostAccess { write } => OpKind::HostAccess {
             write,
             range: Box::new(args.address(0)?.range(None, program)),
         },
-        Effect::SetWaitTimeout => OpKind::SetWaitTimeout(*args.timeout(0)?),
+        Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
         Effect::IpcExport => {
-            let key = args.string(api, "handle").or_else(|| args.string(api, "key"))?.0;
+            let key = args.string(api, "handle").or_else(|| args.string(api, "key"))?.0.into_boxed_str();
             match args.get(0)? {
                 ArgValue::Address(address) => OpKind::IpcExport {
                     obj: address.buffer,
@@ -525,7 +531,6 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
             )
         }
     };
-    let (dst, src) = (Box::new(dst), Box::new(src));
     let dest_max = index("destMax").or_else(|| index("dest_max")).and_then(|i| args.int(i));
     let stream = match with_stream {
         true => Some(match index("stream") {
@@ -542,12 +547,14 @@ fn memcpy(api: &Api, args: &CallArgs, with_stream: bool, program: &Program) -> O
     };
     Some(OpKind::Memcpy {
         stream,
-        synchronous_on: (!with_stream && cuda).then(|| program.default_stream()),
-        dst,
-        src,
-        dest_max,
-        kind,
-        staged_by_cuda: cuda,
+        copy: Box::new(MemoryCopy {
+            synchronous_on: (!with_stream && cuda).then(|| program.default_stream()),
+            dst,
+            src,
+            dest_max,
+            kind,
+            staged_by_cuda: cuda,
+        }),
     })
 }
 

@@ -321,8 +321,10 @@ pub fn for_each_op<'p>(block: &'p Block, f: &mut impl FnMut(&'p Op)) {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     Op(Op),
+    /// (The expressions of `If` and `For` are boxed so that no statement is larger than
+    /// an `Op`: a trace is millions of them.)
     If {
-        cond: Expr,
+        cond: Box<Expr>,
         then: Block,
         otherwise: Block,
         span: Span,
@@ -330,8 +332,8 @@ pub enum Stmt {
     /// `for var in start..end` (`end` inclusive when `inclusive`).
     For {
         var: VarId,
-        start: Expr,
-        end: Expr,
+        start: Box<Expr>,
+        end: Box<Expr>,
         inclusive: bool,
         body: Block,
         span: Span,
@@ -455,7 +457,7 @@ pub enum OpKind {
         channel: ObjId,
         dst: Box<MemRange>,
         src: Box<MemRange>,
-        notify: Option<Expr>,
+        notify: Option<Box<Expr>>,
     },
     /// One-sided read of the peer's memory into local memory.
     RemoteRead {
@@ -477,29 +479,16 @@ pub enum OpKind {
     ThreadSynchronize {
         thread: ObjId,
     },
-    /// A kernel launch with its memory footprint.
+    /// A kernel launch with its memory footprint (boxed, like every large part of a
+    /// call: a trace holds millions of `Op`s, each as large as the largest kind).
     Kernel {
         stream: ObjId,
-        name: String,
-        reads: Vec<MemRange>,
-        writes: Vec<MemRange>,
+        launch: Box<KernelLaunch>,
     },
     /// `stream: None` is a synchronous copy that blocks the host.
     Memcpy {
         stream: Option<ObjId>,
-        /// A synchronous copy that runs as work of this stream and returns once it is
-        /// done (CUDA's `cudaMemcpy`, on the default stream); `None` for ACL's, which
-        /// the host makes itself.
-        synchronous_on: Option<ObjId>,
-        dst: Box<MemRange>,
-        src: Box<MemRange>,
-        /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
-        /// `None` for APIs without it (CUDA).
-        dest_max: Option<Expr>,
-        /// The direction the `kind` argument declares: where memory from before lives.
-        kind: CopyKind,
-        /// A CUDA copy: pageable host memory changes when it returns (the analyzer's `exec::cuda_copy`).
-        staged_by_cuda: bool,
+        copy: Box<MemoryCopy>,
     },
     /// `aclrtValueWrite`: `stream` writes `value` into the `bits`-wide word at `word`.
     ValueWrite {
@@ -522,7 +511,7 @@ pub enum OpKind {
     IpcExport {
         obj: ObjId,
         offset: Expr,
-        key: String,
+        key: Box<str>,
     },
     /// `cudaSetDevice`, `aclrtSetDevice`.
     SetDevice(Expr),
@@ -548,7 +537,7 @@ pub enum OpKind {
         range: Box<MemRange>,
     },
     /// Process-wide wait timeout (`aclrtSetOpWaitTimeout`, `HcommSetNotifyWaitTimeOut`).
-    SetWaitTimeout(Timeout),
+    SetWaitTimeout(Box<Timeout>),
     /// `aclrtSetCurrentContext`.
     SetCurrentContext(ObjId),
     /// `HcommBatchModeStart` (`start`) / `HcommBatchModeEnd` with its batch tag: the
@@ -574,6 +563,20 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// The channel and notify index of a call that sets a notify on the channel's peer:
+    /// `ChannelNotifyRecord`, or a `WithNotify` remote write.
+    pub fn channel_notify_record(&self) -> Option<(ObjId, &Expr)> {
+        match self {
+            OpKind::ChannelNotifyRecord { channel, index, .. } => Some((*channel, index)),
+            OpKind::RemoteWrite {
+                channel,
+                notify: Some(index),
+                ..
+            } => Some((*channel, index)),
+            _ => None,
+        }
+    }
+
     /// The HCCL threads and channels the call names (the handles an array can give).
     pub fn hccl_handles(&self) -> Vec<ObjId> {
         match self {
@@ -589,6 +592,32 @@ impl OpKind {
             _ => Vec::new(),
         }
     }
+}
+
+/// What a kernel launch is called and touches.
+#[derive(Clone, Debug)]
+pub struct KernelLaunch {
+    pub name: String,
+    pub reads: Vec<MemRange>,
+    pub writes: Vec<MemRange>,
+}
+
+/// A memory copy, apart from the stream it is issued to.
+#[derive(Clone, Debug)]
+pub struct MemoryCopy {
+    /// A synchronous copy that runs as work of this stream and returns once it is
+    /// done (CUDA's `cudaMemcpy`, on the default stream); `None` for ACL's, which
+    /// the host makes itself.
+    pub synchronous_on: Option<ObjId>,
+    pub dst: MemRange,
+    pub src: MemRange,
+    /// `destMax` of the ACL copies (the capacity the caller declares for `dst`);
+    /// `None` for APIs without it (CUDA).
+    pub dest_max: Option<Expr>,
+    /// The direction the `kind` argument declares: where memory from before lives.
+    pub kind: CopyKind,
+    /// A CUDA copy: pageable host memory changes when it returns (the analyzer's `exec::cuda_copy`).
+    pub staged_by_cuda: bool,
 }
 
 /// What a memory-value wait waits for (`flag` of `aclrtValueWait`, `flags` of
@@ -1025,8 +1054,9 @@ pub enum Expr {
     CoreIsAiv,
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
-    /// `cond ? then : otherwise`: only the branch taken is evaluated.
-    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `cond ? then : otherwise`: only the branch taken is evaluated. (One box for the
+    /// three keeps every expression, and so every call of a trace, smaller.)
+    Cond(Box<[Expr; 3]>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1058,6 +1088,11 @@ pub enum BinOp {
 }
 
 impl Expr {
+    /// `cond ? then : otherwise`.
+    pub fn cond(cond: Expr, then: Expr, otherwise: Expr) -> Expr {
+        Expr::Cond(Box::new([cond, then, otherwise]))
+    }
+
     /// The value when the expression mentions nothing symbolic.
     pub fn as_const(&self) -> Option<i64> {
         match self {
@@ -1071,10 +1106,13 @@ impl Expr {
                 })
             }
             Expr::Binary(op, a, b) => op.apply(a.as_const()?, b.as_const()?),
-            Expr::Cond(cond, then, otherwise) => match cond.as_const()? {
-                0 => otherwise.as_const(),
-                _ => then.as_const(),
-            },
+            Expr::Cond(parts) => {
+                let [cond, then, otherwise] = &**parts;
+                match cond.as_const()? {
+                    0 => otherwise.as_const(),
+                    _ => then.as_const(),
+                }
+            }
             _ => None,
         }
     }
@@ -1085,7 +1123,7 @@ impl Expr {
             Expr::Var(id) => var(*id),
             Expr::Unary(_, operand) => operand.mentions(var),
             Expr::Binary(_, lhs, rhs) => lhs.mentions(var) || rhs.mentions(var),
-            Expr::Cond(cond, then, otherwise) => [cond, then, otherwise].iter().any(|e| e.mentions(var)),
+            Expr::Cond(parts) => parts.iter().any(|e| e.mentions(var)),
             _ => false,
         }
     }
@@ -1097,7 +1135,7 @@ impl Expr {
             Expr::Var(id) if *id == var => value.clone(),
             Expr::Unary(op, e) => Expr::Unary(*op, sub(e)),
             Expr::Binary(op, a, b) => Expr::Binary(*op, sub(a), sub(b)),
-            Expr::Cond(c, a, b) => Expr::Cond(sub(c), sub(a), sub(b)),
+            Expr::Cond(parts) => Expr::Cond(Box::new(parts.each_ref().map(|e| e.substitute(var, value)))),
             _ => self.clone(),
         }
     }
@@ -1148,5 +1186,21 @@ mod tests {
         assert!(And.holds(0b110, 0b010, 64) && !And.holds(0b100, 0b010, 64));
         assert!(Nor.holds(0, 0, 64) && !Nor.holds(u64::MAX, 0, 64) && !Nor.holds(0xFFFF_FFFF, 0, 32));
         assert_eq!(ValueCondition::from_flags(1 | 1 << 30), Eq);
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use super::{Expr, MemRange, OpKind, Stmt};
+
+    /// A trace of ten million calls holds ten million statements, so every byte of a
+    /// statement is ten megabytes of a large check's peak: a new field that grows one
+    /// of these should be boxed instead.
+    #[test]
+    fn a_call_stays_small() {
+        assert_eq!(size_of::<Expr>(), 24);
+        assert_eq!(size_of::<MemRange>(), 80);
+        assert_eq!(size_of::<OpKind>(), 48);
+        assert_eq!(size_of::<Stmt>(), 88);
     }
 }

@@ -397,7 +397,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
             enqueue(own_stream(), copy(accesses, CopyVia::Memcpy)?)?
         }
         (OpKind::Memcpy { stream: None, .. }, Action::Access(accesses)) => {
-            let [src, dst] = accesses.as_slice() else { return None };
+            let [src, dst] = &accesses[..] else { return None };
             Call::Host(HostCall::Copy {
                 dst: dst.clone(),
                 src: src.clone(),
@@ -409,11 +409,11 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
                 channel: channel.and_then(handle),
             },
         )?,
-        (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => enqueue(
+        (OpKind::Kernel { stream, launch }, Action::Access(accesses)) => enqueue(
             queue(*stream),
             Work::Kernel {
-                name: name.clone(),
-                accesses: accesses.clone(),
+                name: launch.name.clone(),
+                accesses: accesses.to_vec(),
             },
         )?,
         (OpKind::LaunchSuperKernel(id), Action::Access(accesses)) => {
@@ -422,7 +422,7 @@ fn call_of(exec: &Execution, envs: &[Env], live: &LiveObjects, id: NodeId) -> Op
                 queue(superkernel.stream),
                 Work::SuperKernel {
                     name: superkernel.name.clone(),
-                    accesses: accesses.clone(),
+                    accesses: accesses.to_vec(),
                 },
             )?
         }

@@ -29,7 +29,7 @@ fn a_one_sided_write_lands_what_the_producer_kernel_wrote_in_the_peers_hccl_buff
         let pack = exec
             .nodes
             .iter()
-            .position(|n| matches!(&n.op.kind, OpKind::Kernel { name, .. } if name == "pack"))
+            .position(|n| matches!(&n.op.kind, OpKind::Kernel { launch, .. } if launch.name == "pack"))
             .expect("the example has a pack kernel");
         assert!(matches!(exec.nodes[pack].action, Action::Access(_)));
         let written = pack as u8;

@@ -495,11 +495,10 @@ fn expr(value: &model::Expr) -> ast::Expr {
         model::Expr::Int(v) => int(*v),
         model::Expr::Rank => name("rank"),
         model::Expr::Binary(op, a, b) => binary(binary_op(*op), expr(a), expr(b)),
-        model::Expr::Cond(cond, then, otherwise) => plain(ast::ExprKind::Cond {
-            cond: Box::new(expr(cond)),
-            then: Box::new(expr(then)),
-            otherwise: Box::new(expr(otherwise)),
-        }),
+        model::Expr::Cond(parts) => {
+            let [cond, then, otherwise] = parts.each_ref().map(|e| Box::new(expr(e)));
+            plain(ast::ExprKind::Cond { cond, then, otherwise })
+        }
         other => int(other.as_const().unwrap_or(0)),
     }
 }

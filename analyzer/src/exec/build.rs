@@ -352,7 +352,7 @@ impl<'p> Builder<'p, '_> {
             (false, Some(_)) => {
                 let batch = self.rank.batch.take().expect("matched an open batch");
                 for cached in batch.cached {
-                    self.exec.nodes[cached.index()].issued_after = Some(node);
+                    self.exec.nodes[cached.index()].set_issued_after(Some(node));
                 }
             }
         }
@@ -698,7 +698,7 @@ impl<'p> Builder<'p, '_> {
             action,
             host,
             issue: self.rank.issue,
-            issued_after,
+            issued_after: issued_after.map_or(super::NO_NODE, |node| node.0),
         });
         self.rank.issue += 1;
         self.exec.agents[agent.index()].nodes.push(id);
@@ -874,16 +874,12 @@ impl<'p> Builder<'p, '_> {
                 target: base(*target),
                 index: self.env.eval(index).ok()?,
             }),
-            OpKind::ChannelNotifyRecord { channel, index, .. }
-            | OpKind::RemoteWrite {
-                channel,
-                notify: Some(index),
-                ..
-            } => Some(MissedSignal::Channel {
-                channel: base(*channel),
-                index: self.env.eval(index).ok()?,
+            kind => kind.channel_notify_record().and_then(|(channel, index)| {
+                Some(MissedSignal::Channel {
+                    channel: base(channel),
+                    index: self.env.eval(index).ok()?,
+                })
             }),
-            _ => None,
         }
     }
 
@@ -1028,7 +1024,7 @@ impl<'p> Builder<'p, '_> {
                     // The whole call is rejected: neither the write nor its notify happens.
                     return self.notify_node(agent, op, channel_inst, index, Action::Other);
                 }
-                self.device_node(agent, op, Action::Access(accesses));
+                self.device_node(agent, op, Action::Access(accesses.into()));
                 if let Some(index) = index {
                     let action = Action::ChannelNotifyRecord {
                         channel: channel_inst,
@@ -1040,7 +1036,7 @@ impl<'p> Builder<'p, '_> {
             OpKind::RemoteRead { thread, dst, src, .. } | OpKind::LocalCopy { thread, dst, src } => {
                 let agent = self.queue(op, *thread)?;
                 let accesses = vec![self.access(op, src, false)?, self.access(op, dst, true)?];
-                self.device_node(agent, op, Action::Access(accesses));
+                self.device_node(agent, op, Action::Access(accesses.into()));
             }
             OpKind::Fence { thread, channel } => {
                 let agent = self.queue(op, *thread)?;
@@ -1049,33 +1045,23 @@ impl<'p> Builder<'p, '_> {
                 }
                 self.device_node(agent, op, Action::Other);
             }
-            OpKind::Kernel {
-                stream, reads, writes, ..
-            } => {
+            OpKind::Kernel { stream, launch } => {
                 let agent = self.queue(op, *stream)?;
-                let accesses = self.accesses(op, reads, writes)?;
-                self.device_node(agent, op, Action::Access(accesses));
+                let accesses = self.accesses(op, &launch.reads, &launch.writes)?;
+                self.device_node(agent, op, Action::Access(accesses.into()));
             }
-            OpKind::Memcpy {
-                stream,
-                synchronous_on,
-                dst,
-                src,
-                kind,
-                staged_by_cuda,
-                ..
-            } => {
-                let (src, dst) = (self.access(op, src, false)?, self.access(op, dst, true)?);
-                let timing = match (staged_by_cuda, stream.or(*synchronous_on)) {
+            OpKind::Memcpy { stream, copy } => {
+                let (src, dst) = (self.access(op, &copy.src, false)?, self.access(op, &copy.dst, true)?);
+                let timing = match (copy.staged_by_cuda, stream.or(copy.synchronous_on)) {
                     (true, Some(_)) => {
-                        let (src_host, dst_host) = kind.host_sides();
+                        let (src_host, dst_host) = copy.kind.host_sides();
                         let (src_side, dst_side) = (self.side(&src, src_host), self.side(&dst, dst_host));
                         cuda_copy::timing(stream.is_some(), src_side, dst_side)
                     }
                     _ if stream.is_some() => CopyTiming::OnStream,
                     _ => CopyTiming::UntilDone,
                 };
-                self.copy(op, stream.or(*synchronous_on), timing, src, dst)?;
+                self.copy(op, stream.or(copy.synchronous_on), timing, src, dst)?;
             }
             OpKind::ValueWrite {
                 stream, word, value, ..
@@ -1110,7 +1096,7 @@ impl<'p> Builder<'p, '_> {
             OpKind::IpcExport { obj, offset, key } => {
                 let inst = self.live(op, *obj)?;
                 let offset = u64::try_from(self.eval(op, offset)?).unwrap_or(0);
-                self.ipc.exported.insert(key.clone(), (inst, offset));
+                self.ipc.exported.insert(key.to_string(), (inst, offset));
                 self.host_node(op, Action::Other);
             }
             OpKind::SetDevice(device) => self.set_device(op, device)?,
@@ -1149,7 +1135,7 @@ impl<'p> Builder<'p, '_> {
             }
             OpKind::HostAccess { write, range } => {
                 let access = self.access(op, range, *write)?;
-                self.host_node(op, Action::Access(vec![access]));
+                self.host_node(op, Action::Access(vec![access].into()));
             }
             OpKind::SetWaitTimeout(_) => {
                 self.host_node(op, Action::Other);
@@ -1160,7 +1146,7 @@ impl<'p> Builder<'p, '_> {
                 let stream = self.program().superkernels[id.index()].stream;
                 let agent = self.queue(op, stream)?;
                 let accesses = self.superkernel_footprint(op, *id);
-                self.device_node(agent, op, Action::Access(accesses));
+                self.device_node(agent, op, Action::Access(accesses.into()));
             }
             OpKind::DataCopy { .. } | OpKind::SetNextTaskStart { .. } | OpKind::WaitPreTaskEnd { .. } => {}
         }
@@ -1175,17 +1161,17 @@ impl<'p> Builder<'p, '_> {
         };
         match (timing, agent) {
             (CopyTiming::OnStream, Some(agent)) => {
-                self.device_node(agent, op, Action::Access(vec![src, dst]));
+                self.device_node(agent, op, Action::Access(vec![src, dst].into()));
             }
             (CopyTiming::StagedSource { synchronize_first }, Some(agent)) => {
-                let staging = self.host_node(op, Action::Access(vec![src]));
+                let staging = self.host_node(op, Action::Access(vec![src].into()));
                 if synchronize_first {
                     self.exec.synchronous_work.push((staging, agent));
                 }
-                self.device_node(agent, op, Action::Access(vec![dst]));
+                self.device_node(agent, op, Action::Access(vec![dst].into()));
             }
             _ => {
-                let node = self.host_node(op, Action::Access(vec![src, dst]));
+                let node = self.host_node(op, Action::Access(vec![src, dst].into()));
                 self.exec.synchronous_work.extend(agent.map(|agent| (node, agent)));
             }
         }

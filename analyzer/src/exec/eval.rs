@@ -95,10 +95,13 @@ impl Env {
                 let b = self.eval_at(rhs, depth + 1)?;
                 op.apply(a, b).ok_or(EvalError::Arithmetic)?
             }
-            Expr::Cond(cond, then, otherwise) => match self.eval_at(cond, depth + 1)? {
-                0 => self.eval_at(otherwise, depth + 1)?,
-                _ => self.eval_at(then, depth + 1)?,
-            },
+            Expr::Cond(parts) => {
+                let [cond, then, otherwise] = &**parts;
+                match self.eval_at(cond, depth + 1)? {
+                    0 => self.eval_at(otherwise, depth + 1)?,
+                    _ => self.eval_at(then, depth + 1)?,
+                }
+            }
         })
     }
 

@@ -409,7 +409,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
     let mut nodes = Vec::with_capacity(exec.nodes.len());
     for &old in order {
         let mut node = exec.node(old).clone();
-        node.issued_after = node.issued_after.map(map);
+        node.set_issued_after(node.issued_after().map(map));
         let counter = issue_in_rank.entry(node.rank(exec)).or_default();
         node.issue = *counter;
         *counter += 1;
@@ -422,7 +422,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         }
         agent.nodes.sort();
     }
-    let issued_after: Vec<Option<NodeId>> = nodes.iter().map(|node| node.issued_after).collect();
+    let issued_after: Vec<Option<NodeId>> = nodes.iter().map(|node| node.issued_after()).collect();
     let waits_on: Vec<Option<InstId>> = nodes
         .iter()
         .map(|node| match node.action {
@@ -555,7 +555,7 @@ mod tests {
             order
                 .iter()
                 .filter_map(|&n| match &exec.node(n).op.kind {
-                    crate::model::OpKind::Kernel { name, .. } => Some(name.clone()),
+                    crate::model::OpKind::Kernel { launch, .. } => Some(launch.name.clone()),
                     _ => None,
                 })
                 .collect()

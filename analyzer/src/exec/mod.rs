@@ -237,12 +237,23 @@ pub struct Node<'p> {
     /// The host thread that issued it, and its position in that rank's issue order.
     pub host: AgentId,
     pub issue: u32,
-    /// For a device op: the host-side node issued just before it on the same host
-    /// thread. Whatever the host finished before issuing is ordered before this op.
-    pub issued_after: Option<NodeId>,
+    /// `issued_after()` in four bytes (`NO_NODE` for none): a trace has millions of nodes.
+    issued_after: u32,
 }
 
+const NO_NODE: u32 = u32::MAX;
+
 impl Node<'_> {
+    /// For a device op: the host-side node issued just before it on the same host
+    /// thread. Whatever the host finished before issuing is ordered before this op.
+    pub fn issued_after(&self) -> Option<NodeId> {
+        (self.issued_after != NO_NODE).then_some(NodeId(self.issued_after))
+    }
+
+    fn set_issued_after(&mut self, node: Option<NodeId>) {
+        self.issued_after = node.map_or(NO_NODE, |node| node.0);
+    }
+
     pub fn rank(&self, exec: &Execution) -> u32 {
         exec.agents[self.agent.index()].rank
     }
@@ -271,13 +282,13 @@ pub enum Action {
     },
     /// `aclrtSynchronizeDevice`: every device agent of the rank.
     DeviceSync {
-        upto: Vec<NodeId>,
+        upto: Box<[NodeId]>,
     },
     /// The event's waits are done (`aclrtQueryEventWaitStatus`): `upto` is the last wait
     /// on it of each queue of the rank at that moment.
     WaitsSync {
         event: InstId,
-        upto: Vec<NodeId>,
+        upto: Box<[NodeId]>,
     },
     NotifyRecord(InstId),
     NotifyWait(InstId),
@@ -312,8 +323,9 @@ pub enum Action {
         condition: ValueCondition,
         bits: u8,
     },
-    /// Memory traffic: kernels, copies, transfers, host accesses.
-    Access(Vec<Access>),
+    /// Memory traffic: kernels, copies, transfers, host accesses. (Boxed slices, not
+    /// vectors: every node is as large as the largest action.)
+    Access(Box<[Access]>),
     /// A new host thread starts.
     Spawn(AgentId),
     /// Ordering-neutral calls (fences, timeouts, SuperKernel-internal ops).
@@ -583,7 +595,7 @@ impl<'p> Execution<'p> {
     pub fn describe(&self, node: NodeId) -> String {
         let n = self.node(node);
         let what = match &n.op.kind {
-            crate::model::OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
+            crate::model::OpKind::Kernel { launch, .. } => format!("kernel `{}`", launch.name),
             _ => n.op.api.to_string(),
         };
         format!("{what} on {}", self.agent_name(n.agent))
@@ -621,5 +633,16 @@ impl<'p> Execution<'p> {
             .map(|(param, value)| format!("{} = {value}", param.name))
             .collect();
         Some(parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    /// One node per call of a trace: every byte here is ten megabytes of a
+    /// ten-million-call check's peak (see `syncguard_model`'s `a_call_stays_small`).
+    #[test]
+    fn a_node_stays_small() {
+        assert_eq!(size_of::<super::Action>(), 24);
+        assert_eq!(size_of::<super::Node>(), 48);
     }
 }

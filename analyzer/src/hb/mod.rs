@@ -177,7 +177,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// issue: the op's clock holds that call's tick implicitly.
     fn issuer(&self, node: NodeId) -> Option<(AgentId, NodeId)> {
         let own = self.exec.node(node).agent;
-        let before = self.exec.node(node).issued_after?;
+        let before = self.exec.node(node).issued_after()?;
         let host = self.exec.node(before).agent;
         (host != own).then_some((host, before))
     }
@@ -290,7 +290,7 @@ fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u
     }
     for (i, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
-        if let Some(before) = node.issued_after
+        if let Some(before) = node.issued_after()
             && exec.node(before).agent != node.agent
         {
             graph.add_edge(index(before), index(id), EdgeKind::Issue);

@@ -103,7 +103,8 @@ impl<'s> Encoder<'s> {
                 BinOp::Shl | BinOp::Shr => self.shift(*op, lhs, rhs)?,
                 _ => self.bool(expr)?.ite(&Int::from_i64(1), &Int::from_i64(0)),
             },
-            Expr::Cond(cond, then, otherwise) => {
+            Expr::Cond(parts) => {
+                let [cond, then, otherwise] = &**parts;
                 // Only the branch taken is evaluated, so only it must be defined.
                 let taken = self.bool(cond)?;
                 let outer = std::mem::take(&mut self.defined);
@@ -290,11 +291,7 @@ mod tests {
                 (ops, inner.clone(), inner.clone()).prop_map(|(op, a, b)| Expr::Binary(op, Box::new(a), Box::new(b))),
                 (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner.clone())
                     .prop_map(|(op, e)| Expr::Unary(op, Box::new(e))),
-                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::Cond(
-                    Box::new(c),
-                    Box::new(a),
-                    Box::new(b)
-                )),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::cond(c, a, b)),
             ]
         })
     }

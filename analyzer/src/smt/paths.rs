@@ -164,8 +164,8 @@ impl<'p> Walker<'p> {
                     span,
                 } => {
                     self.evaluates(cond, "the condition of this `if`", span, &here, loops);
-                    let taken = self.block(then, &here.and(Guard::Cond(cond.clone())), loops)?;
-                    let skipped = self.block(otherwise, &here.and(Guard::Cond(cond.clone()).not()), loops)?;
+                    let taken = self.block(then, &here.and(Guard::Cond((**cond).clone())), loops)?;
+                    let skipped = self.block(otherwise, &here.and(Guard::Cond((**cond).clone()).not()), loops)?;
                     returned = returned.or(taken).or(skipped);
                 }
                 Stmt::For {

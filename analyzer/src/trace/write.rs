@@ -260,7 +260,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             t.and_then(|t| Some(Arg::new(ArgKind::Timeout(t.unit), json!(self.env_eval(id, &t.value)?))))
         };
         let accesses = || match &node.action {
-            Action::Access(accesses) => accesses.as_slice(),
+            Action::Access(accesses) => &accesses[..],
             _ => &[],
         };
         let mut args = Vec::new();
@@ -374,7 +374,7 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                 }
             }
             (OpKind::ThreadSynchronize { thread }, _) => args.push(Arg::new(ArgKind::Thread, object(*thread))),
-            (OpKind::Memcpy { stream, kind, .. }, _) => {
+            (OpKind::Memcpy { stream, copy }, _) => {
                 let [src, dst] = accesses() else { return None };
                 let len = json!(dst.end - dst.start);
                 args.push(Arg::new(ArgKind::Ptr, self.pointer(dst)));
@@ -390,9 +390,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                     args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 }
                 let cuda = api.name.starts_with("cuda");
-                args.push(Arg::new(ArgKind::Enum(EnumFamily::MemcpyKind), json!(kind.name(cuda))));
+                args.push(Arg::new(ArgKind::Enum(EnumFamily::MemcpyKind), json!(copy.kind.name(cuda))));
             }
-            (OpKind::Kernel { stream, name, .. }, Action::Access(accesses)) => {
+            (OpKind::Kernel { stream, launch }, Action::Access(accesses)) => {
+                let name = &launch.name;
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 // `kernel`'s `name`, or a real launch's function handle.
                 let name_kind = match api.params.iter().any(|p| p.kind == ArgKind::Function) {

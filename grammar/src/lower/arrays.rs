@@ -238,7 +238,7 @@ pub(super) fn desc_over(descs: &[ChannelDesc], element: VarId) -> Option<Channel
                 .rev()
                 .fold(field(last).clone(), |otherwise, (k, desc)| {
                     let is_k = Expr::Binary(BinOp::Eq, Box::new(Expr::Var(element)), Box::new(Expr::Int(k as i64)));
-                    Expr::Cond(Box::new(is_k), Box::new(field(desc).clone()), Box::new(otherwise))
+                    Expr::cond(is_k, field(desc).clone(), otherwise)
                 }),
         )
     };

@@ -42,7 +42,7 @@ impl Lowerer<'_> {
                 match cond.as_const() {
                     Some(0) => otherwise,
                     Some(_) => then,
-                    None => Expr::Cond(Box::new(cond), Box::new(then), Box::new(otherwise)),
+                    None => Expr::cond(cond, then, otherwise),
                 }
             }
             ExprKind::Call(call) => self.lower_builtin_call(call),

@@ -290,7 +290,7 @@ impl Lowerer<'_> {
         let then = self.lower_block(then);
         let otherwise = self.lower_else(otherwise);
         out.push(Stmt::If {
-            cond,
+            cond: Box::new(cond),
             then,
             otherwise,
             span: self.span(&stmt.span),
@@ -339,8 +339,8 @@ impl Lowerer<'_> {
         });
         out.push(Stmt::For {
             var: id,
-            start,
-            end,
+            start: Box::new(start),
+            end: Box::new(end),
             inclusive: range.inclusive,
             body,
             span: self.span(&stmt.span),

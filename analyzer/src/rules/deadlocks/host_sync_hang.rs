@@ -48,7 +48,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         let waits_for = hb.waited_for(id);
         // The host is stuck here only if it got here: everything before it on the
         // host thread ran.
-        let reached = node.issued_after.is_none_or(|before| hb.executes(before));
+        let reached = node.issued_after().is_none_or(|before| hb.executes(before));
         if !reached {
             continue;
         }
@@ -104,7 +104,7 @@ fn may_block(analysis: &Analysis, sync: NodeId, bindings: &HashMap<NodeId, NodeI
         let queued = exec.node(n);
         (queued.host == node.host && n > sync)
             || queued
-                .issued_after
+                .issued_after()
                 .is_some_and(|before| before == sync || hb.happens_before(sync, before))
     };
     // A capture-kind wait bound to a record is issued after that record.

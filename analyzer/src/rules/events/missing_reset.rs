@@ -327,7 +327,7 @@ fn ordered_before_wait(analysis: &Analysis, op: NodeId, wait: NodeId) -> bool {
         .ok()
         .and_then(|i| i.checked_sub(1))
         .map(|i| queue[i]);
-    [earlier_on_queue, node.issued_after]
+    [earlier_on_queue, node.issued_after()]
         .into_iter()
         .flatten()
         .any(|before| before == op || hb.happens_before(op, before))

@@ -70,7 +70,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
 /// inside the batch does not wait for it.
 fn with_batch_note(analysis: &Analysis, device: NodeId, diagnostic: Diagnostic) -> Diagnostic {
     let exec = analysis.exec;
-    let Some(end) = exec.node(device).issued_after.filter(|&end| end > device) else {
+    let Some(end) = exec.node(device).issued_after().filter(|&end| end > device) else {
         return diagnostic;
     };
     if !matches!(exec.node(end).op.kind, OpKind::BatchMode { start: false, .. }) {

@@ -102,10 +102,10 @@ fn parametric_count(program: &crate::model::Program, op: &crate::model::Op) -> O
         OpKind::ChannelNotifyRecord { index, .. }
         | OpKind::ChannelNotifyWait { index, .. }
         | OpKind::ThreadNotifyRecord { index, .. }
-        | OpKind::ThreadNotifyWait { index, .. }
-        | OpKind::RemoteWrite {
+        | OpKind::ThreadNotifyWait { index, .. } => index,
+        OpKind::RemoteWrite {
             notify: Some(index), ..
-        } => index,
+        } => &**index,
         _ => return None,
     };
     let needed = crate::smt::bounds::largest(program, op, index)?.offset(1)?;

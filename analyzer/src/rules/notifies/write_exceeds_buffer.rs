@@ -93,7 +93,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     for op in &exec.invalid_ranges {
         if seen.insert(op.span.clone()) {
             let what = match &op.kind {
-                OpKind::Kernel { name, .. } => format!("kernel `{name}`"),
+                OpKind::Kernel { launch, .. } => format!("kernel `{}`", launch.name),
                 _ => op.api.to_string(),
             };
             out.push(
@@ -115,9 +115,9 @@ fn operands(kind: &OpKind) -> Option<Vec<&MemRange>> {
     match kind {
         OpKind::RemoteWrite { src, dst, .. }
         | OpKind::RemoteRead { src, dst, .. }
-        | OpKind::LocalCopy { src, dst, .. }
-        | OpKind::Memcpy { src, dst, .. } => Some(vec![src, dst]),
-        OpKind::Kernel { reads, writes, .. } => Some(reads.iter().chain(writes).collect()),
+        | OpKind::LocalCopy { src, dst, .. } => Some(vec![src, dst]),
+        OpKind::Memcpy { copy, .. } => Some(vec![&copy.src, &copy.dst]),
+        OpKind::Kernel { launch, .. } => Some(launch.reads.iter().chain(&launch.writes).collect()),
         OpKind::HostAccess { range, .. } => Some(vec![range]),
         _ => None,
     }
@@ -134,13 +134,10 @@ fn memory_size(analysis: &Analysis, memory: Memory) -> Option<u64> {
 fn dest_max_violation(analysis: &Analysis, node: NodeId, accesses: &[Access]) -> Option<(u64, u64)> {
     let exec = analysis.exec;
     let n = exec.node(node);
-    let OpKind::Memcpy {
-        dest_max: Some(dest_max),
-        ..
-    } = &n.op.kind
-    else {
+    let OpKind::Memcpy { copy, .. } = &n.op.kind else {
         return None;
     };
+    let dest_max = copy.dest_max.as_ref()?;
     let env = Env {
         params: exec.params.clone(),
         rank: n.rank(exec) as i64,

@@ -179,11 +179,7 @@ impl Mentions {
                 self.expr(a);
                 self.expr(b);
             }
-            Expr::Cond(cond, then, otherwise) => {
-                self.expr(cond);
-                self.expr(then);
-                self.expr(otherwise);
-            }
+            Expr::Cond(parts) => parts.iter().for_each(|e| self.expr(e)),
             _ => {}
         }
     }

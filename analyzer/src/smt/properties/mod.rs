@@ -297,12 +297,10 @@ static ZERO: crate::model::Expr = crate::model::Expr::Int(0);
 fn notify_use(op: &crate::model::Op) -> Option<NotifyUse<'_>> {
     use crate::model::OpKind;
     let (side, via, index) = match &op.kind {
-        OpKind::ChannelNotifyRecord { channel, index, .. } => (Side::Record, Via::Channel(*channel), index),
-        OpKind::RemoteWrite {
-            channel,
-            notify: Some(index),
-            ..
-        } => (Side::Record, Via::Channel(*channel), index),
+        OpKind::ChannelNotifyRecord { .. } | OpKind::RemoteWrite { .. } => {
+            let (channel, index) = op.kind.channel_notify_record()?;
+            (Side::Record, Via::Channel(channel), index)
+        }
         OpKind::ChannelNotifyWait { channel, index, .. } => (Side::Wait, Via::Channel(*channel), index),
         OpKind::ThreadNotifyRecord { target, index, .. } => (Side::Record, Via::Thread(*target), index),
         OpKind::ThreadNotifyWait { thread, index, .. } => (Side::Wait, Via::Thread(*thread), index),
