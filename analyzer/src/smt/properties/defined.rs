@@ -52,6 +52,24 @@ pub(super) fn check(
     undecided.map(|what| format!("z3 cannot decide {what}"))
 }
 
+/// Whether, at parameter values `params`, some rank's walk reaches a value that has none
+/// (or z3 cannot tell): that walk stops there, so what a property's encoding counts past
+/// that point does not happen in the concrete run.
+pub(super) fn undefined_with(space: &Space, evaluations: &[Evaluation], params: &[i64], options: &SmtOptions) -> bool {
+    evaluations.iter().any(|evaluation| {
+        let (rank, facts) = space.rank("rank");
+        let query = space.query(options);
+        query.assert(&Bool::and(&facts));
+        for (param, &value) in space.scope.params.iter().zip(params) {
+            query.assert(&param.eq(value));
+        }
+        let mut scope = space.scope.clone();
+        scope.rank = Some(rank);
+        assert_reached_without_value(&query, &scope, evaluation).is_err()
+            || !matches!(query.solve(&[]), Answer::Holds(_))
+    })
+}
+
 /// The smallest parameter values and rank where `evaluation` is reached and has no value.
 fn undefined_at(
     space: &Space,

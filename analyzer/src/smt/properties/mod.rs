@@ -83,6 +83,12 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
                 let evaluations = host_evaluations(program).unwrap_or_default();
                 if let Some(reason) = defined::check(&space, &evaluations, options, &mut outcome) {
                     unprove_host_properties(&mut outcome, &reason);
+                    // A host counterexample where some walk stops early is not one the run
+                    // at its values shows; the concrete runs report what does happen there.
+                    outcome.counterexamples.retain(|found| {
+                        found.property == defined::PROPERTY
+                            || !defined::undefined_with(&space, &evaluations, &found.params, options)
+                    });
                 }
             }
             Err(unsupported) => {
