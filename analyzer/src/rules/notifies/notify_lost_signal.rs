@@ -1,4 +1,4 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{flag_name, timeout_suffix};
 use crate::analysis::Analysis;
@@ -18,7 +18,10 @@ declare_rule! {
     /// channels to the same peer, for example a ring's "next" and "prev" at N = 2,
     /// share it), HCCL thread notifies and ACL notifies.
     ///
-    /// Waits that never run (stuck behind a hang) are left to the hang rules.
+    /// Waits that never run (stuck behind a hang) are left to the hang rules. One
+    /// finding per flag: the first record confirmed; later records of the flag that can
+    /// land the same way are counted in it, with the last one pointed at (in a trace, one
+    /// missing wait makes every later record of its flag look like this).
     ///
     /// ## Why is this a bug
     /// A notify is a binary flag, not a counter: a record sets it, a wait consumes it.
@@ -55,9 +58,85 @@ declare_rule! {
     check = crate::rules::Check::Execution(check),
 }
 
+/// A record that can land while the flag is still set, with the hazard to confirm.
+struct Candidate {
+    key: FlagKey,
+    second: NodeId,
+    diagnostic: Diagnostic,
+    order: [NodeId; 3],
+    other_waits: Vec<NodeId>,
+}
+
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
+    let mut candidates = candidates(analysis);
+    candidates.sort_by_key(|candidate| candidate.second);
+    let mut by_flag: Vec<Vec<Candidate>> = Vec::new();
+    let mut flag_index: HashMap<FlagKey, usize> = HashMap::new();
+    for candidate in candidates {
+        let index = *flag_index.entry(candidate.key).or_insert_with(|| {
+            by_flag.push(Vec::new());
+            by_flag.len() - 1
+        });
+        by_flag[index].push(candidate);
+    }
+    // One finding per flag, for its first record that z3 confirms (both records land
+    // with no wait of the flag consuming the first in between), and at most one per
+    // record call (a call in a loop can set several flags).
+    let mut reported_calls: HashSet<Span> = HashSet::new();
+    let mut budget = schedule::MAX_CONFIRMED;
+    for of_flag in by_flag {
+        let mut of_flag = of_flag
+            .into_iter()
+            .filter(|candidate| !reported_calls.contains(&candidate.diagnostic.primary));
+        while let Some(candidate) = of_flag.next() {
+            let before = out.len();
+            confirm(analysis, candidate, &mut budget, out);
+            if let Some(reported) = out[before..].iter_mut().find(|d| d.code == NotifyLostSignal::INFO.code) {
+                fold_later_records(reported, of_flag);
+                reported_calls.insert(reported.primary.clone());
+                break;
+            }
+        }
+    }
+}
+
+fn confirm(analysis: &Analysis, candidate: Candidate, budget: &mut usize, out: &mut Vec<Diagnostic>) {
+    let order = &candidate.order;
+    let consumed: Vec<_> = candidate.other_waits.iter().map(|&w| (order[0], w, order[1])).collect();
+    let hazard = schedule::Hazard {
+        order,
+        not_between: &consumed,
+    };
+    schedule::confirm(analysis, &hazard, candidate.diagnostic, budget, out);
+}
+
+/// Counts the flag's later candidate records (calls other than the reported one) into
+/// `reported`, pointing at the last.
+fn fold_later_records(reported: &mut Diagnostic, later: impl Iterator<Item = Candidate>) {
+    let mut calls: HashSet<Span> = HashSet::new();
+    let mut last = None;
+    for candidate in later {
+        let span = candidate.diagnostic.primary;
+        if span != reported.primary && calls.insert(span.clone()) {
+            last = Some(span);
+        }
+    }
+    let Some(last) = last else {
+        return;
+    };
+    let count = calls.len();
+    let records = if count == 1 { "record" } else { "records" };
+    reported.related.push(crate::diagnostic::Related {
+        span: last,
+        message: format!(
+            "{count} later {records} into this flag, up to this one, are not ordered after the wait of the record before them either (folded into this finding, not confirmed one by one)"
+        ),
+    });
+}
+
+fn candidates(analysis: &Analysis) -> Vec<Candidate> {
     let hb = analysis.hb;
-    let mut found: Vec<(NodeId, Diagnostic, [NodeId; 3], Vec<NodeId>)> = Vec::new();
+    let mut found = Vec::new();
     for (key, queue) in &hb.matching.notify_queues {
         for (k, pair) in queue.records.windows(2).enumerate() {
             let (first, second) = (pair[0], pair[1]);
@@ -68,36 +147,16 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let starved = queue.waits.get(k + 1).copied();
-            let others: Vec<NodeId> = queue.waits.iter().copied().filter(|&w| w != consumer).collect();
-            found.push((
+            found.push(Candidate {
+                key: *key,
                 second,
-                diagnostic(analysis, *key, first, second, consumer, starved),
-                [first, second, consumer],
-                others,
-            ));
+                diagnostic: diagnostic(analysis, *key, first, second, consumer, starved),
+                order: [first, second, consumer],
+                other_waits: queue.waits.iter().copied().filter(|&w| w != consumer).collect(),
+            });
         }
     }
-    // One finding per record call, for its first node that z3 confirms: both records
-    // land with no wait of the flag consuming the first in between.
-    found.sort_by_key(|(node, ..)| *node);
-    let mut seen: HashSet<Span> = HashSet::new();
-    let mut budget = schedule::MAX_CONFIRMED;
-    for (_, diagnostic, order, others) in found {
-        if seen.contains(&diagnostic.primary) {
-            continue;
-        }
-        let consumed: Vec<_> = others.iter().map(|&w| (order[0], w, order[1])).collect();
-        let hazard = schedule::Hazard {
-            order: &order,
-            not_between: &consumed,
-        };
-        let before = out.len();
-        let span = diagnostic.primary.clone();
-        schedule::confirm(analysis, &hazard, diagnostic, &mut budget, out);
-        if out.len() > before {
-            seen.insert(span);
-        }
-    }
+    found
 }
 
 fn diagnostic(
