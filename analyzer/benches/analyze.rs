@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use syncguard_analyzer::model::{
-    BufferInfo, EventCreator, EventInfo, EventSemantics, Expr, KernelLaunch, MemRange, MemorySpace, ObjId, Object, ObjectKind, Op,
-    OpKind, Program, Stmt,
+    BufferInfo, EventCreator, EventInfo, EventSemantics, Expr, KernelLaunch, MemRange, MemorySpace, ObjId, Object,
+    ObjectKind, Op, OpKind, Program, Stmt,
 };
 use syncguard_analyzer::source::{FileId, Span};
 use syncguard_analyzer::{Sources, check_sync_bytes, exec, hb};

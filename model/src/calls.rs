@@ -7,7 +7,8 @@
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
     ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, EventCreator, EventInfo, EventSemantics, Expr,
-    GeTaskKind, KernelLaunch, MemRange, MemoryCopy, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync, Timeout, ValueCondition,
+    GeTaskKind, KernelLaunch, MemRange, MemoryCopy, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync,
+    Timeout, ValueCondition,
 };
 use crate::source::Span;
 
@@ -420,7 +421,11 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
         },
         Effect::SetWaitTimeout => OpKind::SetWaitTimeout(args.timeout(0)?),
         Effect::IpcExport => {
-            let key = args.string(api, "handle").or_else(|| args.string(api, "key"))?.0.into_boxed_str();
+            let key = args
+                .string(api, "handle")
+                .or_else(|| args.string(api, "key"))?
+                .0
+                .into_boxed_str();
             match args.get(0)? {
                 ArgValue::Address(address) => OpKind::IpcExport {
                     obj: address.buffer,

@@ -603,7 +603,11 @@ impl TraceLowerer {
                 break;
             }
             main.push(Stmt::If {
-                cond: Box::new(Expr::Binary(BinOp::Eq, Box::new(Expr::Rank), Box::new(Expr::Int(rank as i64)))),
+                cond: Box::new(Expr::Binary(
+                    BinOp::Eq,
+                    Box::new(Expr::Rank),
+                    Box::new(Expr::Int(rank as i64)),
+                )),
                 then: body,
                 otherwise: Vec::new(),
                 span: Span::new(self.file, 0..0),

@@ -390,7 +390,10 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
                     args.push(Arg::new(ArgKind::Stream, object(*stream)));
                 }
                 let cuda = api.name.starts_with("cuda");
-                args.push(Arg::new(ArgKind::Enum(EnumFamily::MemcpyKind), json!(copy.kind.name(cuda))));
+                args.push(Arg::new(
+                    ArgKind::Enum(EnumFamily::MemcpyKind),
+                    json!(copy.kind.name(cuda)),
+                ));
             }
             (OpKind::Kernel { stream, launch }, Action::Access(accesses)) => {
                 let name = &launch.name;
