@@ -576,6 +576,56 @@ void sg_arg_handles(sg_line *line, const char *key, size_t key_len, const unsign
     SG_LIT(line, "]");
 }
 
+/* HcclChannelDesc as HCCL documents it: a CommAbiHeader {version, magicWord, size,
+ * reserved}, remoteRank, channelProtocol, two 160-byte EndpointDescs (protocol, a 40-byte
+ * CommAddr, a 64-byte EndpointLoc, 52 bytes more), then notifyNum. The header's size,
+ * which HcclChannelDescInit sets, is the array's stride: a later version only appends
+ * fields. A size too small for notifyNum is not guessed at: the value says so, and the
+ * trace reader reports the call. */
+enum { SG_DESC_SIZE_AT = 8, SG_DESC_REMOTE_RANK_AT = 16, SG_DESC_PROTOCOL_AT = 20, SG_DESC_NOTIFY_NUM_AT = 344 };
+static const char *const sg_protocols[] = {"COMM_PROTOCOL_HCCS", "COMM_PROTOCOL_ROCE", "COMM_PROTOCOL_PCIE",
+                                           "COMM_PROTOCOL_SIO", "COMM_PROTOCOL_UBC_CTP", "COMM_PROTOCOL_UBC_TP",
+                                           "COMM_PROTOCOL_UB_MEM"};
+
+static uint32_t sg_u32_at(const unsigned char *base, size_t offset) {
+    uint32_t v;
+    memcpy(&v, base + offset, sizeof v);
+    return v;
+}
+
+void sg_arg_channel_descs(sg_line *line, const char *key, size_t key_len, const void *descs,
+                          unsigned long long count) {
+    const unsigned char *base = descs;
+    uint32_t stride = base ? sg_u32_at(base, SG_DESC_SIZE_AT) : 0;
+    sg_bytes(line, key, key_len);
+    if (stride < SG_DESC_NOTIFY_NUM_AT + 4 || stride > 65536) {
+        SG_LIT(line, "\"unreadable: header.size ");
+        sg_put_uint(line, stride);
+        SG_LIT(line, "\"");
+        return;
+    }
+    SG_LIT(line, "[");
+    if (count > SG_MAX_HANDLES) count = SG_MAX_HANDLES;
+    for (unsigned long long i = 0; i < count; i++) {
+        const unsigned char *desc = base + i * stride;
+        uint32_t protocol = sg_u32_at(desc, SG_DESC_PROTOCOL_AT);
+        if (i) SG_LIT(line, ",");
+        SG_LIT(line, "{\"remoteRank\":");
+        sg_put_uint(line, sg_u32_at(desc, SG_DESC_REMOTE_RANK_AT));
+        SG_LIT(line, ",\"channelProtocol\":\"");
+        if (protocol < sizeof sg_protocols / sizeof sg_protocols[0]) {
+            sg_put_raw(line, sg_protocols[protocol]);
+        } else {
+            SG_LIT(line, "COMM_PROTOCOL_");
+            sg_put_uint(line, protocol);
+        }
+        SG_LIT(line, "\",\"notifyNum\":");
+        sg_put_uint(line, sg_u32_at(desc, SG_DESC_NOTIFY_NUM_AT));
+        SG_LIT(line, "}");
+    }
+    SG_LIT(line, "]");
+}
+
 void sg_arg_dim3(sg_line *line, const char *key, size_t key_len, sg_dim3 d) {
     sg_bytes(line, key, key_len);
     SG_LIT(line, "[");

@@ -50,6 +50,8 @@ void sg_arg_float(sg_line *line, const char *key, size_t key_len, double v);
 void sg_arg_string(sg_line *line, const char *key, size_t key_len, const char *s);
 void sg_arg_string_n(sg_line *line, const char *key, size_t key_len, const char *s, size_t max);
 void sg_arg_name(sg_line *line, const char *key, size_t key_len, long long v, const char *const *names, int count);
+/* `count` HcclChannelDesc structures from `descs` (the documented layout). */
+void sg_arg_channel_descs(sg_line *line, const char *key, size_t key_len, const void *descs, unsigned long long count);
 void sg_arg_dim3(sg_line *line, const char *key, size_t key_len, sg_dim3 d);
 void sg_end(sg_line *line, long long ret, const void *return_address);
 void sg_put_raw(sg_line *line, const char *s);

@@ -33,6 +33,9 @@ pub enum CType {
     FloatOut,
     /// `char *` of the named length, filled by the call.
     StrOut(String),
+    /// `const HcclChannelDesc *` with as many descriptors as the named parameter says:
+    /// each written as its remote rank, protocol and notify count.
+    ChannelDescs(String),
     /// Enums written by their constant's name.
     AclMemcpyKind,
     AclMallocPolicy,
@@ -93,6 +96,7 @@ impl CType {
             ("u32_out", None) => CType::U32Out,
             ("float_out", None) => CType::FloatOut,
             ("str_out", Some(len)) => CType::StrOut(len),
+            ("hccl_channel_descs", Some(count)) => CType::ChannelDescs(count),
             ("acl_memcpy_kind", None) => CType::AclMemcpyKind,
             ("acl_malloc_policy", None) => CType::AclMallocPolicy,
             ("cuda_memcpy_kind", None) => CType::CudaMemcpyKind,
@@ -112,6 +116,7 @@ impl CType {
             CType::Size => "size_t ",
             CType::Float => "float ",
             CType::Str => "const char *",
+            CType::ChannelDescs(_) => "const void *",
             CType::Dim3 => "sg_dim3 ",
             CType::HandleOut => "void **",
             CType::U64HandleOut | CType::U64HandlesOut(_) | CType::U64Handles(_) => "uint64_t *",
@@ -159,6 +164,7 @@ impl CType {
             CType::StrOut(len) => {
                 format!("if ({name}) sg_arg_string_n(&line, {key}, {name}, {len});")
             }
+            CType::ChannelDescs(count) => format!("sg_arg_channel_descs(&line, {key}, {name}, {count});"),
             CType::AclMemcpyKind => format!("sg_arg_name(&line, {key}, {name}, sg_acl_memcpy_kinds, 5);"),
             CType::AclMallocPolicy => format!("sg_arg_name(&line, {key}, {name}, sg_acl_malloc_policies, 3);"),
             CType::CudaMemcpyKind => format!("sg_arg_name(&line, {key}, {name}, sg_cuda_memcpy_kinds, 5);"),

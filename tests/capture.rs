@@ -33,6 +33,7 @@ impl Built {
         }
         built.program("reset_before_wait", &["-lascendcl"]);
         built.program("rank_order_deadlock", &["-lascendcl", "-lhccl"]);
+        built.program("channel_notify_index", &["-lhccl"]);
         built.program("cuda_stream_race", &["-lcudart"]);
         built.program("threads", &["-lascendcl", "-lpthread"]);
         built
@@ -219,6 +220,40 @@ fn a_rank_order_deadlock_across_two_processes_is_found() {
         .collect();
     let named = built.check(&[&files[0], &files[1]]);
     assert!(named.has("SG501", "deadlock"), "{named:?}");
+}
+
+#[test]
+fn channel_descriptors_are_captured_with_their_notify_counts() {
+    let built = Built::new();
+    let both = |fixed: &str| format!("./channel_notify_index 0 {fixed} & ./channel_notify_index 1 {fixed}; wait");
+    succeeded(&built.trace("bug", &["sh", "-c", &both("")]));
+    let line = std::fs::read_to_string(&built.trace_files("bug")[0]).unwrap();
+    let acquire = line
+        .lines()
+        .find(|l| l.contains("\"HcclChannelAcquire\""))
+        .expect("HcclChannelAcquire is traced");
+    assert!(
+        acquire.contains("\"channelProtocol\":\"COMM_PROTOCOL_HCCS\",\"notifyNum\":1}"),
+        "{acquire}"
+    );
+    let findings = built.check(&["bug"]);
+    assert_eq!(findings.error_codes(), ["SG302"], "{findings:?}");
+    assert!(
+        findings.has("SG302", "uses notify index 1, but channel"),
+        "{findings:?}"
+    );
+    succeeded(&built.trace("fixed", &["sh", "-c", &both("fixed")]));
+    assert_eq!(built.check(&["fixed"]).error_codes(), Vec::<&str>::new());
+    // A descriptor whose header does not give its size is not guessed at: reported.
+    succeeded(&built.trace("unknown", &["sh", "-c", &both("uninitialized")]));
+    let findings = built.check(&["unknown"]);
+    assert!(
+        findings.has(
+            "SG002",
+            "HcclChannelDesc object, found the string \"unreadable: header.size 0\""
+        ),
+        "{findings:?}"
+    );
 }
 
 #[test]

@@ -51,4 +51,61 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
 HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm);
 HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank);
 HcclResult HcclCommDestroy(HcclComm comm);
+
+/* HCOMM threads and channels, with HcclChannelDesc laid out as HCCL documents it. */
+typedef uint64_t ThreadHandle;
+typedef uint64_t ChannelHandle;
+typedef enum { COMM_ENGINE_CPU = 0, COMM_ENGINE_CPU_TS = 1, COMM_ENGINE_AICPU = 2, COMM_ENGINE_AICPU_TS = 3 } CommEngine;
+typedef enum { COMM_PROTOCOL_HCCS = 0, COMM_PROTOCOL_ROCE = 1 } CommProtocol;
+typedef struct {
+    uint32_t version, magicWord, size, reserved;
+} CommAbiHeader;
+typedef struct {
+    int type;
+    union {
+        uint8_t raws[36];
+        uint32_t id;
+    };
+} CommAddr;
+typedef struct {
+    int locType;
+    union {
+        uint8_t raws[60];
+    };
+} EndpointLoc;
+typedef struct {
+    CommProtocol protocol;
+    CommAddr commAddr;
+    EndpointLoc loc;
+    union {
+        uint8_t raws[52];
+    };
+} EndpointDesc;
+typedef struct {
+    CommAbiHeader header;
+    uint32_t remoteRank;
+    CommProtocol channelProtocol;
+    EndpointDesc localEndpoint;
+    EndpointDesc remoteEndpoint;
+    uint32_t notifyNum;
+    void *memHandles;
+    uint32_t memHandleNum;
+    union {
+        uint8_t raws[128];
+        struct {
+            uint32_t queueNum, retryCnt, retryInterval;
+            uint8_t tc, sl;
+        } roceAttr;
+    };
+} HcclChannelDesc;
+
+HcclResult HcclThreadAcquire(HcclComm comm, CommEngine engine, uint32_t threadNum, uint32_t notifyNumPerThread,
+                             ThreadHandle *threads);
+HcclResult HcclChannelDescInit(HcclChannelDesc *descs, uint32_t num);
+HcclResult HcclChannelAcquire(HcclComm comm, CommEngine engine, const HcclChannelDesc *channelDescs,
+                              uint32_t channelNum, ChannelHandle *channels);
+HcclResult HcommChannelNotifyRecordOnThread(ThreadHandle thread, ChannelHandle channel, uint32_t remoteNotifyIdx);
+HcclResult HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHandle channel, uint32_t localNotifyIdx,
+                                          uint32_t timeOut);
+HcclResult HcommThreadSynchronize(ThreadHandle thread);
 #endif
