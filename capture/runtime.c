@@ -77,6 +77,11 @@ static atomic_flag sg_opening = ATOMIC_FLAG_INIT;
 static atomic_flag sg_closed = ATOMIC_FLAG_INIT;
 static _Atomic long sg_rank = -1;
 static _Atomic long sg_world = -1;
+/* In a forked child: the parent's pid and rank (the child's own rank is unknown until it
+ * tells one: the parent's is not the child's). */
+static _Atomic long sg_forked_from = -1;
+static _Atomic long sg_parent_rank = -1;
+static long sg_pid_at_fork;
 static _Atomic unsigned long long sg_dropped;
 
 typedef void *(*sg_dlsym_fn)(void *, const char *);
@@ -232,6 +237,14 @@ static int sg_open_file(void) {
             sg_put_json_string(&h, sg_host);
             sg_put_raw(&h, ", \"pid\": ");
             sg_put_int(&h, (long long)getpid());
+            if (atomic_load(&sg_forked_from) >= 0) {
+                sg_put_raw(&h, ", \"forked_from\": ");
+                sg_put_int(&h, atomic_load(&sg_forked_from));
+                if (atomic_load(&sg_parent_rank) >= 0) {
+                    sg_put_raw(&h, ", \"parent_rank\": ");
+                    sg_put_int(&h, atomic_load(&sg_parent_rank));
+                }
+            }
             if (atomic_load(&sg_rank) >= 0) {
                 sg_put_raw(&h, ", \"rank\": ");
                 sg_put_int(&h, atomic_load(&sg_rank));
@@ -705,8 +718,11 @@ static void sg_install_signal_handlers(void) {
     }
 }
 
-/* A forked child starts its own file: the parent's lines stay the parent's. */
+/* A forked child starts its own file: the parent's lines stay the parent's, and its
+ * rank is the child's own once it tells one (the header names the parent). */
 static void sg_after_fork_in_child(void) {
+    atomic_store(&sg_forked_from, sg_pid_at_fork);
+    atomic_store(&sg_parent_rank, atomic_exchange(&sg_rank, -1));
     for (sg_thread *t = atomic_load(&sg_threads); t; t = t->next) {
         t->len = 0;
         atomic_store(&t->committed, 0);
@@ -722,6 +738,7 @@ static void sg_after_fork_in_child(void) {
 }
 
 static void sg_before_fork(void) {
+    sg_pid_at_fork = (long)getpid();
     sg_flush_all(1);
 }
 

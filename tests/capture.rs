@@ -34,6 +34,7 @@ impl Built {
         built.program("reset_before_wait", &["-lascendcl"]);
         built.program("rank_order_deadlock", &["-lascendcl", "-lhccl"]);
         built.program("channel_notify_index", &["-lhccl"]);
+        built.program("forked_helper", &["-lascendcl", "-lhccl"]);
         built.program("cuda_stream_race", &["-lcudart"]);
         built.program("threads", &["-lascendcl", "-lpthread"]);
         built
@@ -252,6 +253,19 @@ fn channel_descriptors_are_captured_with_their_notify_counts() {
             "SG002",
             "HcclChannelDesc object, found the string \"unreadable: header.size 0\""
         ),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn a_forked_helper_does_not_claim_its_parents_rank() {
+    let built = Built::new();
+    succeeded(&built.trace("run", &["./forked_helper"]));
+    assert_eq!(built.trace_files("run").len(), 2, "the helper writes a file of its own");
+    let findings = built.check(&["run"]);
+    assert_eq!(findings.error_codes(), Vec::<&str>::new(), "{findings:?}");
+    assert!(
+        findings.has("SG002", "3 calls of a process forked from pid") && findings.has("SG002", "(rank 0)"),
         "{findings:?}"
     );
 }

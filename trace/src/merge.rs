@@ -23,6 +23,8 @@ struct CaptureLine {
     run: Option<String>,
     host: Option<String>,
     pid: Option<u64>,
+    forked_from: Option<u64>,
+    parent_rank: Option<u32>,
     rank: Option<u32>,
     world_size: Option<u32>,
     syncguard_capture_end: Option<serde_json::Value>,
@@ -35,6 +37,8 @@ pub struct CaptureHeader {
     pub run: String,
     pub host: String,
     pub pid: u64,
+    /// A process forked from another of the run (not exec'd): the parent's pid and rank.
+    pub forked_from: Option<(u64, Option<u32>)>,
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
 }
@@ -50,6 +54,7 @@ impl CaptureHeader {
             run: line.run?,
             host: line.host.unwrap_or_default(),
             pid: line.pid.unwrap_or(0),
+            forked_from: line.forked_from.map(|pid| (pid, line.parent_rank)),
             rank: line.rank,
             world_size: line.world_size,
         })
@@ -215,14 +220,27 @@ fn warning(message: String) -> MergeProblem {
 }
 
 /// Each file's rank: a lone file without one is rank 0; otherwise a file without a rank
-/// or a second file of a rank is reported and left out.
+/// or a second file of a rank is reported and left out. A child forked from a rank's
+/// process that never told a rank of its own is left out with a warning: it is not its
+/// parent (its calls run in a process of their own), and it is no other rank.
 fn assign_ranks(files: &[RankFile], problems: &mut Vec<MergeProblem>) -> BTreeMap<u32, usize> {
     let mut ranks = BTreeMap::new();
     for (index, file) in files.iter().enumerate() {
-        let rank = match file.rank() {
-            Some(rank) => rank,
-            None if files.len() == 1 => 0,
-            None => {
+        let rank = match (file.rank(), file.header.forked_from) {
+            (Some(rank), _) => rank,
+            (None, Some((parent, parent_rank))) => {
+                let of_rank = parent_rank.map_or(String::new(), |rank| format!(" (rank {rank})"));
+                problems.push(warning(format!(
+                    "{}: {} call{} of a process forked from pid {parent}{of_rank} that never told a rank of \
+                     its own are left out of the check",
+                    file.display,
+                    file.lines.len(),
+                    if file.lines.len() == 1 { "" } else { "s" }
+                )));
+                continue;
+            }
+            (None, None) if files.len() == 1 => 0,
+            (None, None) => {
                 problems.push(error(format!(
                     "{}: the process (pid {} on {}) never told its rank (no `HcclCommInitRootInfo` or \
                      `HcclGetRankId`, no RANK_ID or RANK variable): its calls cannot be placed",
