@@ -725,6 +725,29 @@ pub fn analyze_assignment(program: &Program, params: Vec<i64>, options: &SmtOpti
     found
 }
 
+/// The first of `diagnostics` that `reports` accepts about `found`'s primary call, or
+/// else about any call of it.
+fn finding_about(
+    diagnostics: &[Diagnostic],
+    found: &Diagnostic,
+    reports: impl Fn(&Diagnostic) -> bool,
+) -> Option<usize> {
+    let spans = |d: &Diagnostic| -> Vec<Span> {
+        std::iter::once(d.primary.clone())
+            .chain(d.related.iter().map(|r| r.span.clone()))
+            .collect()
+    };
+    let theirs = spans(found);
+    diagnostics
+        .iter()
+        .position(|d| reports(d) && d.primary == found.primary)
+        .or_else(|| {
+            diagnostics
+                .iter()
+                .position(|d| reports(d) && spans(d).iter().any(|s| theirs.contains(s)))
+        })
+}
+
 /// Whether the run at a counterexample's values reports its finding (same rule, a call
 /// in common). A rule checked once per Program (SuperKernel code paths) walks every
 /// value itself and has no run of its own: its finding confirms it wherever it is.
@@ -742,21 +765,11 @@ fn confirmed_by_its_run(found_at: &HashMap<Vec<i64>, Vec<FindingKey>>, params: &
 /// the concrete finding of the same rule about the same calls; without one, it is
 /// is not reported: false then.
 fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> bool {
-    let spans = |d: &Diagnostic| -> Vec<Span> {
-        std::iter::once(d.primary.clone())
-            .chain(d.related.iter().map(|r| r.span.clone()))
-            .collect()
-    };
-    let theirs = spans(found);
-    let reports = |d: &Diagnostic| d.codes().any(|code| code == found.code);
-    let same = diagnostics
-        .iter()
-        .position(|d| reports(d) && d.primary == found.primary)
-        .or_else(|| {
-            diagnostics
-                .iter()
-                .position(|d| reports(d) && spans(d).iter().any(|s| theirs.contains(s)))
-        });
+    // A finding of the counterexample's own rule before one that only folds it in as a
+    // consequence: an SG302 at N = 4 that leaves a notify unbalanced must not take the
+    // SG301 counterexample at N = 2 from the SG301 that run reports.
+    let same = finding_about(diagnostics, found, |d| d.code == found.code)
+        .or_else(|| finding_about(diagnostics, found, |d| d.codes().any(|code| code == found.code)));
     match same {
         Some(index) => {
             // Two calls of one finding (a record and its wait) can share a counterexample.

@@ -158,10 +158,15 @@ fn member<'m, 'a>(members: &'m Members<'a>, key: &str) -> Option<&'m Json<'a>> {
 }
 
 /// A line's `args`: named values.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Args<'a>(Members<'a>);
 
 impl<'a> Args<'a> {
+    /// The arguments named in an object's members.
+    pub(crate) fn from_members(members: Members<'a>) -> Self {
+        Args(members)
+    }
+
     /// The argument `key`.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         member(&self.0, key)
@@ -186,7 +191,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
 }
 
 /// The fields of one line syncguard reads; any other field is ignored.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, PartialEq)]
 pub struct Line<'a> {
     #[serde(borrow)]
     pub api: Option<Json<'a>>,

@@ -94,7 +94,9 @@ pub(crate) fn scan_text(text: &str, span: Span) -> ScannedLine<'_> {
         );
         return problem(span.range.clone(), message, "skipped");
     }
-    match serde_json::from_str::<Line>(text) {
+    // The common line is read by the byte scanner; any other by serde_json, which also
+    // words the finding for a malformed one.
+    match crate::fast_line::scan(text).map_or_else(|| serde_json::from_str::<Line>(text), Ok) {
         Ok(line) => ScannedLine::Parsed(line, span),
         Err(err) => {
             let message = err.to_string();

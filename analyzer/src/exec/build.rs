@@ -1,6 +1,6 @@
 //! Building an Execution: walking each rank's host threads in issue order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 use super::cuda_copy::{self, CopyTiming, Side};
@@ -33,7 +33,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             instances: Vec::new(),
             bad_uses: Vec::new(),
             bad_indices: Vec::new(),
-            elements: HashMap::new(),
+            elements: HashMap::default(),
             query_outcomes: Vec::new(),
             query_syncs: Vec::new(),
             eval_errors: Vec::new(),
@@ -48,7 +48,7 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
             graph_launches: Vec::new(),
             other_devices: Vec::new(),
             capture_misuses: Vec::new(),
-            ipc_opened: HashMap::new(),
+            ipc_opened: HashMap::default(),
             ipc_unexported: Vec::new(),
         },
         env: Env {
@@ -90,7 +90,7 @@ struct RankState<'p> {
     /// first handle of an array.
     current: HashMap<ObjId, InstId>,
     /// Arrays last created with no handle at all.
-    empty_arrays: std::collections::HashSet<ObjId>,
+    empty_arrays: rustc_hash::FxHashSet<ObjId>,
     /// The handles the current call's `array[i]` named so far, for its nodes.
     named_elements: Vec<(ObjId, InstId)>,
     /// Each event's last wait on each queue so far.
@@ -634,7 +634,7 @@ impl<'p> Builder<'p, '_> {
     }
 
     fn resolve_ipc_opens(&mut self) {
-        let mut memory: HashMap<InstId, (Memory, u64)> = HashMap::new();
+        let mut memory: HashMap<InstId, (Memory, u64)> = HashMap::default();
         for (opened, key) in std::mem::take(&mut self.ipc.opened) {
             match self.ipc.exported.get(&key) {
                 Some(&(shared, offset)) => {

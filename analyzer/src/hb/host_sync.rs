@@ -9,8 +9,6 @@
 //! host call that happens before the synchronize. The second kind depends on the
 //! happens-before relation itself, so it is found by iterating to a fixed point.
 
-use std::collections::HashMap;
-
 use crate::exec::{Action, AgentId, Execution, NodeId};
 
 /// One synchronize and the queue nodes the walk saw on one synchronized queue.
@@ -42,7 +40,10 @@ type Issued = Vec<(u32, u32, NodeId)>;
 
 /// For each queue, the nodes each host thread issued to it.
 pub(super) struct IssueIndex {
-    by_queue_and_host: HashMap<(AgentId, AgentId), Issued>,
+    /// Per queue (by agent index): each host thread that issued to it, in the order of
+    /// their first issue, with what it issued. A queue has one or a few issuing threads,
+    /// and every synchronize asks about each of them.
+    by_queue: Vec<Vec<(AgentId, Issued)>>,
     position: Vec<u32>,
 }
 
@@ -50,33 +51,32 @@ impl IssueIndex {
     /// Only the queues some synchronize waits for are indexed.
     pub fn new(exec: &Execution, synced: &[SyncedQueue]) -> Self {
         let mut position = vec![0u32; exec.nodes.len()];
-        let mut by_queue_and_host: HashMap<(AgentId, AgentId), Issued> = HashMap::new();
+        let mut by_queue: Vec<Vec<(AgentId, Issued)>> = vec![Vec::new(); exec.agents.len()];
         let mut queues: Vec<AgentId> = synced.iter().map(|s| exec.node(s.upto).agent).collect();
         queues.sort();
         queues.dedup();
         for queue in queues {
+            let hosts = &mut by_queue[queue.index()];
             for (at, &node) in exec.agent(queue).nodes.iter().enumerate() {
                 position[node.index()] = at as u32;
                 let n = exec.node(node);
-                by_queue_and_host
-                    .entry((queue, n.host))
-                    .or_default()
-                    .push((at as u32, n.issue, node));
+                let issued = match hosts.iter().position(|(host, _)| *host == n.host) {
+                    Some(known) => &mut hosts[known].1,
+                    None => {
+                        hosts.push((n.host, Vec::new()));
+                        &mut hosts.last_mut().expect("just pushed").1
+                    }
+                };
+                issued.push((at as u32, n.issue, node));
             }
         }
-        IssueIndex {
-            by_queue_and_host,
-            position,
-        }
+        IssueIndex { by_queue, position }
     }
 
     /// Host threads that issued to the queue of `synced`.
     pub fn hosts(&self, exec: &Execution, synced: SyncedQueue) -> impl Iterator<Item = AgentId> + '_ {
         let queue = exec.node(synced.upto).agent;
-        self.by_queue_and_host
-            .keys()
-            .filter(move |(q, _)| *q == queue)
-            .map(|&(_, host)| host)
+        self.by_queue[queue.index()].iter().map(|&(host, _)| host)
     }
 
     /// The last node `host` issued to the queue of `synced`, no later in the queue than
@@ -90,7 +90,9 @@ impl IssueIndex {
     ) -> Option<NodeId> {
         let queue = exec.node(synced.upto).agent;
         let limit = self.position[synced.upto.index()];
-        let issued = self.by_queue_and_host.get(&(queue, host))?;
+        let (_, issued) = self.by_queue[queue.index()]
+            .iter()
+            .find(|(issuer, _)| *issuer == host)?;
         // Both the queue position and the issue number grow along one host's list.
         let end = issued.partition_point(|&(at, issue, _)| at <= limit && issue < issued_before);
         end.checked_sub(1).map(|last| issued[last].2)

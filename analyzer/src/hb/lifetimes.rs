@@ -6,7 +6,7 @@
 //! order), so the use keeps its node and its effect on every other rule. Whether it
 //! comes before the destroy is decided here, by happens-before.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::HappensBefore;
 use crate::exec::{Action, AgentId, AgentKind, Execution, InstId, NodeId};
@@ -147,7 +147,7 @@ impl IssueReach {
             .collect();
         IssueReach {
             prefixes,
-            latest: HashMap::new(),
+            latest: HashMap::default(),
         }
     }
 

@@ -9,7 +9,9 @@
 //!
 //! Issue order is node order: within a rank, nodes are created in host issue order.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::exec::{Action, Execution, InstId, NodeId};
 use crate::model::{EventSemantics, ObjectKind};
@@ -75,8 +77,8 @@ fn semantics(exec: &Execution, event: InstId) -> EventSemantics {
 }
 
 fn match_events(exec: &Execution, matching: &mut Matching) {
-    let mut sync_events: HashMap<InstId, SyncEventState> = HashMap::new();
-    let mut latest_record: HashMap<InstId, NodeId> = HashMap::new();
+    let mut sync_events: HashMap<InstId, SyncEventState> = HashMap::default();
+    let mut latest_record: HashMap<InstId, NodeId> = HashMap::default();
     let mut host_view = HostView::default();
     let shared: HashSet<InstId> = exec.ipc_opened.values().copied().collect();
     let mut across_processes: Vec<(NodeId, InstId, EventOp)> = Vec::new();
@@ -213,7 +215,7 @@ impl SyncEventState {
             },
             previous: None,
             pending: Vec::new(),
-            behind: HashMap::new(),
+            behind: HashMap::default(),
         }
     }
 

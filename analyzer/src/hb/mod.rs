@@ -24,7 +24,7 @@ pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue, flag_of};
 pub use races::Race;
 pub use values::{ValueMatching, ValueWaitMatch};
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -90,7 +90,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let exec = self.exec;
         let synced = host_sync::synced_queues(exec);
         let issues = host_sync::IssueIndex::new(exec, &synced);
-        let mut covered: HashMap<(NodeId, AgentId, AgentId), NodeId> = HashMap::new();
+        let mut covered: FxHashMap<(NodeId, AgentId, AgentId), NodeId> = FxHashMap::default();
         for &queue in &synced {
             let sync = exec.node(queue.sync);
             if let Some(last) = issues.last_issued(exec, queue, sync.agent, sync.issue) {
@@ -134,7 +134,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// same queue already covers it.
     fn add_host_sync(
         &mut self,
-        covered: &mut HashMap<(NodeId, AgentId, AgentId), NodeId>,
+        covered: &mut FxHashMap<(NodeId, AgentId, AgentId), NodeId>,
         sync: NodeId,
         host: AgentId,
         last: NodeId,

@@ -7,7 +7,7 @@
 //! covers its bytes, which keeps the history short without losing a race (the later
 //! access, on the same queue or host thread, then stands for it).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::HappensBefore;
 use crate::exec::{Access, Action, Memory, NodeId};
@@ -34,9 +34,9 @@ struct Entry {
 }
 
 pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
-    let mut history: HashMap<Memory, Vec<Entry>> = HashMap::new();
+    let mut history: HashMap<Memory, Vec<Entry>> = HashMap::default();
     let mut races = Vec::new();
-    let mut reported: HashSet<(NodeId, NodeId)> = HashSet::new();
+    let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
     for &node in order {
         let Action::Access(accesses) = &hb.exec.node(node).action else {
             continue;
