@@ -51,7 +51,7 @@ fn main() {
                 break;
             }
         };
-        assert!(graph.cycles.is_empty() && graph.races.is_empty(), "N = {n} is clean");
+        assert!(graph.cycles.is_empty() && graph.races().is_empty(), "N = {n} is clean");
         reached = n;
         if start.elapsed().as_secs_f64() > budget {
             break;

@@ -132,5 +132,17 @@ proptest! {
                 prop_assert_eq!(hb.happens_before(a, b), expected, "{:?} -> {:?} in\n{}", a, b, src);
             }
         }
+        // What happens before a call on each agent is a prefix of its calls, whose
+        // length the clock gives in one lookup.
+        for (index, agent) in exec.agents.iter().enumerate() {
+            let id = syncguard_analyzer::exec::AgentId(index as u32);
+            for b in 0..nodes {
+                let b = NodeId(b as u32);
+                let before = agent.nodes.iter().filter(|&&n| hb.happens_before(n, b)).count();
+                let prefix = agent.nodes.partition_point(|&n| hb.happens_before(n, b));
+                prop_assert_eq!(before, prefix, "{:?} in\n{}", b, src);
+                prop_assert_eq!(hb.nodes_before(id, b), before, "{:?} on agent {} in\n{}", b, index, src);
+            }
+        }
     }
 }

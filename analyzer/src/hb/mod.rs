@@ -24,6 +24,8 @@ pub use matching::{EventCycle, FlagKey, Matching, NotifyQueue, flag_of};
 pub use races::Race;
 pub use values::{ValueMatching, ValueWaitMatch};
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use petgraph::algo::tarjan_scc;
@@ -51,7 +53,9 @@ pub struct HappensBefore<'e, 'p> {
     executed: Vec<bool>,
     /// Minimal cycles of waits, each in execution order.
     pub cycles: Vec<Vec<NodeId>>,
-    pub races: Vec<Race>,
+    /// Kahn's order of the executed nodes, which the race search walks.
+    order: Vec<NodeId>,
+    races: OnceLock<Vec<Race>>,
 }
 
 impl<'e, 'p> HappensBefore<'e, 'p> {
@@ -67,14 +71,20 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             clocks: Clocks::new(exec),
             executed: vec![false; exec.nodes.len()],
             cycles: Vec::new(),
-            races: Vec::new(),
+            order: Vec::new(),
+            races: OnceLock::new(),
         };
-        let order = hb.order_with_host_syncs()?;
-        if order.len() < exec.nodes.len() {
+        hb.order = hb.order_with_host_syncs()?;
+        if hb.order.len() < exec.nodes.len() {
             hb.cycles = minimal_cycles(&hb.graph);
         }
-        hb.races = races::find_races(&hb, &order);
         Ok(hb)
+    }
+
+    /// Conflicting accesses that happens-before does not order, searched on first use:
+    /// the rules that need none run beside the search.
+    pub fn races(&self) -> &[Race] {
+        self.races.get_or_init(|| races::find_races(self, &self.order))
     }
 
     /// Adds the host-synchronize edges (see `host_sync`) and returns the final execution
@@ -190,6 +200,22 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         }
         let agent = self.exec.node(a).agent;
         self.clock(b, agent) >= self.clocks.tick(a)
+    }
+
+    /// How many of `agent`'s nodes happen before `node`: a prefix of the agent's nodes
+    /// (program order is a chain, and an agent's executed nodes are ticked in it), read
+    /// off `node`'s clock in one lookup. 0 when `node` never executes.
+    pub fn nodes_before(&self, agent: AgentId, node: NodeId) -> usize {
+        if !self.executes(node) {
+            return 0;
+        }
+        let seen = self.clock(node, agent) as usize;
+        // The own entry counts `node` itself.
+        if self.exec.node(node).agent == agent {
+            seen - 1
+        } else {
+            seen
+        }
     }
 
     /// Neither orders the other: the two can run in either order, or overlap.

@@ -39,7 +39,7 @@ declare_rule! {
 }
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
-    for race in &analysis.hb.races {
+    for race in analysis.hb.races() {
         if super::classify(analysis, race) == super::RaceClass::Device {
             let diagnostic = super::with_cuda_notes(analysis, race, race_diagnostic(analysis, race));
             out.push(super::with_race_timeline(analysis, race, diagnostic));

@@ -33,7 +33,7 @@ declare_rule! {
 }
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
-    for race in &analysis.hb.races {
+    for race in analysis.hb.races() {
         if super::classify(analysis, race) != super::RaceClass::Host {
             continue;
         }

@@ -154,10 +154,8 @@ fn last_before(analysis: &Analysis, agents: &RankAgents, target: NodeId, rank: u
         .of(rank)
         .iter()
         .filter_map(|&agent| {
-            let nodes = &exec.agent(agent).nodes;
-            // Program order is a chain: the nodes ordered before `target` are a prefix.
-            let count = nodes.partition_point(|&n| hb.happens_before(n, target));
-            count.checked_sub(1).map(|i| nodes[i])
+            let count = hb.nodes_before(agent, target);
+            count.checked_sub(1).map(|i| exec.agent(agent).nodes[i])
         })
         .max_by_key(|&n| exec.node(n).issue)
 }

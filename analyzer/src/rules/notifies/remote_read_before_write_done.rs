@@ -58,7 +58,7 @@ declare_rule! {
 }
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
-    let races = super::transfer_races(analysis, &analysis.hb.races);
+    let races = super::transfer_races(analysis, analysis.hb.races());
     let agents = RankAgents::new(analysis.exec);
     let mut late: Vec<&TransferRace> = races.iter().filter(|r| r.phase == TransferPhase::BeforeDone).collect();
     late.sort_by_key(|r| (r.other, r.transfer));

@@ -68,7 +68,7 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let exec = analysis.exec;
-    let races = super::transfer_races(analysis, &analysis.hb.races);
+    let races = super::transfer_races(analysis, analysis.hb.races());
     let agents = RankAgents::new(exec);
     // One diagnostic per transfer call (span), for its first node in node order.
     let mut spans: Vec<Span> = Vec::new();

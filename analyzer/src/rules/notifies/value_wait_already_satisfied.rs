@@ -112,7 +112,7 @@ fn races_left_unordered(analysis: &Analysis, meant: NodeId, wait: NodeId) -> Vec
         same_queue || hb.happens_before(node, meant)
     };
     let after_wait = |node: NodeId| hb.happens_before(wait, node);
-    hb.races
+    hb.races()
         .iter()
         .filter(|race| {
             before_meant(race.first) && after_wait(race.second) || before_meant(race.second) && after_wait(race.first)
