@@ -692,14 +692,16 @@ impl<'p> Builder<'p, '_> {
         }
         let id = NodeId(self.exec.nodes.len() as u32);
         let host = self.rank.host.unwrap_or(agent);
-        self.exec.nodes.push(Node {
+        let mut node = Node {
             agent,
             op,
             action,
             host,
             issue: self.rank.issue,
-            issued_after: issued_after.map_or(super::NO_NODE, |node| node.0),
-        });
+            issued_after: super::NO_NODE,
+        };
+        node.set_issued_after(issued_after);
+        self.exec.nodes.push(node);
         self.rank.issue += 1;
         self.exec.agents[agent.index()].nodes.push(id);
         for &(element, inst) in &self.rank.named_elements {
