@@ -26,37 +26,19 @@ pub(crate) fn scan(text: &str) -> Option<Line<'_>> {
     let mut line = Line::default();
     let mut seen = 0u16;
     cursor.skip_whitespace();
-    cursor.eat(b'{')?;
-    cursor.skip_whitespace();
-    if cursor.eat(b'}').is_none() {
-        loop {
-            cursor.skip_whitespace();
-            let key = cursor.string()?;
-            cursor.skip_whitespace();
-            cursor.eat(b':')?;
-            cursor.skip_whitespace();
-            match field(key) {
-                Some(index) => {
-                    let bit = 1u16 << index;
-                    if seen & bit != 0 {
-                        return None;
-                    }
-                    seen |= bit;
-                    let value = cursor.value(1)?;
-                    set_field(&mut line, index, value)?;
-                }
-                None => {
-                    cursor.value(1)?;
-                }
-            }
-            cursor.skip_whitespace();
-            match cursor.advance()? {
-                b',' => {}
-                b'}' => break,
-                _ => return None,
-            }
+    cursor.list(b'{', b'}', |cursor| {
+        let key = cursor.member_key()?;
+        let Some(index) = field(key) else {
+            return cursor.value(1).map(drop);
+        };
+        let bit = 1u16 << index;
+        if seen & bit != 0 {
+            return None;
         }
-    }
+        seen |= bit;
+        let value = cursor.value(1)?;
+        set_field(&mut line, index, value)
+    })?;
     cursor.skip_whitespace();
     (cursor.at == text.len()).then_some(line)
 }
@@ -205,45 +187,51 @@ impl<'t> Cursor<'t> {
     }
 
     fn object(&mut self, depth: u32) -> Option<Vec<(Cow<'t, str>, Json<'t>)>> {
-        self.eat(b'{')?;
         let mut members = Vec::new();
+        self.list(b'{', b'}', |cursor| {
+            let key = cursor.member_key()?;
+            members.push((Cow::Borrowed(key), cursor.value(depth + 1)?));
+            Some(())
+        })?;
+        Some(members)
+    }
+
+    fn array(&mut self, depth: u32) -> Option<Vec<Json<'t>>> {
+        let mut items = Vec::new();
+        self.list(b'[', b']', |cursor| {
+            items.push(cursor.value(depth + 1)?);
+            Some(())
+        })?;
+        Some(items)
+    }
+
+    /// `open`, items separated by commas, `close`: each item read by `item` from its
+    /// first character on.
+    fn list(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.skip_whitespace();
-        if self.eat(b'}').is_some() {
-            return Some(members);
+        if self.eat(close).is_some() {
+            return Some(());
         }
         loop {
             self.skip_whitespace();
-            let key = self.string()?;
-            self.skip_whitespace();
-            self.eat(b':')?;
-            self.skip_whitespace();
-            members.push((Cow::Borrowed(key), self.value(depth + 1)?));
+            item(self)?;
             self.skip_whitespace();
             match self.advance()? {
                 b',' => {}
-                b'}' => return Some(members),
+                byte if byte == close => return Some(()),
                 _ => return None,
             }
         }
     }
 
-    fn array(&mut self, depth: u32) -> Option<Vec<Json<'t>>> {
-        self.eat(b'[')?;
-        let mut items = Vec::new();
+    /// An object member's `"key":`, leaving the cursor at its value.
+    fn member_key(&mut self) -> Option<&'t str> {
+        let key = self.string()?;
         self.skip_whitespace();
-        if self.eat(b']').is_some() {
-            return Some(items);
-        }
-        loop {
-            self.skip_whitespace();
-            items.push(self.value(depth + 1)?);
-            self.skip_whitespace();
-            match self.advance()? {
-                b',' => {}
-                b']' => return Some(items),
-                _ => return None,
-            }
-        }
+        self.eat(b':')?;
+        self.skip_whitespace();
+        Some(key)
     }
 }
 
