@@ -94,6 +94,17 @@ fn set_field<'t>(line: &mut Line<'t>, index: u8, value: Json<'t>) -> Option<()> 
     Some(())
 }
 
+/// The high bit of each byte of `word` (little-endian) that is a quote, a backslash
+/// or a control character, exact up to the first such byte: a byte above it may be
+/// flagged too, by the borrow of the subtractions. Bytes of 0x80 and above are never
+/// flagged.
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGH;
+    below(word ^ (ONES * u64::from(b'"')), 1) | below(word ^ (ONES * u64::from(b'\\')), 1) | below(word, 0x20)
+}
+
 struct Cursor<'t> {
     text: &'t str,
     at: usize,
@@ -125,6 +136,16 @@ impl<'t> Cursor<'t> {
     fn string(&mut self) -> Option<&'t str> {
         self.eat(b'"')?;
         let start = self.at;
+        let bytes = self.text.as_bytes();
+        // Eight bytes at a time while they last, then one at a time.
+        while let Some(word) = bytes.get(self.at..self.at + 8) {
+            let special = special_bytes(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+            if special != 0 {
+                self.at += special.trailing_zeros() as usize / 8;
+                break;
+            }
+            self.at += 8;
+        }
         loop {
             match self.advance()? {
                 b'"' => break,
@@ -370,6 +391,19 @@ mod tests {
             let members: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
             format!("{{{}}}", members.join(", "))
         })
+    }
+
+    proptest! {
+        /// The lowest byte flagged is the first quote, backslash or control character.
+        #[test]
+        fn the_first_special_byte_of_a_word_is_found(
+            word in proptest::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x20, any::<u8>()], 8)
+        ) {
+            let first = word.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            let special = special_bytes(u64::from_le_bytes(word.clone().try_into().unwrap()));
+            let found = (special != 0).then(|| special.trailing_zeros() as usize / 8);
+            prop_assert_eq!(found, first);
+        }
     }
 
     proptest! {

@@ -111,6 +111,23 @@ enum ThreadKey<'a> {
     Name(&'a str),
 }
 
+impl ThreadKey<'_> {
+    /// As the thread's name shows it; built only for a thread's first call.
+    fn text(self) -> Box<str> {
+        match self {
+            ThreadKey::Id(id) => id.to_string().into(),
+            ThreadKey::Name(name) => name.into(),
+        }
+    }
+
+    fn id(self) -> Option<i64> {
+        match self {
+            ThreadKey::Id(id) => Some(id),
+            ThreadKey::Name(_) => None,
+        }
+    }
+}
+
 impl TraceThread {
     fn is(&self, key: ThreadKey) -> bool {
         match key {
@@ -330,15 +347,11 @@ impl TraceLowerer {
 
     /// The op list of `(rank, thread)`, spawning the thread at its first call.
     fn thread_target(&mut self, rank: usize, key: ThreadKey, ts: Option<u64>, span: &Span) -> Target {
-        let (text, id_key): (Box<str>, Option<i64>) = match key {
-            ThreadKey::Id(id) => (id.to_string().into(), Some(id)),
-            ThreadKey::Name(name) => (name.into(), None),
-        };
         let state = &mut self.ranks[rank];
         if state.threads.is_empty() {
             state.threads.push(TraceThread {
-                key: text.clone(),
-                id_key,
+                key: key.text(),
+                id_key: key.id(),
                 id: None,
                 spawn_at: 0,
                 first_ts: ts,
@@ -348,6 +361,7 @@ impl TraceLowerer {
             Some(thread) => thread.id.map_or(Target::Main(rank), Target::Thread),
             None => {
                 let id = ThreadId(self.program.threads.len() as u32);
+                let text = key.text();
                 self.program.threads.push(HostThread {
                     name: format!("rank {rank} thread {text}"),
                     body: Vec::new(),
@@ -356,7 +370,7 @@ impl TraceLowerer {
                 let spawn_at = state.main.len();
                 state.threads.push(TraceThread {
                     key: text,
-                    id_key,
+                    id_key: key.id(),
                     id: Some(id),
                     spawn_at,
                     first_ts: ts,

@@ -50,12 +50,14 @@ impl HappensBefore<'_, '_> {
         }
         let mut reach = IssueReach::new(exec);
         let mut found = Vec::new();
+        let mut used = Vec::new();
         for (index, node) in exec.nodes.iter().enumerate() {
             let id = NodeId(index as u32);
             if !exec.agent(node.agent).kind.is_device() || !self.executes(id) {
                 continue;
             }
-            for instance in instances_used(exec, id) {
+            instances_used(exec, id, &mut used);
+            for &instance in &used {
                 let Some(release) = release_at_once[instance.index()] else {
                     continue;
                 };
@@ -75,17 +77,24 @@ impl HappensBefore<'_, '_> {
     }
 
     /// Every use of a destroyed instance that is not issued before its destroy in
-    /// every execution, in node order.
-    pub fn uses_around_destroys(&self) -> Vec<UseAroundDestroy> {
+    /// every execution, in node order; searched on first use (two rules ask).
+    pub fn uses_around_destroys(&self) -> &[UseAroundDestroy] {
+        self.uses_around_destroys
+            .get_or_init(|| self.find_uses_around_destroys())
+    }
+
+    fn find_uses_around_destroys(&self) -> Vec<UseAroundDestroy> {
         let exec = self.exec;
         if exec.instances.iter().all(|i| i.destroyed.is_none()) {
             return Vec::new();
         }
         let mut reach = IssueReach::new(exec);
         let mut found = Vec::new();
+        let mut used = Vec::new();
         for (index, node) in exec.nodes.iter().enumerate() {
             let id = NodeId(index as u32);
-            for instance in instances_used(exec, id) {
+            instances_used(exec, id, &mut used);
+            for &instance in &used {
                 let Some(destroy) = exec.instance(instance).destroyed else {
                     continue;
                 };
@@ -204,10 +213,12 @@ fn observed_order(exec: &Execution, node: NodeId, destroy: NodeId) -> Option<std
     Some(used.range.start.cmp(&destroyed.range.start))
 }
 
-/// The instances a node uses: what its action names, and the queue it runs on.
-fn instances_used(exec: &Execution, node: NodeId) -> Vec<InstId> {
+/// The instances a node uses, into `used`: what its action names, and the queue it
+/// runs on.
+fn instances_used(exec: &Execution, node: NodeId, used: &mut Vec<InstId>) {
     let n = exec.node(node);
-    let mut used = match &n.action {
+    used.clear();
+    match &n.action {
         Action::Destroy(i)
         | Action::EventRecord(i)
         | Action::EventWait(i)
@@ -220,15 +231,14 @@ fn instances_used(exec: &Execution, node: NodeId) -> Vec<InstId> {
         | Action::ChannelNotifyRecord { channel: i, .. }
         | Action::ChannelNotifyWait { channel: i, .. }
         | Action::ThreadNotifyRecord { target: i, .. }
-        | Action::ThreadNotifyWait { thread: i, .. } => vec![*i],
-        Action::EventElapsedTime { start, end } => vec![*start, *end],
-        Action::Access(accesses) => accesses.iter().map(|a| a.buffer).collect(),
-        Action::ValueWrite { word, .. } | Action::ValueWait { word, .. } => vec![word.buffer],
-        Action::AgentSync { agent, .. } => queue_instance(exec, *agent).into_iter().collect(),
-        Action::Create(_) | Action::DeviceSync { .. } | Action::Spawn(_) | Action::Other => Vec::new(),
-    };
+        | Action::ThreadNotifyWait { thread: i, .. } => used.push(*i),
+        Action::EventElapsedTime { start, end } => used.extend([*start, *end]),
+        Action::Access(accesses) => used.extend(accesses.iter().map(|a| a.buffer)),
+        Action::ValueWrite { word, .. } | Action::ValueWait { word, .. } => used.push(word.buffer),
+        Action::AgentSync { agent, .. } => used.extend(queue_instance(exec, *agent)),
+        Action::Create(_) | Action::DeviceSync { .. } | Action::Spawn(_) | Action::Other => {}
+    }
     used.extend(queue_instance(exec, n.agent));
-    used
 }
 
 fn queue_instance(exec: &Execution, agent: crate::exec::AgentId) -> Option<InstId> {

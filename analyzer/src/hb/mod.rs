@@ -8,6 +8,7 @@
 //! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks (stored
 //! sparsely, see `clocks`), so that "does a happen before b" is one lookup.
 
+mod adjacency;
 mod clocks;
 mod host_sync;
 mod legacy;
@@ -28,11 +29,13 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
+use petgraph::Direction;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::exec::{Action, AgentId, Execution, NodeId};
+use adjacency::Adjacency;
 use clocks::Clocks;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +59,26 @@ pub struct HappensBefore<'e, 'p> {
     /// Kahn's order of the executed nodes, which the race search walks.
     order: Vec<NodeId>,
     races: OnceLock<Vec<Race>>,
+    uses_around_destroys: OnceLock<Vec<UseAroundDestroy>>,
 }
 
 impl<'e, 'p> HappensBefore<'e, 'p> {
     /// The graph and its clocks; an execution whose clocks would not fit the budget
     /// (`clocks::MAX_TREE_NODES`) is too large to analyze.
     pub fn build(exec: &'e Execution<'p>) -> Result<Self, ClockBudgetExceeded> {
-        let matching = matching::match_signals(exec);
-        let graph = build_graph(exec, &matching);
+        // The synchronize index needs no graph: built beside it.
+        let ((matching, graph), (synced, issues)) = rayon::join(
+            || {
+                let matching = matching::match_signals(exec);
+                let graph = build_graph(exec, &matching);
+                (matching, graph)
+            },
+            || {
+                let synced = host_sync::synced_queues(exec);
+                let issues = host_sync::IssueIndex::new(exec, &synced);
+                (synced, issues)
+            },
+        );
         let mut hb = HappensBefore {
             exec,
             graph,
@@ -73,8 +88,9 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             cycles: Vec::new(),
             order: Vec::new(),
             races: OnceLock::new(),
+            uses_around_destroys: OnceLock::new(),
         };
-        hb.order = hb.order_with_host_syncs()?;
+        hb.order = hb.order_with_host_syncs(&synced, &issues)?;
         if hb.order.len() < exec.nodes.len() {
             hb.cycles = minimal_cycles(&hb.graph);
         }
@@ -91,20 +107,24 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// order, with clocks computed for it. Work of the synchronizing thread is covered at
     /// once; another thread's work once happens-before shows it issued before the
     /// synchronize, which can order more work, so that repeats to a fixed point.
-    fn order_with_host_syncs(&mut self) -> Result<Vec<NodeId>, ClockBudgetExceeded> {
+    fn order_with_host_syncs(
+        &mut self,
+        synced: &[host_sync::SyncedQueue],
+        issues: &host_sync::IssueIndex,
+    ) -> Result<Vec<NodeId>, ClockBudgetExceeded> {
         /// Rounds of the fixed point. Each round orders more work; stopping early leaves
         /// some other thread's work uncovered by a synchronize, which can report a race
         /// that more rounds would have ordered, and miss a hang that waiting for that
         /// work would cause. Real programs need one or two rounds.
         const MAX_ROUNDS: usize = 16;
         let exec = self.exec;
-        let synced = host_sync::synced_queues(exec);
-        let issues = host_sync::IssueIndex::new(exec, &synced);
-        let mut covered: FxHashMap<(NodeId, AgentId, AgentId), NodeId> = FxHashMap::default();
-        for &queue in &synced {
+        // A synchronize names each queue once, so its own thread's edges are one per
+        // (synchronize, queue): only the other threads' edges, added round after round,
+        // need `covered` to keep the latest.
+        for &queue in synced {
             let sync = exec.node(queue.sync);
             if let Some(last) = issues.last_issued(exec, queue, sync.agent, sync.issue) {
-                self.add_host_sync(&mut covered, queue.sync, sync.agent, last);
+                self.add_host_sync_edge(last, queue.sync);
             }
         }
         // After the calling thread's own synchronizes, which order most initializations
@@ -112,18 +132,19 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let (values, unsatisfied) = values::match_values(exec, &mut self.graph);
         self.matching.unsatisfied.extend(unsatisfied);
         self.matching.values = values;
+        let mut covered: FxHashMap<(NodeId, AgentId, AgentId), NodeId> = FxHashMap::default();
         let mut rounds = 0;
         loop {
             let order = self.execution_order();
             self.compute_clocks(&order)?;
             rounds += 1;
             let mut added = false;
-            for &queue in &synced {
+            for &queue in synced {
                 if !self.executes(queue.sync) {
                     continue;
                 }
                 let own = exec.node(queue.sync).agent;
-                for host in issues.hosts(exec, queue).filter(|&h| h != own).collect::<Vec<_>>() {
+                for host in issues.hosts(exec, queue).filter(|&h| h != own) {
                     let seen = self.clock(queue.sync, host) as usize;
                     let Some(&host_node) = seen.checked_sub(1).and_then(|i| exec.agent(host).nodes.get(i)) else {
                         continue;
@@ -154,12 +175,13 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             return false;
         }
         covered.insert(key, last);
-        self.graph.add_edge(
-            NodeIndex::new(last.index()),
-            NodeIndex::new(sync.index()),
-            EdgeKind::HostSync,
-        );
+        self.add_host_sync_edge(last, sync);
         true
+    }
+
+    fn add_host_sync_edge(&mut self, last: NodeId, sync: NodeId) {
+        let (last, sync) = (NodeIndex::new(last.index()), NodeIndex::new(sync.index()));
+        self.graph.add_edge(last, sync, EdgeKind::HostSync);
     }
 
     /// The nodes a host synchronize waits for: the last covered node of each queue, or
@@ -235,19 +257,18 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         for edge in self.graph.raw_edges() {
             indegree[edge.target().index()] += 1;
         }
-        let mut ready: Vec<NodeIndex<u32>> = (0..count)
-            .filter(|&n| indegree[n] == 0 && !blocked[n])
-            .map(NodeIndex::new)
+        let mut ready: Vec<u32> = (0..count as u32)
+            .filter(|&n| indegree[n as usize] == 0 && !blocked[n as usize])
             .collect();
         ready.reverse();
+        let targets = Adjacency::new(&self.graph, Direction::Outgoing);
         let mut order = Vec::with_capacity(count);
         while let Some(node) = ready.pop() {
-            order.push(NodeId(node.index() as u32));
-            for edge in self.graph.edges(node) {
-                let target = edge.target().index();
-                indegree[target] -= 1;
-                if indegree[target] == 0 && !blocked[target] {
-                    ready.push(edge.target());
+            order.push(NodeId(node));
+            for &target in targets.of(node as usize) {
+                indegree[target as usize] -= 1;
+                if indegree[target as usize] == 0 && !blocked[target as usize] {
+                    ready.push(target);
                 }
             }
         }
@@ -266,16 +287,14 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let mut next_tick = vec![0u32; exec.agents.len()];
         // Per agent: the last issuing host base joined into its chain.
         let mut absorbed = vec![u32::MAX; exec.agents.len()];
+        let sources = Adjacency::new(&self.graph, Direction::Incoming);
         for &node in order {
             let own = exec.node(node).agent;
             let issuer = self.issuer(node);
             clocks.begin();
             let mut base = 0;
-            for edge in self
-                .graph
-                .edges_directed(NodeIndex::new(node.index()), petgraph::Direction::Incoming)
-            {
-                let source = NodeId(edge.source().index() as u32);
+            for &source in sources.of(node.index()) {
+                let source = NodeId(source);
                 let from = exec.node(source).agent;
                 let issued_by = issuer.is_some_and(|(_, before)| before == source);
                 if !issued_by || absorbed[own.index()] != clocks.base(source) {

@@ -64,7 +64,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         }
     }
     let mut racing: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-    for late in analysis.hb.uses_around_destroys() {
+    for &late in analysis.hb.uses_around_destroys() {
         if !is_event(exec.instance(late.instance).obj) {
             continue;
         }

@@ -62,7 +62,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         }
     }
     let mut racing: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-    for late in analysis.hb.uses_around_destroys() {
+    for &late in analysis.hb.uses_around_destroys() {
         if !not_event(exec.instance(late.instance).obj) {
             continue;
         }

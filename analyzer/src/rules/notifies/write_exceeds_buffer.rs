@@ -67,7 +67,12 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         let Action::Access(accesses) = &node.action else {
             continue;
         };
-        if seen.contains(&node.op.span) {
+        let past_end = |access: &Access| memory_size(analysis, access.memory).is_some_and(|size| access.end > size);
+        let dest_max = dest_max_violation(analysis, id, accesses);
+        if !accesses.iter().any(past_end) && dest_max.is_none() {
+            continue;
+        }
+        if !seen.insert(node.op.span.clone()) {
             continue;
         }
         let operands = operands(&node.op.kind);
@@ -83,11 +88,6 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
                 })
             })
             .collect();
-        let dest_max = dest_max_violation(analysis, id, accesses);
-        if overflows.is_empty() && dest_max.is_none() {
-            continue;
-        }
-        seen.insert(node.op.span.clone());
         out.extend(diagnostic(analysis, id, &overflows, dest_max));
     }
     for op in &exec.invalid_ranges {
