@@ -8,7 +8,6 @@
 //! cycle, or behind a wait nothing satisfies). Executed nodes get vector clocks (stored
 //! sparsely, see `clocks`), so that "does a happen before b" is one lookup.
 
-mod adjacency;
 mod clocks;
 mod host_sync;
 mod legacy;
@@ -16,6 +15,7 @@ mod lifetimes;
 mod matching;
 mod races;
 mod realizable;
+mod targets;
 pub mod values;
 
 pub use clocks::{ClockBudgetExceeded, MAX_CLOCK_BYTES};
@@ -35,8 +35,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::exec::{Action, AgentId, Execution, NodeId};
-use adjacency::Adjacency;
 use clocks::Clocks;
+use targets::Targets;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
@@ -261,7 +261,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             .filter(|&n| indegree[n as usize] == 0 && !blocked[n as usize])
             .collect();
         ready.reverse();
-        let targets = Adjacency::new(&self.graph, Direction::Outgoing);
+        let targets = Targets::new(&self.graph);
         let mut order = Vec::with_capacity(count);
         while let Some(node) = ready.pop() {
             order.push(NodeId(node));
@@ -287,14 +287,16 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         let mut next_tick = vec![0u32; exec.agents.len()];
         // Per agent: the last issuing host base joined into its chain.
         let mut absorbed = vec![u32::MAX; exec.agents.len()];
-        let sources = Adjacency::new(&self.graph, Direction::Incoming);
         for &node in order {
             let own = exec.node(node).agent;
             let issuer = self.issuer(node);
             clocks.begin();
             let mut base = 0;
-            for &source in sources.of(node.index()) {
-                let source = NodeId(source);
+            for edge in self
+                .graph
+                .edges_directed(NodeIndex::new(node.index()), Direction::Incoming)
+            {
+                let source = NodeId(edge.source().index() as u32);
                 let from = exec.node(source).agent;
                 let issued_by = issuer.is_some_and(|(_, before)| before == source);
                 if !issued_by || absorbed[own.index()] != clocks.base(source) {
