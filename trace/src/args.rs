@@ -26,14 +26,11 @@ impl TraceLowerer {
     /// Every argument of `api` from `args`; `None` (after reporting) if any is missing
     /// or unusable.
     pub(super) fn resolve_args(&mut self, rank: usize, api: &Api, args: &Args, span: &Span) -> Option<CallArgs> {
-        // Each argument looked up once: a line names a few, and each look-up compares names.
-        let given: Vec<Option<Cow<Json>>> = api.params.iter().map(|p| argument(api, p, args)).collect();
         let missing: Vec<&str> = api
             .params
             .iter()
-            .zip(&given)
-            .filter(|(p, value)| !p.optional && p.kind != ArgKind::GenTaskContext && value.is_none())
-            .map(|(p, _)| p.name)
+            .filter(|p| !p.optional && p.kind != ArgKind::GenTaskContext && argument(api, p, args).is_none())
+            .map(|p| p.name)
             .collect();
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
@@ -49,8 +46,8 @@ impl TraceLowerer {
         }
         let mut values = Vec::with_capacity(api.params.len());
         let mut ok = true;
-        for (param, value) in api.params.iter().zip(given) {
-            let Some(value) = value else {
+        for param in api.params {
+            let Some(value) = argument(api, param, args) else {
                 values.push(None);
                 continue;
             };
