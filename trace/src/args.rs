@@ -447,7 +447,7 @@ pub(super) fn output_handles<'j>(api: &Api, json: &'j Args) -> Option<Vec<Cow<'j
 
 fn handle_key<'j>(value: &'j Json) -> Option<Cow<'j, str>> {
     match value {
-        Json::Str(text) => Some(Cow::Borrowed(text.trim())),
+        Json::Str(text) => Some(Cow::Borrowed(super::json::trimmed(text))),
         Json::Int(id) => Some(Cow::Owned(id.to_string())),
         Json::Null => Some(Cow::Borrowed("NULL")),
         _ => None,

@@ -14,16 +14,24 @@
 
 use std::borrow::Cow;
 
-use crate::json::{Args, Json, Line};
+use crate::json::{Args, Json, Line, Member};
 
 /// Deepest nesting read here; deeper lines (never written by a tracer) go to serde_json,
 /// whose own limit is 128.
 const MAX_DEPTH: u32 = 16;
 
 /// The line, when it is in the subset; `None` sends it to serde_json.
+#[cfg(test)]
 pub(crate) fn scan(text: &str) -> Option<Line<'_>> {
-    let mut cursor = Cursor { text, at: 0 };
     let mut line = Line::default();
+    scan_into(text, &mut line).map(|()| line)
+}
+
+/// Reads the line into `line`, which starts empty, in place: a parsed line is a few
+/// hundred bytes, and moving it from call to call cost more than reading its values.
+/// `None` sends the line to serde_json, and leaves `line` partly written.
+pub(crate) fn scan_into<'t>(text: &'t str, line: &mut Line<'t>) -> Option<()> {
+    let mut cursor = Cursor { text, at: 0 };
     let mut seen = 0u16;
     cursor.skip_whitespace();
     cursor.list(b'{', b'}', |cursor| {
@@ -36,11 +44,14 @@ pub(crate) fn scan(text: &str) -> Option<Line<'_>> {
             return None;
         }
         seen |= bit;
+        if index == ARGS {
+            return cursor.args(&mut line.args);
+        }
         let value = cursor.value(1)?;
-        set_field(&mut line, index, value)
+        set_field(line, index, value)
     })?;
     cursor.skip_whitespace();
-    (cursor.at == text.len()).then_some(line)
+    (cursor.at == text.len()).then_some(())
 }
 
 /// The position of a field `Line` reads, by its name.
@@ -63,17 +74,13 @@ fn field(key: &str) -> Option<u8> {
     })
 }
 
-/// Stores `value` in field `index`: `null` leaves it absent, as serde reads an `Option`.
-/// `None` when `args` is not an object (serde_json words that finding).
+/// The position of `args`, read by [`Cursor::args`].
+const ARGS: u8 = 3;
+
+/// Stores `value` in field `index` (any but `args`): `null` leaves it absent, as serde
+/// reads an `Option`.
 fn set_field<'t>(line: &mut Line<'t>, index: u8, value: Json<'t>) -> Option<()> {
     if value == Json::Null {
-        return Some(());
-    }
-    if index == 3 {
-        let Json::Object(members) = value else {
-            return None;
-        };
-        line.args = Some(Args::from_members(members));
         return Some(());
     }
     let slot = match index {
@@ -83,12 +90,17 @@ fn set_field<'t>(line: &mut Line<'t>, index: u8, value: Json<'t>) -> Option<()> 
         4 => &mut line.ret,
         5 => &mut line.ts,
         6 => &mut line.loc,
-        7 => &mut line.syncguard_trace,
-        8 => &mut line.world_size,
-        9 => &mut line.target,
-        10 => &mut line.cann,
-        11 => &mut line.default_stream,
-        _ => &mut line.syncguard_capture_end,
+        _ => {
+            let header = line.header.get_or_insert_default();
+            match index {
+                7 => &mut header.syncguard_trace,
+                8 => &mut header.world_size,
+                9 => &mut header.target,
+                10 => &mut header.cann,
+                11 => &mut header.default_stream,
+                _ => &mut header.syncguard_capture_end,
+            }
+        }
     };
     *slot = Some(value);
     Some(())
@@ -163,7 +175,11 @@ impl<'t> Cursor<'t> {
         }
         match self.peek()? {
             b'"' => self.string().map(|text| Json::Str(Cow::Borrowed(text))),
-            b'{' => self.object(depth).map(Json::Object),
+            b'{' => {
+                let mut members = Vec::new();
+                self.members_into(depth, &mut members)?;
+                Some(Json::Object(members))
+            }
             b'[' => self.array(depth).map(Json::Array),
             b't' => self.literal("true", Json::Bool(true)),
             b'f' => self.literal("false", Json::Bool(false)),
@@ -207,14 +223,25 @@ impl<'t> Cursor<'t> {
         }
     }
 
-    fn object(&mut self, depth: u32) -> Option<Vec<(Cow<'t, str>, Json<'t>)>> {
-        let mut members = Vec::new();
+    /// A line's `args`: `null` leaves them absent; `None` when they are not an object
+    /// (serde_json words that finding).
+    fn args(&mut self, args: &mut Option<Args<'t>>) -> Option<()> {
+        if self.peek()? == b'n' {
+            return self.literal("null", Json::Null).map(drop);
+        }
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.members_into(1, args.insert(Args::default()))
+    }
+
+    fn members_into(&mut self, depth: u32, members: &mut impl Extend<Member<'t>>) -> Option<()> {
         self.list(b'{', b'}', |cursor| {
             let key = cursor.member_key()?;
-            members.push((Cow::Borrowed(key), cursor.value(depth + 1)?));
+            let value = cursor.value(depth + 1)?;
+            members.extend(std::iter::once((Cow::Borrowed(key), value)));
             Some(())
-        })?;
-        Some(members)
+        })
     }
 
     fn array(&mut self, depth: u32) -> Option<Vec<Json<'t>>> {

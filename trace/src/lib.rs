@@ -7,11 +7,11 @@
 //! longer than 16 MiB is not held but reported and skipped, and a read that fails ends
 //! the trace with a finding where it stopped. While the calling thread reads and splits
 //! block k+1 into lines, rayon's pool works on block k (`parallel`): its lines are
-//! parsed in parallel, in batches that grow from 256 to 2048 lines, into JSON that
-//! borrows from the block's text (`scan`: the common line by a byte scanner,
-//! `fast_line`; escapes, floats and malformed lines by serde_json, which words every
-//! finding), and each batch is lowered in file order
-//! while the next batch is parsed. Lowering is sequential (it names handles and builds
+//! parsed in parallel, in batches that grow from 256 to 2048 lines and halve again
+//! towards the block's end, in place into JSON that borrows from the block's text
+//! (`scan`: the common line by a byte scanner, `fast_line`; escapes, floats and
+//! malformed lines by serde_json, which words every finding), and each batch is lowered
+//! in file order while the next batch is parsed. Lowering is sequential (it names handles and builds
 //! the Program in file order), so parsing and freeing the parsed lines is what runs in
 //! parallel with it. Memory holds about three blocks of text and two batches of parsed
 //! lines besides the Program, never the whole file. A malformed line is an SG002

@@ -14,7 +14,7 @@ use super::args::is_identifier;
 fn is_op_name(text: &str) -> bool {
     is_identifier(text) && !matches!(text, "NULL" | "nullptr")
 }
-use super::json::{Args, Json, Line};
+use super::json::{Args, HeaderFields, Json, Line};
 use super::locations::SourceLocation;
 use syncguard_model::api::{self, Api, Effect, Place};
 use syncguard_model::calls::{self, CallArgs};
@@ -185,12 +185,14 @@ impl TraceLowerer {
 
     /// Lower one parsed line.
     pub(super) fn parsed_line(&mut self, line: &Line, span: Span) {
-        if line.syncguard_trace.is_some() {
-            self.header(line, &span);
-            return;
-        }
-        if line.syncguard_capture_end.is_some() {
-            return; // what the capture counted: nothing to check
+        if let Some(header) = &line.header {
+            if header.syncguard_trace.is_some() {
+                self.header(header, &span);
+                return;
+            }
+            if header.syncguard_capture_end.is_some() {
+                return; // what the capture counted: nothing to check
+            }
         }
         let Some(api_name) = line.api.as_ref() else {
             self.format_error(&span, "the line has no `api`: which call is it?", "missing \"api\"");
@@ -250,7 +252,7 @@ impl TraceLowerer {
         }
     }
 
-    fn header(&mut self, line: &Line, span: &Span) {
+    fn header(&mut self, line: &HeaderFields, span: &Span) {
         if self.seen_call {
             self.format_error(
                 span,

@@ -9,11 +9,11 @@ use syncguard_model::source::{FileId, Span};
 
 use crate::blocks::Block;
 use crate::lower::TraceLowerer;
-use crate::scan::{ScannedLine, scan_line, scan_text, too_long, unreadable};
+use crate::scan::{ScannedLine, scan_line, scan_text_into, too_long, unreadable};
 
 /// Lines in a block's first batch, which is parsed with nothing to overlap: small, so
 /// that lowering starts soon. Each batch after it doubles, up to `MAX_BATCH`, so that
-/// there are few joins.
+/// there are few joins, and near the block's end they halve again down to this size.
 const FIRST_BATCH: usize = 256;
 const MAX_BATCH: usize = 2048;
 
@@ -121,7 +121,10 @@ impl<'l> Iterator for Batches<'l> {
         if self.lines.is_empty() {
             return None;
         }
-        let (batch, rest) = self.lines.split_at(self.size.min(self.lines.len()));
+        // Near the block's end, half of what is left: the block's last batch is lowered
+        // with nothing to parse beside it, so it is kept small.
+        let size = self.size.min(self.lines.len().div_ceil(2).max(FIRST_BATCH));
+        let (batch, rest) = self.lines.split_at(size.min(self.lines.len()));
         self.lines = rest;
         self.size = (self.size * 2).min(MAX_BATCH);
         Some(batch)
@@ -145,26 +148,59 @@ impl<'t> Scanner<'t> {
         let block: &'t Block = self.block;
         let base = first.text.start;
         let checked = std::str::from_utf8(&block.text[base..last.text.end]).ok();
-        scanned.par_extend(
-            batch
-                .par_iter()
-                .map(|line| self.scan(line, checked.map(|text| (text, base)))),
-        );
+        let checked = checked.map(|text| (text, base));
+        scanned.resize_with(batch.len(), || ScannedLine::Blank);
+        scanned
+            .par_iter_mut()
+            .zip(batch.par_iter())
+            .for_each(|(slot, line)| self.scan(line, checked, slot));
     }
 
-    /// Scan one line; `checked` is the UTF-8 text it is part of, and the offset of that
-    /// text in the block, when known.
-    fn scan(&self, line: &BlockLine, checked: Option<(&'t str, usize)>) -> ScannedLine<'t> {
+    /// Scan one line into `slot`; `checked` is the UTF-8 text it is part of, and the
+    /// offset of that text in the block, when known.
+    fn scan(&self, line: &BlockLine, checked: Option<(&'t str, usize)>, slot: &mut ScannedLine<'t>) {
         if line.too_long {
-            return unreadable(Span::new(self.file, line.start..line.start), too_long(self.max_line));
+            *slot = unreadable(Span::new(self.file, line.start..line.start), too_long(self.max_line));
+            return;
         }
         let span = Span::new(self.file, line.start..line.start + line.text.len());
         match checked {
-            Some((text, base)) => scan_text(&text[line.text.start - base..line.text.end - base], span),
+            Some((text, base)) => scan_text_into(&text[line.text.start - base..line.text.end - base], span, slot),
             None => {
                 let block: &'t Block = self.block;
-                scan_line(&block.text[line.text.clone()], span)
+                *slot = scan_line(&block.text[line.text.clone()], span);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch_sizes(lines: usize) -> Vec<usize> {
+        let lines: Vec<BlockLine> = (0..lines)
+            .map(|start| BlockLine {
+                start,
+                text: 0..0,
+                too_long: false,
+            })
+            .collect();
+        let batches = Batches {
+            lines: &lines,
+            size: FIRST_BATCH,
+        };
+        batches.map(<[BlockLine]>::len).collect()
+    }
+
+    #[test]
+    fn batches_grow_then_halve_so_that_the_last_is_small() {
+        let sizes = batch_sizes(23_000);
+        assert_eq!(sizes.iter().sum::<usize>(), 23_000);
+        assert_eq!(&sizes[..4], &[256, 512, 1024, 2048]);
+        assert!(sizes.iter().all(|&size| size <= MAX_BATCH));
+        assert!(*sizes.last().unwrap() <= FIRST_BATCH, "{sizes:?}");
+        assert_eq!(batch_sizes(100), vec![100]);
+        assert_eq!(batch_sizes(0), Vec::<usize>::new());
     }
 }

@@ -36,7 +36,7 @@ impl ScannedLine<'_> {
 
 /// A line that could not be read at all (too long, or where reading stopped): its span
 /// is empty, at the line's start.
-pub(crate) fn unreadable(span: Span, problem: String) -> ScannedLine<'static> {
+pub(crate) fn unreadable<'t>(span: Span, problem: String) -> ScannedLine<'t> {
     ScannedLine::Skipped(Box::new(Diagnostic::new(&TraceFormatError::INFO, span, problem)))
 }
 
@@ -66,22 +66,27 @@ pub(crate) fn scan_line(bytes: &[u8], span: Span) -> ScannedLine<'_> {
 }
 
 /// The finding that skips the line `span`, at `range` of it.
-fn skipped(
-    span: &Span,
-    range: std::ops::Range<usize>,
-    message: impl Into<String>,
-    label: &str,
-) -> ScannedLine<'static> {
+fn skipped<'t>(span: &Span, range: std::ops::Range<usize>, message: impl Into<String>, label: &str) -> ScannedLine<'t> {
     let diagnostic = Diagnostic::new(&TraceFormatError::INFO, Span::new(span.file, range), message);
     ScannedLine::Skipped(Box::new(diagnostic.with_label(label)))
 }
 
 /// Parse one line known to be UTF-8.
 pub(crate) fn scan_text(text: &str, span: Span) -> ScannedLine<'_> {
-    let problem = |range: std::ops::Range<usize>, message: String, label: &str| skipped(&span, range, message, label);
+    let mut slot = ScannedLine::Blank;
+    scan_text_into(text, span, &mut slot);
+    slot
+}
+
+/// Parse one line known to be UTF-8 into `slot`. The common line is read by the byte
+/// scanner, in place: a parsed line is a few hundred bytes, and moving it from call to
+/// call cost more than reading its values. Any other line is read by serde_json, which
+/// also words the finding for a malformed one.
+pub(crate) fn scan_text_into<'t>(text: &'t str, span: Span, slot: &mut ScannedLine<'t>) {
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
-        return ScannedLine::Blank;
+        *slot = ScannedLine::Blank;
+        return;
     }
     if !trimmed.starts_with('{') {
         let found = if trimmed.starts_with('[') {
@@ -92,11 +97,18 @@ pub(crate) fn scan_text(text: &str, span: Span) -> ScannedLine<'_> {
         let message = format!(
             "not a JSON object: a trace line is one call `{{\"api\": ..., \"args\": {{...}}}}`, this is {found}"
         );
-        return problem(span.range.clone(), message, "skipped");
+        *slot = skipped(&span, span.range.clone(), message, "skipped");
+        return;
     }
-    // The common line is read by the byte scanner; any other by serde_json, which also
-    // words the finding for a malformed one.
-    match crate::fast_line::scan(text).map_or_else(|| serde_json::from_str::<Line>(text), Ok) {
+    *slot = ScannedLine::Parsed(Line::default(), span);
+    let ScannedLine::Parsed(line, span) = slot else {
+        unreachable!("just written");
+    };
+    if crate::fast_line::scan_into(text, line).is_some() {
+        return;
+    }
+    let span = span.clone();
+    *slot = match serde_json::from_str::<Line>(text) {
         Ok(line) => ScannedLine::Parsed(line, span),
         Err(err) => {
             let message = err.to_string();
@@ -111,9 +123,14 @@ pub(crate) fn scan_text(text: &str, span: Span) -> ScannedLine<'_> {
                 .find(|c| !c.is_ascii())
                 .map(|c| format!(" (found U+{:04X})", u32::from(c)))
                 .unwrap_or_default();
-            problem(at, format!("{what}: {message}{found}"), "the line is skipped from here")
+            skipped(
+                &span,
+                at,
+                format!("{what}: {message}{found}"),
+                "the line is skipped from here",
+            )
         }
-    }
+    };
 }
 
 /// The whole character of `line` (which starts at file offset `start`) that byte
