@@ -115,15 +115,19 @@ pub fn analyze(program: &Program) -> Vec<Diagnostic> {
 /// [`analyze`], with the prover's options, returning what was proved as well.
 pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     let mut diagnostics = Vec::new();
-    let context = ProgramContext { program };
-    for rule in RULES {
-        if let Check::Program(check) = rule.check {
-            check(&context, &mut diagnostics);
-        }
-    }
-    diagnostics.extend(unknown_footprints(program));
-    let proved = crate::smt::properties::prove(program, options);
     let sampled = assignments(program, |_| true);
+    // The first run (the first sampled values, no query taken "done") is walked beside
+    // the Program's rules and the prover, which it does not depend on.
+    let (proved, mut first_run) = beside_first_run(program, &sampled[0], || {
+        let context = ProgramContext { program };
+        for rule in RULES {
+            if let Check::Program(check) = rule.check {
+                check(&context, &mut diagnostics);
+            }
+        }
+        diagnostics.extend(unknown_footprints(program));
+        crate::smt::properties::prove(program, options)
+    });
     let mut runs: Vec<(Vec<i64>, bool)> = sampled.into_iter().map(|params| (params, false)).collect();
     for counterexample in &proved.counterexamples {
         if !runs.iter().any(|(params, _)| *params == counterexample.params) {
@@ -155,7 +159,10 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                 break;
             }
             outcome_runs += 1;
-            let exec = instantiate_with_outcomes(program, params.clone(), &prefix);
+            let exec = match first_run.take() {
+                Some(exec) => exec,
+                None => instantiate_with_outcomes(program, params.clone(), &prefix),
+            };
             let taken: Vec<bool> = exec.query_outcomes.iter().map(|&(_, done)| done).collect();
             first_query = first_query.or_else(|| exec.query_outcomes.first().map(|(query, _)| query.span.clone()));
             for point in prefix.len()..taken.len() {
@@ -219,6 +226,30 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         proofs: proved.proofs,
         unproved,
     }
+}
+
+/// Stack of the thread that walks the first run: the calling thread's usual size, as the
+/// walk recurses into nested blocks.
+const WALK_STACK: usize = 8 << 20;
+
+/// `work()` on this thread (the prover's z3 objects stay on it), and beside it the
+/// execution of `params` with no query taken "done": the first run the analysis makes.
+/// `None` for the run when no thread could be started (it is walked in turn then).
+fn beside_first_run<'p, T>(
+    program: &'p Program,
+    params: &[i64],
+    work: impl FnOnce() -> T,
+) -> (T, Option<Execution<'p>>) {
+    std::thread::scope(|scope| {
+        let walk = std::thread::Builder::new()
+            .stack_size(WALK_STACK)
+            .spawn_scoped(scope, || instantiate_with_outcomes(program, params.to_vec(), &[]));
+        let done = work();
+        let run = walk
+            .ok()
+            .map(|walk| walk.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        (done, run)
+    })
 }
 
 /// What the concrete runs of one Program leave for the prover's counterexamples.
