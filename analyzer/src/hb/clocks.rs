@@ -26,6 +26,9 @@ use crate::exec::{AgentId, Execution, NodeId};
 pub const FANOUT: usize = 1 << FANOUT_BITS;
 const FANOUT_BITS: u32 = 3;
 
+/// Most levels a tree can have: enough for a slot per `u32`.
+const MAX_LEVELS: usize = u32::BITS.div_ceil(FANOUT_BITS) as usize;
+
 /// Most memory the clocks of one analysis may hold: 1.5 GiB. Past it the execution is
 /// reported as too large to analyze.
 pub const MAX_CLOCK_BYTES: usize = 3 << 29;
@@ -35,6 +38,18 @@ const MAX_TREE_NODES: usize = MAX_CLOCK_BYTES / std::mem::size_of::<[u32; FANOUT
 
 /// Tree nodes are allocated in chunks of this many, so that growth never copies.
 const CHUNK: usize = 1 << 16;
+
+/// Fixed-size, so that indexing within a chunk needs no bounds check.
+type Chunk = Box<[[u32; FANOUT]; CHUNK]>;
+
+/// Zeroed: allocated without unsafe code. Chunks fill in order, so zeroing costs at
+/// most the last chunk's unused part.
+fn new_chunk() -> Chunk {
+    vec![[0; FANOUT]; CHUNK]
+        .into_boxed_slice()
+        .try_into()
+        .expect("CHUNK nodes")
+}
 
 /// The all-zero tree, at every level.
 const ZERO: u32 = 0;
@@ -53,7 +68,7 @@ pub struct Clocks {
     base: Vec<u32>,
     tick: Vec<u32>,
     /// Leaves and inner nodes; id `ZERO` is the all-zero node.
-    chunks: Vec<Vec<[u32; FANOUT]>>,
+    chunks: Vec<Chunk>,
     len: usize,
     /// Nodes from this id on were made for the clock being computed: nothing shares
     /// them yet, so they are written in place rather than copied.
@@ -81,7 +96,7 @@ impl Clocks {
             depth,
             base: vec![ZERO; nodes],
             tick: vec![0; nodes],
-            chunks: vec![Vec::with_capacity(CHUNK)],
+            chunks: Vec::new(),
             len: 0,
             fresh_from: 0,
             dominated: JoinMemo::default(),
@@ -100,7 +115,6 @@ impl Clocks {
         self.base.fill(ZERO);
         self.tick.fill(0);
         self.chunks.truncate(1);
-        self.chunks[0].truncate(1);
         self.len = 1;
         self.fresh_from = 0;
         self.dominated.clear();
@@ -141,24 +155,33 @@ impl Clocks {
         Ok(())
     }
 
-    /// `tree` with `agent`'s entry raised to `value`.
+    /// `tree` with `agent`'s entry raised to `value`. One walk down finds the entry;
+    /// the way back up copies the old nodes of its path and writes into the first fresh
+    /// one, whose id, and so every id above it, stays the same.
     pub fn raise(&mut self, tree: u32, agent: AgentId, value: u32) -> u32 {
         let slot = self.slot[agent.index()];
-        if self.get(tree, slot) >= value {
+        let mut path = [ZERO; MAX_LEVELS];
+        let mut id = tree;
+        for level in (0..=self.depth).rev() {
+            path[level as usize] = id;
+            id = self.node(id)[digit(slot, level)];
+        }
+        if id >= value {
             return tree;
         }
-        self.raise_at(tree, self.depth, slot, value)
-    }
-
-    fn raise_at(&mut self, tree: u32, level: u32, slot: u32, value: u32) -> u32 {
-        let digit = digit(slot, level);
-        let mut node = *self.node(tree);
-        node[digit] = if level == 0 {
-            value
-        } else {
-            self.raise_at(node[digit], level - 1, slot, value)
-        };
-        self.store(tree, node)
+        let mut child = value;
+        for level in 0..=self.depth {
+            let parent = path[level as usize];
+            let digit = digit(slot, level);
+            if parent != ZERO && parent >= self.fresh_from {
+                self.node_mut(parent)[digit] = child;
+                return tree;
+            }
+            let mut node = *self.node(parent);
+            node[digit] = child;
+            child = self.push(node);
+        }
+        child
     }
 
     /// The entrywise maximum of two trees, sharing every subtree one of them dominates.
@@ -166,27 +189,32 @@ impl Clocks {
         self.join_at(a, b, self.depth)
     }
 
+    /// Joins where one side is empty or both are the same subtree, the most common
+    /// case below the root, are answered here without a call.
+    #[inline(always)]
     fn join_at(&mut self, a: u32, b: u32, level: u32) -> u32 {
         if a == b || b == ZERO {
-            return a;
+            a
+        } else if a == ZERO {
+            b
+        } else if level == 0 {
+            self.join_leaves(a, b)
+        } else {
+            self.join_inner(a, b, level)
         }
-        if a == ZERO {
-            return b;
-        }
+    }
+
+    fn join_inner(&mut self, a: u32, b: u32, level: u32) -> u32 {
         // Below the root (whole clocks rarely meet twice) and above the leaves (comparing
         // two leaves costs less than the lookup).
-        let memoize = level > 0 && level < self.depth && a < self.fresh_from && b < self.fresh_from;
+        let memoize = level < self.depth && a < self.fresh_from && b < self.fresh_from;
         if memoize && let Some(known) = self.dominated.get(a, b) {
             return known;
         }
         let (left, right) = (*self.node(a), *self.node(b));
         let mut joined = [0u32; FANOUT];
         for i in 0..FANOUT {
-            joined[i] = if level == 0 {
-                left[i].max(right[i])
-            } else {
-                self.join_at(left[i], right[i], level - 1)
-            };
+            joined[i] = self.join_at(left[i], right[i], level - 1);
         }
         let result = if joined == left {
             a
@@ -199,6 +227,21 @@ impl Clocks {
             self.dominated.insert(a, b, result);
         }
         result
+    }
+
+    /// Two distinct, nonzero leaves: their entrywise maximum, one of them where it
+    /// dominates.
+    #[inline(always)]
+    fn join_leaves(&mut self, a: u32, b: u32) -> u32 {
+        let (left, right) = (self.node(a), self.node(b));
+        let joined: [u32; FANOUT] = std::array::from_fn(|i| left[i].max(right[i]));
+        if joined == *left {
+            a
+        } else if joined == *right {
+            b
+        } else {
+            self.push(joined)
+        }
     }
 
     fn get(&self, tree: u32, slot: u32) -> u32 {
@@ -217,24 +260,19 @@ impl Clocks {
         &self.chunks[id / CHUNK][id % CHUNK]
     }
 
-    /// `node` as the new content of `tree`: written in place when `tree` is fresh.
-    fn store(&mut self, tree: u32, node: [u32; FANOUT]) -> u32 {
-        if tree != ZERO && tree >= self.fresh_from {
-            let id = tree as usize;
-            self.chunks[id / CHUNK][id % CHUNK] = node;
-            tree
-        } else {
-            self.push(node)
-        }
+    fn node_mut(&mut self, id: u32) -> &mut [u32; FANOUT] {
+        let id = id as usize;
+        &mut self.chunks[id / CHUNK][id % CHUNK]
     }
 
     fn push(&mut self, node: [u32; FANOUT]) -> u32 {
-        if self.chunks.last().is_some_and(|chunk| chunk.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+        let id = self.len;
+        if id == self.chunks.len() * CHUNK {
+            self.chunks.push(new_chunk());
         }
-        self.chunks.last_mut().expect("one chunk at least").push(node);
+        self.chunks[id / CHUNK][id % CHUNK] = node;
         self.len += 1;
-        (self.len - 1) as u32
+        id as u32
     }
 }
 
