@@ -450,6 +450,9 @@ fn rule_findings(program: &Program, exec: &Execution, hb: &HappensBefore, option
         hb,
         smt: options,
     };
+    // The searches several rules share come first, on every core: a rule that asked for
+    // one while another rule's thread ran it would wait idle.
+    rayon::join(|| hb.races(), || hb.uses_around_destroys());
     // The rules only read the analysis: they run side by side, their findings kept in
     // rule order.
     let per_rule: Vec<Vec<Diagnostic>> = RULES

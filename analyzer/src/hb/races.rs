@@ -13,6 +13,7 @@
 //! this to the plain scan-then-retain. An index of entries by start offset was measured
 //! and not kept: its tree operations cost more than a pass over tens of entries.
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::HappensBefore;
@@ -34,23 +35,30 @@ pub struct Race {
 
 struct Entry {
     node: NodeId,
+    at: Position,
     start: u64,
     end: u64,
     write: bool,
     superseded: bool,
 }
 
+/// Memory regions are searched in this many groups side by side: a race is between two
+/// accesses of one region, so the groups share nothing but the order of their findings.
+const GROUPS: usize = 2;
+
 pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
     let exec = hb.exec;
-    let visits = order.iter().filter_map(|&node| match &exec.node(node).action {
-        Action::Access(accesses) => Some((node, &accesses[..])),
-        _ => None,
-    });
+    let visits = || {
+        order.iter().filter_map(|&node| match &exec.node(node).action {
+            Action::Access(accesses) => Some((node, &accesses[..])),
+            _ => None,
+        })
+    };
     let relation = Relation {
         happens_before: |a, b| hb.happens_before(a, b),
         agent: |node: NodeId| exec.node(node).agent,
     };
-    search(visits, &relation)
+    search_in_groups(visits, &relation, GROUPS)
 }
 
 /// What the search needs of happens-before.
@@ -59,7 +67,56 @@ struct Relation<H, A> {
     agent: A,
 }
 
-fn search<'a, H, A>(visits: impl Iterator<Item = (NodeId, &'a [Access])>, relation: &Relation<H, A>) -> Vec<Race>
+/// The races [`search`] finds over every region, found `groups` groups of regions at a
+/// time in parallel and put back in the order one search makes: by the later access,
+/// then by the earlier entry; a pair of calls is reported once, where it first races.
+fn search_in_groups<'a, V, I, H, A>(visits: V, relation: &Relation<H, A>, groups: usize) -> Vec<Race>
+where
+    V: Fn() -> I + Sync,
+    I: Iterator<Item = (NodeId, &'a [Access])>,
+    H: Fn(NodeId, NodeId) -> bool + Sync,
+    A: Fn(NodeId) -> AgentId + Sync,
+{
+    let found: Vec<Vec<Found>> = (0..groups)
+        .into_par_iter()
+        .map(|group| search(visits(), relation, |memory| group_of(memory, groups) == group))
+        .collect();
+    let mut found: Vec<Found> = found.into_iter().flatten().collect();
+    found.sort_unstable_by_key(|race| race.order);
+    let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
+    found
+        .into_iter()
+        .filter(|found| reported.insert((found.race.first, found.race.second)))
+        .map(|found| found.race)
+        .collect()
+}
+
+/// Which of `groups` groups a region is searched in.
+fn group_of(memory: Memory, groups: usize) -> usize {
+    let id = match memory {
+        Memory::Buffer(instance) => u64::from(instance.0) << 1,
+        Memory::HcclBuffer { rank } => u64::from(rank) << 1 | 1,
+    };
+    (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % groups
+}
+
+/// Where an access is in the search: its call's place among the calls visited, and its
+/// own among the call's accesses.
+type Position = (u32, u32);
+
+/// A race, and where one search over every region reports it: at the later access, in
+/// the order of the earlier access's entry.
+struct Found {
+    order: (Position, Position),
+    race: Race,
+}
+
+/// The races between accesses of the regions `searched` keeps, each pair of calls once.
+fn search<'a, H, A>(
+    visits: impl Iterator<Item = (NodeId, &'a [Access])>,
+    relation: &Relation<H, A>,
+    searched: impl Fn(Memory) -> bool,
+) -> Vec<Found>
 where
     H: Fn(NodeId, NodeId) -> bool,
     A: Fn(NodeId) -> AgentId,
@@ -67,14 +124,21 @@ where
     let mut histories: HashMap<Memory, History> = HashMap::default();
     let mut races = Vec::new();
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
-    for (node, accesses) in visits {
-        for access in accesses {
+    for (visit, (node, accesses)) in visits.enumerate() {
+        for (index, access) in accesses.iter().enumerate() {
+            if !searched(access.memory) {
+                continue;
+            }
+            let at = (visit as u32, index as u32);
             let history = histories.entry(access.memory).or_default();
             for entry in history.entries.iter_mut().filter(|entry| !entry.superseded) {
                 if conflicts(entry, access) && !(relation.happens_before)(entry.node, node) && entry.node != node {
                     // One report per pair of calls, whatever the number of ranges.
                     if reported.insert((entry.node, node)) {
-                        races.push(race(entry, node, access));
+                        races.push(Found {
+                            order: (at, entry.at),
+                            race: race(entry, node, access),
+                        });
                     }
                 }
                 if superseded(relation, entry, node, access) {
@@ -82,7 +146,7 @@ where
                     history.superseded += 1;
                 }
             }
-            history.push(node, access);
+            history.push(node, access, at);
         }
     }
     races
@@ -98,13 +162,14 @@ struct History {
 }
 
 impl History {
-    fn push(&mut self, node: NodeId, access: &Access) {
+    fn push(&mut self, node: NodeId, access: &Access, at: Position) {
         if self.superseded * 2 > self.entries.len() {
             self.entries.retain(|entry| !entry.superseded);
             self.superseded = 0;
         }
         self.entries.push(Entry {
             node,
+            at,
             start: access.start,
             end: access.end,
             write: access.write,
@@ -180,6 +245,7 @@ mod tests {
                 entries.retain(|entry| !superseded(relation, entry, node, access));
                 entries.push(Entry {
                     node,
+                    at: (0, 0),
                     start: access.start,
                     end: access.end,
                     write: access.write,
@@ -227,8 +293,15 @@ mod tests {
                 happens_before: |a: NodeId, b: NodeId| a < b && ordered(a, b),
                 agent: |node: NodeId| AgentId(calls[node.index()].1),
             };
-            let found = search(visits.iter().map(|(node, accesses)| (*node, &accesses[..])), &relation);
-            prop_assert_eq!(found, scan_then_retain(&visits, &relation));
+            let expected = scan_then_retain(&visits, &relation);
+            for groups in 1..=3 {
+                let found = search_in_groups(
+                    || visits.iter().map(|(node, accesses)| (*node, &accesses[..])),
+                    &relation,
+                    groups,
+                );
+                prop_assert_eq!(&found, &expected, "{} groups", groups);
+            }
         }
     }
 }
