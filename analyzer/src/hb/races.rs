@@ -12,6 +12,9 @@
 //! the superseded entries, which are dropped in bulk (`History`); the test below holds
 //! this to the plain scan-then-retain. An index of entries by start offset was measured
 //! and not kept: its tree operations cost more than a pass over tens of entries.
+//!
+//! Regions share nothing, so they are searched in groups side by side and the groups'
+//! findings merged back into the order one search makes (`search_in_groups`).
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -82,7 +85,7 @@ where
         .map(|group| search(visits(), relation, |memory| group_of(memory, groups) == group))
         .collect();
     let mut found: Vec<Found> = found.into_iter().flatten().collect();
-    found.sort_unstable_by_key(|race| race.order);
+    found.sort_unstable_by_key(|found| found.order);
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
     found
         .into_iter()
