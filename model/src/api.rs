@@ -76,6 +76,24 @@ impl ArgKind {
             _ => "buffer",
         }
     }
+
+    /// Whether an object of `kind` is what an argument of this kind names: the same
+    /// noun, told apart without comparing the nouns' text (a trace checks it per call).
+    pub fn names(self, kind: &crate::model::ObjectKind) -> bool {
+        use crate::model::ObjectKind as O;
+        match self {
+            ArgKind::Stream => matches!(kind, O::Stream(_)),
+            ArgKind::Context => matches!(kind, O::Context { .. }),
+            ArgKind::Graph => matches!(kind, O::Graph { .. }),
+            ArgKind::GraphExec => matches!(kind, O::GraphExec { .. }),
+            ArgKind::Event => matches!(kind, O::Event(_)),
+            ArgKind::Notify => matches!(kind, O::Notify),
+            ArgKind::Comm => matches!(kind, O::Comm),
+            ArgKind::Channel => matches!(kind, O::Channel(_)),
+            ArgKind::Thread | ArgKind::Threads => matches!(kind, O::HcclThread { .. }),
+            _ => matches!(kind, O::Buffer(_)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1699,6 +1717,52 @@ pub fn lookup(name: &str) -> Option<&'static Api> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_names_the_objects_of_its_noun() {
+        use crate::model::*;
+        let id = ObjId(0);
+        let objects = [
+            ObjectKind::Stream(StreamSync::Blocking),
+            ObjectKind::Context { current: true },
+            ObjectKind::Graph { stream: id },
+            ObjectKind::GraphExec { graph: id },
+            ObjectKind::Event(EventInfo {
+                semantics: EventSemantics::Sync,
+                creator: EventCreator::Cuda,
+                flags: 0,
+            }),
+            ObjectKind::Notify,
+            ObjectKind::Comm,
+            ObjectKind::Channel(ChannelInfo {
+                comm: id,
+                remote_rank: None,
+                protocol: String::new(),
+                notify_num: Expr::Int(1),
+                engine: String::new(),
+            }),
+            ObjectKind::HcclThread {
+                comm: id,
+                engine: String::new(),
+                stream: None,
+                notify_num: Expr::Int(1),
+            },
+            ObjectKind::Buffer(BufferInfo {
+                space: MemorySpace::Device,
+                size: Expr::Int(1),
+            }),
+            ObjectKind::Element {
+                array: id,
+                index: Expr::Int(0),
+            },
+        ];
+        let kinds = APIS.iter().flat_map(|api| api.params).map(|param| param.kind);
+        for kind in kinds {
+            for object in &objects {
+                assert_eq!(kind.names(object), kind.noun() == object.noun(), "{kind:?} {object:?}");
+            }
+        }
+    }
 
     #[test]
     fn api_names_are_unique() {

@@ -5,7 +5,8 @@ use std::borrow::Cow;
 
 use super::json::{Args, Json};
 use super::lower::{Target, TraceLowerer};
-use syncguard_model::api::{Api, ArgKind, Creates, EnumFamily, FLAG_CONSTANTS, Param};
+use smallvec::SmallVec;
+use syncguard_model::api::{Api, ArgKind, Creates, Effect, EnumFamily, FLAG_CONSTANTS, Param};
 use syncguard_model::calls::{self, Address, ArgValue, CallArgs, ChannelDesc, Copy3D, Pitched};
 use syncguard_model::diagnostic::with_article;
 use syncguard_model::model::{BufferInfo, Expr, MemRange, MemorySpace, ObjId, Object, ObjectKind, OpKind, Timeout};
@@ -26,11 +27,23 @@ impl TraceLowerer {
     /// Every argument of `api` from `args`; `None` (after reporting) if any is missing
     /// or unusable.
     pub(super) fn resolve_args(&mut self, rank: usize, api: &Api, args: &Args, span: &Span) -> Option<CallArgs> {
+        // A host access's one argument is the whole `args` object.
+        let whole = matches!(api.effect, Effect::HostAccess { .. }).then(|| args.to_json());
+        // Each parameter's value, looked up once: the lookups compare names.
+        let given: SmallVec<[Option<&Json>; 16]> = api
+            .params
+            .iter()
+            .map(|param| match &whole {
+                Some(whole) => Some(whole),
+                None => argument(param, args),
+            })
+            .collect();
         let missing: Vec<&str> = api
             .params
             .iter()
-            .filter(|p| !p.optional && p.kind != ArgKind::GenTaskContext && argument(api, p, args).is_none())
-            .map(|p| p.name)
+            .zip(&given)
+            .filter(|(p, value)| !p.optional && p.kind != ArgKind::GenTaskContext && value.is_none())
+            .map(|(p, _)| p.name)
             .collect();
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
@@ -46,12 +59,12 @@ impl TraceLowerer {
         }
         let mut values = Vec::with_capacity(api.params.len());
         let mut ok = true;
-        for param in api.params {
-            let Some(value) = argument(api, param, args) else {
+        for (param, value) in api.params.iter().zip(given) {
+            let Some(value) = value else {
                 values.push(None);
                 continue;
             };
-            match self.arg_value(rank, param, &value, span) {
+            match self.arg_value(rank, param, value, span) {
                 Ok(value) => values.push(Some(value)),
                 Err(Problem(problem)) => {
                     let message = format!("argument `{}` of `{}`: {problem}", param.name, api.name);
@@ -143,7 +156,7 @@ impl TraceLowerer {
         let noun = kind.noun();
         if let Some(&id) = self.ranks[rank].handles.get(key.as_ref()) {
             let object = self.program.object(id);
-            if object.kind.noun() == noun {
+            if kind.names(&object.kind) {
                 if !self.before_trace.is_empty() {
                     self.used_before(id, span);
                 }
@@ -404,14 +417,10 @@ impl TraceLowerer {
     }
 }
 
-fn argument<'j, 'a>(api: &Api, param: &Param, args: &'j Args<'a>) -> Option<Cow<'j, Json<'a>>> {
-    if matches!(api.effect, syncguard_model::api::Effect::HostAccess { .. }) {
-        return Some(Cow::Owned(args.to_json()));
-    }
+fn argument<'j, 'a>(param: &Param, args: &'j Args<'a>) -> Option<&'j Json<'a>> {
     args.get(param.name)
         // `null` is a value for a stream (the default one) and for opaque data (`cfg`).
         .filter(|value| !matches!(value, Json::Null) || matches!(param.kind, ArgKind::Stream | ArgKind::Opaque))
-        .map(Cow::Borrowed)
 }
 
 /// `threads` and `channels` must list as many handles as the call creates.

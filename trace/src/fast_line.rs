@@ -149,24 +149,33 @@ impl<'t> Cursor<'t> {
         self.eat(b'"')?;
         let start = self.at;
         let bytes = self.text.as_bytes();
-        // Eight bytes at a time while they last, then one at a time.
-        while let Some(word) = bytes.get(self.at..self.at + 8) {
-            let special = special_bytes(u64::from_le_bytes(word.try_into().expect("eight bytes")));
-            if special != 0 {
-                self.at += special.trailing_zeros() as usize / 8;
-                break;
-            }
-            self.at += 8;
-        }
+        let mut end = start;
+        // Eight bytes at a time while they last, then one at a time, to the first byte
+        // that is a quote, a backslash or a control character.
         loop {
-            match self.advance()? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                _ => {}
+            match bytes.get(end..end + 8) {
+                Some(word) => {
+                    let special = special_bytes(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+                    if special != 0 {
+                        end += special.trailing_zeros() as usize / 8;
+                        break;
+                    }
+                    end += 8;
+                }
+                None => {
+                    while bytes.get(end).is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20) {
+                        end += 1;
+                    }
+                    break;
+                }
             }
         }
+        if bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end + 1;
         // Both ends are at an ASCII quote: character boundaries.
-        Some(&self.text[start..self.at - 1])
+        self.text.get(start..end)
     }
 
     fn value(&mut self, depth: u32) -> Option<Json<'t>> {
@@ -202,20 +211,24 @@ impl<'t> Cursor<'t> {
     fn integer(&mut self) -> Option<Json<'t>> {
         let negative = self.eat(b'-').is_some();
         let start = self.at;
-        while let Some(b'0'..=b'9') = self.peek() {
+        let mut magnitude = 0i64;
+        let bytes = self.text.as_bytes();
+        // 18 digits at most: the value cannot overflow while they are read.
+        while let Some(&digit @ b'0'..=b'9') = bytes.get(self.at) {
+            if self.at - start == 18 {
+                return None;
+            }
+            magnitude = magnitude * 10 + i64::from(digit - b'0');
             self.at += 1;
         }
-        let digits = &self.text.as_bytes()[start..self.at];
-        let leading_zero = digits.len() > 1 && digits[0] == b'0';
-        if digits.is_empty() || digits.len() > 18 || leading_zero {
+        let digits = self.at - start;
+        let leading_zero = digits > 1 && bytes[start] == b'0';
+        if digits == 0 || leading_zero {
             return None;
         }
         if let Some(b'.' | b'e' | b'E') = self.peek() {
             return None;
         }
-        let magnitude = digits
-            .iter()
-            .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
         match (negative, magnitude) {
             (false, value) => Some(Json::Int(value)),
             (true, 0) => None,

@@ -95,6 +95,9 @@ struct RankState<'p> {
     named_elements: Vec<(ObjId, InstId)>,
     /// Each event's last wait on each queue so far.
     last_waits: HashMap<InstId, Vec<(AgentId, NodeId)>>,
+    /// The rank's first agent: its agents are made while it is walked, after every
+    /// agent of the ranks before it.
+    first_agent: u32,
     /// The host thread being walked and its last host-side node.
     host: Option<AgentId>,
     last_host_node: Option<NodeId>,
@@ -184,7 +187,10 @@ impl<'p> Builder<'p, '_> {
 
     fn run_rank(&mut self, rank: u32) {
         self.env.rank = rank as i64;
-        self.rank = RankState::default();
+        self.rank = RankState {
+            first_agent: self.exec.agents.len() as u32,
+            ..RankState::default()
+        };
         let default_stream = self.new_instance(Program::DEFAULT_STREAM, rank);
         self.attach_agent(default_stream, AgentKind::Stream(default_stream));
         self.rank.current.insert(Program::DEFAULT_STREAM, default_stream);
@@ -967,7 +973,7 @@ impl<'p> Builder<'p, '_> {
                 let on_this_device = |agent: &Agent| {
                     agent.rank == rank && agent.kind.is_device() && agent.device == self.rank.current_device
                 };
-                let upto = (0..self.exec.agents.len() as u32)
+                let upto = (self.rank.first_agent..self.exec.agents.len() as u32)
                     .map(AgentId)
                     .filter(|&a| on_this_device(self.exec.agent(a)))
                     .filter_map(|a| self.last_submitted(a))
@@ -1317,12 +1323,15 @@ impl<'p> Builder<'p, '_> {
     // ----- memory -----
 
     fn accesses(&mut self, op: &'p Op, reads: &'p [MemRange], writes: &'p [MemRange]) -> Option<Vec<Access>> {
+        // Exactly as long as needed: the node keeps them as a boxed slice, which a longer
+        // vector would be copied into.
+        let mut accesses = Vec::with_capacity(reads.len() + writes.len());
         let reads = reads.iter().map(|r| (r, false));
         let writes = writes.iter().map(|r| (r, true));
-        reads
-            .chain(writes)
-            .map(|(range, write)| self.access(op, range, write))
-            .collect()
+        for (range, write) in reads.chain(writes) {
+            accesses.push(self.access(op, range, write)?);
+        }
+        Some(accesses)
     }
 
     /// The access a range describes. A range with a negative or uncomputable offset or

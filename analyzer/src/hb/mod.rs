@@ -66,8 +66,9 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// The graph and its clocks; an execution whose clocks would not fit the budget
     /// (`clocks::MAX_TREE_NODES`) is too large to analyze.
     pub fn build(exec: &'e Execution<'p>) -> Result<Self, ClockBudgetExceeded> {
-        // The synchronize index needs no graph: built beside it.
-        let ((matching, graph), (synced, issues)) = rayon::join(
+        // The synchronize index, and the edges of each synchronize's own thread, need no
+        // graph: found beside it.
+        let ((matching, graph), (synced, issues, own_syncs)) = rayon::join(
             || {
                 let matching = matching::match_signals(exec);
                 let graph = build_graph(exec, &matching);
@@ -76,7 +77,8 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             || {
                 let synced = host_sync::synced_queues(exec);
                 let issues = host_sync::IssueIndex::new(exec, &synced);
-                (synced, issues)
+                let own_syncs = own_thread_syncs(exec, &synced, &issues);
+                (synced, issues, own_syncs)
             },
         );
         let mut hb = HappensBefore {
@@ -90,7 +92,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             races: OnceLock::new(),
             uses_around_destroys: OnceLock::new(),
         };
-        hb.order = hb.order_with_host_syncs(&synced, &issues)?;
+        hb.order = hb.order_with_host_syncs(&synced, &issues, &own_syncs)?;
         if hb.order.len() < exec.nodes.len() {
             hb.cycles = minimal_cycles(&hb.graph);
         }
@@ -111,6 +113,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         &mut self,
         synced: &[host_sync::SyncedQueue],
         issues: &host_sync::IssueIndex,
+        own_syncs: &[(NodeId, NodeId)],
     ) -> Result<Vec<NodeId>, ClockBudgetExceeded> {
         /// Rounds of the fixed point. Each round orders more work; stopping early leaves
         /// some other thread's work uncovered by a synchronize, which can report a race
@@ -121,11 +124,8 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         // A synchronize names each queue once, so its own thread's edges are one per
         // (synchronize, queue): only the other threads' edges, added round after round,
         // need `covered` to keep the latest.
-        for &queue in synced {
-            let sync = exec.node(queue.sync);
-            if let Some(last) = issues.last_issued(exec, queue, sync.agent, sync.issue) {
-                self.add_host_sync_edge(last, queue.sync);
-            }
+        for &(last, sync) in own_syncs {
+            self.add_host_sync_edge(last, sync);
         }
         // After the calling thread's own synchronizes, which order most initializations
         // of a value word before its waits.
@@ -322,6 +322,23 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         self.clocks = clocks;
         Ok(())
     }
+}
+
+/// For each synchronized queue, the last node the synchronizing thread itself issued to
+/// it before the synchronize, with the synchronize: the first host-sync edges.
+fn own_thread_syncs(
+    exec: &Execution,
+    synced: &[host_sync::SyncedQueue],
+    issues: &host_sync::IssueIndex,
+) -> Vec<(NodeId, NodeId)> {
+    synced
+        .iter()
+        .filter_map(|&queue| {
+            let sync = exec.node(queue.sync);
+            let last = issues.last_issued(exec, queue, sync.agent, sync.issue)?;
+            Some((last, queue.sync))
+        })
+        .collect()
 }
 
 fn build_graph(exec: &Execution, matching: &Matching) -> DiGraph<(), EdgeKind, u32> {
