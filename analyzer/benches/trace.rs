@@ -4,8 +4,10 @@
 //! ranks from 10k to 1M calls and over 64 ranks at 1M calls (10M calls at both with
 //! `SYNCGUARD_BENCH_10M=1`), against a Python process that reads the same file and
 //! `json.loads` every line (`json_loads_baseline.py`). Both are timed as whole processes
-//! (start, read, exit) in the same run; each size is checked in a child process, so
-//! that its peak memory is its own.
+//! (start, read, exit) in the same run, one right after the other, five times over (once
+//! at 10M): this machine's speed moves by a quarter within minutes, so the ratio is the
+//! median of the five back-to-back pairs, with their range. Each size is checked in a
+//! child process, so that its peak memory is its own.
 //!
 //! Run: `cargo bench -p syncguard-analyzer --bench trace`
 
@@ -22,6 +24,8 @@ use syncguard_analyzer::{Overrides, Sources, check_trace_file};
 /// (ranks, calls) of the workloads run by default.
 const WORKLOADS: [(usize, usize); 4] = [(8, 10_000), (8, 100_000), (8, 1_000_000), (64, 1_000_000)];
 const HUGE: usize = 10_000_000;
+/// Back-to-back pairs of syncguard and Python runs per size below [`HUGE`].
+const PAIRS: usize = 5;
 
 /// In the child: check the trace (and stop there with `SYNCGUARD_BENCH_CHECK_ONLY`),
 /// then analyze its Program again to see the analysis's share; print `seconds analysis_seconds peak_mib diagnostics`, and the first
@@ -82,12 +86,13 @@ fn main() {
         "Generated correct traces, each checked by a child process (process s: its whole run; check s: `check_trace_file`;"
     );
     println!("analysis s: its `analyze` part); Python: a process that reads the file and `json.loads` every line;");
-    println!("ratio: process s / Python s:\n");
+    println!("process s and Python s are medians of runs in back-to-back pairs; ratio: the median of the pairs'");
+    println!("process s / Python s, with their range:\n");
     println!(
-        "| ranks | calls      | file MiB | process s | check s | analysis s | calls/s    | peak MiB | diagnostics | Python s | ratio |"
+        "| ranks | calls      | file MiB | process s | check s | analysis s | calls/s    | peak MiB | diagnostics | Python s | ratio (range)      |"
     );
     println!(
-        "|-------|------------|----------|-----------|---------|------------|------------|----------|-------------|----------|-------|"
+        "|-------|------------|----------|-----------|---------|------------|------------|----------|-------------|----------|--------------------|"
     );
     let mut notes = Vec::new();
     for (ranks, size) in workloads {
@@ -96,10 +101,21 @@ fn main() {
         let calls = trace_gen::write_trace(BufWriter::new(file), size, ranks).expect("the trace is written");
         let mib = std::fs::metadata(&path).expect("the trace file").len() as f64 / (1 << 20) as f64;
         let (ours, first, _) = run(Command::new(&exe).env("SYNCGUARD_BENCH_TRACE", &path));
-        let process = run(Command::new(&exe)
-            .env("SYNCGUARD_BENCH_TRACE", &path)
-            .env("SYNCGUARD_BENCH_CHECK_ONLY", "1"))
-        .2;
+        let pairs = if size >= HUGE { 1 } else { PAIRS };
+        let (mut processes, mut pythons, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..pairs {
+            let process = run(Command::new(&exe)
+                .env("SYNCGUARD_BENCH_TRACE", &path)
+                .env("SYNCGUARD_BENCH_CHECK_ONLY", "1"))
+            .2;
+            let python = run(Command::new("python3").arg(&baseline).arg(&path)).2;
+            processes.push(process);
+            pythons.push(python);
+            ratios.push(process / python);
+        }
+        let (process, python) = (median(&mut processes), median(&mut pythons));
+        let ratio = median(&mut ratios);
+        let range = format!("{:.2}–{:.2}", ratios[0], ratios[ratios.len() - 1]);
         let [seconds, analysis, peak, diagnostics] = ours[..] else {
             panic!("the child prints four numbers")
         };
@@ -108,11 +124,10 @@ fn main() {
             diagnostics == 0.0,
             "{ranks} ranks, {calls} calls: {diagnostics} findings; {first}"
         );
-        let python = run(Command::new("python3").arg(&baseline).arg(&path)).2;
         println!(
-            "| {ranks:>5} | {calls:>10} | {mib:>8.1} | {process:>9.3} | {seconds:>7.3} | {analysis:>10.3} | {:>10.0} | {peak:>8.0} | {diagnostics:>11} | {python:>8.3} | {:>5.2} |",
+            "| {ranks:>5} | {calls:>10} | {mib:>8.1} | {process:>9.3} | {seconds:>7.3} | {analysis:>10.3} | {:>10.0} | {peak:>8.0} | {diagnostics:>11} | {python:>8.3} | {:<18} |",
             calls as f64 / process,
-            process / python
+            format!("{ratio:.2} ({range})")
         );
         std::fs::remove_file(&path).expect("the trace file is removed");
         notes.extend((!first.is_empty()).then(|| format!("- {ranks} ranks, {calls} calls: {first}")));
@@ -120,4 +135,10 @@ fn main() {
     if !notes.is_empty() {
         println!("\nFindings (the first of each size):\n\n{}", notes.join("\n"));
     }
+}
+
+/// The median of `values`, which are left sorted.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }

@@ -57,7 +57,8 @@ impl TraceLowerer {
             self.format_error(span, message, "the call is skipped");
             return None;
         }
-        let mut values = Vec::with_capacity(api.params.len());
+        let mut values = std::mem::take(&mut self.spare_args);
+        values.reserve(api.params.len());
         let mut ok = true;
         for (param, value) in api.params.iter().zip(given) {
             let Some(value) = value else {

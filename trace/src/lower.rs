@@ -56,6 +56,9 @@ pub struct TraceLowerer {
     pub(super) calls: Option<HashMap<usize, RecordedCall>>,
     /// Objects from before the trace, by the handle's first use.
     pub(super) before_trace: FxHashMap<ObjId, super::before::BeforeTrace>,
+    /// The last call's argument list, emptied, for the next call to fill: one list
+    /// allocated and freed per call cost as much as resolving the arguments in it.
+    pub(super) spare_args: Vec<Option<calls::ArgValue>>,
 }
 
 /// A trace read into the model: its Program, what reading found (including the events
@@ -163,6 +166,7 @@ impl TraceLowerer {
             calls: keep_calls.then(HashMap::new),
             keep_times: false,
             before_trace: FxHashMap::default(),
+            spare_args: Vec::new(),
         }
     }
 
@@ -444,13 +448,20 @@ impl TraceLowerer {
             }
             self.push(target, api, kind, span);
         }
-        if let Some(calls) = &mut self.calls {
-            let call = RecordedCall {
-                api,
-                args: resolved,
-                created,
-            };
-            calls.insert(span.range.start, call);
+        match &mut self.calls {
+            Some(calls) => {
+                let call = RecordedCall {
+                    api,
+                    args: resolved,
+                    created,
+                };
+                calls.insert(span.range.start, call);
+            }
+            None => {
+                let mut values = resolved.values;
+                values.clear();
+                self.spare_args = values;
+            }
         }
     }
 
