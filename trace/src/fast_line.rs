@@ -35,8 +35,11 @@ pub(crate) fn scan_into<'t>(text: &'t str, line: &mut Line<'t>) -> Option<()> {
     let mut seen = 0u16;
     cursor.skip_whitespace();
     cursor.list(b'{', b'}', |cursor| {
-        let key = cursor.member_key()?;
-        let Some(index) = field(key) else {
+        let index = match cursor.call_field() {
+            Some(index) => Some(index),
+            None => field(cursor.member_key()?),
+        };
+        let Some(index) = index else {
             return cursor.value(1).map(drop);
         };
         let bit = 1u16 << index;
@@ -286,6 +289,32 @@ impl<'t> Cursor<'t> {
         }
     }
 
+    /// A field every call line has (`"api"`, `"rank"`, ...) as one comparison with its
+    /// quoted name, the cursor then past its `:`; `None`, the cursor unmoved, for any
+    /// other key, which [`Self::member_key`] reads. Its name has no escape, so the
+    /// text between the quotes is the key.
+    fn call_field(&mut self) -> Option<u8> {
+        let rest = &self.text.as_bytes()[self.at..];
+        let (index, quoted) = match rest.get(1)? {
+            b'a' if rest.starts_with(b"\"api\"") => (0, 5),
+            b'a' if rest.starts_with(b"\"args\"") => (ARGS, 6),
+            b'r' if rest.starts_with(b"\"rank\"") => (1, 6),
+            b'r' if rest.starts_with(b"\"ret\"") => (4, 5),
+            b't' if rest.starts_with(b"\"thread\"") => (2, 8),
+            b't' if rest.starts_with(b"\"ts\"") => (5, 4),
+            _ => return None,
+        };
+        let start = self.at;
+        self.at += quoted;
+        self.skip_whitespace();
+        if self.eat(b':').is_none() {
+            self.at = start;
+            return None;
+        }
+        self.skip_whitespace();
+        Some(index)
+    }
+
     /// An object member's `"key":`, leaving the cursor at its value.
     fn member_key(&mut self) -> Option<&'t str> {
         let key = self.string()?;
@@ -364,6 +393,10 @@ mod tests {
             "\"args\"",
             "\"rank\"",
             "\"ts\"",
+            "\"thread\"",
+            "\"ret\"",
+            "\"rank2\"",
+            "\"t\"",
             "\"loc\"",
             "\"x\"",
             "\"a\\\"b\"",
