@@ -8,7 +8,8 @@
 //! - the entries of the agents of another rank change together, and a clock learns them
 //!   by taking them whole from the clock it synchronizes with.
 //!
-//! So each node keeps its own tick (its position on its agent) and a `base`: a
+//! So each node keeps its own tick (its position on its agent; `HappensBefore` holds the
+//! ticks, which both halves below read) and a `base`: a
 //! persistent tree of clock values, shared with the nodes before it until an incoming
 //! edge brings news. The tree's leaves hold [`FANOUT`] entries, with agents laid out
 //! rank by rank, each rank starting a leaf, so that one rank's agents share leaves;
@@ -19,6 +20,14 @@
 //!
 //! `clock(n)[a]` = `tick(n)` for `n`'s own agent; else the base's entry, raised to the
 //! issue tick for the issuing host thread. Exactly the dense clock.
+//!
+//! Joins and raises act entry by entry, so the clocks restricted to some agents come
+//! from the same pass with only their entries raised. The pass runs in two such halves
+//! side by side (`Clocks::halves`: the first ranks' leaves, the last ranks'), and an
+//! entry is read from its half.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::exec::{AgentId, Execution, NodeId};
 
@@ -64,9 +73,8 @@ pub struct Clocks {
     slot: Vec<u32>,
     /// Levels of inner nodes above the leaves.
     depth: u32,
-    /// Per node: its base tree (`ZERO` for a node that never executes) and its tick.
+    /// Per node: its base tree (`ZERO` for a node that never executes).
     base: Vec<u32>,
-    tick: Vec<u32>,
     /// Leaves and inner nodes; id `ZERO` is the all-zero node.
     chunks: Vec<Chunk>,
     len: usize,
@@ -75,11 +83,38 @@ pub struct Clocks {
     fresh_from: u32,
     /// Joins of two old subtrees that gave one of them back (a dominance).
     dominated: JoinMemo,
+    /// The first slot of the second half (`Clocks::half`).
+    split: u32,
+    /// Tree nodes allocated by every `Clocks` that shares this budget (the two halves).
+    allocated: Arc<AtomicUsize>,
+    over_budget: bool,
 }
 
 impl Clocks {
-    pub fn new(exec: &Execution) -> Self {
-        Self::with_slots(rank_aligned_slots(exec), exec.nodes.len())
+    /// The clocks of `exec` in two halves, each raising the entries of half the leaves
+    /// (the first ranks, the last ranks): computed side by side, sharing one budget. An
+    /// entry is read from its half; each half holds the exact clock's entries there.
+    pub fn halves(exec: &Execution) -> [Self; 2] {
+        let slots = rank_aligned_slots(exec);
+        let mut low = Self::with_slots(slots.clone(), exec.nodes.len());
+        let mut high = Self::with_slots(slots, exec.nodes.len());
+        low.split_leaves_in_half();
+        high.split_leaves_in_half();
+        high.allocated = Arc::clone(&low.allocated);
+        high.allocated.fetch_add(CHUNK, Ordering::Relaxed);
+        [low, high]
+    }
+
+    /// The second half starts at the middle leaf: a rank's agents share a leaf, so no
+    /// rank is cut in two.
+    fn split_leaves_in_half(&mut self) {
+        let leaves = self.slot.iter().max().map_or(0, |&last| last as usize / FANOUT + 1);
+        self.split = (leaves.div_ceil(2) * FANOUT) as u32;
+    }
+
+    /// Which half raises `agent`'s entry.
+    pub fn half(&self, agent: AgentId) -> usize {
+        usize::from(self.slot[agent.index()] >= self.split)
     }
 
     /// Clocks for `nodes` nodes, each agent's entry at its `slot`.
@@ -95,11 +130,13 @@ impl Clocks {
             slot,
             depth,
             base: vec![ZERO; nodes],
-            tick: vec![0; nodes],
             chunks: Vec::new(),
             len: 0,
             fresh_from: 0,
             dominated: JoinMemo::default(),
+            split: u32::MAX,
+            allocated: Arc::default(),
+            over_budget: false,
         }
         .with_zero_node()
     }
@@ -113,27 +150,19 @@ impl Clocks {
     /// recomputes them all, and must not hold two sets at once.
     pub fn clear(&mut self) {
         self.base.fill(ZERO);
-        self.tick.fill(0);
+        let freed = self.chunks.len().saturating_sub(1) * CHUNK;
+        self.allocated.fetch_sub(freed, Ordering::Relaxed);
+        self.over_budget = false;
         self.chunks.truncate(1);
         self.len = 1;
         self.fresh_from = 0;
         self.dominated.clear();
     }
 
-    /// The entry of `agent` in `node`'s clock, given how `node` was issued.
-    pub fn entry(&self, node: NodeId, own: AgentId, issuer: Option<(AgentId, NodeId)>, agent: AgentId) -> u32 {
-        if agent == own {
-            return self.tick[node.index()];
-        }
-        let value = self.get(self.base[node.index()], self.slot[agent.index()]);
-        match issuer {
-            Some((host, issued_after)) if host == agent => value.max(self.tick[issued_after.index()]),
-            _ => value,
-        }
-    }
-
-    pub fn tick(&self, node: NodeId) -> u32 {
-        self.tick[node.index()]
+    /// The entry of `agent` in `node`'s base: its clock's entry unless `agent` is its own
+    /// or its issuer (whose ticks `HappensBefore` adds).
+    pub fn entry(&self, node: NodeId, agent: AgentId) -> u32 {
+        self.get(self.base[node.index()], self.slot[agent.index()])
     }
 
     pub fn base(&self, node: NodeId) -> u32 {
@@ -145,11 +174,10 @@ impl Clocks {
         self.fresh_from = self.len as u32;
     }
 
-    /// Sets `node`'s clock: `base` and its own tick.
-    pub fn finish(&mut self, node: NodeId, base: u32, tick: u32) -> Result<(), ClockBudgetExceeded> {
+    /// Sets `node`'s base.
+    pub fn finish(&mut self, node: NodeId, base: u32) -> Result<(), ClockBudgetExceeded> {
         self.base[node.index()] = base;
-        self.tick[node.index()] = tick;
-        if self.len > MAX_TREE_NODES {
+        if self.over_budget {
             return Err(ClockBudgetExceeded);
         }
         Ok(())
@@ -268,6 +296,9 @@ impl Clocks {
     fn push(&mut self, node: [u32; FANOUT]) -> u32 {
         let id = self.len;
         if id == self.chunks.len() * CHUNK {
+            // Counted a chunk at a time, for both halves together.
+            let before = self.allocated.fetch_add(CHUNK, Ordering::Relaxed);
+            self.over_budget |= before >= MAX_TREE_NODES;
             self.chunks.push(new_chunk());
         }
         self.chunks[id / CHUNK][id % CHUNK] = node;
@@ -404,12 +435,62 @@ mod tests {
                     base = clocks.raise(base, AgentId(agent as u32), value);
                     expected[agent] = expected[agent].max(value);
                 }
-                clocks.finish(NodeId(node as u32), base, 1).unwrap();
+                clocks.finish(NodeId(node as u32), base).unwrap();
                 dense.push(expected);
             }
             for (node, expected) in dense.iter().enumerate() {
                 let base = clocks.base(NodeId(node as u32));
                 let held: Vec<u32> = (0..AGENTS as u32).map(|slot| clocks.get(base, slot)).collect();
+                prop_assert_eq!(&held, expected, "node {}", node);
+            }
+        }
+
+        /// Two halves, each raising only the entries of its own top-level subtrees,
+        /// hold together exactly the dense clock: an entry is read from its half.
+        #[test]
+        fn the_halves_hold_exactly_the_dense_clocks(steps in steps()) {
+            let slots: Vec<u32> = (0..AGENTS as u32).collect();
+            let mut halves = [
+                Clocks::with_slots(slots.clone(), steps.len()),
+                Clocks::with_slots(slots, steps.len()),
+            ];
+            for clocks in &mut halves {
+                clocks.split_leaves_in_half();
+            }
+            let mut dense: Vec<Vec<u32>> = Vec::new();
+            for (node, step) in steps.iter().enumerate() {
+                let mut expected = vec![0u32; AGENTS];
+                for &earlier in &step.joins {
+                    for (entry, value) in expected.iter_mut().zip(&dense[earlier]) {
+                        *entry = (*entry).max(*value);
+                    }
+                }
+                for &(agent, value) in &step.raises {
+                    expected[agent] = expected[agent].max(value);
+                }
+                for (half, clocks) in halves.iter_mut().enumerate() {
+                    clocks.begin();
+                    let mut base = ZERO;
+                    for &earlier in &step.joins {
+                        base = clocks.join(base, clocks.base(NodeId(earlier as u32)));
+                    }
+                    for &(agent, value) in &step.raises {
+                        if clocks.half(AgentId(agent as u32)) == half {
+                            base = clocks.raise(base, AgentId(agent as u32), value);
+                        }
+                    }
+                    clocks.finish(NodeId(node as u32), base).unwrap();
+                }
+                dense.push(expected);
+            }
+            prop_assert!((0..AGENTS as u32).any(|agent| halves[0].half(AgentId(agent)) == 1));
+            for (node, expected) in dense.iter().enumerate() {
+                let held: Vec<u32> = (0..AGENTS as u32)
+                    .map(|agent| {
+                        let clocks = &halves[halves[0].half(AgentId(agent))];
+                        clocks.get(clocks.base(NodeId(node as u32)), agent)
+                    })
+                    .collect();
                 prop_assert_eq!(&held, expected, "node {}", node);
             }
         }

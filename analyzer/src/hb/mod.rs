@@ -52,7 +52,10 @@ pub struct HappensBefore<'e, 'p> {
     pub exec: &'e Execution<'p>,
     pub graph: DiGraph<(), EdgeKind, u32>,
     pub matching: Matching,
-    clocks: Clocks,
+    /// The clocks in two halves by agent (`Clocks::half`), computed side by side.
+    clocks: [Clocks; 2],
+    /// Each executed node's position on its agent, from 1 (0: never executes).
+    ticks: Vec<u32>,
     executed: Vec<bool>,
     /// Minimal cycles of waits, each in execution order.
     pub cycles: Vec<Vec<NodeId>>,
@@ -85,7 +88,8 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             exec,
             graph,
             matching,
-            clocks: Clocks::new(exec),
+            clocks: Clocks::halves(exec),
+            ticks: vec![0; exec.nodes.len()],
             executed: vec![false; exec.nodes.len()],
             cycles: Vec::new(),
             order: Vec::new(),
@@ -201,8 +205,14 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
 
     /// The number of `agent`'s nodes that happen before `node` (or are `node`).
     fn clock(&self, node: NodeId, agent: AgentId) -> u32 {
-        let own = self.exec.node(node).agent;
-        self.clocks.entry(node, own, self.issuer(node), agent)
+        if agent == self.exec.node(node).agent {
+            return self.ticks[node.index()];
+        }
+        let value = self.clocks[self.clocks[0].half(agent)].entry(node, agent);
+        match self.issuer(node) {
+            Some((host, before)) if host == agent => value.max(self.ticks[before.index()]),
+            _ => value,
+        }
     }
 
     /// The host thread that issued a device op, with the host call just before the
@@ -221,7 +231,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             return false;
         }
         let agent = self.exec.node(a).agent;
-        self.clock(b, agent) >= self.clocks.tick(a)
+        self.clock(b, agent) >= self.ticks[a.index()]
     }
 
     /// How many of `agent`'s nodes happen before `node`: a prefix of the agent's nodes
@@ -275,16 +285,37 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         order
     }
 
-    /// Clocks in execution order. Per node, its base is the join of what its incoming
-    /// edges bring: from the agent's previous node its base; from the issuing host call
-    /// its base, once per host base; from any other node its own tick as well. Each
-    /// source's implicit issuer entry comes along.
+    /// Clocks in execution order, both halves side by side.
     fn compute_clocks(&mut self, order: &[NodeId]) -> Result<(), ClockBudgetExceeded> {
         let exec = self.exec;
-        let mut clocks = std::mem::take(&mut self.clocks);
-        clocks.clear();
+        self.ticks.fill(0);
         self.executed.fill(false);
         let mut next_tick = vec![0u32; exec.agents.len()];
+        for &node in order {
+            let own = exec.node(node).agent;
+            next_tick[own.index()] += 1;
+            self.ticks[node.index()] = next_tick[own.index()];
+            self.executed[node.index()] = true;
+        }
+        let [mut low, mut high] = std::mem::take(&mut self.clocks);
+        let this = &*self;
+        let (low_done, high_done) = rayon::join(
+            || this.compute_half(order, &mut low, 0),
+            || this.compute_half(order, &mut high, 1),
+        );
+        self.clocks = [low, high];
+        low_done?;
+        high_done
+    }
+
+    /// One half of the clocks in execution order. Per node, its base is the join of what
+    /// its incoming edges bring: from the agent's previous node its base; from the
+    /// issuing host call its base, once per host base; from any other node its own tick
+    /// as well, where that agent's entry is in this half. Each source's implicit issuer
+    /// entry comes along.
+    fn compute_half(&self, order: &[NodeId], clocks: &mut Clocks, half: usize) -> Result<(), ClockBudgetExceeded> {
+        let exec = self.exec;
+        clocks.clear();
         // Per agent: the last issuing host base joined into its chain.
         let mut absorbed = vec![u32::MAX; exec.agents.len()];
         for &node in order {
@@ -304,22 +335,20 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
                 }
                 if issued_by {
                     absorbed[own.index()] = clocks.base(source);
-                } else if from != own {
-                    base = clocks.raise(base, from, clocks.tick(source));
+                } else if from != own && clocks.half(from) == half {
+                    base = clocks.raise(base, from, self.ticks[source.index()]);
                 }
                 // Along the agent, this node's issuer entry is at least its predecessor's
                 // when the same host issued both.
                 if let Some((host, before)) = self.issuer(source)
                     && (from != own || issuer.map(|(h, _)| h) != Some(host))
+                    && clocks.half(host) == half
                 {
-                    base = clocks.raise(base, host, clocks.tick(before));
+                    base = clocks.raise(base, host, self.ticks[before.index()]);
                 }
             }
-            next_tick[own.index()] += 1;
-            clocks.finish(node, base, next_tick[own.index()])?;
-            self.executed[node.index()] = true;
+            clocks.finish(node, base)?;
         }
-        self.clocks = clocks;
         Ok(())
     }
 }
