@@ -57,15 +57,24 @@ pub(crate) fn scan_into<'t>(text: &'t str, line: &mut Line<'t>) -> Option<()> {
     (cursor.at == text.len()).then_some(())
 }
 
+/// The positions of the fields every call line has (`Cursor::call_field`); `args` is
+/// read by [`Cursor::args`].
+const API: u8 = 0;
+const RANK: u8 = 1;
+const THREAD: u8 = 2;
+const ARGS: u8 = 3;
+const RET: u8 = 4;
+const TS: u8 = 5;
+
 /// The position of a field `Line` reads, by its name.
 fn field(key: &str) -> Option<u8> {
     Some(match key {
-        "api" => 0,
-        "rank" => 1,
-        "thread" => 2,
-        "args" => 3,
-        "ret" => 4,
-        "ts" => 5,
+        "api" => API,
+        "rank" => RANK,
+        "thread" => THREAD,
+        "args" => ARGS,
+        "ret" => RET,
+        "ts" => TS,
         "loc" => 6,
         "syncguard_trace" => 7,
         "world_size" => 8,
@@ -77,9 +86,6 @@ fn field(key: &str) -> Option<u8> {
     })
 }
 
-/// The position of `args`, read by [`Cursor::args`].
-const ARGS: u8 = 3;
-
 /// Stores `value` in field `index` (any but `args`): `null` leaves it absent, as serde
 /// reads an `Option`.
 fn set_field<'t>(line: &mut Line<'t>, index: u8, value: Json<'t>) -> Option<()> {
@@ -87,11 +93,11 @@ fn set_field<'t>(line: &mut Line<'t>, index: u8, value: Json<'t>) -> Option<()> 
         return Some(());
     }
     let slot = match index {
-        0 => &mut line.api,
-        1 => &mut line.rank,
-        2 => &mut line.thread,
-        4 => &mut line.ret,
-        5 => &mut line.ts,
+        API => &mut line.api,
+        RANK => &mut line.rank,
+        THREAD => &mut line.thread,
+        RET => &mut line.ret,
+        TS => &mut line.ts,
         6 => &mut line.loc,
         _ => {
             let header = line.header.get_or_insert_default();
@@ -296,12 +302,12 @@ impl<'t> Cursor<'t> {
     fn call_field(&mut self) -> Option<u8> {
         let rest = &self.text.as_bytes()[self.at..];
         let (index, quoted) = match rest.get(1)? {
-            b'a' if rest.starts_with(b"\"api\"") => (0, 5),
+            b'a' if rest.starts_with(b"\"api\"") => (API, 5),
             b'a' if rest.starts_with(b"\"args\"") => (ARGS, 6),
-            b'r' if rest.starts_with(b"\"rank\"") => (1, 6),
-            b'r' if rest.starts_with(b"\"ret\"") => (4, 5),
-            b't' if rest.starts_with(b"\"thread\"") => (2, 8),
-            b't' if rest.starts_with(b"\"ts\"") => (5, 4),
+            b'r' if rest.starts_with(b"\"rank\"") => (RANK, 6),
+            b'r' if rest.starts_with(b"\"ret\"") => (RET, 5),
+            b't' if rest.starts_with(b"\"thread\"") => (THREAD, 8),
+            b't' if rest.starts_with(b"\"ts\"") => (TS, 4),
             _ => return None,
         };
         let start = self.at;

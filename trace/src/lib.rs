@@ -13,12 +13,12 @@
 //! malformed lines by serde_json, which words every finding), and each batch is lowered
 //! in file order while the next batch is parsed. Lowering is sequential (it names
 //! handles and builds the Program in file order), so parsing and freeing the parsed
-//! lines is what runs in parallel with it. Memory holds about three blocks of text and two batches of parsed
-//! lines besides the Program, never the whole file. A malformed line is an SG002
-//! finding and is skipped; the rest is still checked. Every finding, its span and its
-//! order, and the line layout, are those of reading one line at a time (`line_reader`,
-//! kept as the reference the tests hold the block reader to, and for the benchmark's
-//! comparison).
+//! lines is what runs in parallel with it. Memory holds about three blocks of text and
+//! two batches of parsed lines besides the Program, never the whole file. A malformed
+//! line is an SG002 finding and is skipped; the rest is still checked. Every finding,
+//! its span and its order, and the line layout, are those of reading one line at a time
+//! (`line_reader`, kept as the reference the tests hold the block reader to, and for the
+//! benchmark's comparison).
 
 mod args;
 mod before;

@@ -85,8 +85,10 @@ pub struct Clocks {
     dominated: JoinMemo,
     /// The first slot of the second half (`Clocks::half`).
     split: u32,
-    /// Tree nodes allocated by every `Clocks` that shares this budget (the two halves).
+    /// Tree nodes allocated by every `Clocks` that shares this budget (the two halves),
+    /// and how many it allows ([`MAX_TREE_NODES`]; fewer in tests).
     allocated: Arc<AtomicUsize>,
+    limit: usize,
     over_budget: bool,
 }
 
@@ -95,11 +97,15 @@ impl Clocks {
     /// (the first ranks, the last ranks): computed side by side, sharing one budget. An
     /// entry is read from its half; each half holds the exact clock's entries there.
     pub fn halves(exec: &Execution) -> [Self; 2] {
-        let slots = rank_aligned_slots(exec);
-        let mut low = Self::with_slots(slots.clone(), exec.nodes.len());
-        let mut high = Self::with_slots(slots, exec.nodes.len());
+        Self::halves_with_slots(rank_aligned_slots(exec), exec.nodes.len())
+    }
+
+    fn halves_with_slots(slots: Vec<u32>, nodes: usize) -> [Self; 2] {
+        let mut low = Self::with_slots(slots.clone(), nodes);
+        let mut high = Self::with_slots(slots, nodes);
         low.split_leaves_in_half();
         high.split_leaves_in_half();
+        // The high half's first chunk joins the shared count.
         high.allocated = Arc::clone(&low.allocated);
         high.allocated.fetch_add(CHUNK, Ordering::Relaxed);
         [low, high]
@@ -136,6 +142,7 @@ impl Clocks {
             dominated: JoinMemo::default(),
             split: u32::MAX,
             allocated: Arc::default(),
+            limit: MAX_TREE_NODES,
             over_budget: false,
         }
         .with_zero_node()
@@ -298,7 +305,7 @@ impl Clocks {
         if id == self.chunks.len() * CHUNK {
             // Counted a chunk at a time, for both halves together.
             let before = self.allocated.fetch_add(CHUNK, Ordering::Relaxed);
-            self.over_budget |= before >= MAX_TREE_NODES;
+            self.over_budget |= before >= self.limit;
             self.chunks.push(new_chunk());
         }
         self.chunks[id / CHUNK][id % CHUNK] = node;
@@ -411,88 +418,103 @@ mod tests {
         })
     }
 
+    /// Each node's dense clock: entrywise maxima of what it joined, raised where raised.
+    fn dense_clocks(steps: &[Step]) -> Vec<Vec<u32>> {
+        let mut dense: Vec<Vec<u32>> = Vec::new();
+        for step in steps {
+            let mut clock = vec![0u32; AGENTS];
+            for &earlier in &step.joins {
+                for (entry, value) in clock.iter_mut().zip(&dense[earlier]) {
+                    *entry = (*entry).max(*value);
+                }
+            }
+            for &(agent, value) in &step.raises {
+                clock[agent] = clock[agent].max(value);
+            }
+            dense.push(clock);
+        }
+        dense
+    }
+
+    /// Node `node`'s base from `step`, with only the raises of agents `raised` keeps.
+    fn take_step(clocks: &mut Clocks, node: usize, step: &Step, raised: impl Fn(usize) -> bool) {
+        clocks.begin();
+        let mut base = ZERO;
+        for &earlier in &step.joins {
+            base = clocks.join(base, clocks.base(NodeId(earlier as u32)));
+        }
+        for &(agent, value) in step.raises.iter().filter(|(agent, _)| raised(*agent)) {
+            base = clocks.raise(base, AgentId(agent as u32), value);
+        }
+        clocks.finish(NodeId(node as u32), base).unwrap();
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         /// The tree, with its in-place writes of fresh nodes and its memo of dominated
-        /// joins, holds exactly the dense clock: entrywise maxima of what was joined,
-        /// raised where raised. 100 agents, one leaf each 8, make a tree of three levels,
-        /// so the memo is used below the root.
+        /// joins, holds exactly the dense clock. 100 agents, one leaf each 8, make a tree
+        /// of three levels, so the memo is used below the root.
         #[test]
         fn the_tree_holds_exactly_the_dense_clocks(steps in steps()) {
             let mut clocks = Clocks::with_slots((0..AGENTS as u32).collect(), steps.len());
-            let mut dense: Vec<Vec<u32>> = Vec::new();
             for (node, step) in steps.iter().enumerate() {
-                clocks.begin();
-                let mut base = ZERO;
-                let mut expected = vec![0u32; AGENTS];
-                for &earlier in &step.joins {
-                    base = clocks.join(base, clocks.base(NodeId(earlier as u32)));
-                    for (entry, value) in expected.iter_mut().zip(&dense[earlier]) {
-                        *entry = (*entry).max(*value);
-                    }
-                }
-                for &(agent, value) in &step.raises {
-                    base = clocks.raise(base, AgentId(agent as u32), value);
-                    expected[agent] = expected[agent].max(value);
-                }
-                clocks.finish(NodeId(node as u32), base).unwrap();
-                dense.push(expected);
+                take_step(&mut clocks, node, step, |_| true);
             }
-            for (node, expected) in dense.iter().enumerate() {
+            for (node, expected) in dense_clocks(&steps).iter().enumerate() {
                 let base = clocks.base(NodeId(node as u32));
                 let held: Vec<u32> = (0..AGENTS as u32).map(|slot| clocks.get(base, slot)).collect();
                 prop_assert_eq!(&held, expected, "node {}", node);
             }
         }
 
-        /// Two halves, each raising only the entries of its own top-level subtrees,
-        /// hold together exactly the dense clock: an entry is read from its half.
+        /// Two halves, each raising only the entries of its own leaves, hold together
+        /// exactly the dense clock: an entry is read from its half.
         #[test]
         fn the_halves_hold_exactly_the_dense_clocks(steps in steps()) {
-            let slots: Vec<u32> = (0..AGENTS as u32).collect();
-            let mut halves = [
-                Clocks::with_slots(slots.clone(), steps.len()),
-                Clocks::with_slots(slots, steps.len()),
-            ];
-            for clocks in &mut halves {
-                clocks.split_leaves_in_half();
-            }
-            let mut dense: Vec<Vec<u32>> = Vec::new();
+            let mut halves = Clocks::halves_with_slots((0..AGENTS as u32).collect(), steps.len());
+            let half_of: Vec<usize> = (0..AGENTS as u32).map(|agent| halves[0].half(AgentId(agent))).collect();
+            prop_assert!(half_of.contains(&0) && half_of.contains(&1));
             for (node, step) in steps.iter().enumerate() {
-                let mut expected = vec![0u32; AGENTS];
-                for &earlier in &step.joins {
-                    for (entry, value) in expected.iter_mut().zip(&dense[earlier]) {
-                        *entry = (*entry).max(*value);
-                    }
-                }
-                for &(agent, value) in &step.raises {
-                    expected[agent] = expected[agent].max(value);
-                }
                 for (half, clocks) in halves.iter_mut().enumerate() {
-                    clocks.begin();
-                    let mut base = ZERO;
-                    for &earlier in &step.joins {
-                        base = clocks.join(base, clocks.base(NodeId(earlier as u32)));
-                    }
-                    for &(agent, value) in &step.raises {
-                        if clocks.half(AgentId(agent as u32)) == half {
-                            base = clocks.raise(base, AgentId(agent as u32), value);
-                        }
-                    }
-                    clocks.finish(NodeId(node as u32), base).unwrap();
+                    take_step(clocks, node, step, |agent| half_of[agent] == half);
                 }
-                dense.push(expected);
             }
-            prop_assert!((0..AGENTS as u32).any(|agent| halves[0].half(AgentId(agent)) == 1));
-            for (node, expected) in dense.iter().enumerate() {
-                let held: Vec<u32> = (0..AGENTS as u32)
+            for (node, expected) in dense_clocks(&steps).iter().enumerate() {
+                let held: Vec<u32> = (0..AGENTS)
                     .map(|agent| {
-                        let clocks = &halves[halves[0].half(AgentId(agent))];
-                        clocks.get(clocks.base(NodeId(node as u32)), agent)
+                        let clocks = &halves[half_of[agent]];
+                        clocks.get(clocks.base(NodeId(node as u32)), agent as u32)
                     })
                     .collect();
                 prop_assert_eq!(&held, expected, "node {}", node);
             }
         }
+    }
+
+    /// The halves count their tree nodes against one budget: what one half allocates
+    /// puts the other over it, and clearing gives it back.
+    #[test]
+    fn the_halves_share_one_budget() {
+        let [mut low, mut high] = Clocks::halves_with_slots((0..16).collect(), 1);
+        for clocks in [&mut low, &mut high] {
+            clocks.limit = 3 * CHUNK;
+        }
+        // Two chunks (one per half) so far; a third for the low half fits.
+        for _ in 0..CHUNK {
+            low.push([1; FANOUT]);
+        }
+        assert!(low.finish(NodeId(0), ZERO).is_ok());
+        // The high half's second chunk is the fourth in all.
+        for _ in 0..CHUNK {
+            high.push([1; FANOUT]);
+        }
+        assert_eq!(high.finish(NodeId(0), ZERO), Err(ClockBudgetExceeded));
+        low.clear();
+        high.clear();
+        high.push([1; FANOUT]);
+        for _ in 0..CHUNK {
+            high.push([1; FANOUT]);
+        }
+        assert!(high.finish(NodeId(0), ZERO).is_ok());
     }
 }
