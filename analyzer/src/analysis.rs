@@ -7,7 +7,8 @@ use rayon::prelude::*;
 
 use crate::diagnostic::Diagnostic;
 use crate::exec::{
-    Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, instantiate, instantiate_with_outcomes, issue_orders, reorder,
+    Cutoff, Execution, MAX_ISSUE_ORDERS, NodeId, WALK_STACK, instantiate, instantiate_with_outcomes, issue_orders,
+    reorder,
 };
 use crate::hb::{ClockBudgetExceeded, HappensBefore};
 use crate::model::{OpKind, Param, Program};
@@ -227,10 +228,6 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
         unproved,
     }
 }
-
-/// Stack of the thread that walks the first run: the calling thread's usual size, as the
-/// walk recurses into nested blocks.
-const WALK_STACK: usize = 8 << 20;
 
 /// `work()` on this thread (the prover's z3 objects stay on it), and beside it the
 /// execution of `params` with no query taken "done": the first run the analysis makes.

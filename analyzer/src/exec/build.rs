@@ -19,68 +19,65 @@ pub fn instantiate(program: &Program, params: Vec<i64>) -> Execution<'_> {
 /// [`instantiate`], with the result of each query a branch looks at, in walk order:
 /// `true` where the query sees the work done; every later one is "not done".
 pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, outcomes: &[bool]) -> Execution<'p> {
-    let ranks = match program.settings.ranks {
+    let ranks = rank_count(program, &params);
+    let legacy_default_stream = program.calls_cuda();
+    // Ranks are walked apart (`split`) only in a run that takes every query "not done":
+    // queries take their outcomes in walk order across ranks.
+    let parts = rayon::current_num_threads();
+    if outcomes.is_empty()
+        && ranks > 1
+        && parts > 1
+        && program.op_count() >= super::split::MIN_OPS_TO_SPLIT
+        && let Some(exec) = super::split::walk_in_parts(program, &params, ranks, parts, legacy_default_stream)
+    {
+        return exec;
+    }
+    walk_in_one_part(program, params, ranks, outcomes, legacy_default_stream)
+}
+
+/// [`instantiate`] with the ranks walked in `parts` parts on as many threads, whatever
+/// the program's size (for tests and benchmarks); `None` where the walk in parts leaves
+/// the run to the walk in one part: one rank, or a budget reached.
+pub fn instantiate_in_parts(program: &Program, params: Vec<i64>, parts: usize) -> Option<Execution<'_>> {
+    let ranks = rank_count(program, &params);
+    super::split::walk_in_parts(program, &params, ranks, parts, program.calls_cuda())
+}
+
+/// [`instantiate`] walking every rank on one thread, one after another: the run the
+/// walk in parts must equal (for tests and benchmarks).
+pub fn instantiate_in_one_part(program: &Program, params: Vec<i64>) -> Execution<'_> {
+    let ranks = rank_count(program, &params);
+    walk_in_one_part(program, params, ranks, &[], program.calls_cuda())
+}
+
+fn walk_in_one_part<'p>(
+    program: &'p Program,
+    params: Vec<i64>,
+    ranks: u32,
+    outcomes: &[bool],
+    legacy_default_stream: bool,
+) -> Execution<'p> {
+    let mut builder = Builder::new(program, params, ranks, outcomes, legacy_default_stream);
+    builder.walk_ranks(0..ranks);
+    builder.finish()
+}
+
+/// The run's rank count: fixed, or a parameter's value.
+fn rank_count(program: &Program, params: &[i64]) -> u32 {
+    match program.settings.ranks {
         crate::model::RankCount::Fixed(n) => n,
         crate::model::RankCount::Param(id) => params.get(id.index()).copied().unwrap_or(1).clamp(1, 1 << 16) as u32,
-    };
-    let mut builder = Builder {
-        exec: Execution {
-            program,
-            ranks,
-            params: params.clone(),
-            agents: Vec::new(),
-            nodes: Vec::new(),
-            instances: Vec::new(),
-            bad_uses: Vec::new(),
-            bad_indices: Vec::new(),
-            elements: HashMap::default(),
-            query_outcomes: Vec::new(),
-            query_syncs: Vec::new(),
-            eval_errors: Vec::new(),
-            invalid_ranges: Vec::new(),
-            rejected_notifies: Vec::new(),
-            unsubmitted_batches: Vec::new(),
-            context_streams: Vec::new(),
-            cutoff: None,
-            legacy_default_stream: program.calls_cuda(),
-            synchronous_work: Vec::new(),
-            uncaptured: Vec::new(),
-            graph_launches: Vec::new(),
-            other_devices: Vec::new(),
-            capture_misuses: Vec::new(),
-            ipc_opened: HashMap::default(),
-            ipc_unexported: Vec::new(),
-        },
-        env: Env {
-            params,
-            rank: 0,
-            vars: vec![None; program.vars.len()],
-            core: None,
-        },
-        rank: RankState::default(),
-        steps: 0,
-        outcomes,
-        ipc: IpcShares::default(),
-    };
-    for rank in 0..ranks {
-        if builder.exec.truncated() {
-            break;
-        }
-        builder.run_rank(rank);
-        builder.check_rank_estimate(rank + 1, ranks);
     }
-    builder.resolve_ipc_opens();
-    builder.exec
 }
 
 /// IPC exports and opens of the whole run, resolved once every rank is walked: a
 /// process may open a handle that a process walked after it exports.
 #[derive(Default)]
-struct IpcShares {
+pub(super) struct IpcShares {
     /// The instance each handle or key names, as last exported, with the offset of
     /// exported memory in its buffer.
-    exported: HashMap<String, (InstId, u64)>,
-    opened: Vec<(InstId, String)>,
+    pub(super) exported: HashMap<String, (InstId, u64)>,
+    pub(super) opened: Vec<(InstId, String)>,
 }
 
 /// Per-rank bookkeeping while walking.
@@ -169,24 +166,93 @@ enum Flow {
     Return,
 }
 
-struct Builder<'p, 'o> {
-    exec: Execution<'p>,
+pub(super) struct Builder<'p, 'o> {
+    pub(super) exec: Execution<'p>,
     env: Env,
     rank: RankState<'p>,
     /// Statements and loop iterations walked so far, against `MAX_STEPS`.
-    steps: u64,
+    pub(super) steps: u64,
     /// What the queries that branches look at see, in walk order.
     outcomes: &'o [bool],
-    ipc: IpcShares,
+    pub(super) ipc: IpcShares,
+}
+
+impl<'p, 'o> Builder<'p, 'o> {
+    pub(super) fn new(
+        program: &'p Program,
+        params: Vec<i64>,
+        ranks: u32,
+        outcomes: &'o [bool],
+        legacy_default_stream: bool,
+    ) -> Self {
+        Builder {
+            exec: Execution {
+                program,
+                ranks,
+                params: params.clone(),
+                agents: Vec::new(),
+                nodes: Vec::new(),
+                instances: Vec::new(),
+                bad_uses: Vec::new(),
+                bad_indices: Vec::new(),
+                elements: HashMap::default(),
+                query_outcomes: Vec::new(),
+                query_syncs: Vec::new(),
+                eval_errors: Vec::new(),
+                invalid_ranges: Vec::new(),
+                rejected_notifies: Vec::new(),
+                unsubmitted_batches: Vec::new(),
+                context_streams: Vec::new(),
+                cutoff: None,
+                legacy_default_stream,
+                synchronous_work: Vec::new(),
+                uncaptured: Vec::new(),
+                graph_launches: Vec::new(),
+                other_devices: Vec::new(),
+                capture_misuses: Vec::new(),
+                ipc_opened: HashMap::default(),
+                ipc_unexported: Vec::new(),
+            },
+            env: Env {
+                params,
+                rank: 0,
+                vars: Vec::new(),
+                core: None,
+            },
+            rank: RankState::default(),
+            steps: 0,
+            outcomes,
+            ipc: IpcShares::default(),
+        }
+    }
 }
 
 impl<'p> Builder<'p, '_> {
+    /// Walk `ranks` in order, until the run is cut off.
+    pub(super) fn walk_ranks(&mut self, ranks: std::ops::Range<u32>) {
+        for rank in ranks {
+            if self.exec.truncated() {
+                break;
+            }
+            self.run_rank(rank);
+            self.check_rank_estimate(rank + 1, self.exec.ranks);
+        }
+    }
+
+    /// The run, once its ranks are walked: IPC opens are resolved across all of them.
+    pub(super) fn finish(mut self) -> Execution<'p> {
+        self.resolve_ipc_opens();
+        self.exec
+    }
+
     fn program(&self) -> &'p Program {
         self.exec.program
     }
 
     fn run_rank(&mut self, rank: u32) {
         self.env.rank = rank as i64;
+        // Each rank is its own process: nothing another rank assigned is visible.
+        self.env.vars = vec![None; self.program().vars.len()];
         self.rank = RankState {
             first_agent: self.exec.agents.len() as u32,
             ..RankState::default()

@@ -9,8 +9,9 @@ mod core_walk;
 mod cuda_copy;
 mod eval;
 mod issue_orders;
+mod split;
 
-pub use build::{core_envs, instantiate, instantiate_with_outcomes};
+pub use build::{core_envs, instantiate, instantiate_in_one_part, instantiate_in_parts, instantiate_with_outcomes};
 pub use core_walk::{CoreEnd, CoreStop, MAX_CORE_STEPS, StopReason, walk_core};
 pub use eval::{CoreEnv, Env, EvalError};
 pub use issue_orders::{IssueOrders, MAX_ISSUE_ORDERS, calls_conflict, issue_orders, reorder};
@@ -113,6 +114,10 @@ pub enum LegacyOrder {
     /// Not ordered against it: host threads, HCCL threads, ACL and non-blocking streams.
     Independent,
 }
+
+/// Stack of a thread that walks a run (or part of one): the usual size of a main thread,
+/// as the walk recurses into nested blocks.
+pub const WALK_STACK: usize = 8 << 20;
 
 /// Concrete ops kept per run, so that a runaway loop cannot exhaust memory.
 pub const MAX_NODES: usize = 20_000_000;

@@ -137,25 +137,24 @@ impl HappensBefore<'_, '_> {
 /// Which of a host thread's calls a node is ordered after. The nodes of an agent that
 /// happen before a node are the first `k` of its queue, `k` being the node's vector
 /// clock entry for that agent, so the latest issue number of every prefix, kept per
-/// issuing host thread, answers in one look-up per agent instead of a walk.
-struct IssueReach {
+/// issuing host thread, answers in one look-up per agent instead of a walk. The prefixes
+/// are made at the first question: most runs ask none (every use is ordered by
+/// happens-before), and making them reads every node.
+struct IssueReach<'e, 'p> {
+    exec: &'e Execution<'p>,
     /// Per agent, per host thread issuing to it: `prefix[k]` is one more than the
     /// latest issue number among the agent's first `k` nodes issued by that thread,
     /// 0 when there is none.
-    prefixes: Vec<Vec<(AgentId, Vec<u32>)>>,
+    prefixes: Option<Vec<IssuePrefixes>>,
     /// Answers by (host thread, node): every use of an instance asks about its destroy.
     latest: HashMap<(AgentId, NodeId), Option<u32>>,
 }
 
-impl IssueReach {
-    fn new(exec: &Execution) -> Self {
-        let prefixes = exec
-            .agents
-            .iter()
-            .map(|agent| issue_prefixes(exec, &agent.nodes))
-            .collect();
+impl<'e, 'p> IssueReach<'e, 'p> {
+    fn new(exec: &'e Execution<'p>) -> Self {
         IssueReach {
-            prefixes,
+            exec,
+            prefixes: None,
             latest: HashMap::default(),
         }
     }
@@ -163,23 +162,35 @@ impl IssueReach {
     /// The latest issue number of a node `host` issued that is `then` or happens
     /// before it.
     fn latest_issue(&mut self, hb: &HappensBefore, host: AgentId, then: NodeId) -> Option<u32> {
-        let prefixes = &self.prefixes;
-        *self.latest.entry((host, then)).or_insert_with(|| {
-            let mut latest = 0;
-            for (agent, per_host) in prefixes.iter().enumerate() {
-                let before = hb.clock(then, AgentId(agent as u32)) as usize;
-                for (_, prefix) in per_host.iter().filter(|(h, _)| *h == host) {
-                    latest = latest.max(prefix[before]);
-                }
+        if let Some(&known) = self.latest.get(&(host, then)) {
+            return known;
+        }
+        let exec = self.exec;
+        let prefixes = self.prefixes.get_or_insert_with(|| {
+            exec.agents
+                .iter()
+                .map(|agent| issue_prefixes(exec, &agent.nodes))
+                .collect()
+        });
+        let mut latest = 0;
+        for (agent, per_host) in prefixes.iter().enumerate() {
+            let before = hb.clock(then, AgentId(agent as u32)) as usize;
+            for (_, prefix) in per_host.iter().filter(|(h, _)| *h == host) {
+                latest = latest.max(prefix[before]);
             }
-            latest.checked_sub(1)
-        })
+        }
+        let answer = latest.checked_sub(1);
+        self.latest.insert((host, then), answer);
+        answer
     }
 }
 
-/// For each host thread that issued some of `queue`, the latest issue number (plus
-/// one) among the queue's first `k` nodes, for every `k`.
-fn issue_prefixes(exec: &Execution, queue: &[NodeId]) -> Vec<(AgentId, Vec<u32>)> {
+/// Per host thread issuing to a queue: the latest issue number (plus one) among the
+/// queue's first `k` nodes that thread issued, for every `k`.
+type IssuePrefixes = Vec<(AgentId, Vec<u32>)>;
+
+/// The [`IssuePrefixes`] of `queue`, for each host thread that issued some of it.
+fn issue_prefixes(exec: &Execution, queue: &[NodeId]) -> IssuePrefixes {
     let mut hosts: Vec<AgentId> = queue.iter().map(|&node| exec.node(node).host).collect();
     hosts.sort();
     hosts.dedup();

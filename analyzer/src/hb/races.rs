@@ -47,21 +47,25 @@ struct Entry {
 
 /// Memory regions are searched in this many groups side by side: a race is between two
 /// accesses of one region, so the groups share nothing but the order of their findings.
-const GROUPS: usize = 2;
+/// More groups than cores, so that a group of busy regions does not leave a core idle
+/// at the end; each group reads the list of accesses once.
+const GROUPS: usize = 8;
 
 pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
     let exec = hb.exec;
-    let visits = || {
-        order.iter().filter_map(|&node| match &exec.node(node).action {
+    // Gathered once, in execution order: each group reads this list, not every node.
+    let visits: Vec<(NodeId, &[Access])> = order
+        .iter()
+        .filter_map(|&node| match &exec.node(node).action {
             Action::Access(accesses) => Some((node, &accesses[..])),
             _ => None,
         })
-    };
+        .collect();
     let relation = Relation {
         happens_before: |a, b| hb.happens_before(a, b),
         agent: |node: NodeId| exec.node(node).agent,
     };
-    search_in_groups(visits, &relation, GROUPS)
+    search_in_groups(|| visits.iter().copied(), &relation, GROUPS)
 }
 
 /// What the search needs of happens-before.

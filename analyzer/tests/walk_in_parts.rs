@@ -1,0 +1,176 @@
+//! A run whose ranks are walked in parts on several threads is exactly the run the walk
+//! of one rank after another makes: every node, agent, instance and finding list, in
+//! the same order with the same numbers. Checked on every fixture, example and trace of
+//! the repository, and on random multi-rank programs whose processes share objects over
+//! IPC and spawn threads.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use syncguard_analyzer::exec::{Execution, instantiate_in_one_part, instantiate_in_parts};
+use syncguard_analyzer::{Overrides, Program, Sources, check_sync_bytes, check_trace_file};
+
+/// The run as text, its maps in key order (their iteration order depends on insertion).
+fn described(mut exec: Execution) -> String {
+    let mut elements: Vec<_> = std::mem::take(&mut exec.elements).into_iter().collect();
+    elements.sort();
+    let mut opened: Vec<_> = std::mem::take(&mut exec.ipc_opened).into_iter().collect();
+    opened.sort();
+    format!("{exec:#?}\nelements: {elements:?}\nipc_opened: {opened:?}")
+}
+
+/// Whether walking in four parts gives the one-part run at `params`, and the difference
+/// if not; `None` where the walk in parts is not taken (one rank).
+fn parts_differ(program: &Program, params: Vec<i64>) -> Option<Option<String>> {
+    let in_parts = described(instantiate_in_parts(program, params.clone(), 4)?);
+    let in_one = described(instantiate_in_one_part(program, params));
+    Some((in_parts != in_one).then(|| first_difference(&in_one, &in_parts)))
+}
+
+fn first_difference(expected: &str, found: &str) -> String {
+    let at = expected.lines().zip(found.lines()).position(|(a, b)| a != b);
+    let line = at.unwrap_or(expected.lines().count().min(found.lines().count()));
+    let show = |text: &str| {
+        text.lines()
+            .skip(line.saturating_sub(8))
+            .take(16)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    format!(
+        "first difference at line {line}:\n--- in one part\n{}\n--- in parts\n{}",
+        show(expected),
+        show(found)
+    )
+}
+
+/// Every parameter at its least value, then at a few above it (ranks among them).
+fn parameter_samples(program: &Program) -> Vec<Vec<i64>> {
+    let least: Vec<i64> = program.params.iter().map(|p| p.min).collect();
+    let more: Vec<i64> = program
+        .params
+        .iter()
+        .map(|p| p.max.unwrap_or(i64::MAX).min(p.min.saturating_add(3)))
+        .collect();
+    vec![least, more]
+}
+
+fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("a readable folder").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "sync" || ext == "jsonl") {
+            found.push(path);
+        }
+    }
+}
+
+fn program_of(path: &Path) -> Program {
+    let mut sources = Sources::default();
+    if path.extension().is_some_and(|ext| ext == "jsonl") {
+        return check_trace_file(&mut sources, path, &Overrides::default())
+            .expect("a readable trace")
+            .program;
+    }
+    let bytes = std::fs::read(path).expect("a readable program");
+    check_sync_bytes(&mut sources, path.display().to_string(), &bytes).program
+}
+
+#[test]
+fn every_fixture_and_example_walks_the_same_in_parts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    files_under(&root.join("tests/fixtures"), &mut files);
+    files_under(&root.join("../examples"), &mut files);
+    files.sort();
+    let mut several_ranks = 0;
+    for path in &files {
+        let program = program_of(path);
+        for params in parameter_samples(&program) {
+            match parts_differ(&program, params.clone()) {
+                None => {}
+                Some(None) => several_ranks += 1,
+                Some(Some(difference)) => panic!("{} at {params:?}: {difference}", path.display()),
+            }
+        }
+    }
+    // The fixtures hold dozens of multi-rank programs: the check above is not vacuous.
+    assert!(
+        several_ranks >= 50,
+        "only {several_ranks} runs in parts among {} files",
+        files.len()
+    );
+}
+
+/// Three processes that each share an event, a notify and a buffer over IPC, open what
+/// the others share, and run a worker thread.
+const PRELUDE: &str = "ranks 3;
+let s = aclrtCreateStream();
+let mine = aclrtCreateEventExWithFlag(ACL_EVENT_IPC);
+let note = aclrtCreateNotify(ACL_NOTIFY_DEFAULT);
+let buf = aclrtMalloc(4 KiB, ACL_MEM_MALLOC_HUGE_FIRST);
+if rank == 0 {
+    aclrtIpcGetEventHandle(mine, \"ev0\");
+    aclrtIpcMemGetExportKey(buf, 4 KiB, \"buf0\");
+    aclrtNotifyGetExportKey(note, \"note0\");
+}
+if rank == 2 {
+    aclrtIpcGetEventHandle(mine, \"ev2\");
+}
+let theirs = aclrtIpcOpenEventHandle(\"ev0\");
+let later = aclrtIpcOpenEventHandle(\"ev2\");
+let shared = aclrtIpcMemImportByKey(\"buf0\");
+let imported = aclrtNotifyImportByKey(\"note0\");
+";
+
+fn call() -> impl Strategy<Value = String> {
+    let event = || prop::sample::select(vec!["mine", "theirs", "later"]);
+    prop_oneof![
+        event().prop_map(|e| format!("aclrtRecordEvent({e}, s);")),
+        event().prop_map(|e| format!("aclrtStreamWaitEvent(s, {e});")),
+        event().prop_map(|e| format!("aclrtSynchronizeEvent({e});")),
+        Just("aclrtRecordNotify(imported, s);".to_string()),
+        Just("aclrtWaitAndResetNotify(note, s, 0);".to_string()),
+        Just("kernel(s, \"k\", reads: [shared[0..1 KiB]], writes: [buf[0..2 KiB]]);".to_string()),
+        Just("aclrtSynchronizeStream(s);".to_string()),
+        Just("aclrtSynchronizeDevice();".to_string()),
+        Just("host_read(shared[0..16]);".to_string()),
+        Just("aclrtDestroyEvent(mine);".to_string()),
+    ]
+}
+
+fn statement() -> impl Strategy<Value = String> {
+    call().prop_recursive(2, 16, 3, |inner| {
+        prop_oneof![
+            3 => call(),
+            1 => (0u32..3, prop::collection::vec(inner.clone(), 1..3))
+                .prop_map(|(rank, body)| format!("if rank == {rank} {{\n{}\n}}", body.join("\n"))),
+            1 => prop::collection::vec(inner, 1..3)
+                .prop_map(|body| format!("for i in 0..2 {{\n{}\n}}", body.join("\n"))),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn random_processes_walk_the_same_in_parts(
+        main in prop::collection::vec(statement(), 0..10),
+        worker in prop::collection::vec(call(), 0..4),
+    ) {
+        let src = format!("{PRELUDE}{}\nthread w {{\n{}\n}}\n", main.join("\n"), worker.join("\n"));
+        let checked = check_sync_bytes(&mut Sources::default(), "ipc.sync", src.as_bytes());
+        prop_assert!(
+            checked.diagnostics.iter().all(|d| d.code != "SG001" && d.code != "SG003"),
+            "the generator writes well-formed programs: {:?}",
+            checked.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+        );
+        match parts_differ(&checked.program, Vec::new()) {
+            Some(None) => {}
+            Some(Some(difference)) => prop_assert!(false, "{}\n{}", src, difference),
+            None => prop_assert!(false, "three ranks are walked in parts"),
+        }
+    }
+}
