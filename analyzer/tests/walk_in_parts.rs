@@ -19,10 +19,10 @@ fn described(mut exec: Execution) -> String {
     format!("{exec:#?}\nelements: {elements:?}\nipc_opened: {opened:?}")
 }
 
-/// Whether walking in four parts gives the one-part run at `params`, and the difference
-/// if not; `None` where the walk in parts is not taken (one rank).
-fn parts_differ(program: &Program, params: Vec<i64>) -> Option<Option<String>> {
-    let in_parts = described(instantiate_in_parts(program, params.clone(), 4)?);
+/// Whether walking on `threads` threads gives the one-part run at `params`, and the
+/// difference if not; `None` where the walk in parts is not taken (one rank).
+fn parts_differ(program: &Program, params: Vec<i64>, threads: usize) -> Option<Option<String>> {
+    let in_parts = described(instantiate_in_parts(program, params.clone(), threads)?);
     let in_one = described(instantiate_in_one_part(program, params));
     Some((in_parts != in_one).then(|| first_difference(&in_one, &in_parts)))
 }
@@ -88,7 +88,7 @@ fn every_fixture_and_example_walks_the_same_in_parts() {
     for path in &files {
         let program = program_of(path);
         for params in parameter_samples(&program) {
-            match parts_differ(&program, params.clone()) {
+            match parts_differ(&program, params.clone(), 4) {
                 None => {}
                 Some(None) => several_ranks += 1,
                 Some(Some(difference)) => panic!("{} at {params:?}: {difference}", path.display()),
@@ -103,9 +103,10 @@ fn every_fixture_and_example_walks_the_same_in_parts() {
     );
 }
 
-/// Three processes that each share an event, a notify and a buffer over IPC, open what
-/// the others share, and run a worker thread.
-const PRELUDE: &str = "ranks 3;
+/// Seven processes that share an event, a notify and a buffer over IPC, open what the
+/// others share, and run a worker thread. On two threads, a thread done with its own
+/// ranks takes the other's last ones (ranks differ in size: `for` loops up to `rank`).
+const PRELUDE: &str = "ranks 7;
 let s = aclrtCreateStream();
 let mine = aclrtCreateEventExWithFlag(ACL_EVENT_IPC);
 let note = aclrtCreateNotify(ACL_NOTIFY_DEFAULT);
@@ -144,10 +145,10 @@ fn statement() -> impl Strategy<Value = String> {
     call().prop_recursive(2, 16, 3, |inner| {
         prop_oneof![
             3 => call(),
-            1 => (0u32..3, prop::collection::vec(inner.clone(), 1..3))
+            1 => (0u32..7, prop::collection::vec(inner.clone(), 1..3))
                 .prop_map(|(rank, body)| format!("if rank == {rank} {{\n{}\n}}", body.join("\n"))),
             1 => prop::collection::vec(inner, 1..3)
-                .prop_map(|body| format!("for i in 0..2 {{\n{}\n}}", body.join("\n"))),
+                .prop_map(|body| format!("for i in 0..rank {{\n{}\n}}", body.join("\n"))),
         ]
     })
 }
@@ -167,10 +168,12 @@ proptest! {
             "the generator writes well-formed programs: {:?}",
             checked.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
         );
-        match parts_differ(&checked.program, Vec::new()) {
-            Some(None) => {}
-            Some(Some(difference)) => prop_assert!(false, "{}\n{}", src, difference),
-            None => prop_assert!(false, "three ranks are walked in parts"),
+        for threads in [2, 3] {
+            match parts_differ(&checked.program, Vec::new(), threads) {
+                Some(None) => {}
+                Some(Some(difference)) => prop_assert!(false, "{}\n{}", src, difference),
+                None => prop_assert!(false, "seven ranks are walked in parts"),
+            }
         }
     }
 }

@@ -1,13 +1,20 @@
 //! A run's ranks walked in parts, side by side. Ranks are separate processes: a rank's
 //! walk reads nothing another rank made, and the only thing that looks across ranks, IPC
 //! opens, is resolved once every rank is walked. Each part numbers its nodes, agents and
-//! instances from zero; a part joined after another has its numbers shifted past the
-//! other's. Since the sequential walk also goes rank by rank, the joined run is exactly
-//! the one it makes, provided no budget was reached: a run any part cuts off, or that
-//! the parts together take past a budget, is left to the sequential walk, which cuts it
-//! where it would.
+//! instances from zero; a part joined after others has its numbers shifted past theirs.
+//! Since the sequential walk also goes rank by rank, the joined run is exactly the one it
+//! makes, provided no budget was reached: a run any part cuts off, or that the parts
+//! together take past a budget, is left to the sequential walk, which cuts it where it
+//! would.
+//!
+//! Each thread walks a range of ranks from its front into one part; a thread done with
+//! its own takes ranks one at a time from the back of the longest range left, each into
+//! a part of its own, so that no thread waits long for another (ranks differ in size,
+//! and the Program's rules run beside the walk).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use super::build::Builder;
 use super::*;
@@ -15,83 +22,223 @@ use super::*;
 /// Fewer calls than this are walked in one part: a thread costs more than it saves.
 pub(super) const MIN_OPS_TO_SPLIT: usize = 20_000;
 
-/// `program`'s run with `params` (every query taken "not done"), its `ranks` walked in
-/// `parts` parts, each on a thread of its own but the first, which the calling thread
-/// walks; `None` when one part would do, or when a budget was reached (see the module
-/// doc). The threads are plain threads, not the rayon pool's: a pool thread may be the
-/// one waiting for this walk.
+/// `program`'s run with `params` (every query taken "not done"), its `ranks` walked on
+/// `threads` threads, the calling thread among them; `None` when one thread would do,
+/// or when a budget was reached (see the module doc). The threads are plain threads,
+/// not the rayon pool's: a pool thread may be the one waiting for this walk.
 pub(super) fn walk_in_parts<'p>(
     program: &'p Program,
     params: &[i64],
     ranks: u32,
-    parts: usize,
+    threads: usize,
     legacy_default_stream: bool,
 ) -> Option<Execution<'p>> {
-    let parts = parts.min(ranks as usize);
-    if parts < 2 {
+    let threads = threads.min(ranks as usize);
+    if threads < 2 {
         return None;
     }
-    let part = Part {
+    let walk = PartWalk {
         program,
         params,
         ranks,
         legacy_default_stream,
+        queue: RankQueue::new(ranks, threads),
+        cut_off: AtomicBool::new(false),
     };
-    let walked = part.walk(0..ranks, parts)?;
-    let within_budgets =
-        walked.steps <= MAX_STEPS && walked.exec.nodes.len() <= MAX_NODES && walked.exec.agents.len() <= MAX_AGENTS;
-    within_budgets.then(|| walked.finish())
+    let mut parts = walk.on_threads(threads);
+    if walk.cut_off.load(Ordering::Relaxed) || !within_budgets(&parts) {
+        return None;
+    }
+    parts.sort_by_key(|part| part.first_rank);
+    Some(join_parts(parts, threads)?.finish())
 }
 
-/// What every part of one run shares.
-struct Part<'a, 'p> {
+/// Whether the parts together stay within the budgets the walk in one part keeps (and
+/// so their numbers, shifted, within `u32`).
+fn within_budgets(parts: &[WalkedPart]) -> bool {
+    let total = |count: fn(&Builder) -> usize| {
+        parts
+            .iter()
+            .fold(0usize, |sum, part| sum.saturating_add(count(&part.builder)))
+    };
+    let steps = parts
+        .iter()
+        .fold(0u64, |sum, part| sum.saturating_add(part.builder.steps));
+    steps <= MAX_STEPS
+        && total(|builder| builder.exec.nodes.len()) <= MAX_NODES
+        && total(|builder| builder.exec.agents.len()) <= MAX_AGENTS
+        && total(|builder| builder.exec.instances.len()) <= u32::MAX as usize
+}
+
+/// The ranks still to walk: one range per thread.
+struct RankQueue {
+    ranges: Vec<Mutex<Range<u32>>>,
+}
+
+impl RankQueue {
+    fn new(ranks: u32, threads: usize) -> Self {
+        let bound = |thread: usize| (u64::from(ranks) * thread as u64 / threads as u64) as u32;
+        RankQueue {
+            ranges: (0..threads)
+                .map(|thread| Mutex::new(bound(thread)..bound(thread + 1)))
+                .collect(),
+        }
+    }
+
+    fn range(&self, thread: usize) -> std::sync::MutexGuard<'_, Range<u32>> {
+        self.ranges[thread].lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next rank of `thread`'s own range.
+    fn own(&self, thread: usize) -> Option<u32> {
+        self.range(thread).next()
+    }
+
+    /// The last rank of the longest range left.
+    fn steal(&self) -> Option<u32> {
+        let mut longest: Vec<(usize, usize)> = (0..self.ranges.len())
+            .map(|thread| (self.range(thread).len(), thread))
+            .collect();
+        longest.sort_unstable_by(|a, b| b.cmp(a));
+        longest
+            .into_iter()
+            .find_map(|(_, thread)| self.range(thread).next_back())
+    }
+}
+
+/// Ranks `first_rank..` of the run, walked into one builder.
+struct WalkedPart<'p> {
+    first_rank: u32,
+    builder: Builder<'p, 'static>,
+}
+
+/// What every thread of one walk shares.
+struct PartWalk<'a, 'p> {
     program: &'p Program,
     params: &'a [i64],
     ranks: u32,
     legacy_default_stream: bool,
+    queue: RankQueue,
+    /// A part was cut off: the others stop, as the run is walked again in one part.
+    cut_off: AtomicBool,
 }
 
-impl<'p> Part<'_, 'p> {
-    /// `ranks` walked in `parts` parts and joined; `None` once a part is cut off.
-    fn walk(&self, ranks: Range<u32>, parts: usize) -> Option<Builder<'p, 'static>> {
-        if parts < 2 || ranks.len() < 2 {
-            let mut builder = Builder::new(
-                self.program,
-                self.params.to_vec(),
-                self.ranks,
-                &[],
-                self.legacy_default_stream,
-            );
-            builder.walk_ranks(ranks);
-            return (!builder.exec.truncated()).then_some(builder);
+impl<'p> PartWalk<'_, 'p> {
+    /// Every rank walked, on `threads` threads; a thread that cannot be started leaves
+    /// its ranks to the others.
+    fn on_threads(&self, threads: usize) -> Vec<WalkedPart<'p>> {
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..threads)
+                .filter_map(|thread| {
+                    let walker = std::thread::Builder::new().stack_size(WALK_STACK);
+                    walker.spawn_scoped(scope, move || self.walk(thread)).ok()
+                })
+                .collect();
+            let mut parts = self.walk(0);
+            for other in others {
+                parts.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            parts
+        })
+    }
+
+    /// `thread`'s own ranks into one part, then ranks taken from the others, each a part.
+    fn walk(&self, thread: usize) -> Vec<WalkedPart<'p>> {
+        let mut parts = Vec::new();
+        let mut own: Option<WalkedPart<'p>> = None;
+        while let Some(rank) = self.next(|| self.queue.own(thread)) {
+            let part = own.get_or_insert_with(|| WalkedPart {
+                first_rank: rank,
+                builder: self.builder(),
+            });
+            self.walk_rank(&mut part.builder, rank);
         }
-        let low_parts = parts / 2;
-        let middle = ranks.start + (ranks.len() * low_parts / parts) as u32;
-        let (low, high) = std::thread::scope(|scope| {
-            let high = std::thread::Builder::new()
-                .stack_size(WALK_STACK)
-                .spawn_scoped(scope, || self.walk(middle..ranks.end, parts - low_parts));
-            let low = self.walk(ranks.start..middle, low_parts);
-            let high = match high {
-                Ok(high) => high.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread: walked in turn.
-                Err(_) => self.walk(middle..ranks.end, 1),
-            };
-            (low, high)
-        });
-        let (mut low, high) = (low?, high?);
-        join_builders(&mut low, high);
-        Some(low)
+        parts.extend(own);
+        while let Some(rank) = self.next(|| self.queue.steal()) {
+            let mut builder = self.builder();
+            self.walk_rank(&mut builder, rank);
+            parts.push(WalkedPart {
+                first_rank: rank,
+                builder,
+            });
+        }
+        parts
+    }
+
+    fn next(&self, take: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        if self.cut_off.load(Ordering::Relaxed) {
+            return None;
+        }
+        take()
+    }
+
+    fn builder(&self) -> Builder<'p, 'static> {
+        Builder::new(
+            self.program,
+            self.params.to_vec(),
+            self.ranks,
+            &[],
+            self.legacy_default_stream,
+        )
+    }
+
+    fn walk_rank(&self, builder: &mut Builder<'p, 'static>, rank: u32) {
+        builder.walk_ranks(rank..rank + 1);
+        if builder.exec.truncated() {
+            self.cut_off.store(true, Ordering::Relaxed);
+        }
     }
 }
 
-/// Append the ranks `high` walked after those `low` walked.
-fn join_builders<'p>(low: &mut Builder<'p, '_>, high: Builder<'p, '_>) {
-    let shift = Shift {
-        nodes: low.exec.nodes.len() as u32,
-        agents: low.exec.agents.len() as u32,
-        instances: low.exec.instances.len() as u32,
+/// The parts, in rank order, joined into the first: the later parts' nodes are shifted
+/// on `threads` threads, the rest of them on this one.
+fn join_parts<'p>(parts: Vec<WalkedPart<'p>>, threads: usize) -> Option<Builder<'p, 'static>> {
+    let mut parts = parts.into_iter().map(|part| part.builder);
+    let mut joined = parts.next()?;
+    let mut later: Vec<Builder<'p, 'static>> = parts.collect();
+    let mut shift = Shift::past(&joined.exec, Shift::default());
+    let shifts: Vec<Shift> = later
+        .iter()
+        .map(|part| {
+            let this = shift;
+            shift = Shift::past(&part.exec, shift);
+            this
+        })
+        .collect();
+    shift_nodes(&mut later, &shifts, threads);
+    for (part, shift) in later.into_iter().zip(shifts) {
+        join_builders(&mut joined, part, shift);
+    }
+    Some(joined)
+}
+
+/// Shift the nodes of `parts` in place, each part by its shift, on `threads` threads (a
+/// thread that cannot be started leaves its share to the others).
+fn shift_nodes(parts: &mut [Builder<'_, '_>], shifts: &[Shift], threads: usize) {
+    let total: usize = parts.iter().map(|part| part.exec.nodes.len()).sum();
+    let piece = total.div_ceil(threads).max(1);
+    let pieces: Vec<(Shift, &mut [Node])> = parts
+        .iter_mut()
+        .zip(shifts)
+        .flat_map(|(part, &shift)| part.exec.nodes.chunks_mut(piece).map(move |nodes| (shift, nodes)))
+        .collect();
+    let pieces = Mutex::new(pieces);
+    let shift_pieces = || {
+        while let Some((shift, nodes)) = pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() {
+            nodes.iter_mut().for_each(|node| shift.node(node));
+        }
     };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            let _ = std::thread::Builder::new().spawn_scoped(scope, shift_pieces);
+        }
+        shift_pieces();
+    });
+}
+
+/// Append the ranks `high` walked after those `low` walked, `high`'s nodes already
+/// shifted.
+fn join_builders<'p>(low: &mut Builder<'p, '_>, high: Builder<'p, '_>, shift: Shift) {
     low.steps = low.steps.saturating_add(high.steps);
     // Later exports of a handle replace earlier ones, as in the sequential walk.
     for (key, (inst, offset)) in high.ipc.exported {
@@ -114,17 +261,17 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
         ranks: _,
         params: _,
         mut agents,
-        nodes,
+        mut nodes,
         mut instances,
-        bad_uses,
-        bad_indices,
+        mut bad_uses,
+        mut bad_indices,
         elements,
         query_outcomes,
         query_syncs,
         eval_errors,
         invalid_ranges,
         rejected_notifies,
-        unsubmitted_batches,
+        mut unsubmitted_batches,
         context_streams,
         cutoff: _,
         legacy_default_stream: _,
@@ -132,20 +279,22 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
         uncaptured,
         graph_launches,
         other_devices,
-        capture_misuses,
+        mut capture_misuses,
         ipc_opened,
         ipc_unexported,
     } = high;
-    low.nodes.extend(nodes.into_iter().map(|node| shift.node(node)));
+    // Shifted already, on every core (`shift_nodes`).
+    low.nodes.append(&mut nodes);
     agents.iter_mut().for_each(|agent| shift.agent(agent));
     low.agents.append(&mut agents);
     instances
         .iter_mut()
         .for_each(|instance| shift.instance_fields(instance));
     low.instances.append(&mut instances);
-    low.bad_uses.extend(bad_uses.into_iter().map(|bad| shift.bad_use(bad)));
-    low.bad_indices
-        .extend(bad_indices.into_iter().map(|bad| shift.bad_index(bad)));
+    bad_uses.iter_mut().for_each(|bad| shift.bad_use(bad));
+    low.bad_uses.append(&mut bad_uses);
+    bad_indices.iter_mut().for_each(|bad| shift.bad_index(bad));
+    low.bad_indices.append(&mut bad_indices);
     let elements = elements
         .into_iter()
         .map(|((node, obj), inst)| ((shift.node_id(node), obj), shift.instance(inst)));
@@ -159,8 +308,8 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
         .into_iter()
         .map(|(node, inst, index)| (shift.node_id(node), shift.instance(inst), index));
     low.rejected_notifies.extend(rejected);
-    low.unsubmitted_batches
-        .extend(unsubmitted_batches.into_iter().map(|batch| shift.batch(batch)));
+    unsubmitted_batches.iter_mut().for_each(|batch| shift.batch(batch));
+    low.unsubmitted_batches.append(&mut unsubmitted_batches);
     let context_streams = context_streams
         .into_iter()
         .map(|(context, stream)| (shift.instance(context), shift.instance(stream)));
@@ -173,8 +322,10 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
     low.graph_launches
         .extend(graph_launches.into_iter().map(|(node, op)| (shift.node_id(node), op)));
     low.other_devices.extend(other_devices);
-    low.capture_misuses
-        .extend(capture_misuses.into_iter().map(|misuse| shift.capture_misuse(misuse)));
+    capture_misuses
+        .iter_mut()
+        .for_each(|misuse| shift.capture_misuse(misuse));
+    low.capture_misuses.append(&mut capture_misuses);
     low.ipc_opened.extend(
         ipc_opened
             .into_iter()
@@ -186,7 +337,7 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
 
 /// How far a later part's numbers move: past the nodes, agents and instances of the
 /// parts before it.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Shift {
     nodes: u32,
     agents: u32,
@@ -194,6 +345,15 @@ struct Shift {
 }
 
 impl Shift {
+    /// The shift of a part after `exec`, whose own shift is `base`.
+    fn past(exec: &Execution, base: Shift) -> Shift {
+        Shift {
+            nodes: base.nodes + exec.nodes.len() as u32,
+            agents: base.agents + exec.agents.len() as u32,
+            instances: base.instances + exec.instances.len() as u32,
+        }
+    }
+
     fn node_id(self, node: NodeId) -> NodeId {
         NodeId(node.0 + self.nodes)
     }
@@ -206,95 +366,65 @@ impl Shift {
         InstId(inst.0 + self.instances)
     }
 
-    fn node(self, node: Node<'_>) -> Node<'_> {
+    fn node(self, node: &mut Node<'_>) {
         let Node {
             agent,
-            op,
+            op: _,
             action,
             host,
-            issue,
+            // Issue positions count within a rank.
+            issue: _,
             issued_after,
         } = node;
-        Node {
-            agent: self.agent_id(agent),
-            op,
-            action: self.action(action),
-            host: self.agent_id(host),
-            // Issue positions count within a rank.
-            issue,
-            issued_after: if issued_after == NO_NODE {
-                NO_NODE
-            } else {
-                issued_after + self.nodes
-            },
+        *agent = self.agent_id(*agent);
+        self.action(action);
+        *host = self.agent_id(*host);
+        if *issued_after != NO_NODE {
+            *issued_after += self.nodes;
         }
     }
 
-    fn action(self, action: Action) -> Action {
-        let nodes = |upto: Box<[NodeId]>| -> Box<[NodeId]> { upto.iter().map(|&node| self.node_id(node)).collect() };
+    fn action(self, action: &mut Action) {
         match action {
-            Action::Create(inst) => Action::Create(self.instance(inst)),
-            Action::Destroy(inst) => Action::Destroy(self.instance(inst)),
-            Action::EventRecord(inst) => Action::EventRecord(self.instance(inst)),
-            Action::EventWait(inst) => Action::EventWait(self.instance(inst)),
-            Action::EventReset(inst) => Action::EventReset(self.instance(inst)),
-            Action::EventQuery(inst) => Action::EventQuery(self.instance(inst)),
-            Action::EventElapsedTime { start, end } => Action::EventElapsedTime {
-                start: self.instance(start),
-                end: self.instance(end),
-            },
-            Action::EventSync(inst) => Action::EventSync(self.instance(inst)),
-            Action::AgentSync { agent, upto } => Action::AgentSync {
-                agent: self.agent_id(agent),
-                upto: upto.map(|node| self.node_id(node)),
-            },
-            Action::DeviceSync { upto } => Action::DeviceSync { upto: nodes(upto) },
-            Action::WaitsSync { event, upto } => Action::WaitsSync {
-                event: self.instance(event),
-                upto: nodes(upto),
-            },
-            Action::NotifyRecord(inst) => Action::NotifyRecord(self.instance(inst)),
-            Action::NotifyWait(inst) => Action::NotifyWait(self.instance(inst)),
-            Action::ChannelNotifyRecord { channel, index } => Action::ChannelNotifyRecord {
-                channel: self.instance(channel),
-                index,
-            },
-            Action::ChannelNotifyWait { channel, index } => Action::ChannelNotifyWait {
-                channel: self.instance(channel),
-                index,
-            },
-            Action::ThreadNotifyRecord { target, index } => Action::ThreadNotifyRecord {
-                target: self.instance(target),
-                index,
-            },
-            Action::ThreadNotifyWait { thread, index } => Action::ThreadNotifyWait {
-                thread: self.instance(thread),
-                index,
-            },
-            Action::ValueWrite { mut word, value } => {
-                self.access(&mut word);
-                Action::ValueWrite { word, value }
+            Action::Create(inst)
+            | Action::Destroy(inst)
+            | Action::EventRecord(inst)
+            | Action::EventWait(inst)
+            | Action::EventReset(inst)
+            | Action::EventQuery(inst)
+            | Action::EventSync(inst)
+            | Action::NotifyRecord(inst)
+            | Action::NotifyWait(inst) => *inst = self.instance(*inst),
+            Action::EventElapsedTime { start, end } => {
+                *start = self.instance(*start);
+                *end = self.instance(*end);
             }
+            Action::AgentSync { agent, upto } => {
+                *agent = self.agent_id(*agent);
+                *upto = upto.map(|node| self.node_id(node));
+            }
+            Action::DeviceSync { upto } => upto.iter_mut().for_each(|node| *node = self.node_id(*node)),
+            Action::WaitsSync { event, upto } => {
+                *event = self.instance(*event);
+                upto.iter_mut().for_each(|node| *node = self.node_id(*node));
+            }
+            Action::ChannelNotifyRecord { channel, index: _ } | Action::ChannelNotifyWait { channel, index: _ } => {
+                *channel = self.instance(*channel);
+            }
+            Action::ThreadNotifyRecord { target: inst, index: _ }
+            | Action::ThreadNotifyWait { thread: inst, index: _ } => {
+                *inst = self.instance(*inst);
+            }
+            Action::ValueWrite { word, value: _ } => self.access(word),
             Action::ValueWait {
-                mut word,
-                value,
-                condition,
-                bits,
-            } => {
-                self.access(&mut word);
-                Action::ValueWait {
-                    word,
-                    value,
-                    condition,
-                    bits,
-                }
-            }
-            Action::Access(mut accesses) => {
-                accesses.iter_mut().for_each(|access| self.access(access));
-                Action::Access(accesses)
-            }
-            Action::Spawn(agent) => Action::Spawn(self.agent_id(agent)),
-            Action::Other => Action::Other,
+                word,
+                value: _,
+                condition: _,
+                bits: _,
+            } => self.access(word),
+            Action::Access(accesses) => accesses.iter_mut().for_each(|access| self.access(access)),
+            Action::Spawn(agent) => *agent = self.agent_id(*agent),
+            Action::Other => {}
         }
     }
 
@@ -348,70 +478,51 @@ impl Shift {
         *channel = channel.map(|inst| self.instance(inst));
     }
 
-    fn bad_use(self, bad: BadUse<'_>) -> BadUse<'_> {
+    fn bad_use(self, bad: &mut BadUse<'_>) {
         let BadUse {
-            op,
-            rank,
-            obj,
+            op: _,
+            rank: _,
+            obj: _,
             destroyed_by,
         } = bad;
-        BadUse {
-            op,
-            rank,
-            obj,
-            destroyed_by: destroyed_by.map(|node| self.node_id(node)),
-        }
+        *destroyed_by = destroyed_by.map(|node| self.node_id(node));
     }
 
-    /// Named by objects, not instances: nothing to shift.
-    fn bad_index(self, bad: BadIndex<'_>) -> BadIndex<'_> {
+    /// Named by objects, not instances: nothing to shift (every field is named so that
+    /// one added with a number is not missed).
+    fn bad_index(self, bad: &mut BadIndex<'_>) {
         let BadIndex {
-            op,
-            rank,
-            element,
-            index,
-            len,
-            missed,
+            op: _,
+            rank: _,
+            element: _,
+            index: _,
+            len: _,
+            missed: _,
         } = bad;
-        BadIndex {
-            op,
-            rank,
-            element,
-            index,
-            len,
-            missed,
-        }
     }
 
-    fn batch(self, batch: UnsubmittedBatch) -> UnsubmittedBatch {
+    fn batch(self, batch: &mut UnsubmittedBatch) {
         let UnsubmittedBatch {
             start,
             calls,
             other_tags,
         } = batch;
-        UnsubmittedBatch {
-            start: self.node_id(start),
-            calls: calls
-                .into_iter()
-                .map(|(node, action)| (self.node_id(node), self.action(action)))
-                .collect(),
-            other_tags: other_tags.into_iter().map(|node| self.node_id(node)).collect(),
+        *start = self.node_id(*start);
+        for (node, action) in calls {
+            *node = self.node_id(*node);
+            self.action(action);
         }
+        other_tags.iter_mut().for_each(|node| *node = self.node_id(*node));
     }
 
-    fn capture_misuse(self, misuse: CaptureMisuse<'_>) -> CaptureMisuse<'_> {
+    /// The problem names calls, not nodes.
+    fn capture_misuse(self, misuse: &mut CaptureMisuse<'_>) {
         let CaptureMisuse {
-            begin,
-            rank,
+            begin: _,
+            rank: _,
             stream,
-            problem,
+            problem: _,
         } = misuse;
-        CaptureMisuse {
-            begin,
-            rank,
-            stream: self.agent_id(stream),
-            // Calls, not nodes.
-            problem,
-        }
+        *stream = self.agent_id(*stream);
     }
 }
