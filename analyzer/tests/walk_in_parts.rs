@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use syncguard_analyzer::exec::{Execution, instantiate_in_one_part, instantiate_in_parts};
-use syncguard_analyzer::{Overrides, Program, Sources, check_sync_bytes, check_trace_file};
+use syncguard_analyzer::exec::{Execution, instantiate, instantiate_in_one_part, instantiate_in_parts};
+use syncguard_analyzer::{FileId, Overrides, Program, Sources, check_sync_bytes, check_trace_file};
 
 /// The run as text, its maps in key order (their iteration order depends on insertion).
 fn described(mut exec: Execution) -> String {
@@ -101,6 +101,48 @@ fn every_fixture_and_example_walks_the_same_in_parts() {
         "only {several_ranks} runs in parts among {} files",
         files.len()
     );
+}
+
+/// A program of more calls than the walk in one part keeps for itself: `instantiate`
+/// walks it in parts on a machine of several cores, and gives the one-part run (its
+/// nodes compared field by field: printing 24,000 of them is slow in a debug build).
+#[test]
+fn a_large_program_is_walked_in_parts_and_gives_the_same_run() {
+    let calls: Vec<String> = (0..6_000)
+        .map(|i| {
+            let (stream, start) = (i % 2, i % 64);
+            format!(
+                "kernel(s{stream}, \"k\", writes: [buf[{start}..{}]]);\naclrtRecordEvent(e, s{stream});",
+                start + 8
+            )
+        })
+        .collect();
+    let calls = calls.join("\n");
+    let src = format!(
+        "ranks 4;\nlet s0 = aclrtCreateStream();\nlet s1 = aclrtCreateStream();\nlet e = aclrtCreateEvent();\n\
+         let buf = aclrtMalloc(4 KiB, ACL_MEM_MALLOC_HUGE_FIRST);\nif rank < 2 {{\n{calls}\n}} else {{\n{calls}\n}}\n"
+    );
+    // Parsed and lowered only: the whole analysis of this program takes minutes in a
+    // debug build.
+    let parsed = syncguard_grammar::parse(&src);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors.first());
+    let lowered = syncguard_grammar::lower::lower(&parsed.file, FileId(0), src.len());
+    let program = lowered.program;
+    assert!(program.op_count() > 20_000);
+    let in_one = instantiate_in_one_part(&program, Vec::new());
+    let taken = instantiate(&program, Vec::new());
+    assert_eq!(in_one.nodes.len(), taken.nodes.len());
+    for (index, (a, b)) in in_one.nodes.iter().zip(&taken.nodes).enumerate() {
+        let same = a.agent == b.agent
+            && std::ptr::eq(a.op, b.op)
+            && a.action == b.action
+            && a.host == b.host
+            && a.issue == b.issue
+            && a.issued_after() == b.issued_after();
+        assert!(same, "node {index}: {a:?} in one part, {b:?} in parts");
+    }
+    assert_eq!(format!("{:?}", in_one.agents), format!("{:?}", taken.agents));
+    assert_eq!(format!("{:?}", in_one.instances), format!("{:?}", taken.instances));
 }
 
 /// Seven processes that share an event, a notify and a buffer over IPC, open what the

@@ -22,25 +22,26 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
     let ranks = rank_count(program, &params);
     let legacy_default_stream = program.calls_cuda();
     // Ranks are walked apart (`split`) only in a run that takes every query "not done":
-    // queries take their outcomes in walk order across ranks.
-    let parts = rayon::current_num_threads();
+    // queries take their outcomes in walk order across ranks. As many threads as the
+    // analysis's pool (`RAYON_NUM_THREADS` limits both).
+    let threads = rayon::current_num_threads();
     if outcomes.is_empty()
         && ranks > 1
-        && parts > 1
+        && threads > 1
         && program.op_count() >= super::split::MIN_OPS_TO_SPLIT
-        && let Some(exec) = super::split::walk_in_parts(program, &params, ranks, parts, legacy_default_stream)
+        && let Some(exec) = super::split::walk_in_parts(program, &params, ranks, threads, legacy_default_stream)
     {
         return exec;
     }
     walk_in_one_part(program, params, ranks, outcomes, legacy_default_stream)
 }
 
-/// [`instantiate`] with the ranks walked in `parts` parts on as many threads, whatever
-/// the program's size (for tests and benchmarks); `None` where the walk in parts leaves
-/// the run to the walk in one part: one rank, or a budget reached.
-pub fn instantiate_in_parts(program: &Program, params: Vec<i64>, parts: usize) -> Option<Execution<'_>> {
+/// [`instantiate`] with the ranks walked on `threads` threads, whatever the program's
+/// size (for tests and benchmarks); `None` where the walk in parts leaves the run to the
+/// walk in one part: one rank, or a budget reached.
+pub fn instantiate_in_parts(program: &Program, params: Vec<i64>, threads: usize) -> Option<Execution<'_>> {
     let ranks = rank_count(program, &params);
-    super::split::walk_in_parts(program, &params, ranks, parts, program.calls_cuda())
+    super::split::walk_in_parts(program, &params, ranks, threads, program.calls_cuda())
 }
 
 /// [`instantiate`] walking every rank on one thread, one after another: the run the
