@@ -48,20 +48,24 @@ struct Entry {
 /// Memory regions are searched in this many groups side by side: a race is between two
 /// accesses of one region, so the groups share nothing but the order of their findings.
 /// More groups than cores, so that a group of busy regions does not leave a core idle
-/// at the end.
+/// at the end; each group reads the list of accesses once.
 const GROUPS: usize = 8;
 
 pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
     let exec = hb.exec;
-    let visits = order.iter().filter_map(|&node| match &exec.node(node).action {
-        Action::Access(accesses) => Some((node, &accesses[..])),
-        _ => None,
-    });
+    // Gathered once, in execution order: each group reads this list, not every node.
+    let visits: Vec<(NodeId, &[Access])> = order
+        .iter()
+        .filter_map(|&node| match &exec.node(node).action {
+            Action::Access(accesses) => Some((node, &accesses[..])),
+            _ => None,
+        })
+        .collect();
     let relation = Relation {
         happens_before: |a, b| hb.happens_before(a, b),
         agent: |node: NodeId| exec.node(node).agent,
     };
-    search_in_groups(visits, &relation, GROUPS)
+    search_in_groups(|| visits.iter().copied(), &relation, GROUPS)
 }
 
 /// What the search needs of happens-before.
@@ -70,34 +74,20 @@ struct Relation<H, A> {
     agent: A,
 }
 
-/// One access, where the search meets it.
-struct Visit<'a> {
-    at: Position,
-    node: NodeId,
-    access: &'a Access,
-}
-
 /// The races [`search`] finds over every region, found `groups` groups of regions at a
 /// time in parallel and put back in the order one search makes: by the later access,
 /// then by the earlier entry; a pair of calls is reported once, where it first races.
-/// The accesses are dealt to their groups in one pass, in visiting order.
-fn search_in_groups<'a, H, A>(
-    visits: impl Iterator<Item = (NodeId, &'a [Access])>,
-    relation: &Relation<H, A>,
-    groups: usize,
-) -> Vec<Race>
+fn search_in_groups<'a, V, I, H, A>(visits: V, relation: &Relation<H, A>, groups: usize) -> Vec<Race>
 where
+    V: Fn() -> I + Sync,
+    I: Iterator<Item = (NodeId, &'a [Access])>,
     H: Fn(NodeId, NodeId) -> bool + Sync,
     A: Fn(NodeId) -> AgentId + Sync,
 {
-    let mut dealt: Vec<Vec<Visit<'a>>> = (0..groups).map(|_| Vec::new()).collect();
-    for (visit, (node, accesses)) in visits.enumerate() {
-        for (index, access) in accesses.iter().enumerate() {
-            let at = (visit as u32, index as u32);
-            dealt[group_of(access.memory, groups)].push(Visit { at, node, access });
-        }
-    }
-    let found: Vec<Vec<Found>> = dealt.par_iter().map(|group| search(group, relation)).collect();
+    let found: Vec<Vec<Found>> = (0..groups)
+        .into_par_iter()
+        .map(|group| search(visits(), relation, |memory| group_of(memory, groups) == group))
+        .collect();
     let mut found: Vec<Found> = found.into_iter().flatten().collect();
     found.sort_unstable_by_key(|found| found.order);
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
@@ -128,8 +118,12 @@ struct Found {
     race: Race,
 }
 
-/// The races between the accesses of one group, each pair of calls once.
-fn search<H, A>(visits: &[Visit], relation: &Relation<H, A>) -> Vec<Found>
+/// The races between accesses of the regions `searched` keeps, each pair of calls once.
+fn search<'a, H, A>(
+    visits: impl Iterator<Item = (NodeId, &'a [Access])>,
+    relation: &Relation<H, A>,
+    searched: impl Fn(Memory) -> bool,
+) -> Vec<Found>
 where
     H: Fn(NodeId, NodeId) -> bool,
     A: Fn(NodeId) -> AgentId,
@@ -137,24 +131,30 @@ where
     let mut histories: HashMap<Memory, History> = HashMap::default();
     let mut races = Vec::new();
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
-    for &Visit { at, node, access } in visits {
-        let history = histories.entry(access.memory).or_default();
-        for entry in history.entries.iter_mut().filter(|entry| !entry.superseded) {
-            if conflicts(entry, access) && !(relation.happens_before)(entry.node, node) && entry.node != node {
-                // One report per pair of calls, whatever the number of ranges.
-                if reported.insert((entry.node, node)) {
-                    races.push(Found {
-                        order: (at, entry.at),
-                        race: race(entry, node, access),
-                    });
+    for (visit, (node, accesses)) in visits.enumerate() {
+        for (index, access) in accesses.iter().enumerate() {
+            if !searched(access.memory) {
+                continue;
+            }
+            let at = (visit as u32, index as u32);
+            let history = histories.entry(access.memory).or_default();
+            for entry in history.entries.iter_mut().filter(|entry| !entry.superseded) {
+                if conflicts(entry, access) && !(relation.happens_before)(entry.node, node) && entry.node != node {
+                    // One report per pair of calls, whatever the number of ranges.
+                    if reported.insert((entry.node, node)) {
+                        races.push(Found {
+                            order: (at, entry.at),
+                            race: race(entry, node, access),
+                        });
+                    }
+                }
+                if superseded(relation, entry, node, access) {
+                    entry.superseded = true;
+                    history.superseded += 1;
                 }
             }
-            if superseded(relation, entry, node, access) {
-                entry.superseded = true;
-                history.superseded += 1;
-            }
+            history.push(node, access, at);
         }
-        history.push(node, access, at);
     }
     races
 }
@@ -303,7 +303,7 @@ mod tests {
             let expected = scan_then_retain(&visits, &relation);
             for groups in 1..=3 {
                 let found = search_in_groups(
-                    visits.iter().map(|(node, accesses)| (*node, &accesses[..])),
+                    || visits.iter().map(|(node, accesses)| (*node, &accesses[..])),
                     &relation,
                     groups,
                 );
