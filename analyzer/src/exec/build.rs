@@ -37,15 +37,15 @@ pub fn instantiate_with_outcomes<'p>(program: &'p Program, params: Vec<i64>, out
 }
 
 /// [`instantiate`] with the ranks walked on `threads` threads, whatever the program's
-/// size (for tests and benchmarks); `None` where the walk in parts leaves the run to the
-/// walk in one part: one rank, or a budget reached.
+/// size (for tests); `None` where the walk in parts leaves the run to the walk in one
+/// part: one rank, or a budget reached.
 pub fn instantiate_in_parts(program: &Program, params: Vec<i64>, threads: usize) -> Option<Execution<'_>> {
     let ranks = rank_count(program, &params);
     super::split::walk_in_parts(program, &params, ranks, threads, program.calls_cuda())
 }
 
 /// [`instantiate`] walking every rank on one thread, one after another: the run the
-/// walk in parts must equal (for tests and benchmarks).
+/// walk in parts must equal (for tests).
 pub fn instantiate_in_one_part(program: &Program, params: Vec<i64>) -> Execution<'_> {
     let ranks = rank_count(program, &params);
     walk_in_one_part(program, params, ranks, &[], program.calls_cuda())

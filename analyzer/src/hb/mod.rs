@@ -260,24 +260,8 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     fn execution_order(&self) -> Vec<NodeId> {
         let count = self.exec.nodes.len();
         // Both read every edge: side by side.
-        let (targets, (mut indegree, blocked, mut ready)) = rayon::join(
-            || Targets::new(&self.graph),
-            || {
-                let mut blocked = vec![false; count];
-                for wait in &self.matching.unsatisfied {
-                    blocked[wait.index()] = true;
-                }
-                let mut indegree = vec![0u32; count];
-                for edge in self.graph.raw_edges() {
-                    indegree[edge.target().index()] += 1;
-                }
-                let mut ready: Vec<u32> = (0..count as u32)
-                    .filter(|&n| indegree[n as usize] == 0 && !blocked[n as usize])
-                    .collect();
-                ready.reverse();
-                (indegree, blocked, ready)
-            },
-        );
+        let (targets, (mut indegree, blocked, mut ready)) =
+            rayon::join(|| Targets::new(&self.graph), || self.kahn_start());
         let mut order = Vec::with_capacity(count);
         while let Some(node) = ready.pop() {
             order.push(NodeId(node));
@@ -289,6 +273,25 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             }
         }
         order
+    }
+
+    /// Kahn's starting state: each node's in-degree, the waits nothing satisfies, and
+    /// the nodes ready at once (the first on top).
+    fn kahn_start(&self) -> (Vec<u32>, Vec<bool>, Vec<u32>) {
+        let count = self.exec.nodes.len();
+        let mut blocked = vec![false; count];
+        for wait in &self.matching.unsatisfied {
+            blocked[wait.index()] = true;
+        }
+        let mut indegree = vec![0u32; count];
+        for edge in self.graph.raw_edges() {
+            indegree[edge.target().index()] += 1;
+        }
+        let mut ready: Vec<u32> = (0..count as u32)
+            .filter(|&n| indegree[n as usize] == 0 && !blocked[n as usize])
+            .collect();
+        ready.reverse();
+        (indegree, blocked, ready)
     }
 
     /// Clocks in execution order, both halves side by side.
