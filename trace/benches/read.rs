@@ -53,7 +53,9 @@ fn measure(path: &Path, mode: &str) {
     let file = std::fs::File::open(path).expect("the trace opens");
     let start = Instant::now();
     let mut sources = Sources::default();
-    let lowerer = read_trace_with(&mut sources, "bench.jsonl", file, None, false, false, options);
+    // As `check` reads a file: from where it can be read again, which sizes the op lists.
+    let reread = Some(path.to_path_buf());
+    let lowerer = read_trace_with(&mut sources, "bench.jsonl", file, reread, false, false, options);
     let seconds = start.elapsed().as_secs_f64();
     let read = lowerer.into_read(None, None);
     let lines = sources.get(read.file).line_of(usize::MAX) + 1;

@@ -95,9 +95,16 @@ pub fn read_trace_with(
     keep_times: bool,
     options: ReadOptions,
 ) -> TraceLowerer {
+    // The file the text can be read again from is the one being read: its length sizes
+    // the op lists.
+    let expected_bytes = reread
+        .as_ref()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map(|metadata| metadata.len());
     let file = sources.add(SourceFile::deferred(display, reread));
     let mut lowerer = TraceLowerer::new(file, keep_calls);
     lowerer.keep_times = keep_times;
+    lowerer.expected_bytes = expected_bytes;
     let mut line_starts = Vec::new();
     let length = match options.block_size {
         Some(block_size) => read_in_blocks(&mut lowerer, reader, block_size, options.max_line, &mut line_starts),
