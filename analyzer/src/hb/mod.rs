@@ -56,7 +56,10 @@ pub struct HappensBefore<'e, 'p> {
     clocks: [Clocks; 2],
     /// Each executed node's position on its agent, from 1 (0: never executes).
     ticks: Vec<u32>,
-    executed: Vec<bool>,
+    /// Per agent: whether some device op was issued after one of its calls, so that
+    /// clocks hold an implicit entry for it (`issuer`). Asked first, the other agents'
+    /// entries need no look at the issuing call.
+    issues_work: Vec<bool>,
     /// Minimal cycles of waits, each in execution order.
     pub cycles: Vec<Vec<NodeId>>,
     /// Kahn's order of the executed nodes, which the race search walks.
@@ -69,9 +72,9 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// The graph and its clocks; an execution whose clocks would not fit the budget
     /// (`clocks::MAX_TREE_NODES`) is too large to analyze.
     pub fn build(exec: &'e Execution<'p>) -> Result<Self, ClockBudgetExceeded> {
-        // The synchronize index, and the edges of each synchronize's own thread, need no
-        // graph: found beside it.
-        let ((matching, graph), (synced, issues, own_syncs)) = rayon::join(
+        // The synchronize index, the edges of each synchronize's own thread and the
+        // issuing agents need no graph: found beside it.
+        let ((matching, graph), (synced, issues, own_syncs, issues_work)) = rayon::join(
             || {
                 let matching = matching::match_signals(exec);
                 let graph = build_graph(exec, &matching);
@@ -81,7 +84,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
                 let synced = host_sync::synced_queues(exec);
                 let issues = host_sync::IssueIndex::new(exec, &synced);
                 let own_syncs = own_thread_syncs(exec, &synced, &issues);
-                (synced, issues, own_syncs)
+                (synced, issues, own_syncs, issuing_agents(exec))
             },
         );
         let mut hb = HappensBefore {
@@ -90,7 +93,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             matching,
             clocks: Clocks::halves(exec),
             ticks: vec![0; exec.nodes.len()],
-            executed: vec![false; exec.nodes.len()],
+            issues_work,
             cycles: Vec::new(),
             order: Vec::new(),
             races: OnceLock::new(),
@@ -200,7 +203,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
 
     /// Whether the node can execute at all.
     pub fn executes(&self, node: NodeId) -> bool {
-        self.executed[node.index()]
+        self.ticks[node.index()] != 0
     }
 
     /// The number of `agent`'s nodes that happen before `node` (or are `node`).
@@ -209,6 +212,9 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
             return self.ticks[node.index()];
         }
         let value = self.clocks[self.clocks[0].half(agent)].entry(node, agent);
+        if !self.issues_work[agent.index()] {
+            return value;
+        }
         match self.issuer(node) {
             Some((host, before)) if host == agent => value.max(self.ticks[before.index()]),
             _ => value,
@@ -298,13 +304,11 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     fn compute_clocks(&mut self, order: &[NodeId]) -> Result<(), ClockBudgetExceeded> {
         let exec = self.exec;
         self.ticks.fill(0);
-        self.executed.fill(false);
         let mut next_tick = vec![0u32; exec.agents.len()];
         for &node in order {
             let own = exec.node(node).agent;
             next_tick[own.index()] += 1;
             self.ticks[node.index()] = next_tick[own.index()];
-            self.executed[node.index()] = true;
         }
         let [mut low, mut high] = std::mem::take(&mut self.clocks);
         let this = &*self;
@@ -360,6 +364,18 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
         }
         Ok(())
     }
+}
+
+/// Per agent: whether a node of another agent was issued after one of its nodes.
+fn issuing_agents(exec: &Execution) -> Vec<bool> {
+    let mut issues = vec![false; exec.agents.len()];
+    for node in &exec.nodes {
+        if let Some(before) = node.issued_after() {
+            let host = exec.node(before).agent;
+            issues[host.index()] |= host != node.agent;
+        }
+    }
+    issues
 }
 
 /// For each synchronized queue, the last node the synchronizing thread itself issued to

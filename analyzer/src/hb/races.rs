@@ -48,16 +48,35 @@ struct Entry {
 /// Memory regions are searched in this many groups side by side: a race is between two
 /// accesses of one region, so the groups share nothing but the order of their findings.
 /// More groups than cores, so that a group of busy regions does not leave a core idle
-/// at the end; each group reads the list of accesses once.
+/// at the end; each group reads the list of calls once.
 const GROUPS: usize = 8;
+const _: () = assert!(GROUPS <= u8::BITS as usize, "a visit's groups are the bits of a u8");
+
+/// A call that accesses memory, with the groups its regions are searched in (a bit
+/// each): a group reads only the access lists of its own calls, not every call's.
+#[derive(Clone, Copy)]
+struct Visit<'a> {
+    node: NodeId,
+    accesses: &'a [Access],
+    groups: u8,
+}
+
+impl<'a> Visit<'a> {
+    fn new(node: NodeId, accesses: &'a [Access], groups: usize) -> Self {
+        let groups = accesses
+            .iter()
+            .fold(0, |mask, access| mask | 1 << group_of(access.memory, groups));
+        Visit { node, accesses, groups }
+    }
+}
 
 pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
     let exec = hb.exec;
-    // Gathered once, in execution order: each group reads this list, not every node.
-    let visits: Vec<(NodeId, &[Access])> = order
-        .iter()
+    // Gathered once, in execution order.
+    let visits: Vec<Visit> = order
+        .par_iter()
         .filter_map(|&node| match &exec.node(node).action {
-            Action::Access(accesses) => Some((node, &accesses[..])),
+            Action::Access(accesses) => Some(Visit::new(node, accesses, GROUPS)),
             _ => None,
         })
         .collect();
@@ -65,7 +84,7 @@ pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
         happens_before: |a, b| hb.happens_before(a, b),
         agent: |node: NodeId| exec.node(node).agent,
     };
-    search_in_groups(|| visits.iter().copied(), &relation, GROUPS)
+    search_in_groups(&visits, &relation, GROUPS)
 }
 
 /// What the search needs of happens-before.
@@ -77,16 +96,21 @@ struct Relation<H, A> {
 /// The races [`search`] finds over every region, found `groups` groups of regions at a
 /// time in parallel and put back in the order one search makes: by the later access,
 /// then by the earlier entry; a pair of calls is reported once, where it first races.
-fn search_in_groups<'a, V, I, H, A>(visits: V, relation: &Relation<H, A>, groups: usize) -> Vec<Race>
+fn search_in_groups<H, A>(visits: &[Visit], relation: &Relation<H, A>, groups: usize) -> Vec<Race>
 where
-    V: Fn() -> I + Sync,
-    I: Iterator<Item = (NodeId, &'a [Access])>,
     H: Fn(NodeId, NodeId) -> bool + Sync,
     A: Fn(NodeId) -> AgentId + Sync,
 {
     let found: Vec<Vec<Found>> = (0..groups)
         .into_par_iter()
-        .map(|group| search(visits(), relation, |memory| group_of(memory, groups) == group))
+        .map(|group| {
+            // Numbered among all visits, which orders the findings of every group.
+            let own = visits
+                .iter()
+                .enumerate()
+                .filter(|(_, visit)| visit.groups & 1 << group != 0);
+            search(own, relation, |memory| group_of(memory, groups) == group)
+        })
         .collect();
     let mut found: Vec<Found> = found.into_iter().flatten().collect();
     found.sort_unstable_by_key(|found| found.order);
@@ -118,9 +142,10 @@ struct Found {
     race: Race,
 }
 
-/// The races between accesses of the regions `searched` keeps, each pair of calls once.
+/// The races between accesses of the regions `searched` keeps, each pair of calls once;
+/// `visits` are numbered in execution order.
 fn search<'a, H, A>(
-    visits: impl Iterator<Item = (NodeId, &'a [Access])>,
+    visits: impl Iterator<Item = (usize, &'a Visit<'a>)>,
     relation: &Relation<H, A>,
     searched: impl Fn(Memory) -> bool,
 ) -> Vec<Found>
@@ -131,7 +156,7 @@ where
     let mut histories: HashMap<Memory, History> = HashMap::default();
     let mut races = Vec::new();
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
-    for (visit, (node, accesses)) in visits.enumerate() {
+    for (visit, &Visit { node, accesses, .. }) in visits {
         for (index, access) in accesses.iter().enumerate() {
             if !searched(access.memory) {
                 continue;
@@ -302,11 +327,11 @@ mod tests {
             };
             let expected = scan_then_retain(&visits, &relation);
             for groups in 1..=3 {
-                let found = search_in_groups(
-                    || visits.iter().map(|(node, accesses)| (*node, &accesses[..])),
-                    &relation,
-                    groups,
-                );
+                let grouped: Vec<Visit> = visits
+                    .iter()
+                    .map(|(node, accesses)| Visit::new(*node, accesses, groups))
+                    .collect();
+                let found = search_in_groups(&grouped, &relation, groups);
                 prop_assert_eq!(&found, &expected, "{} groups", groups);
             }
         }
