@@ -208,6 +208,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                     diagnostics.push(with_query_outcomes(diagnostic, &exec));
                 }
             }
+            exec.free_in_parallel();
         }
     }
     let mut unproved = proved.unproved;

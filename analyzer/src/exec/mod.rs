@@ -432,6 +432,13 @@ pub struct BadUse<'p> {
 }
 
 impl<'p> Execution<'p> {
+    /// Frees the run, its nodes beside the rest: a million nodes, each with its own
+    /// accesses, take as long to free as some of the analysis.
+    pub fn free_in_parallel(self) {
+        let Execution { nodes, instances, .. } = self;
+        rayon::join(|| drop(nodes), || drop(instances));
+    }
+
     /// Ranks with more than one host thread: where threads can issue concurrently.
     pub fn ranks_with_several_host_threads(&self) -> Vec<u32> {
         let hosts: Vec<u32> = self
