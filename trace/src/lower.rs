@@ -685,17 +685,19 @@ const MIN_CALL_BYTES: u64 = 16;
 /// million calls, too small for `realloc` to move by remapping), those copies and the
 /// page faults behind them were a fifth of the lowering thread's time. A projection that
 /// falls short, or a trace of unknown length, leaves the list to doubling; one too long
-/// reserves address space that is never touched.
+/// reserves address space that is never touched, and one the system refuses (a limit on
+/// address space, or no overcommit) is not taken.
 fn grow_by_projection<T>(list: &mut Vec<T>, offset: usize, expected: Option<u64>) {
     let Some(expected) = expected else { return };
     if list.len() < list.capacity() || offset < PROJECT_AFTER_BYTES {
         return;
     }
-    let projected = (list.len() as u128 * u128::from(expected) / offset as u128) as u64;
-    let wanted = (projected + projected / 8).min(expected / MIN_CALL_BYTES);
+    let projected = list.len() as u128 * u128::from(expected) / offset as u128;
+    let wanted = (projected + projected / 8).min(u128::from(expected / MIN_CALL_BYTES));
     let wanted = usize::try_from(wanted).unwrap_or(usize::MAX);
     if wanted > list.capacity().saturating_mul(2) {
-        list.reserve_exact(wanted - list.len());
+        // Refused, the list doubles as it would have.
+        let _ = list.try_reserve_exact(wanted - list.len());
     }
 }
 
@@ -830,6 +832,18 @@ mod tests {
         let mut late = full(1000);
         grow_by_projection(&mut late, 60 * MIB, Some(64 * MIB as u64));
         assert_eq!(late.capacity(), 1000);
+    }
+
+    #[test]
+    fn a_projection_past_what_can_be_allocated_leaves_the_list_as_it_was() {
+        // 2 MiB of entries in the first 2 MiB of a trace said to be 16 EiB long: room for
+        // more bytes than an address space holds, refused without a panic.
+        let mut list = full(2 * MIB);
+        grow_by_projection(&mut list, 2 * MIB, Some(u64::MAX));
+        assert_eq!(list.capacity(), 2 * MIB);
+        let mut words = vec![0u64; 2 * MIB];
+        grow_by_projection(&mut words, 2 * MIB, Some(u64::MAX));
+        assert_eq!(words.capacity(), 2 * MIB);
     }
 
     #[test]
