@@ -234,10 +234,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// The host thread that issued a device op, with the host call just before the
     /// issue: the op's clock holds that call's tick implicitly.
     fn issuer(&self, node: NodeId) -> Option<(AgentId, NodeId)> {
-        let own = self.exec.node(node).agent;
-        let before = self.exec.node(node).issued_after()?;
-        let host = self.exec.node(before).agent;
-        (host != own).then_some((host, before))
+        issuer(self.exec, node)
     }
 
     /// `a` happens before `b`: every execution runs `a` to completion before `b` starts.
@@ -379,13 +376,20 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
 /// Per agent: whether a node of another agent was issued after one of its nodes.
 fn issuing_agents(exec: &Execution) -> Vec<bool> {
     let mut issues = vec![false; exec.agents.len()];
-    for node in &exec.nodes {
-        if let Some(before) = node.issued_after() {
-            let host = exec.node(before).agent;
-            issues[host.index()] |= host != node.agent;
+    for node in 0..exec.nodes.len() {
+        if let Some((host, _)) = issuer(exec, NodeId(node as u32)) {
+            issues[host.index()] = true;
         }
     }
     issues
+}
+
+/// [`HappensBefore::issuer`], before there is one.
+fn issuer(exec: &Execution, node: NodeId) -> Option<(AgentId, NodeId)> {
+    let own = exec.node(node).agent;
+    let before = exec.node(node).issued_after()?;
+    let host = exec.node(before).agent;
+    (host != own).then_some((host, before))
 }
 
 /// For each synchronized queue, the last node the synchronizing thread itself issued to
