@@ -78,6 +78,50 @@ impl Drop for HappensBefore<'_, '_> {
     }
 }
 
+/// A node's agent and its tick there (0: the node never executes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    agent: AgentId,
+    tick: u32,
+}
+
+/// One node's clock (`HappensBefore::clock_of`).
+struct ClockOf<'h, 'e, 'p> {
+    hb: &'h HappensBefore<'e, 'p>,
+    node: NodeId,
+    own: Place,
+}
+
+impl ClockOf<'_, '_, '_> {
+    /// How many of `agent`'s nodes happen before the node, or are it.
+    fn entry(&self, agent: AgentId) -> u32 {
+        let hb = self.hb;
+        if agent == self.own.agent {
+            return self.own.tick;
+        }
+        let value = hb.clocks[hb.clocks[0].half(agent)].entry(self.node, agent);
+        if !hb.issues_work[agent.index()] {
+            return value;
+        }
+        match hb.issuer(self.node) {
+            Some((host, before)) if host == agent => value.max(hb.ticks[before.index()]),
+            _ => value,
+        }
+    }
+
+    /// The node at `place` happens before this one. False when either never executes,
+    /// and for the node itself: along one agent, only a smaller tick is before.
+    fn is_after(&self, place: Place) -> bool {
+        if place.tick == 0 || self.own.tick == 0 {
+            return false;
+        }
+        if place.agent == self.own.agent {
+            return place.tick < self.own.tick;
+        }
+        self.entry(place.agent) >= place.tick
+    }
+}
+
 impl<'e, 'p> HappensBefore<'e, 'p> {
     /// The graph and its clocks; an execution whose clocks would not fit the budget
     /// (`clocks::MAX_TREE_NODES`) is too large to analyze.
@@ -218,16 +262,24 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
 
     /// The number of `agent`'s nodes that happen before `node` (or are `node`).
     fn clock(&self, node: NodeId, agent: AgentId) -> u32 {
-        if agent == self.exec.node(node).agent {
-            return self.ticks[node.index()];
+        self.clock_of(node).entry(agent)
+    }
+
+    /// `node`'s clock, read entry by entry: comparing many calls with one reads the
+    /// node's agent and tick once.
+    fn clock_of(&self, node: NodeId) -> ClockOf<'_, 'e, 'p> {
+        ClockOf {
+            hb: self,
+            node,
+            own: self.place(node),
         }
-        let value = self.clocks[self.clocks[0].half(agent)].entry(node, agent);
-        if !self.issues_work[agent.index()] {
-            return value;
-        }
-        match self.issuer(node) {
-            Some((host, before)) if host == agent => value.max(self.ticks[before.index()]),
-            _ => value,
+    }
+
+    /// Where `node` runs: its agent, and its tick there.
+    fn place(&self, node: NodeId) -> Place {
+        Place {
+            agent: self.exec.node(node).agent,
+            tick: self.ticks[node.index()],
         }
     }
 
@@ -240,11 +292,7 @@ impl<'e, 'p> HappensBefore<'e, 'p> {
     /// `a` happens before `b`: every execution runs `a` to completion before `b` starts.
     /// False when either never executes.
     pub fn happens_before(&self, a: NodeId, b: NodeId) -> bool {
-        if a == b || !self.executes(a) || !self.executes(b) {
-            return false;
-        }
-        let agent = self.exec.node(a).agent;
-        self.clock(b, agent) >= self.ticks[a.index()]
+        self.clock_of(b).is_after(self.place(a))
     }
 
     /// How many of `agent`'s nodes happen before `node`: a prefix of the agent's nodes

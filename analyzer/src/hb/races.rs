@@ -19,8 +19,8 @@
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::HappensBefore;
-use crate::exec::{Access, Action, AgentId, Memory, NodeId};
+use super::{HappensBefore, Place};
+use crate::exec::{Access, Action, Memory, NodeId};
 
 /// Two accesses to overlapping bytes, at least one a write, in either order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +38,9 @@ pub struct Race {
 
 struct Entry {
     node: NodeId,
+    /// Its call's place, kept so that comparing the entry with a later call reads
+    /// nothing of its own call.
+    place: Place,
     at: Position,
     start: u64,
     end: u64,
@@ -80,27 +83,32 @@ pub(super) fn find_races(hb: &HappensBefore, order: &[NodeId]) -> Vec<Race> {
             _ => None,
         })
         .collect();
-    let relation = Relation {
-        happens_before: |a, b| hb.happens_before(a, b),
-        agent: |node: NodeId| exec.node(node).agent,
-    };
-    search_in_groups(&visits, &relation, GROUPS)
+    search_in_groups(&visits, hb, GROUPS)
 }
 
-/// What the search needs of happens-before.
-struct Relation<H, A> {
-    happens_before: H,
-    agent: A,
+/// What the search needs of happens-before: where a call runs, and, from a call, which
+/// places run before it. An access's call is compared with every live entry of its
+/// region, so its clock is looked up once for them all.
+trait Order: Sync {
+    fn place(&self, node: NodeId) -> Place;
+    fn runs_before(&self, node: NodeId) -> impl Fn(Place) -> bool;
+}
+
+impl Order for HappensBefore<'_, '_> {
+    fn place(&self, node: NodeId) -> Place {
+        HappensBefore::place(self, node)
+    }
+
+    fn runs_before(&self, node: NodeId) -> impl Fn(Place) -> bool {
+        let clock = self.clock_of(node);
+        move |place| clock.is_after(place)
+    }
 }
 
 /// The races [`search`] finds over every region, found `groups` groups of regions at a
 /// time in parallel and put back in the order one search makes: by the later access,
 /// then by the earlier entry; a pair of calls is reported once, where it first races.
-fn search_in_groups<H, A>(visits: &[Visit], relation: &Relation<H, A>, groups: usize) -> Vec<Race>
-where
-    H: Fn(NodeId, NodeId) -> bool + Sync,
-    A: Fn(NodeId) -> AgentId + Sync,
-{
+fn search_in_groups(visits: &[Visit], order: &impl Order, groups: usize) -> Vec<Race> {
     let found: Vec<Vec<Found>> = (0..groups)
         .into_par_iter()
         .map(|group| {
@@ -109,7 +117,7 @@ where
                 .iter()
                 .enumerate()
                 .filter(|(_, visit)| visit.groups & 1 << group != 0);
-            search(own, relation, |memory| group_of(memory, groups) == group)
+            search(own, order, |memory| group_of(memory, groups) == group)
         })
         .collect();
     let mut found: Vec<Found> = found.into_iter().flatten().collect();
@@ -144,19 +152,17 @@ struct Found {
 
 /// The races between accesses of the regions `searched` keeps, each pair of calls once;
 /// `visits` are numbered in execution order.
-fn search<'a, H, A>(
+fn search<'a>(
     visits: impl Iterator<Item = (usize, &'a Visit<'a>)>,
-    relation: &Relation<H, A>,
+    order: &impl Order,
     searched: impl Fn(Memory) -> bool,
-) -> Vec<Found>
-where
-    H: Fn(NodeId, NodeId) -> bool,
-    A: Fn(NodeId) -> AgentId,
-{
+) -> Vec<Found> {
     let mut histories: HashMap<Memory, History> = HashMap::default();
     let mut races = Vec::new();
     let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
     for (visit, &Visit { node, accesses, .. }) in visits {
+        let place = order.place(node);
+        let runs_before = order.runs_before(node);
         for (index, access) in accesses.iter().enumerate() {
             if !searched(access.memory) {
                 continue;
@@ -164,7 +170,7 @@ where
             let at = (visit as u32, index as u32);
             let history = histories.entry(access.memory).or_default();
             for entry in history.entries.iter_mut().filter(|entry| !entry.superseded) {
-                if conflicts(entry, access) && !(relation.happens_before)(entry.node, node) && entry.node != node {
+                if conflicts(entry, access) && !runs_before(entry.place) && entry.node != node {
                     // One report per pair of calls, whatever the number of ranges.
                     if reported.insert((entry.node, node)) {
                         races.push(Found {
@@ -173,12 +179,12 @@ where
                         });
                     }
                 }
-                if superseded(relation, entry, node, access) {
+                if superseded(entry, place, access, &runs_before) {
                     entry.superseded = true;
                     history.superseded += 1;
                 }
             }
-            history.push(node, access, at);
+            history.push(node, place, access, at);
         }
     }
     races
@@ -194,13 +200,14 @@ struct History {
 }
 
 impl History {
-    fn push(&mut self, node: NodeId, access: &Access, at: Position) {
+    fn push(&mut self, node: NodeId, place: Place, access: &Access, at: Position) {
         if self.superseded * 2 > self.entries.len() {
             self.entries.retain(|entry| !entry.superseded);
             self.superseded = 0;
         }
         self.entries.push(Entry {
             node,
+            place,
             at,
             start: access.start,
             end: access.end,
@@ -232,16 +239,9 @@ fn conflicts(entry: &Entry, access: &Access) -> bool {
 /// race with the write but not with the read). An access of another agent does not
 /// stand for it: a host read followed by a kernel's read would report a later write's
 /// race with the kernel only, and the host's (SG602) would be lost.
-fn superseded<H, A>(relation: &Relation<H, A>, entry: &Entry, node: NodeId, access: &Access) -> bool
-where
-    H: Fn(NodeId, NodeId) -> bool,
-    A: Fn(NodeId) -> AgentId,
-{
+fn superseded(entry: &Entry, place: Place, access: &Access, runs_before: impl Fn(Place) -> bool) -> bool {
     let covered = access.start <= entry.start && entry.end <= access.end;
-    covered
-        && (access.write || !entry.write)
-        && (relation.agent)(entry.node) == (relation.agent)(node)
-        && (relation.happens_before)(entry.node, node)
+    covered && (access.write || !entry.write) && entry.place.agent == place.agent && runs_before(entry.place)
 }
 
 #[cfg(test)]
@@ -249,34 +249,32 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::exec::InstId;
+    use crate::exec::{AgentId, InstId};
 
     /// The search as it was before: a pass for the races, then one to drop the
     /// superseded entries, every time.
-    fn scan_then_retain<H, A>(visits: &[(NodeId, Vec<Access>)], relation: &Relation<H, A>) -> Vec<Race>
-    where
-        H: Fn(NodeId, NodeId) -> bool,
-        A: Fn(NodeId) -> AgentId,
-    {
+    fn scan_then_retain(visits: &[(NodeId, Vec<Access>)], order: &impl Order) -> Vec<Race> {
         let mut history: HashMap<Memory, Vec<Entry>> = HashMap::default();
         let mut races = Vec::new();
         let mut reported: HashSet<(NodeId, NodeId)> = HashSet::default();
         for (node, accesses) in visits {
             let node = *node;
+            let (place, runs_before) = (order.place(node), order.runs_before(node));
             for access in accesses {
                 let entries = history.entry(access.memory).or_default();
                 for entry in entries.iter() {
                     if conflicts(entry, access)
-                        && !(relation.happens_before)(entry.node, node)
+                        && !runs_before(entry.place)
                         && entry.node != node
                         && reported.insert((entry.node, node))
                     {
                         races.push(race(entry, node, access));
                     }
                 }
-                entries.retain(|entry| !superseded(relation, entry, node, access));
+                entries.retain(|entry| !superseded(entry, place, access, &runs_before));
                 entries.push(Entry {
                     node,
+                    place,
                     at: (0, 0),
                     start: access.start,
                     end: access.end,
@@ -298,6 +296,31 @@ mod tests {
         })
     }
 
+    /// A fixed random relation: whether `a` happens before `b` is a hash of both. A
+    /// call's tick is its number plus one, from which its place names it again.
+    struct RandomOrder {
+        agents: Vec<AgentId>,
+        seed: u64,
+        ordered_one_in: u64,
+    }
+
+    impl Order for RandomOrder {
+        fn place(&self, node: NodeId) -> Place {
+            Place {
+                agent: self.agents[node.index()],
+                tick: node.0 + 1,
+            }
+        }
+
+        fn runs_before(&self, b: NodeId) -> impl Fn(Place) -> bool {
+            move |place: Place| {
+                let a = NodeId(place.tick - 1);
+                let pair = (u64::from(a.0) << 32 | u64::from(b.0)) ^ self.seed;
+                a < b && (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40).is_multiple_of(self.ordered_one_in)
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -316,22 +339,18 @@ mod tests {
                 .enumerate()
                 .map(|(i, (accesses, _))| (NodeId(i as u32), accesses.clone()))
                 .collect();
-            // A fixed random relation: whether `a` happens before `b` is a hash of both.
-            let ordered = |a: NodeId, b: NodeId| {
-                let pair = (u64::from(a.0) << 32 | u64::from(b.0)) ^ seed;
-                (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % ordered_one_in == 0
+            let order = RandomOrder {
+                agents: calls.iter().map(|(_, agent)| AgentId(*agent)).collect(),
+                seed,
+                ordered_one_in,
             };
-            let relation = Relation {
-                happens_before: |a: NodeId, b: NodeId| a < b && ordered(a, b),
-                agent: |node: NodeId| AgentId(calls[node.index()].1),
-            };
-            let expected = scan_then_retain(&visits, &relation);
+            let expected = scan_then_retain(&visits, &order);
             for groups in 1..=3 {
                 let grouped: Vec<Visit> = visits
                     .iter()
                     .map(|(node, accesses)| Visit::new(*node, accesses, groups))
                     .collect();
-                let found = search_in_groups(&grouped, &relation, groups);
+                let found = search_in_groups(&grouped, &order, groups);
                 prop_assert_eq!(&found, &expected, "{} groups", groups);
             }
         }
