@@ -107,3 +107,38 @@ impl Value {
         }
     }
 }
+
+impl Value {
+    /// The `.sync` names of the handles and buffers it holds, anywhere inside it.
+    pub fn for_each_name(&self, visit: &mut impl FnMut(&str)) {
+        match self {
+            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) => visit(name),
+            Value::Tuple(items) | Value::List(items) => items.iter().for_each(|item| item.for_each_name(visit)),
+            Value::Dict(pairs) => pairs.iter().for_each(|(_, value)| value.for_each_name(visit)),
+            Value::StreamContext(inner) | Value::DataBuffer(inner) => inner.for_each_name(visit),
+            _ => {}
+        }
+    }
+
+    /// Whether it holds a handle or buffer named by `names`.
+    pub fn mentions(&self, names: &std::collections::HashSet<String>) -> bool {
+        let mut found = false;
+        self.for_each_name(&mut |name| found |= names.contains(name));
+        found
+    }
+
+    /// The same value with the handles and buffers `renamed` names called by their new name.
+    pub fn rename(&mut self, renamed: &std::collections::HashMap<String, String>) {
+        match self {
+            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) => {
+                if let Some(new) = renamed.get(name.as_str()) {
+                    name.clone_from(new);
+                }
+            }
+            Value::Tuple(items) | Value::List(items) => items.iter_mut().for_each(|item| item.rename(renamed)),
+            Value::Dict(pairs) => pairs.iter_mut().for_each(|(_, value)| value.rename(renamed)),
+            Value::StreamContext(inner) | Value::DataBuffer(inner) => inner.rename(renamed),
+            _ => {}
+        }
+    }
+}

@@ -297,12 +297,7 @@ impl<'t> Walker<'_, 't> {
             // A module constant, evaluated in its module (once per use; bounded by
             // the nesting limit, which also stops `A = A`).
             let hint = self.hint.take();
-            self.frames.push(Frame {
-                unit,
-                locals: HashMap::new(),
-                pending: Vec::new(),
-                returned: Value::None,
-            });
+            self.frames.push(Frame::new(unit, HashMap::new()));
             let value = if self.nesting < 16 {
                 self.eval(expr)
             } else {

@@ -8,6 +8,7 @@
 
 mod acl;
 mod expr;
+mod merge;
 mod stmt;
 mod torch;
 
@@ -61,16 +62,19 @@ struct Frame {
     locals: HashMap<String, Value>,
     /// Return codes bound to a name and not read yet: `ret = acl.rt.record_event(...)`.
     pending: Vec<(String, Range<usize>, &'static Api)>,
-    returned: Value,
+    results: merge::Results,
 }
 
-/// The state a branch changes: merged where two branches meet.
-#[derive(Clone)]
-struct State {
-    frames_locals: Vec<HashMap<String, Value>>,
-    heap: Vec<Obj>,
-    current: Value,
-    recorded: std::collections::HashSet<String>,
+impl Frame {
+    /// A frame of code in module `unit` with these locals.
+    fn new(unit: usize, locals: HashMap<String, Value>) -> Frame {
+        Frame {
+            unit,
+            locals,
+            pending: Vec::new(),
+            results: merge::Results::new(),
+        }
+    }
 }
 
 #[derive(Clone, Default)]
@@ -305,57 +309,6 @@ impl<'i, 't> Walker<'i, 't> {
         None
     }
 
-    fn snapshot(&self) -> State {
-        State {
-            frames_locals: self.frames.iter().map(|frame| frame.locals.clone()).collect(),
-            heap: self.heap.clone(),
-            current: self.current.clone(),
-            recorded: self.recorded.clone(),
-        }
-    }
-
-    fn restore(&mut self, state: State) {
-        for (frame, locals) in self.frames.iter_mut().zip(state.frames_locals) {
-            frame.locals = locals;
-        }
-        self.heap = state.heap;
-        self.current = state.current;
-        self.recorded = state.recorded;
-    }
-
-    /// Where two branches meet: a value they left different is unknown after them.
-    fn merge(&mut self, other: State) {
-        for (frame, locals) in self.frames.iter_mut().zip(other.frames_locals) {
-            let names: Vec<String> = frame.locals.keys().chain(locals.keys()).cloned().collect();
-            for name in names {
-                if frame.locals.get(&name) != locals.get(&name) {
-                    frame.locals.insert(name, Value::Unknown);
-                }
-            }
-        }
-        for (at, obj) in other.heap.into_iter().enumerate() {
-            match self.heap.get_mut(at) {
-                Some(mine) => {
-                    let names: Vec<String> = mine.attrs.keys().chain(obj.attrs.keys()).cloned().collect();
-                    for name in names {
-                        if mine.attrs.get(&name) != obj.attrs.get(&name) {
-                            mine.attrs.insert(name, Value::Unknown);
-                        }
-                    }
-                    if mine.items != obj.items {
-                        mine.items.clear();
-                    }
-                }
-                None => self.heap.push(obj),
-            }
-        }
-        if self.current != other.current {
-            self.current = Value::Unknown;
-        }
-        // Recorded on either way: a later wait is kept (and checked for the other).
-        self.recorded.extend(other.recorded);
-    }
-
     /// A new undecided choice `param NAME in 0..=high;` (None past the limit).
     fn choice(&mut self, node: Node, kind: &str, high: i64) -> Option<String> {
         if self.choices >= MAX_CHOICES {
@@ -435,12 +388,7 @@ impl<'i, 't> Walker<'i, 't> {
                         None => match default {
                             Some(default) => {
                                 // Defaults are evaluated in the function's module.
-                                self.frames.push(Frame {
-                                    unit: def.unit,
-                                    locals: HashMap::new(),
-                                    pending: Vec::new(),
-                                    returned: Value::None,
-                                });
+                                self.frames.push(Frame::new(def.unit, HashMap::new()));
                                 let value = self.eval(default);
                                 self.frames.pop();
                                 value
@@ -452,12 +400,7 @@ impl<'i, 't> Walker<'i, 't> {
                 locals.insert(name, value);
             }
         }
-        self.frames.push(Frame {
-            unit: def.unit,
-            locals,
-            pending: Vec::new(),
-            returned: Value::None,
-        });
+        self.frames.push(Frame::new(def.unit, locals));
         self.inlined.push(def_at);
         if let Some(body) = def.node.child_by_field_name("body") {
             self.block(body);
@@ -466,7 +409,7 @@ impl<'i, 't> Walker<'i, 't> {
         let frame = self.frames.pop().expect("the frame pushed above");
         self.unchecked
             .extend(frame.pending.into_iter().map(|(_, range, api)| (range, api)));
-        frame.returned
+        frame.results.value()
     }
 
     /// `Class(args)`: a new object, with `__init__` run on it.
@@ -492,6 +435,12 @@ impl<'i, 't> Walker<'i, 't> {
 fn is_error_exit(block: Node, unit: &Unit) -> bool {
     let mut cursor = block.walk();
     let stmts: Vec<Node> = block.named_children(&mut cursor).collect();
+    are_error_exit(&stmts, unit)
+}
+
+/// Whether statements only fail (as `is_error_exit`).
+fn are_error_exit(stmts: &[Node], unit: &Unit) -> bool {
+    let stmts: Vec<Node> = stmts.iter().copied().filter(|stmt| stmt.kind() != "comment").collect();
     let Some(last) = stmts.last() else {
         return false;
     };
@@ -515,11 +464,36 @@ fn is_error_exit(block: Node, unit: &Unit) -> bool {
     exits
         && stmts[..stmts.len() - 1].iter().all(|stmt| {
             let text = text(unit, *stmt);
-            !text.contains("acl.")
+            // A statement that may return first (`if a: return x`) leaves another way.
+            !text.contains("return")
+                && !text.contains("acl.")
                 && !text.contains("synchronize")
                 && !text.contains("record")
                 && !text.contains("wait")
         })
+}
+
+/// Whether every arm of an `if` statement ends in `return` or `raise` and it has no
+/// `else`: the code after it runs only where no arm is taken.
+fn arms_all_return(stmt: Node) -> bool {
+    let ends_in_exit = |block: Option<Node>| {
+        block.is_some_and(|block| {
+            let mut cursor = block.walk();
+            let last = block
+                .named_children(&mut cursor)
+                .filter(|child| child.kind() != "comment")
+                .last();
+            last.is_some_and(|last| matches!(last.kind(), "return_statement" | "raise_statement"))
+        })
+    };
+    if !ends_in_exit(stmt.child_by_field_name("consequence")) {
+        return false;
+    }
+    let mut cursor = stmt.walk();
+    let alternatives: Vec<Node> = stmt.children_by_field_name("alternative", &mut cursor).collect();
+    alternatives.iter().all(|alternative| {
+        alternative.kind() == "elif_clause" && ends_in_exit(alternative.child_by_field_name("consequence"))
+    })
 }
 
 fn preorder_kind<'t>(node: Node<'t>, kind: &str) -> Vec<Node<'t>> {

@@ -13,20 +13,34 @@ impl<'t> Walker<'_, 't> {
             return Flow::Normal;
         }
         self.nesting += 1;
-        let mut flow = Flow::Normal;
         let mut cursor = block.walk();
         let children: Vec<Node<'t>> = block.named_children(&mut cursor).collect();
-        for stmt in children {
-            if !self.step(stmt) {
-                break;
-            }
-            flow = self.statement(stmt);
-            if flow != Flow::Normal {
-                break;
-            }
-        }
+        let flow = self.statements(&children);
         self.nesting -= 1;
         flow
+    }
+
+    /// Statements in order, until one ends the block. An `if` whose arms all return and
+    /// that has no `else` (`if a: return x`, then the rest) has the rest of the block as
+    /// its `else`: it is walked there, so that where the condition is not known, each
+    /// way returns what it returns.
+    fn statements(&mut self, stmts: &[Node<'t>]) -> Flow {
+        for (at, stmt) in stmts.iter().enumerate() {
+            if !self.step(*stmt) {
+                break;
+            }
+            if stmt.kind() == "if_statement" && self.nesting < MAX_NESTING && arms_all_return(*stmt) {
+                self.nesting += 1;
+                let flow = self.if_statement(*stmt, &stmts[at + 1..]);
+                self.nesting -= 1;
+                return flow;
+            }
+            let flow = self.statement(*stmt);
+            if flow != Flow::Normal {
+                return flow;
+            }
+        }
+        Flow::Normal
     }
 
     pub(super) fn statement(&mut self, stmt: Node<'t>) -> Flow {
@@ -52,7 +66,7 @@ impl<'t> Walker<'_, 't> {
                 }
                 Flow::Normal
             }
-            "if_statement" => self.if_statement(stmt),
+            "if_statement" => self.if_statement(stmt, &[]),
             "for_statement" => self.for_statement(stmt),
             "while_statement" => self.while_statement(stmt),
             "with_statement" => self.with_statement(stmt),
@@ -91,7 +105,7 @@ impl<'t> Walker<'_, 't> {
                     Some(expr) => self.eval(expr),
                     None => Value::None,
                 };
-                self.frame().returned = value;
+                self.frame().results.returned = value;
                 Flow::Return
             }
             "break_statement" => Flow::Break,
@@ -290,7 +304,9 @@ impl<'t> Walker<'_, 't> {
         self.eval(cond).truth()
     }
 
-    pub(super) fn if_statement(&mut self, stmt: Node<'t>) -> Flow {
+    /// `if`/`elif`/`else`; `rest` are the statements after it that run where no arm
+    /// is taken (its implicit `else`).
+    pub(super) fn if_statement(&mut self, stmt: Node<'t>, rest: &[Node<'t>]) -> Flow {
         let Some(cond) = stmt.child_by_field_name("condition") else {
             return Flow::Normal;
         };
@@ -318,47 +334,54 @@ impl<'t> Walker<'_, 't> {
                 _ => {}
             }
         }
-        self.arms(stmt, &arms)
+        self.arms(stmt, &arms, rest)
     }
 
     /// `if`/`elif`/`else` arms from the first: known conditions decide, an unknown
-    /// one becomes a choice between its arm and the rest.
-    pub(super) fn arms(&mut self, stmt: Node<'t>, arms: &[(Option<Node<'t>>, Node<'t>)]) -> Flow {
+    /// one becomes a choice between its arm and the rest. `after` runs where no arm is
+    /// taken.
+    pub(super) fn arms(&mut self, stmt: Node<'t>, arms: &[(Option<Node<'t>>, Node<'t>)], after: &[Node<'t>]) -> Flow {
         let Some(((cond, body), rest)) = arms.split_first() else {
-            return Flow::Normal;
+            return self.statements(after);
         };
         let Some(cond) = cond else {
             return self.block(*body);
         };
         match self.condition(*cond) {
             Some(true) => self.block(*body),
-            Some(false) => self.arms(stmt, rest),
+            Some(false) => self.arms(stmt, rest, after),
             None => {
                 // An arm that only fails (raises, exits) is an error exit: not taken.
                 if is_error_exit(*body, self.unit()) {
-                    return self.arms(stmt, rest);
+                    return self.arms(stmt, rest, after);
                 }
-                if rest
-                    .first()
-                    .is_some_and(|(_, other)| is_error_exit(*other, self.unit()))
-                    && rest.len() == 1
-                {
+                let otherwise_fails = match rest {
+                    [] => !after.is_empty() && are_error_exit(after, self.unit()),
+                    [(_, other)] => is_error_exit(*other, self.unit()),
+                    _ => false,
+                };
+                if otherwise_fails {
                     return self.block(*body);
                 }
                 let Some(name) = self.choice(*cond, "branch", 1) else {
-                    return self.arms(stmt, rest);
+                    return self.arms(stmt, rest, after);
                 };
                 let before = self.snapshot();
                 self.push_block();
                 let then_flow = self.block(*body);
                 let then_stmts = self.pop_block(self.range(*body));
-                let after_then = self.snapshot();
+                let then = merge::Branch {
+                    state: self.snapshot(),
+                    flow: then_flow,
+                    stmts: then_stmts,
+                };
                 self.restore(before);
                 self.push_block();
-                let else_flow = self.arms(stmt, rest);
+                let else_flow = self.arms(stmt, rest, after);
                 let else_stmts = self.pop_block(self.range(stmt));
-                self.merge(after_then);
-                if then_flow == Flow::Return || else_flow == Flow::Return {
+                let one_returned = (then_flow == Flow::Return) != (else_flow == Flow::Return);
+                let joined = self.join_branches(*cond, then, else_flow, else_stmts);
+                if one_returned {
                     self.note(
                         *cond,
                         "a return under a condition with no known value: the code after it is taken to run in every case",
@@ -374,6 +397,9 @@ impl<'t> Walker<'_, 't> {
                     );
                 }
                 let span = self.range(stmt);
+                for hoisted in joined.hoisted {
+                    self.emit(hoisted.kind, hoisted.span);
+                }
                 let cond_expr = binary(
                     ast::BinaryOp::Eq,
                     ast::Expr::name(&name, self.range(*cond)),
@@ -383,19 +409,19 @@ impl<'t> Walker<'_, 't> {
                     ast::StmtKind::If {
                         cond: cond_expr,
                         then: ast::Block {
-                            stmts: then_stmts,
+                            stmts: joined.then,
                             span: span.clone(),
                         },
-                        otherwise: (!else_stmts.is_empty()).then(|| {
+                        otherwise: (!joined.otherwise.is_empty()).then(|| {
                             ast::Else::Block(ast::Block {
-                                stmts: else_stmts,
+                                stmts: joined.otherwise,
                                 span: span.clone(),
                             })
                         }),
                     },
                     span,
                 );
-                Flow::Normal
+                joined.flow
             }
         }
     }
@@ -454,7 +480,15 @@ impl<'t> Walker<'_, 't> {
             self.unknown_loop(stmt, body, var, name, k + 1);
         }
         let stmts = self.pop_block(self.range(body));
-        self.merge(before);
+        if flow == Flow::Return {
+            self.note(
+                stmt,
+                "a return inside a loop that runs an unknown number of times: the code after it is taken to run in every case",
+            );
+            self.return_early(before.returned());
+        }
+        self.merge(before, stmt, "this loop");
+        self.forget(&merge::declared_names(&stmts));
         let span = self.range(stmt);
         let cond = binary(
             ast::BinaryOp::Ge,
