@@ -54,6 +54,9 @@ pub enum Value {
     Dataset(usize),
     /// A pyACL data buffer (`acl.create_data_buffer(ptr, size)`) over a buffer.
     DataBuffer(Box<Value>),
+    /// An object the entry point receives from outside (a parameter), by its position
+    /// among them: a stream, event or tensor from before once a use shows which.
+    Received(usize),
 }
 
 impl Value {

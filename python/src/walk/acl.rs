@@ -9,9 +9,13 @@ impl<'t> Walker<'_, 't> {
         match path {
             "acl.util.ptr_to_numpy" | "acl.util.ptr_to_bytes" => {
                 let args = self.positional_args(node);
-                if let Some(Value::Buffer(name, place)) = args.first() {
+                // The host views the memory: host memory, whatever else it was taken for
+                // (a pointer received from outside).
+                let first = args.first().cloned().map(|ptr| self.received_in_host_memory(ptr));
+                if let Some(Value::Buffer(name, place)) = &first {
                     let span = self.range(node);
-                    self.host_access(name, *place, false, span);
+                    let place = if place.is_host() { *place } else { Place::Pageable };
+                    self.host_access(name, place, false, span);
                 }
                 return Value::Unknown;
             }
@@ -200,11 +204,11 @@ impl<'t> Walker<'_, 't> {
         let value = self.eval(arg);
         match kind {
             ArgKind::Stream => self.stream_expr(&value, arg),
-            ArgKind::Event => match value {
+            ArgKind::Event => match self.received_as(value, received::Kind::Event) {
                 Value::Event(name) => Some(ast::Expr::name(&name, span)),
                 _ => None,
             },
-            ArgKind::Ptr => match value {
+            ArgKind::Ptr => match self.received_as(value, received::Kind::Tensor) {
                 Value::Buffer(name, _) => Some(ast::Expr::name(&name, span)),
                 _ => None,
             },

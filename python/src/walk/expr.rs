@@ -213,6 +213,7 @@ impl<'t> Walker<'_, 't> {
                 let op = self.text(op).to_string();
                 let left = self.eval(left);
                 let right = self.eval(right);
+                let (left, right) = self.tensor_operands(&op, left, right);
                 if left.buffer().is_some() || right.buffer().is_some() {
                     return self.tensor_op(node, operator_name(&op), &[left, right], None);
                 }
@@ -264,7 +265,7 @@ impl<'t> Walker<'_, 't> {
     pub(super) fn identifier(&mut self, node: Node<'t>) -> Value {
         let name = self.text(node);
         if let Some(value) = self.lookup(name) {
-            return value;
+            return self.resolve(value);
         }
         self.global(name, node)
     }
@@ -334,14 +335,17 @@ impl<'t> Walker<'_, 't> {
             Value::Module(path) => Value::Module(format!("{path}.{attr}")),
             Value::Object(slot) => {
                 if let Some(value) = self.heap.get(slot).and_then(|obj| obj.attrs.get(&attr)) {
-                    return value.clone();
+                    let value = value.clone();
+                    return self.resolve(value);
                 }
                 let class = self.heap.get(slot).map(|obj| obj.class.clone()).unwrap_or_default();
                 match self.index.method(&class, &attr) {
                     Some(def) => Value::Method(slot, def),
+                    None if self.entry_object == Some(slot) => self.entry_attr(&attr, node),
                     None => Value::Unknown,
                 }
             }
+            Value::Received(at) => self.received_attr(at, &attr),
             Value::Buffer(..) if matches!(attr.as_str(), "T" | "mT" | "real" | "imag" | "data") => base,
             _ => Value::Unknown,
         }
@@ -542,6 +546,12 @@ impl<'t> Walker<'_, 't> {
                     "print" | "str" | "repr" | "float" | "int" | "bool" | "len" | "list" | "tuple" | "format" => {
                         self.builtin(node, &name)
                     }
+                    // Builtins that look at objects, not at a tensor's data.
+                    "isinstance" | "issubclass" | "type" | "id" | "hasattr" | "getattr" | "callable" | "hash"
+                    | "dir" | "vars" => {
+                        self.arguments(node);
+                        Value::Unknown
+                    }
                     _ => self.opaque_call(node, &name),
                 }
             }
@@ -549,16 +559,21 @@ impl<'t> Walker<'_, 't> {
     }
 
     /// A callable the files do not define: on device tensors it is a kernel on the
-    /// current stream that reads them and writes its result; on handles it is listed.
+    /// current stream that reads them and writes its result; host tensors it reads on
+    /// the host; on handles it is listed.
     pub(super) fn opaque_call(&mut self, node: Node<'t>, name: &str) -> Value {
         let (args, kwargs) = self.arguments(node);
         let all: Vec<Value> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).cloned().collect();
-        let tensors = flatten(&all)
-            .into_iter()
-            .filter(|value| matches!(value, Value::Buffer(_, Place::Device)))
-            .count();
-        if tensors > 0 {
+        let buffers: Vec<(String, Place)> = flatten(&all)
+            .iter()
+            .filter_map(|value| value.buffer().map(|(name, place)| (name.to_string(), place)))
+            .collect();
+        if buffers.iter().any(|(_, place)| *place == Place::Device) {
             return self.tensor_op(node, name, &all, None);
+        }
+        let span = self.range(node);
+        for (buffer, place) in buffers {
+            self.host_access(&buffer, place, false, span.clone());
         }
         if all
             .iter()
@@ -638,7 +653,7 @@ impl<'t> Walker<'_, 't> {
             }
             Some("npu.set_stream" | "cuda.set_stream") => {
                 if let Some(stream) = self.positional_args(node).into_iter().next() {
-                    self.current = stream;
+                    self.current = self.received_as(stream, received::Kind::Stream);
                 }
                 Value::None
             }
@@ -646,7 +661,7 @@ impl<'t> Walker<'_, 't> {
                 let stream = self.positional_args(node).into_iter().next().unwrap_or(Value::Unknown);
                 let stream = match stream {
                     Value::None => self.current.clone(),
-                    other => other,
+                    other => self.received_as(other, received::Kind::Stream),
                 };
                 Value::StreamContext(Box::new(stream))
             }
@@ -679,7 +694,12 @@ impl<'t> Walker<'_, 't> {
             Some(name) => {
                 // `torch.matmul(a, b)`, `torch.nn.functional.relu(x)`, `torch_npu.npu_rms_norm(x)`.
                 let short = name.rsplit('.').next().unwrap_or(name).to_string();
-                let (args, kwargs) = self.arguments(node);
+                let (mut args, mut kwargs) = self.arguments(node);
+                if received::is_tensor_function(name) {
+                    args = self.received_tensors(args);
+                    let (keys, values): (Vec<String>, Vec<Value>) = kwargs.into_iter().unzip();
+                    kwargs = keys.into_iter().zip(self.received_tensors(values)).collect();
+                }
                 let out = kwargs
                     .iter()
                     .find(|(key, _)| key == "out")
@@ -704,6 +724,19 @@ impl<'t> Walker<'_, 't> {
                 }
                 self.opaque_call(node, path)
             }
+        }
+    }
+
+    /// The operands of a binary operator: a received object is a tensor where the
+    /// other operand is one (in the same memory), or where the operator is `@`.
+    pub(super) fn tensor_operands(&mut self, op: &str, left: Value, right: Value) -> (Value, Value) {
+        let tensors = op == "@" || left.buffer().is_some() || right.buffer().is_some();
+        if !tensors {
+            return (left, right);
+        }
+        match self.received_tensors(vec![left, right]).as_slice() {
+            [left, right] => (left.clone(), right.clone()),
+            _ => (Value::Unknown, Value::Unknown),
         }
     }
 
@@ -760,6 +793,7 @@ impl<'t> Walker<'_, 't> {
 
     pub(super) fn stream_expr(&mut self, stream: &Value, node: Node<'t>) -> Option<ast::Expr> {
         let span = self.range(node);
+        let stream = &self.received_as(stream.clone(), received::Kind::Stream);
         match stream {
             Value::DefaultStream | Value::Int(0) | Value::None => Some(ast::Expr::int(0, span)),
             Value::Stream(name) => Some(ast::Expr::name(name, span)),

@@ -9,6 +9,7 @@
 mod acl;
 mod expr;
 mod merge;
+mod received;
 mod stmt;
 mod torch;
 
@@ -91,9 +92,16 @@ pub struct Walker<'i, 't> {
     /// Per block being built: the torch events created in it, which Python's garbage
     /// collector destroys (here: where the block ends).
     owned: Vec<Vec<String>>,
-    params: Vec<ast::Stmt>,
+    /// The top of the program: the choices (`param`) and the objects received from
+    /// outside.
+    prelude: Vec<ast::Stmt>,
     frames: Vec<Frame>,
     heap: Vec<Obj>,
+    /// Objects the entry point receives from outside (`Value::Received`).
+    received: Vec<received::Received>,
+    /// The object a method entry point runs on, and its attributes nothing set.
+    entry_object: Option<usize>,
+    entry_attrs: HashMap<String, usize>,
     /// The current stream of torch (`with torch.npu.stream(s):`).
     current: Value,
     /// torch events, and those of them recorded so far: torch_npu creates an event
@@ -154,9 +162,12 @@ impl<'i, 't> Walker<'i, 't> {
             index,
             blocks: vec![Vec::new()],
             owned: vec![Vec::new()],
-            params: Vec::new(),
+            prelude: Vec::new(),
             frames: Vec::new(),
             heap: Vec::new(),
+            received: Vec::new(),
+            entry_object: None,
+            entry_attrs: HashMap::new(),
             current: Value::DefaultStream,
             torch_events: std::collections::HashSet::new(),
             recorded: std::collections::HashSet::new(),
@@ -180,12 +191,15 @@ impl<'i, 't> Walker<'i, 't> {
         let mut args = Vec::new();
         if let Some(class) = def.class.clone() {
             let object = self.construct(&class, Vec::new(), Vec::new(), def.node);
+            if let Value::Object(slot) = object {
+                self.entry_object = Some(slot);
+            }
             args.push(object);
         }
         self.call_function(def_at, args, Vec::new(), def.node);
         let end = def.node.end_byte().saturating_sub(1)..def.node.end_byte();
         let end = self.index.units[def.unit].base + end.start..self.index.units[def.unit].base + end.end;
-        let mut stmts = std::mem::take(&mut self.params);
+        let mut stmts = std::mem::take(&mut self.prelude);
         stmts.extend(self.pop_block(end));
         Walked {
             stmts,
@@ -323,7 +337,7 @@ impl<'i, 't> Walker<'i, 't> {
         let line = node.start_position().row + 1;
         let name = self.fresh_name(&format!("{kind}_{stem}_L{line}"));
         let span = self.range(node);
-        self.params.push(ast::Stmt {
+        self.prelude.push(ast::Stmt {
             kind: ast::StmtKind::Param {
                 name: ident(&name, span.clone()),
                 range: ast::RangeExpr {
@@ -367,8 +381,7 @@ impl<'i, 't> Walker<'i, 't> {
             let mut cursor = parameters.walk();
             for param in parameters.named_children(&mut cursor) {
                 let (name, default) = match param.kind() {
-                    "identifier" => (Some(param), None),
-                    "typed_parameter" => (param.named_child(0).filter(|n| n.kind() == "identifier"), None),
+                    "identifier" | "typed_parameter" => (parameter_name(param), None),
                     "default_parameter" | "typed_default_parameter" => {
                         (param.child_by_field_name("name"), param.child_by_field_name("value"))
                     }
@@ -377,6 +390,7 @@ impl<'i, 't> Walker<'i, 't> {
                 let Some(name) = name else {
                     continue;
                 };
+                let name_node = name;
                 let name = text(unit, name).to_string();
                 let value = match kwargs.iter().find(|(key, _)| *key == name) {
                     Some((_, value)) => {
@@ -390,6 +404,14 @@ impl<'i, 't> Walker<'i, 't> {
                                 // Defaults are evaluated in the function's module.
                                 self.frames.push(Frame::new(def.unit, HashMap::new()));
                                 let value = self.eval(default);
+                                self.frames.pop();
+                                value
+                            }
+                            // The entry point's own parameters come from outside.
+                            None if self.inlined.is_empty() => {
+                                let annotation = param.child_by_field_name("type").map(|node| text(unit, node));
+                                self.frames.push(Frame::new(def.unit, HashMap::new()));
+                                let value = self.receive(&name, name_node, annotation);
                                 self.frames.pop();
                                 value
                             }
@@ -429,6 +451,14 @@ impl<'i, 't> Walker<'i, 't> {
 }
 
 // ---- free helpers ------------------------------------------------------------------
+
+/// The name a plain or annotated parameter declares (`x`, `x: torch.Tensor`).
+fn parameter_name(param: Node) -> Option<Node> {
+    match param.kind() {
+        "identifier" => Some(param),
+        _ => param.named_child(0).filter(|node| node.kind() == "identifier"),
+    }
+}
 
 /// Whether a block only fails: it raises or exits, with no other statement that
 /// could synchronize.

@@ -229,6 +229,11 @@ impl<'t> Walker<'_, 't> {
                     return;
                 };
                 let container = self.eval(base);
+                // `out[:n] = y` of a tensor: a received `out` is one.
+                let container = match value {
+                    Value::Buffer(_, Place::Device) => self.received_as(container, received::Kind::Tensor),
+                    _ => container,
+                };
                 match container {
                     // `h[0] = x`, `h[:] = data`: the host writes the buffer; on a device
                     // tensor, a kernel on the current stream does (`index_put_`).
@@ -286,6 +291,7 @@ impl<'t> Walker<'_, 't> {
         let current = self.eval(left);
         let value = self.eval(right);
         let op = self.text(op).trim_end_matches('=').to_string();
+        let (current, value) = self.tensor_operands(&op, current, value);
         let result = match (&current, &value) {
             (Value::Buffer(..), _) | (_, Value::Buffer(..)) => {
                 // `x += y` on a tensor: in place.

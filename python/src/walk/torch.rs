@@ -9,6 +9,7 @@ impl<'t> Walker<'_, 't> {
         let (args, kwargs) = self.arguments(node);
         let keyword = |key: &str| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         let like = name.ends_with("_like").then(|| args.first().cloned()).flatten();
+        let like = like.map(|like| self.received_as(like, received::Kind::Tensor));
         let device = match keyword("device") {
             Some(device) => device_of(Some(&device)),
             None => match &like {
@@ -287,6 +288,7 @@ impl<'t> Walker<'_, 't> {
                 }
             }
             Value::Module(path) => self.call_value(node, Value::Module(format!("{path}.{name}"))),
+            Value::Received(at) => self.received_method(node, at, name),
             Value::Stream(_) | Value::DefaultStream => self.stream_method(node, receiver, name),
             Value::Event(event) => self.event_method(node, &event, name),
             Value::Buffer(buffer, place) => self.tensor_method(node, &buffer, place, name),
@@ -353,7 +355,8 @@ impl<'t> Walker<'_, 't> {
                 Value::None
             }
             "wait_event" => {
-                match arg("event") {
+                let event = arg("event").map(|event| self.received_as(event, received::Kind::Event));
+                match event {
                     Some(Value::Event(event)) if self.never_recorded(&event) => {}
                     Some(Value::Event(event)) => self.catalogued(
                         node,
@@ -529,7 +532,11 @@ impl<'t> Walker<'_, 't> {
                 Value::Buffer(result, result_place)
             }
             "copy_" => {
-                match args.first() {
+                let source = args
+                    .first()
+                    .cloned()
+                    .map(|src| self.received_as(src, received::Kind::Tensor));
+                match source.as_ref() {
                     Some(Value::Buffer(src, src_place)) => {
                         let src = src.clone();
                         self.tensor_copy(node, (buffer, place), (&src, *src_place), !non_blocking);
@@ -538,6 +545,8 @@ impl<'t> Walker<'_, 't> {
                 }
                 Value::Buffer(buffer.to_string(), place)
             }
+            // A numpy array over a host tensor's memory: read where it is used.
+            "numpy" if place.is_host() => Value::Buffer(buffer.to_string(), place),
             "item" | "tolist" | "numpy" | "__bool__" | "__float__" => {
                 self.host_read_value(buffer, place, span);
                 Value::Unknown
@@ -563,7 +572,7 @@ impl<'t> Walker<'_, 't> {
             }
             "view" | "reshape" | "view_as" | "transpose" | "permute" | "t" | "squeeze" | "unsqueeze" | "flatten"
             | "expand" | "expand_as" | "narrow" | "detach" | "contiguous" | "chunk" | "split" | "unbind"
-            | "as_strided" | "select" | "unflatten" | "movedim" => {
+            | "as_strided" | "select" | "unflatten" | "movedim" | "resize_" | "resize_as_" | "requires_grad_" => {
                 let view = Value::Buffer(buffer.to_string(), place);
                 if matches!(name, "chunk" | "split" | "unbind") {
                     if let Some(count) = args.first().and_then(Value::int).filter(|n| (1..=64).contains(n)) {
