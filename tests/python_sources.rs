@@ -10,13 +10,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The fixture folders of the shapes the frontend reads.
-const SHAPES: [&str; 6] = [
+const SHAPES: [&str; 7] = [
     "python/tests/fixtures/pyacl",
     "python/tests/fixtures/torch",
     "python/tests/fixtures/vllm",
     "python/tests/fixtures/tensors",
     "python/tests/fixtures/branches",
     "python/tests/fixtures/received",
+    "python/tests/fixtures/threads",
 ];
 
 /// Codes the frontend reports from the Python alone: a `.sync` program has no return

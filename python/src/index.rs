@@ -340,6 +340,32 @@ impl<'t> Index<'t> {
         None
     }
 
+    /// Whether a class the files define derives from `threading.Thread` (directly or
+    /// through classes the files define).
+    pub fn derives_from_thread(&self, class: &str) -> bool {
+        let mut current = class.to_string();
+        for _ in 0..16 {
+            let Some(def) = self.class(&current) else {
+                return false;
+            };
+            if def
+                .bases
+                .iter()
+                .any(|base| matches!(base.as_str(), "threading.Thread" | "Thread"))
+            {
+                return true;
+            }
+            let Some(base) = def.bases.iter().find_map(|base| {
+                let simple = base.rsplit('.').next().unwrap_or(base);
+                self.class(simple).map(|class| class.name.clone())
+            }) else {
+                return false;
+            };
+            current = base;
+        }
+        false
+    }
+
     /// A module-level function `name`, preferring one in `unit`: its position.
     pub fn function(&self, unit: usize, name: &str) -> Option<usize> {
         let found = self.by_name.get(name)?;

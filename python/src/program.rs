@@ -117,9 +117,13 @@ impl Project {
 }
 
 /// `forward` of a class the analyzed code constructs (or names): an `nn.Module`'s
-/// `forward` runs where its objects are called (`model(x)`), not on its own.
+/// `forward` runs where its objects are called (`model(x)`), not on its own; so does
+/// the `run` of a `threading.Thread` subclass, where its objects are started.
 fn called_through_objects(index: &Index, def: &FnDef) -> bool {
-    def.name == "forward" && def.class.as_ref().is_some_and(|class| index.mentioned.contains(class))
+    let Some(class) = def.class.as_ref().filter(|class| index.mentioned.contains(*class)) else {
+        return false;
+    };
+    def.name == "forward" || (def.name == "run" && index.derives_from_thread(class))
 }
 
 /// Functions and methods, not special methods (`__init__` runs where an object is

@@ -44,6 +44,10 @@ pub enum Value {
     Function(usize),
     /// A method of an object.
     Method(usize, usize),
+    /// A function defined inside a function the walk is in (its position among them).
+    Nested(usize),
+    /// A `threading.Thread` (its position among them).
+    HostThread(usize),
     /// A module or a name in one, alias-resolved: `torch.npu`, `acl.rt`.
     Module(String),
     /// A device (`torch.device("npu:0")`, `"npu"`): whether it is an accelerator.
@@ -82,6 +86,8 @@ impl Value {
             | Value::Object(_)
             | Value::Class(_)
             | Value::Function(_)
+            | Value::Nested(_)
+            | Value::HostThread(_)
             | Value::Method(..)
             | Value::Module(_)
             | Value::StreamContext(_)

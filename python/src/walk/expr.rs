@@ -497,6 +497,10 @@ impl<'t> Walker<'_, 't> {
                 args.insert(0, Value::Object(slot));
                 self.call_function(def, args, kwargs, node)
             }
+            Value::Nested(at) => {
+                let (args, kwargs) = self.arguments(node);
+                self.call_nested(at, args, kwargs, node)
+            }
             Value::Class(class) => {
                 let (args, kwargs) = self.arguments(node);
                 self.construct(&class, args, kwargs, node)
@@ -614,6 +618,9 @@ impl<'t> Walker<'_, 't> {
     pub(super) fn library_call(&mut self, node: Node<'t>, path: &str) -> Value {
         if path.starts_with("acl.") {
             return self.acl_call(node, path);
+        }
+        if path == "threading.Thread" {
+            return self.new_thread(node);
         }
         let torch = torch_path(path);
         match torch.as_deref() {

@@ -21,6 +21,7 @@ pub(super) struct State {
     heap: Vec<Obj>,
     current: Value,
     recorded: HashSet<String>,
+    started: HashMap<usize, String>,
 }
 
 #[derive(Clone)]
@@ -106,6 +107,7 @@ impl<'t> Walker<'_, 't> {
             heap: self.heap.clone(),
             current: self.current.clone(),
             recorded: self.recorded.clone(),
+            started: self.started.clone(),
         }
     }
 
@@ -117,6 +119,7 @@ impl<'t> Walker<'_, 't> {
         self.heap = state.heap;
         self.current = state.current;
         self.recorded = state.recorded;
+        self.started = state.started;
     }
 
     /// This path (the walk's) returned while the walk goes on along another (whose
@@ -220,6 +223,9 @@ impl<'t> Walker<'_, 't> {
         }
         // Recorded on either way: a later wait is kept (and checked for the other).
         self.recorded.extend(other.recorded);
+        // Started on both ways, as the same `thread` block: a later join can wait for it.
+        self.started
+            .retain(|thread, name| other.started.get(thread) == Some(name));
         lost.sort();
         lost.dedup();
         if !lost.is_empty() {

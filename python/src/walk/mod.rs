@@ -11,6 +11,7 @@ mod expr;
 mod merge;
 mod received;
 mod stmt;
+mod threads;
 mod torch;
 
 use std::collections::HashMap;
@@ -78,6 +79,28 @@ impl Frame {
     }
 }
 
+/// A function the walk inlines: of the index, or nested in another.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Callee {
+    Indexed(usize),
+    Nested(usize),
+}
+
+struct Function<'t> {
+    callee: Callee,
+    unit: usize,
+    node: Node<'t>,
+    name: String,
+}
+
+/// A function defined inside a function the walk is in, with how many frames deep the
+/// function that defined it was.
+struct Nested<'t> {
+    unit: usize,
+    node: Node<'t>,
+    depth: usize,
+}
+
 #[derive(Clone, Default)]
 struct Obj {
     class: String,
@@ -97,6 +120,10 @@ pub struct Walker<'i, 't> {
     prelude: Vec<ast::Stmt>,
     frames: Vec<Frame>,
     heap: Vec<Obj>,
+    /// The `threading.Thread`s made (`Value::HostThread`), and those started on the
+    /// way walked, with their `thread` blocks' names.
+    threads: Vec<threads::HostThread>,
+    started: HashMap<usize, String>,
     /// Objects the entry point receives from outside (`Value::Received`).
     received: Vec<received::Received>,
     /// The object a method entry point runs on, and its attributes nothing set.
@@ -112,7 +139,9 @@ pub struct Walker<'i, 't> {
     names: HashMap<String, usize>,
     /// The name the value being assigned will be stored under.
     hint: Option<String>,
-    inlined: Vec<usize>,
+    inlined: Vec<Callee>,
+    /// Functions defined inside the functions walked (`Value::Nested`).
+    nested: Vec<Nested<'t>>,
     nesting: usize,
     steps: usize,
     choices: usize,
@@ -165,6 +194,8 @@ impl<'i, 't> Walker<'i, 't> {
             prelude: Vec::new(),
             frames: Vec::new(),
             heap: Vec::new(),
+            threads: Vec::new(),
+            started: HashMap::new(),
             received: Vec::new(),
             entry_object: None,
             entry_attrs: HashMap::new(),
@@ -174,6 +205,7 @@ impl<'i, 't> Walker<'i, 't> {
             names: HashMap::new(),
             hint: None,
             inlined: Vec::new(),
+            nested: Vec::new(),
             nesting: 0,
             steps: 0,
             choices: 0,
@@ -357,81 +389,146 @@ impl<'i, 't> Walker<'i, 't> {
     /// Inline function `def_at` with `args` (the object first for a method).
     fn call_function(&mut self, def_at: usize, args: Vec<Value>, kwargs: Vec<(String, Value)>, at: Node) -> Value {
         let def: &FnDef<'t> = &self.index.functions[def_at];
-        if self.inlined.contains(&def_at) {
+        let function = Function {
+            callee: Callee::Indexed(def_at),
+            unit: def.unit,
+            node: def.node,
+            name: def.qualified(),
+        };
+        self.inline(&function, HashMap::new(), args, kwargs, at).0
+    }
+
+    /// Call a function nested in another (`def worker(t): ...` inside a test): it sees
+    /// the locals of the function that defined it where that function is the one
+    /// calling it, and the lists and dicts it changes there are changed for that
+    /// function too (Python shares them).
+    fn call_nested(&mut self, nested_at: usize, args: Vec<Value>, kwargs: Vec<(String, Value)>, at: Node) -> Value {
+        let Some(nested) = self.nested.get(nested_at) else {
+            return Value::Unknown;
+        };
+        let (unit, node, depth) = (nested.unit, nested.node, nested.depth);
+        let name = node
+            .child_by_field_name("name")
+            .map_or_else(String::new, |name| text(&self.index.units[unit], name).to_string());
+        let encloses = self.frames.len() == depth;
+        let captured = match self.frames.last() {
+            Some(frame) if encloses => frame.locals.clone(),
+            _ => HashMap::new(),
+        };
+        let function = Function {
+            callee: Callee::Nested(nested_at),
+            unit,
+            node,
+            name,
+        };
+        let (value, locals) = self.inline(&function, captured, args, kwargs, at);
+        if encloses && let Some(frame) = self.frames.last_mut() {
+            for (name, changed) in locals {
+                let shared = frame
+                    .locals
+                    .get(&name)
+                    .is_some_and(|before| matches!(before, Value::List(_) | Value::Dict(_)) && *before != changed);
+                if shared && matches!(changed, Value::List(_) | Value::Dict(_)) {
+                    frame.locals.insert(name, changed);
+                }
+            }
+        }
+        value
+    }
+
+    /// Walk a function's body with its parameters bound (over `locals`): its result
+    /// and its locals at the end.
+    fn inline(
+        &mut self,
+        function: &Function<'t>,
+        locals: HashMap<String, Value>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        at: Node,
+    ) -> (Value, HashMap<String, Value>) {
+        if self.inlined.contains(&function.callee) {
             self.note(
                 at,
-                format!("`{}` calls itself: the recursive call is not followed", def.qualified()),
+                format!("`{}` calls itself: the recursive call is not followed", function.name),
             );
-            return Value::Unknown;
+            return (Value::Unknown, HashMap::new());
         }
         if self.inlined.len() >= MAX_INLINE {
             self.note(
                 at,
                 format!(
                     "calls nested deeper than {MAX_INLINE}: `{}` is not followed",
-                    def.qualified()
+                    function.name
                 ),
             );
-            return Value::Unknown;
+            return (Value::Unknown, HashMap::new());
         }
-        let unit = &self.index.units[def.unit];
-        let mut locals = HashMap::new();
-        let mut positional = args.into_iter();
-        if let Some(parameters) = def.node.child_by_field_name("parameters") {
-            let mut cursor = parameters.walk();
-            for param in parameters.named_children(&mut cursor) {
-                let (name, default) = match param.kind() {
-                    "identifier" | "typed_parameter" => (parameter_name(param), None),
-                    "default_parameter" | "typed_default_parameter" => {
-                        (param.child_by_field_name("name"), param.child_by_field_name("value"))
-                    }
-                    _ => (None, None),
-                };
-                let Some(name) = name else {
-                    continue;
-                };
-                let name_node = name;
-                let name = text(unit, name).to_string();
-                let value = match kwargs.iter().find(|(key, _)| *key == name) {
-                    Some((_, value)) => {
-                        // Keyword arguments do not take a positional slot.
-                        value.clone()
-                    }
-                    None => match positional.next() {
-                        Some(value) => value,
-                        None => match default {
-                            Some(default) => {
-                                // Defaults are evaluated in the function's module.
-                                self.frames.push(Frame::new(def.unit, HashMap::new()));
-                                let value = self.eval(default);
-                                self.frames.pop();
-                                value
-                            }
-                            // The entry point's own parameters come from outside.
-                            None if self.inlined.is_empty() => {
-                                let annotation = param.child_by_field_name("type").map(|node| text(unit, node));
-                                self.frames.push(Frame::new(def.unit, HashMap::new()));
-                                let value = self.receive(&name, name_node, annotation);
-                                self.frames.pop();
-                                value
-                            }
-                            None => Value::Unknown,
-                        },
-                    },
-                };
-                locals.insert(name, value);
-            }
-        }
-        self.frames.push(Frame::new(def.unit, locals));
-        self.inlined.push(def_at);
-        if let Some(body) = def.node.child_by_field_name("body") {
+        let locals = self.bind_parameters(function, locals, args, kwargs);
+        self.frames.push(Frame::new(function.unit, locals));
+        self.inlined.push(function.callee);
+        if let Some(body) = function.node.child_by_field_name("body") {
             self.block(body);
         }
         self.inlined.pop();
         let frame = self.frames.pop().expect("the frame pushed above");
         self.unchecked
             .extend(frame.pending.into_iter().map(|(_, range, api)| (range, api)));
-        frame.results.value()
+        (frame.results.value(), frame.locals)
+    }
+
+    /// A function's parameters bound to `args` and `kwargs` (or their defaults), over
+    /// `locals`. The entry point's own parameters that no argument gives come from
+    /// outside.
+    fn bind_parameters(
+        &mut self,
+        function: &Function<'t>,
+        mut locals: HashMap<String, Value>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> HashMap<String, Value> {
+        let unit = &self.index.units[function.unit];
+        let mut positional = args.into_iter();
+        let Some(parameters) = function.node.child_by_field_name("parameters") else {
+            return locals;
+        };
+        let mut cursor = parameters.walk();
+        for param in parameters.named_children(&mut cursor) {
+            let (name, default) = match param.kind() {
+                "identifier" | "typed_parameter" => (parameter_name(param), None),
+                "default_parameter" | "typed_default_parameter" => {
+                    (param.child_by_field_name("name"), param.child_by_field_name("value"))
+                }
+                _ => (None, None),
+            };
+            let Some(name_node) = name else {
+                continue;
+            };
+            let name = text(unit, name_node).to_string();
+            let value = match kwargs.iter().find(|(key, _)| *key == name) {
+                // Keyword arguments do not take a positional slot.
+                Some((_, value)) => value.clone(),
+                None => match (positional.next(), default) {
+                    (Some(value), _) => value,
+                    (None, Some(default)) => {
+                        // Defaults are evaluated in the function's module.
+                        self.frames.push(Frame::new(function.unit, HashMap::new()));
+                        let value = self.eval(default);
+                        self.frames.pop();
+                        value
+                    }
+                    (None, None) if self.inlined.is_empty() => {
+                        let annotation = param.child_by_field_name("type").map(|node| text(unit, node));
+                        self.frames.push(Frame::new(function.unit, HashMap::new()));
+                        let value = self.receive(&name, name_node, annotation);
+                        self.frames.pop();
+                        value
+                    }
+                    (None, None) => Value::Unknown,
+                },
+            };
+            locals.insert(name, value);
+        }
+        locals
     }
 
     /// `Class(args)`: a new object, with `__init__` run on it.

@@ -119,7 +119,31 @@ impl<'t> Walker<'_, 't> {
                 }
                 Flow::Normal
             }
-            "function_definition" | "class_definition" | "decorated_definition" => {
+            "function_definition" | "decorated_definition" => {
+                let definition = match stmt.kind() {
+                    "decorated_definition" => stmt.child_by_field_name("definition"),
+                    _ => Some(stmt),
+                };
+                if let Some(definition) = definition
+                    && let Some(name) = definition.child_by_field_name("name")
+                {
+                    let name = self.text(name).to_string();
+                    let value = match definition.kind() {
+                        "function_definition" => {
+                            self.nested.push(Nested {
+                                unit: self.frames.last().map_or(0, |frame| frame.unit),
+                                node: definition,
+                                depth: self.frames.len(),
+                            });
+                            Value::Nested(self.nested.len() - 1)
+                        }
+                        _ => Value::Unknown,
+                    };
+                    self.frame().locals.insert(name, value);
+                }
+                Flow::Normal
+            }
+            "class_definition" => {
                 if let Some(name) = stmt.child_by_field_name("name") {
                     let name = self.text(name).to_string();
                     self.frame().locals.insert(name, Value::Unknown);

@@ -284,9 +284,13 @@ impl<'t> Walker<'_, 't> {
                         args.insert(0, Value::Object(slot));
                         self.call_function(def, args, kwargs, node)
                     }
-                    None => self.opaque_call(node, name),
+                    None => match self.thread_of_object(slot) {
+                        Some(thread) if matches!(name, "start" | "join") => self.thread_method(node, thread, name),
+                        _ => self.opaque_call(node, name),
+                    },
                 }
             }
+            Value::HostThread(thread) => self.thread_method(node, thread, name),
             Value::Module(path) => self.call_value(node, Value::Module(format!("{path}.{name}"))),
             Value::Received(at) => self.received_method(node, at, name),
             Value::Stream(_) | Value::DefaultStream => self.stream_method(node, receiver, name),
