@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The fixture folders of the shapes the frontend reads.
-const SHAPES: [&str; 7] = [
+const SHAPES: [&str; 8] = [
     "python/tests/fixtures/pyacl",
     "python/tests/fixtures/torch",
     "python/tests/fixtures/vllm",
@@ -18,6 +18,7 @@ const SHAPES: [&str; 7] = [
     "python/tests/fixtures/branches",
     "python/tests/fixtures/received",
     "python/tests/fixtures/threads",
+    "python/tests/fixtures/devices",
 ];
 
 /// Codes the frontend reports from the Python alone: a `.sync` program has no return

@@ -26,8 +26,8 @@ pub enum Value {
     Str(String),
     /// A stream, by its `.sync` name.
     Stream(String),
-    /// The default stream (`0` in pyACL, `torch.npu.default_stream()`).
-    DefaultStream,
+    /// The default stream of a device (`torch.npu.default_stream(d)`).
+    DefaultStream(i64),
     Event(String),
     /// A tensor or a pointer to memory, by its `.sync` name.
     Buffer(String, Place),
@@ -50,10 +50,10 @@ pub enum Value {
     HostThread(usize),
     /// A module or a name in one, alias-resolved: `torch.npu`, `acl.rt`.
     Module(String),
-    /// A device (`torch.device("npu:0")`, `"npu"`): whether it is an accelerator.
-    Device(bool),
-    /// `torch.npu.stream(s)`: a context that makes `s` current.
+    /// `torch.npu.stream(s)`: a context that makes `s` current (and its device).
     StreamContext(Box<Value>),
+    /// `torch.npu.device(d)`: a context that makes device `d` current.
+    DeviceContext(i64),
     /// A pyACL dataset (`acl.mdl.create_dataset()`): its slot in the heap.
     Dataset(usize),
     /// A pyACL data buffer (`acl.create_data_buffer(ptr, size)`) over a buffer.
@@ -91,9 +91,10 @@ impl Value {
             | Value::Method(..)
             | Value::Module(_)
             | Value::StreamContext(_)
+            | Value::DeviceContext(_)
             | Value::Dataset(_)
             | Value::DataBuffer(_)
-            | Value::DefaultStream => Some(true),
+            | Value::DefaultStream(_) => Some(true),
             _ => None,
         }
     }

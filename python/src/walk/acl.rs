@@ -74,7 +74,7 @@ impl<'t> Walker<'_, 't> {
             "acl.mdl.execute_async" | "acl.mdl.execute" => {
                 let args = self.positional_args(node);
                 let stream = match path {
-                    "acl.mdl.execute" => Value::DefaultStream,
+                    "acl.mdl.execute" => Value::Int(0),
                     _ => args.get(3).cloned().unwrap_or(Value::Unknown),
                 };
                 let reads = self.dataset_buffers(args.get(1));

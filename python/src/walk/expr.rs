@@ -347,6 +347,10 @@ impl<'t> Walker<'_, 't> {
             }
             Value::Received(at) => self.received_attr(at, &attr),
             Value::Buffer(..) if matches!(attr.as_str(), "T" | "mT" | "real" | "imag" | "data") => base,
+            Value::Buffer(name, place) if attr == "device" => match place {
+                Place::Device => Value::Str(format!("npu:{}", self.tensor_device(&name))),
+                _ => Value::Str("cpu".into()),
+            },
             _ => Value::Unknown,
         }
     }
@@ -572,6 +576,10 @@ impl<'t> Walker<'_, 't> {
             .iter()
             .filter_map(|value| value.buffer().map(|(name, place)| (name.to_string(), place)))
             .collect();
+        if is_host_check(name) {
+            self.host_reads(&buffers, node);
+            return Value::Unknown;
+        }
         if buffers.iter().any(|(_, place)| *place == Place::Device) {
             return self.tensor_op(node, name, &all, None);
         }
@@ -593,6 +601,14 @@ impl<'t> Walker<'_, 't> {
             );
         }
         Value::Unknown
+    }
+
+    /// The host reads `buffers` (a device tensor through the blocking copy torch makes).
+    pub(super) fn host_reads(&mut self, buffers: &[(String, Place)], node: Node<'t>) {
+        let span = self.range(node);
+        for (buffer, place) in buffers {
+            self.host_read_value(buffer, *place, span.clone());
+        }
     }
 
     pub(super) fn builtin(&mut self, node: Node<'t>, name: &str) -> Value {
@@ -625,9 +641,13 @@ impl<'t> Walker<'_, 't> {
         let torch = torch_path(path);
         match torch.as_deref() {
             Some("npu.Stream" | "npu.streams.Stream" | "cuda.Stream") => {
-                self.arguments(node);
+                // A stream of the device given (the current one by default).
+                let device = self.device_argument(node);
                 let name = self.fresh_hint("stream");
+                let span = self.range(node);
+                self.program_on(device, span);
                 self.create(node, "acl.rt.create_stream", &name, Vec::new());
+                self.stream_devices.insert(name.clone(), device);
                 Value::Stream(name)
             }
             Some("npu.Event" | "npu.streams.Event" | "cuda.Event") => {
@@ -651,18 +671,27 @@ impl<'t> Walker<'_, 't> {
                 Value::Event(name)
             }
             Some("npu.current_stream" | "cuda.current_stream") => {
-                self.arguments(node);
-                self.current.clone()
+                let device = self.device_argument(node);
+                self.current_stream_of(device)
             }
-            Some("npu.default_stream" | "cuda.default_stream") => {
-                self.arguments(node);
-                Value::DefaultStream
-            }
+            Some("npu.default_stream" | "cuda.default_stream") => Value::DefaultStream(self.device_argument(node)),
             Some("npu.set_stream" | "cuda.set_stream") => {
                 if let Some(stream) = self.positional_args(node).into_iter().next() {
-                    self.current = self.received_as(stream, received::Kind::Stream);
+                    let stream = self.received_as(stream, received::Kind::Stream);
+                    self.switch_device(self.stream_device(&stream));
+                    self.current = stream;
                 }
                 Value::None
+            }
+            Some("npu.set_device" | "cuda.set_device") => {
+                let device = self.device_argument(node);
+                self.switch_device(device);
+                Value::None
+            }
+            Some("npu.device" | "cuda.device") => Value::DeviceContext(self.device_argument(node)),
+            Some("npu.current_device" | "cuda.current_device") => {
+                self.arguments(node);
+                Value::Int(self.device)
             }
             Some("npu.stream" | "cuda.stream") => {
                 let stream = self.positional_args(node).into_iter().next().unwrap_or(Value::Unknown);
@@ -673,13 +702,15 @@ impl<'t> Walker<'_, 't> {
                 Value::StreamContext(Box::new(stream))
             }
             Some("npu.synchronize" | "cuda.synchronize") => {
-                self.arguments(node);
+                let device = self.device_argument(node);
+                let span = self.range(node);
+                self.program_on(device, span);
                 self.catalogued(node, "acl.rt.synchronize_device", Vec::new());
                 Value::None
             }
             Some("device") => {
                 let args = self.positional_args(node);
-                device_of(args.first()).map_or(Value::Unknown, Value::Device)
+                self.device_value(&args)
             }
             Some(name) if is_tensor_factory(name) => self.tensor_factory(node, name),
             Some("from_numpy" | "as_tensor" | "asarray") => {
@@ -698,6 +729,8 @@ impl<'t> Walker<'_, 't> {
             Some(name) if name.starts_with("npu.") || name.starts_with("cuda.") || name.starts_with("distributed") => {
                 self.opaque_call(node, name)
             }
+            // Comparisons that answer on the host (`torch.allclose`, `torch.testing.assert_close`).
+            Some(name) if is_host_check(name) => self.opaque_call(node, name),
             Some(name) => {
                 // `torch.matmul(a, b)`, `torch.nn.functional.relu(x)`, `torch_npu.npu_rms_norm(x)`.
                 let short = name.rsplit('.').next().unwrap_or(name).to_string();
@@ -745,6 +778,18 @@ impl<'t> Walker<'_, 't> {
             [left, right] => (left.clone(), right.clone()),
             _ => (Value::Unknown, Value::Unknown),
         }
+    }
+
+    /// The device a call names (`device=`, or its first argument; the current device
+    /// where it names none).
+    pub(super) fn device_argument(&mut self, node: Node<'t>) -> i64 {
+        let (args, kwargs) = self.arguments(node);
+        let given = kwargs
+            .iter()
+            .find(|(key, _)| key == "device")
+            .map(|(_, value)| value)
+            .or(args.first());
+        given.and_then(|value| self.device_index(value)).unwrap_or(self.device)
     }
 
     pub(super) fn fresh_hint(&mut self, default: &str) -> String {
@@ -802,7 +847,9 @@ impl<'t> Walker<'_, 't> {
         let span = self.range(node);
         let stream = &self.received_as(stream.clone(), received::Kind::Stream);
         match stream {
-            Value::DefaultStream | Value::Int(0) | Value::None => Some(ast::Expr::int(0, span)),
+            Value::DefaultStream(device) => Some(Self::default_stream_expr(*device, span)),
+            // pyACL's `0`: the default stream of the device the program set.
+            Value::Int(0) | Value::None => Some(ast::Expr::int(0, span)),
             Value::Stream(name) => Some(ast::Expr::name(name, span)),
             _ => None,
         }

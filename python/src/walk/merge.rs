@@ -20,6 +20,9 @@ pub(super) struct State {
     frames: Vec<FrameState>,
     heap: Vec<Obj>,
     current: Value,
+    device: i64,
+    other_currents: std::collections::BTreeMap<i64, Value>,
+    program_device: devices::ProgramDevice,
     recorded: HashSet<String>,
     started: HashMap<usize, String>,
 }
@@ -106,6 +109,9 @@ impl<'t> Walker<'_, 't> {
                 .collect(),
             heap: self.heap.clone(),
             current: self.current.clone(),
+            device: self.device,
+            other_currents: self.other_currents.clone(),
+            program_device: self.program_device,
             recorded: self.recorded.clone(),
             started: self.started.clone(),
         }
@@ -118,6 +124,9 @@ impl<'t> Walker<'_, 't> {
         }
         self.heap = state.heap;
         self.current = state.current;
+        self.device = state.device;
+        self.other_currents = state.other_currents;
+        self.program_device = state.program_device;
         self.recorded = state.recorded;
         self.started = state.started;
     }
@@ -151,6 +160,7 @@ impl<'t> Walker<'_, 't> {
             obj.items.iter_mut().for_each(&mut visit);
         }
         visit(&mut self.current);
+        self.other_currents.values_mut().for_each(&mut visit);
     }
 
     /// Join the then branch, walked earlier, with the else branch the walk is on (its
@@ -178,12 +188,12 @@ impl<'t> Walker<'_, 't> {
         pair_states(&then.state, &mine, &mut pairs);
         let (hoisted, renamed) = unify(&mut then.stmts, &mut otherwise, &pairs);
         if !renamed.is_empty() {
-            rename_stmts(&mut otherwise, &renamed);
+            syntax::rename(&mut otherwise, &renamed);
             self.for_each_value(|value| value.rename(&renamed));
         }
         self.merge(then.state, at, "these branches");
-        let mut declared = declared_names(&then.stmts);
-        declared.extend(declared_names(&otherwise));
+        let mut declared = syntax::declared_names(&then.stmts);
+        declared.extend(syntax::declared_names(&otherwise));
         self.forget(&declared);
         Joined {
             hoisted,
@@ -218,8 +228,25 @@ impl<'t> Walker<'_, 't> {
                 None => self.heap.push(obj),
             }
         }
-        if self.current != other.current {
+        if self.current != other.current || self.device != other.device {
             self.current = Value::Unknown;
+        }
+        let devices: Vec<i64> = self
+            .other_currents
+            .keys()
+            .chain(other.other_currents.keys())
+            .copied()
+            .collect();
+        for device in devices {
+            let default = Value::DefaultStream(device);
+            let theirs = other.other_currents.get(&device).unwrap_or(&default);
+            let mine = self.other_currents.entry(device).or_insert_with(|| default.clone());
+            if mine != theirs {
+                *mine = Value::Unknown;
+            }
+        }
+        if self.program_device != other.program_device {
+            self.program_device = devices::ProgramDevice::Unknown;
         }
         // Recorded on either way: a later wait is kept (and checked for the other).
         self.recorded.extend(other.recorded);
@@ -343,7 +370,7 @@ fn unify(
     }
     let then_lets = top_level_lets(then);
     let else_lets = top_level_lets(otherwise);
-    let then_declared = declared_names(then);
+    let then_declared = syntax::declared_names(then);
     let mut taken: HashSet<&str> = HashSet::new();
     let (mut hoist, mut drop) = (Vec::new(), Vec::new());
     for (a, b) in pairs {
@@ -355,7 +382,7 @@ fn unify(
             continue;
         };
         let alike = syncguard_grammar::expr_text(value_a) == syncguard_grammar::expr_text(value_b);
-        if !alike || mentions_any(value_a, &then_declared) {
+        if !alike || syntax::mentions_any(value_a, &then_declared) {
             continue;
         }
         taken.insert(a);
@@ -390,163 +417,4 @@ fn top_level_lets(stmts: &[ast::Stmt]) -> HashMap<&str, (usize, &ast::Expr)> {
         }
     }
     lets
-}
-
-/// Every name declared in `stmts`, nested blocks included.
-pub(super) fn declared_names(stmts: &[ast::Stmt]) -> HashSet<String> {
-    let mut names = HashSet::new();
-    collect_declared(stmts, &mut names);
-    names
-}
-
-fn collect_declared(stmts: &[ast::Stmt], names: &mut HashSet<String>) {
-    for stmt in stmts {
-        match &stmt.kind {
-            ast::StmtKind::Let { pattern, .. } => names.extend(pattern.names().iter().map(|name| name.name.clone())),
-            ast::StmtKind::LetMut { name, .. } => {
-                names.insert(name.name.clone());
-            }
-            _ => {}
-        }
-        for block in blocks(stmt) {
-            collect_declared(&block.stmts, names);
-        }
-    }
-}
-
-/// The blocks nested in a statement (an `else if` chain's arms included).
-fn blocks(stmt: &ast::Stmt) -> Vec<&ast::Block> {
-    match &stmt.kind {
-        ast::StmtKind::If { then, otherwise, .. } => {
-            let mut out = vec![then];
-            match otherwise {
-                Some(ast::Else::Block(block)) => out.push(block),
-                Some(ast::Else::If(nested)) => out.extend(blocks(nested)),
-                None => {}
-            }
-            out
-        }
-        ast::StmtKind::For { body, .. }
-        | ast::StmtKind::While { body, .. }
-        | ast::StmtKind::Thread { body, .. }
-        | ast::StmtKind::GeOp { body, .. }
-        | ast::StmtKind::SuperKernel { body, .. }
-        | ast::StmtKind::SubKernel { body, .. } => vec![body],
-        _ => Vec::new(),
-    }
-}
-
-fn mentions_any(expr: &ast::Expr, names: &HashSet<String>) -> bool {
-    let mut found = false;
-    let mut probe = expr.clone();
-    visit_names(&mut probe, &mut |name| found |= names.contains(name.as_str()));
-    found
-}
-
-/// Rename the names `renamed` maps wherever `stmts` use or declare them.
-pub(super) fn rename_stmts(stmts: &mut [ast::Stmt], renamed: &HashMap<String, String>) {
-    let mut rename = |name: &mut String| {
-        if let Some(new) = renamed.get(name.as_str()) {
-            name.clone_from(new);
-        }
-    };
-    for stmt in stmts {
-        visit_stmt_names(stmt, &mut rename);
-    }
-}
-
-fn visit_stmt_names(stmt: &mut ast::Stmt, visit: &mut dyn FnMut(&mut String)) {
-    use ast::StmtKind as K;
-    match &mut stmt.kind {
-        K::Setting { value, .. } => visit_names(value, visit),
-        K::Ranks(ast::RankCount::Fixed(value)) => visit_names(value, visit),
-        K::Ranks(ast::RankCount::Param { range, .. }) | K::Param { range, .. } => visit_range_names(range, visit),
-        K::Let { pattern, value } => {
-            match pattern {
-                ast::Pattern::Name(name) => visit(&mut name.name),
-                ast::Pattern::List(names, _) => names.iter_mut().for_each(|name| visit(&mut name.name)),
-            }
-            visit_names(value, visit);
-        }
-        K::LetMut { name, value } | K::Assign { name, value } => {
-            visit(&mut name.name);
-            visit_names(value, visit);
-        }
-        K::Call(call) => visit_call_names(call, visit),
-        K::If { cond, then, otherwise } => {
-            visit_names(cond, visit);
-            then.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit));
-            match otherwise {
-                Some(ast::Else::Block(block)) => block.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit)),
-                Some(ast::Else::If(nested)) => visit_stmt_names(nested, visit),
-                None => {}
-            }
-        }
-        K::For { range, body, .. } => {
-            visit_range_names(range, visit);
-            body.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit));
-        }
-        K::While { cond, body } => {
-            visit_names(cond, visit);
-            body.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit));
-        }
-        K::SuperKernel { args, body, .. } | K::SubKernel { args, body, .. } => {
-            args.iter_mut().for_each(|arg| visit_names(&mut arg.value, visit));
-            body.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit));
-        }
-        K::Thread { body, .. } | K::GeOp { body, .. } => {
-            body.stmts.iter_mut().for_each(|stmt| visit_stmt_names(stmt, visit));
-        }
-        K::Return | K::Error => {}
-    }
-}
-
-fn visit_call_names(call: &mut ast::Call, visit: &mut dyn FnMut(&mut String)) {
-    for generic in call.generics.iter_mut().flatten() {
-        visit_names(generic, visit);
-    }
-    for arg in &mut call.args {
-        visit_names(&mut arg.value, visit);
-    }
-}
-
-fn visit_range_names(range: &mut ast::RangeExpr, visit: &mut dyn FnMut(&mut String)) {
-    visit_names(&mut range.start, visit);
-    if let Some(end) = &mut range.end {
-        visit_names(end, visit);
-    }
-}
-
-/// Every name an expression uses, for `visit` to read or change.
-fn visit_names(expr: &mut ast::Expr, visit: &mut dyn FnMut(&mut String)) {
-    use ast::ExprKind as E;
-    match &mut expr.kind {
-        E::Name(path) => visit(&mut path.text),
-        E::Unary(_, operand) => visit_names(operand, visit),
-        E::Binary(_, left, right)
-        | E::Index {
-            base: left,
-            index: right,
-        } => {
-            visit_names(left, visit);
-            visit_names(right, visit);
-        }
-        E::Cond { cond, then, otherwise } => {
-            visit_names(cond, visit);
-            visit_names(then, visit);
-            visit_names(otherwise, visit);
-        }
-        E::Call(call) => visit_call_names(call, visit),
-        E::Slice { base, range } => {
-            visit_names(base, visit);
-            visit_range_names(range, visit);
-        }
-        E::List(items) => items.iter_mut().for_each(|item| visit_names(item, visit)),
-        E::ListFor(list) => {
-            visit_names(&mut list.item, visit);
-            visit_range_names(&mut list.range, visit);
-        }
-        E::Struct(fields) => fields.iter_mut().for_each(|field| visit_names(&mut field.value, visit)),
-        E::Int(_) | E::Str(_) | E::Bool(_) | E::Null | E::Error => {}
-    }
 }

@@ -7,10 +7,12 @@
 //! events and tensors to ACL.
 
 mod acl;
+mod devices;
 mod expr;
 mod merge;
 mod received;
 mod stmt;
+mod syntax;
 mod threads;
 mod torch;
 
@@ -129,8 +131,18 @@ pub struct Walker<'i, 't> {
     /// The object a method entry point runs on, and its attributes nothing set.
     entry_object: Option<usize>,
     entry_attrs: HashMap<String, usize>,
-    /// The current stream of torch (`with torch.npu.stream(s):`).
+    /// The current stream of torch's current device (`with torch.npu.stream(s):`).
     current: Value,
+    /// torch's current device, and the current streams of the other devices.
+    device: i64,
+    other_currents: std::collections::BTreeMap<i64, Value>,
+    /// The device the extracted program has set, and whether it set device 0 at its
+    /// top (at the first switch away from it).
+    program_device: devices::ProgramDevice,
+    home_declared: bool,
+    /// The devices of the streams and device tensors made.
+    stream_devices: HashMap<String, i64>,
+    tensor_devices: HashMap<String, i64>,
     /// torch events, and those of them recorded so far: torch_npu creates an event
     /// at its first record, and a wait or synchronize before that does nothing.
     torch_events: std::collections::HashSet<String>,
@@ -199,7 +211,13 @@ impl<'i, 't> Walker<'i, 't> {
             received: Vec::new(),
             entry_object: None,
             entry_attrs: HashMap::new(),
-            current: Value::DefaultStream,
+            current: Value::DefaultStream(0),
+            device: 0,
+            other_currents: std::collections::BTreeMap::new(),
+            program_device: devices::ProgramDevice::Start,
+            home_declared: false,
+            stream_devices: HashMap::new(),
+            tensor_devices: HashMap::new(),
             torch_events: std::collections::HashSet::new(),
             recorded: std::collections::HashSet::new(),
             names: HashMap::new(),
@@ -314,8 +332,10 @@ impl<'i, 't> Walker<'i, 't> {
     }
 
     fn emit(&mut self, kind: ast::StmtKind, span: Range<usize>) {
+        let mut stmt = ast::Stmt { kind, span };
+        self.place_on_device(&mut stmt);
         if let Some(block) = self.blocks.last_mut() {
-            block.push(ast::Stmt { kind, span });
+            block.push(stmt);
         }
     }
 
@@ -687,7 +707,6 @@ fn device_of(value: Option<&Value>) -> Option<bool> {
                 _ => None,
             }
         }
-        Value::Device(on) => Some(*on),
         Value::Int(_) => Some(true),
         Value::Buffer(_, place) => Some(*place == Place::Device),
         _ => None,
@@ -723,6 +742,15 @@ fn flatten(values: &[Value]) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Whether a function compares tensors on the host: an assertion (`assertEqual`,
+/// `torch.testing.assert_close`), `torch.allclose`, `torch.equal`. Its tensors are read
+/// on the host, through the blocking copy torch makes for a device tensor.
+fn is_host_check(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let last = last.trim_start_matches('_');
+    last.starts_with("assert") || matches!(last, "allclose" | "equal")
 }
 
 /// The torch name of a binary operator on tensors (`a @ b` is `matmul`).

@@ -235,6 +235,7 @@ impl<'t> Walker<'_, 't> {
             Kind::Event => ("existing_event", Value::Event(name.clone())),
             Kind::Tensor => {
                 let place = place.or_else(|| place_by_name(&base)).unwrap_or(Place::Device);
+                self.tensor_devices.insert(name.clone(), self.device);
                 ("existing_memory", Value::Buffer(name.clone(), place))
             }
         };

@@ -518,7 +518,7 @@ impl<'t> Walker<'_, 't> {
             self.return_early(before.returned());
         }
         self.merge(before, stmt, "this loop");
-        self.forget(&merge::declared_names(&stmts));
+        self.forget(&syntax::declared_names(&stmts));
         let span = self.range(stmt);
         let cond = binary(
             ast::BinaryOp::Ge,
@@ -707,7 +707,7 @@ impl<'t> Walker<'_, 't> {
                     "ACL_EVENT_RECORDED_STATUS_COMPLETE",
                 )
             }
-            (Value::Stream(_) | Value::DefaultStream, None) => {
+            (Value::Stream(_) | Value::DefaultStream(_), None) => {
                 let Some(stream) = self.stream_expr(&value, call) else {
                     return false;
                 };
@@ -736,7 +736,8 @@ impl<'t> Walker<'_, 't> {
     }
 
     pub(super) fn with_statement(&mut self, stmt: Node<'t>) -> Flow {
-        let saved = self.current.clone();
+        // A stream or device context restores the current device and its streams.
+        let saved = (self.current.clone(), self.device, self.other_currents.clone());
         for item in preorder_kind(stmt, "with_item") {
             let Some(value_node) = item.child_by_field_name("value") else {
                 continue;
@@ -750,8 +751,13 @@ impl<'t> Walker<'_, 't> {
                 continue;
             };
             let value = self.eval(expr);
-            if let Value::StreamContext(stream) = &value {
-                self.current = (**stream).clone();
+            match &value {
+                Value::StreamContext(stream) => {
+                    self.switch_device(self.stream_device(stream));
+                    self.current = (**stream).clone();
+                }
+                Value::DeviceContext(device) => self.switch_device(*device),
+                _ => {}
             }
             if let Some(alias) = alias
                 && let Some(target) = alias.named_child(0)
@@ -767,7 +773,7 @@ impl<'t> Walker<'_, 't> {
             Some(body) => self.block(body),
             None => Flow::Normal,
         };
-        self.current = saved;
+        (self.current, self.device, self.other_currents) = saved;
         flow
     }
 }

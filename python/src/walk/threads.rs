@@ -117,7 +117,14 @@ impl<'t> Walker<'_, 't> {
         };
         let name = self.fresh_name(&format!("thread_{base}"));
         let span = self.range(node);
-        let current = std::mem::replace(&mut self.current, Value::DefaultStream);
+        // A new thread starts on device 0 with its default stream current, in torch and
+        // in the program.
+        let outside = (
+            std::mem::replace(&mut self.current, Value::DefaultStream(0)),
+            std::mem::replace(&mut self.device, 0),
+            std::mem::take(&mut self.other_currents),
+            std::mem::replace(&mut self.program_device, devices::ProgramDevice::Start),
+        );
         self.push_block();
         let followed = match thread.target {
             Value::Function(def) => {
@@ -137,7 +144,7 @@ impl<'t> Walker<'_, 't> {
             _ => false,
         };
         let mut body = self.pop_block(span.clone());
-        self.current = current;
+        (self.current, self.device, self.other_currents, self.program_device) = outside;
         if !followed {
             self.note(
                 node,
@@ -148,7 +155,7 @@ impl<'t> Walker<'_, 't> {
         for allocation in take_allocations(&mut body) {
             self.emit(allocation.kind, allocation.span);
         }
-        let declared = merge::declared_names(&body);
+        let declared = syntax::declared_names(&body);
         self.emit(
             ast::StmtKind::Thread {
                 name: ident(&name, span.clone()),

@@ -10,13 +10,14 @@ impl<'t> Walker<'_, 't> {
         let keyword = |key: &str| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         let like = name.ends_with("_like").then(|| args.first().cloned()).flatten();
         let like = like.map(|like| self.received_as(like, received::Kind::Tensor));
-        let device = match keyword("device") {
-            Some(device) => device_of(Some(&device)),
+        let (device, index) = match keyword("device") {
+            Some(device) => (device_of(Some(&device)), self.device_index(&device)),
             None => match &like {
-                Some(Value::Buffer(_, place)) => Some(*place == Place::Device),
-                _ => Some(false),
+                Some(Value::Buffer(like, place)) => (Some(*place == Place::Device), Some(self.tensor_device(like))),
+                _ => (Some(false), None),
             },
         };
+        let index = index.unwrap_or(self.device);
         let pinned = keyword("pin_memory").and_then(|v| v.truth()).unwrap_or(false);
         let span = self.range(node);
         let size = ast::Expr::int(TENSOR_BYTES, span.clone());
@@ -30,7 +31,8 @@ impl<'t> Walker<'_, 't> {
                     &name,
                     vec![size, ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone())],
                 );
-                if filled && let Some(stream) = self.current_stream_expr(node) {
+                self.tensor_devices.insert(name.clone(), index);
+                if filled && let Some(stream) = self.current_stream_at(index, span.clone()) {
                     self.kernel(node, stream, "fill", &[], std::slice::from_ref(&name));
                 }
                 Value::Buffer(name, Place::Device)
@@ -115,7 +117,7 @@ impl<'t> Walker<'_, 't> {
             self.host_access(name, place, false, span);
             return;
         }
-        let Some(stream) = self.current_stream_at(span.clone()) else {
+        let Some(stream) = self.current_stream_at(self.tensor_device(name), span.clone()) else {
             return;
         };
         let host = self.fresh_name(&format!("{name}_host"));
@@ -133,10 +135,11 @@ impl<'t> Walker<'_, 't> {
         self.host_access(&host, Place::Pageable, false, span);
     }
 
-    pub(super) fn current_stream_at(&mut self, span: Range<usize>) -> Option<ast::Expr> {
-        match &self.current {
-            Value::DefaultStream => Some(ast::Expr::int(0, span)),
-            Value::Stream(name) => Some(ast::Expr::name(name, span)),
+    /// The expression of the current stream of `device`.
+    pub(super) fn current_stream_at(&mut self, device: i64, span: Range<usize>) -> Option<ast::Expr> {
+        match self.current_stream_of(device) {
+            Value::DefaultStream(device) => Some(Self::default_stream_expr(device, span)),
+            Value::Stream(name) => Some(ast::Expr::name(&name, span)),
             _ => {
                 self.unresolved.push((
                     span,
@@ -185,7 +188,13 @@ impl<'t> Walker<'_, 't> {
             self.host_access(dst.0, dst.1, true, span);
             return;
         }
-        let Some(stream) = self.current_stream_expr(node) else {
+        let (src_device, dst_device) = (self.tensor_device(src.0), self.tensor_device(dst.0));
+        if !src.1.is_host() && !dst.1.is_host() && src_device != dst_device {
+            self.copy_between_devices(node, dst.0, src.0);
+            return;
+        }
+        let device = if src.1.is_host() { dst_device } else { src_device };
+        let Some(stream) = self.current_stream_at(device, span.clone()) else {
             return;
         };
         let kind = match (src.1.is_host(), dst.1.is_host()) {
@@ -202,6 +211,48 @@ impl<'t> Walker<'_, 't> {
         if waits {
             self.api_calls += 1;
             self.sync_stream_stmt(stream, span);
+        }
+    }
+
+    /// A copy between tensors on two devices, as torch_npu makes it (`copy_d2d`): on the
+    /// current stream of the source's device, which first waits for the current stream
+    /// of the destination's device; that stream then waits for the copy. (torch_npu
+    /// records IPC events for this, where the device supports them, and synchronizes
+    /// the streams from the host otherwise, which orders more.)
+    fn copy_between_devices(&mut self, node: Node<'t>, dst: &str, src: &str) {
+        let span = self.range(node);
+        let (src_stream, dst_stream) = (
+            self.current_stream_at(self.tensor_device(src), span.clone()),
+            self.current_stream_at(self.tensor_device(dst), span.clone()),
+        );
+        let (Some(src_stream), Some(dst_stream)) = (src_stream, dst_stream) else {
+            return;
+        };
+        self.stream_waits_for(node, src_stream.clone(), dst_stream.clone(), "dst_ready");
+        self.api_calls += 1;
+        self.copy_stmt(dst, src, "ACL_MEMCPY_DEVICE_TO_DEVICE", src_stream.clone(), span);
+        self.stream_waits_for(node, dst_stream, src_stream, "src_ready");
+    }
+
+    /// `waiting` waits for the work issued to `other` so far: a new event recorded on
+    /// `other` (named after `hint`) and waited for on `waiting`.
+    fn stream_waits_for(&mut self, node: Node<'t>, waiting: ast::Expr, other: ast::Expr, hint: &str) {
+        let span = self.range(node);
+        let saved = self.hint.replace(hint.into());
+        let event = self.torch_event(node);
+        self.hint = saved;
+        if let Value::Event(event) = event {
+            self.recorded.insert(event.clone());
+            self.catalogued(
+                node,
+                "acl.rt.record_event",
+                vec![ast::Expr::name(&event, span.clone()), other],
+            );
+            self.catalogued(
+                node,
+                "acl.rt.stream_wait_event",
+                vec![waiting, ast::Expr::name(&event, span)],
+            );
         }
     }
 
@@ -239,7 +290,7 @@ impl<'t> Walker<'_, 't> {
                 }
             };
         }
-        let Some(stream) = self.current_stream_expr(node) else {
+        let Some((device, stream)) = self.operation_stream(&buffers, node) else {
             return Value::Unknown;
         };
         let mut reads: Vec<String> = Vec::new();
@@ -248,8 +299,8 @@ impl<'t> Walker<'_, 't> {
                 reads.push(buffer.clone());
             }
         }
-        let (result, fresh) = match out {
-            Some(Value::Buffer(out, place)) => (Value::Buffer(out, place), false),
+        let result = match out {
+            Some(Value::Buffer(out, place)) => Value::Buffer(out, place),
             _ => {
                 let result = self.fresh_hint("out");
                 self.create(
@@ -261,11 +312,11 @@ impl<'t> Walker<'_, 't> {
                         ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
                     ],
                 );
-                (Value::Buffer(result, Place::Device), true)
+                self.tensor_devices.insert(result.clone(), device);
+                Value::Buffer(result, Place::Device)
             }
         };
         let written = result.buffer().map(|(name, _)| name.to_string()).unwrap_or_default();
-        let _ = fresh;
         self.kernel(node, stream, name, &reads, std::slice::from_ref(&written));
         result
     }
@@ -293,7 +344,7 @@ impl<'t> Walker<'_, 't> {
             Value::HostThread(thread) => self.thread_method(node, thread, name),
             Value::Module(path) => self.call_value(node, Value::Module(format!("{path}.{name}"))),
             Value::Received(at) => self.received_method(node, at, name),
-            Value::Stream(_) | Value::DefaultStream => self.stream_method(node, receiver, name),
+            Value::Stream(_) | Value::DefaultStream(_) => self.stream_method(node, receiver, name),
             Value::Event(event) => self.event_method(node, &event, name),
             Value::Buffer(buffer, place) => self.tensor_method(node, &buffer, place, name),
             Value::List(items) if name == "append" => {
@@ -384,22 +435,7 @@ impl<'t> Walker<'_, 't> {
                     );
                     return Value::None;
                 };
-                let saved = self.hint.replace("wait_stream_event".into());
-                let event = self.torch_event(node);
-                self.hint = saved;
-                if let Value::Event(event) = event {
-                    self.recorded.insert(event.clone());
-                    self.catalogued(
-                        node,
-                        "acl.rt.record_event",
-                        vec![ast::Expr::name(&event, span.clone()), other_expr],
-                    );
-                    self.catalogued(
-                        node,
-                        "acl.rt.stream_wait_event",
-                        vec![stream_expr, ast::Expr::name(&event, span.clone())],
-                    );
-                }
+                self.stream_waits_for(node, stream_expr, other_expr, "wait_stream_event");
                 Value::None
             }
             "record_event" => {
@@ -482,25 +518,25 @@ impl<'t> Walker<'_, 't> {
         let span = self.range(node);
         match name {
             "npu" | "cuda" | "cpu" | "to" => {
-                let target = match name {
-                    "npu" | "cuda" => Some(true),
-                    "cpu" => Some(false),
-                    _ => {
-                        let device = keyword("device").or_else(|| args.first().cloned());
-                        match device {
-                            Some(Value::Buffer(_, other)) => Some(other == Place::Device),
-                            Some(device) => device_of(Some(&device)).or(Some(place == Place::Device)),
-                            None => Some(place == Place::Device),
-                        }
-                    }
+                let here = (place == Place::Device).then(|| self.tensor_device(buffer));
+                let device = keyword("device").or_else(|| args.first().cloned());
+                // The device the tensor goes to (`None`: the host).
+                let target = match (name, device) {
+                    ("cpu", _) => None,
+                    ("npu" | "cuda", None) => Some(self.device),
+                    (_, None) => here,
+                    (_, Some(device)) => match device_of(Some(&device)) {
+                        Some(true) => Some(self.device_index(&device).unwrap_or(self.device)),
+                        Some(false) => None,
+                        // `.to(torch.float16)` and other conversions: the same place.
+                        None => here,
+                    },
                 };
-                let Some(to_device) = target else {
-                    return Value::Unknown;
-                };
-                if to_device == (place == Place::Device) {
+                if target == here {
                     // Already there: the same tensor.
                     return Value::Buffer(buffer.to_string(), place);
                 }
+                let to_device = target.is_some();
                 let default = format!("{buffer}_{}", if to_device { "dev" } else { "host" });
                 let result = self.fresh_hint(&default);
                 let result_place = if to_device {
@@ -513,6 +549,8 @@ impl<'t> Walker<'_, 't> {
                             ast::Expr::name("ACL_MEM_MALLOC_HUGE_FIRST", span.clone()),
                         ],
                     );
+                    self.tensor_devices
+                        .insert(result.clone(), target.unwrap_or(self.device));
                     Place::Device
                 } else if non_blocking {
                     // torch allocates the result of a non-blocking copy out in pinned memory.
