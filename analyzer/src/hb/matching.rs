@@ -52,7 +52,8 @@ pub struct Matching {
     pub edges: Vec<(NodeId, NodeId)>,
     /// Waits nothing satisfies: they block forever.
     pub unsatisfied: Vec<NodeId>,
-    /// Capture-kind waits issued before any record: silent no-ops.
+    /// Capture-kind waits, and host synchronizes of either kind, issued before any
+    /// record: silent no-ops.
     pub noop_waits: Vec<NodeId>,
     /// Waits on an object from before that a record from before satisfies.
     pub satisfied_before: Vec<NodeId>,
@@ -97,23 +98,30 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             across_processes.push((id, event, kind));
             continue;
         }
+        if kind == EventOp::Record {
+            latest_record.insert(event, id);
+        }
+        // A host synchronize waits for the latest record issued before it, of either
+        // kind: the runtime keeps that record's task and waits for it, and a reset does
+        // not clear it (`Event::Synchronize` in hicann/runtime). With no record issued,
+        // it returns at once.
+        if kind == EventOp::HostSync {
+            match latest_record.get(&event) {
+                Some(&record) => matching.edges.push((record, id)),
+                None if exec.existed_before(event) => {}
+                None => matching.noop_waits.push(id),
+            }
+            continue;
+        }
         match semantics(exec, event) {
             EventSemantics::Capture => match kind {
-                EventOp::Record => {
-                    latest_record.insert(event, id);
-                }
                 EventOp::Wait => match latest_record.get(&event) {
                     Some(&record) => matching.edges.push((record, id)),
                     // An event from before may have been recorded before: taken so.
                     None if exec.existed_before(event) => matching.satisfied_before.push(id),
                     None => matching.noop_waits.push(id),
                 },
-                EventOp::HostSync => {
-                    if let Some(&record) = latest_record.get(&event) {
-                        matching.edges.push((record, id));
-                    }
-                }
-                EventOp::Reset => {}
+                EventOp::Record | EventOp::HostSync | EventOp::Reset => {}
             },
             EventSemantics::Sync => {
                 let state = sync_events.entry(event).or_insert_with(|| SyncEventState::new(event));
@@ -121,12 +129,7 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
                     EventOp::Record => state.record(id, exec, matching),
                     EventOp::Wait => state.wait(id, exec, &host_view, matching),
                     EventOp::Reset => state.reset(id, matching),
-                    EventOp::HostSync => match state.current.records.first() {
-                        Some(&record) => matching.edges.push((record, id)),
-                        // The host blocks until the flag is set, as a stream wait does:
-                        // with no record in its cycle it waits for a later one.
-                        None => state.wait(id, exec, &host_view, matching),
-                    },
+                    EventOp::HostSync => {}
                 }
             }
         }
@@ -178,7 +181,7 @@ fn match_ipc_events(exec: &Execution, ops: &[(NodeId, InstId, EventOp)], matchin
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum EventOp {
     Record,
     Wait,
