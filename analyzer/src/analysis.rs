@@ -858,7 +858,7 @@ fn unevaluable_calls(exec: &Execution) -> Vec<Diagnostic> {
                 String::new()
             };
             Diagnostic::new(
-                &crate::rules::SyntaxErrorRule::INFO,
+                &crate::rules::UndefinedValue::INFO,
                 failure.span.clone(),
                 format!("{} has no value{on_rank}: it {}", failure.what, failure.error.reason()),
             )

@@ -261,6 +261,7 @@ impl Project {
                 source,
                 range,
                 message: item.message,
+                touches: item.touches,
             }
         };
         EntryProgram {

@@ -86,9 +86,14 @@ impl Project {
         let walked = Walker::new(index).run(at);
         let name_node = def.node.child_by_field_name("name").unwrap_or(def.node);
         let (source, range) = self.space.locate(&space_range(unit, name_node));
-        let located = |(span, message): (std::ops::Range<usize>, String)| {
+        let located = |(span, message, touches): (std::ops::Range<usize>, String, Vec<String>)| {
             let (source, range) = self.space.locate(&span);
-            Unresolved { source, range, message }
+            Unresolved {
+                source,
+                range,
+                message,
+                touches,
+            }
         };
         EntryProgram {
             entry: format!("{}:{}", unit.stem(), def.qualified()),
@@ -98,7 +103,9 @@ impl Project {
             syntax: ast::File { stmts: walked.stmts },
             api_calls: walked.api_calls,
             unresolved: walked.unresolved.into_iter().map(located).collect(),
-            incomplete: walked.incomplete.map(located),
+            incomplete: walked
+                .incomplete
+                .map(|(span, message)| located((span, message, Vec::new()))),
             unchecked_returns: walked
                 .unchecked
                 .into_iter()

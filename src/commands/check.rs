@@ -371,8 +371,14 @@ fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun
         );
     }
     if checked.unresolved > 0 && !report.explain {
+        let undecided = match checked.undecided {
+            0 => String::new(),
+            1 => " (1 finding rests on them and is undecided)".to_string(),
+            n => format!(" ({n} findings rest on them and are undecided)"),
+        };
         eprintln!(
-            "syncguard: note: {} call{} or handle{} in the {} sources could not be followed; `--explain` lists them",
+            "syncguard: note: {} call{} or handle{} in the {} sources could not be followed{undecided}; `--explain` \
+             lists them",
             checked.unresolved,
             if checked.unresolved == 1 { "" } else { "s" },
             if checked.unresolved == 1 { "" } else { "s" },

@@ -83,6 +83,8 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
     let mut host_view = HostView::default();
     let shared: HashSet<InstId> = exec.ipc_opened.values().copied().collect();
     let mut across_processes: Vec<(NodeId, InstId, EventOp)> = Vec::new();
+    let mut records: HashMap<InstId, Vec<NodeId>> = HashMap::default();
+    let mut host_syncs: Vec<(NodeId, InstId, Option<NodeId>)> = Vec::new();
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
         host_view.observe(exec, id);
@@ -100,17 +102,10 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
         }
         if kind == EventOp::Record {
             latest_record.insert(event, id);
+            records.entry(event).or_default().push(id);
         }
-        // A host synchronize waits for the latest record issued before it, of either
-        // kind: the runtime keeps that record's task and waits for it, and a reset does
-        // not clear it (`Event::Synchronize` in hicann/runtime). With no record issued,
-        // it returns at once.
         if kind == EventOp::HostSync {
-            match latest_record.get(&event) {
-                Some(&record) => matching.edges.push((record, id)),
-                None if exec.existed_before(event) => {}
-                None => matching.noop_waits.push(id),
-            }
+            host_syncs.push((id, event, latest_record.get(&event).copied()));
             continue;
         }
         match semantics(exec, event) {
@@ -134,11 +129,47 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             }
         }
     }
+    match_host_syncs(exec, &host_syncs, &records, matching);
     match_ipc_events(exec, &across_processes, matching);
     let mut remaining: Vec<SyncEventState> = sync_events.into_values().collect();
     remaining.sort_by_key(|state| state.current.event);
     for state in remaining {
         state.finish(matching);
+    }
+}
+
+/// A host synchronize waits for the latest record issued before it, of either kind: the
+/// runtime keeps that record's task and waits for it, and a reset does not clear it
+/// (`Event::Synchronize` in hicann/runtime). With no record issued it returns at once.
+/// In a trace, "before" is the observed order of the lines: the threads were ordered so
+/// by synchronization the trace does not show.
+fn match_host_syncs(
+    exec: &Execution,
+    syncs: &[(NodeId, InstId, Option<NodeId>)],
+    records: &HashMap<InstId, Vec<NodeId>>,
+    matching: &mut Matching,
+) {
+    let span = |node: NodeId| &exec.node(node).op.span;
+    for &(sync, event, latest_issued) in syncs {
+        let bound = if exec.program.settings.observed_run {
+            let observed_before = |record: &&NodeId| {
+                let (r, s) = (span(**record), span(sync));
+                r.file == s.file && r.range.start < s.range.start
+            };
+            let of_event = records.get(&event).map(Vec::as_slice).unwrap_or_default();
+            of_event
+                .iter()
+                .filter(observed_before)
+                .max_by_key(|&&r| span(r).range.start)
+                .copied()
+        } else {
+            latest_issued
+        };
+        match bound {
+            Some(record) => matching.edges.push((record, sync)),
+            None if exec.existed_before(event) => {}
+            None => matching.noop_waits.push(sync),
+        }
     }
 }
 

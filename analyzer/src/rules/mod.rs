@@ -120,7 +120,9 @@ pub use frontend::solver_unknown::SolverUnknown;
 pub use frontend::too_large_to_analyze::TooLargeToAnalyze;
 pub use frontend::unused_suppression::UnusedSuppression;
 pub(crate) use memory::handle_index_out_of_range;
-pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UncheckedReturn, UnknownName};
+pub use syncguard_model::reading_rules::{
+    SyntaxErrorRule, TraceFormatError, UncheckedReturn, UndefinedValue, UnknownName,
+};
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
@@ -131,6 +133,7 @@ pub static RULES: &[&RuleInfo] = &[
     &SolverUnknown::INFO,
     &UnusedSuppression::INFO,
     &TooLargeToAnalyze::INFO,
+    &RuleInfo::reading(&UndefinedValue::INFO),
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,
     &events::missing_reset::MissingReset::INFO,
