@@ -623,7 +623,6 @@ fn unknown_footprints(program: &Program) -> Option<Diagnostic> {
         ),
     };
     let mut diagnostic = Diagnostic::new(&crate::rules::SolverUnknown::INFO, first.span.clone(), message)
-        .with_severity(crate::diagnostic::Severity::Info)
         .with_label("what this kernel reads and writes is unknown")
         .with_help("declare it on the call: `reads: [a[0..4 KiB]], writes: [b]` (a trace line carries the same `reads` / `writes` arguments)");
     for op in launches.iter().skip(1).take(MAX_LISTED) {
@@ -647,7 +646,6 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
             first.api
         ),
     )
-    .with_severity(crate::diagnostic::Severity::Warning)
     .with_label("left out of the graph")
     .with_help("capture event records and waits outside the graph, or check the stream's code without the capture");
     const MAX_LISTED: usize = 8;
@@ -717,8 +715,7 @@ fn unmatched_value_waits(exec: &Execution) -> Option<Diagnostic> {
                 first.op.api
             ),
         )
-        .with_severity(crate::diagnostic::Severity::Warning)
-        .with_label("memory-value waits not matched")
+            .with_label("memory-value waits not matched")
         .with_help("check a shorter trace, or the code's `.sync` model with fewer iterations"),
     )
 }

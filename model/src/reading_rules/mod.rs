@@ -6,12 +6,14 @@
 
 pub mod syntax_error;
 pub mod trace_format_error;
+pub mod unchecked_create;
 pub mod unchecked_return;
 pub mod undefined_value;
 pub mod unknown_name;
 
 pub use syntax_error::SyntaxErrorRule;
 pub use trace_format_error::TraceFormatError;
+pub use unchecked_create::UncheckedCreate;
 pub use unchecked_return::{UncheckedReturn, failure_changes_synchronization, unchecked_return};
 pub use undefined_value::UndefinedValue;
 pub use unknown_name::{UnknownName, unknown_api};
