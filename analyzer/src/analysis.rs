@@ -238,10 +238,22 @@ fn beside_first_run<'p, T>(
     params: &[i64],
     work: impl FnOnce() -> T,
 ) -> (T, Option<Execution<'p>>) {
+    let walk = || instantiate_with_outcomes(program, params.to_vec(), &[]);
+    // A pool thread has the walk's stack: the walk is a task of the pool. (`work`, the
+    // first closure, stays on this thread, with its z3 objects.)
+    if crate::pool::in_pool() {
+        let mut run = None;
+        let done = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| run = Some(walk()));
+            work()
+        });
+        return (done, run);
+    }
+    crate::pool::started_outside_pool();
     std::thread::scope(|scope| {
         let walk = std::thread::Builder::new()
             .stack_size(WALK_STACK)
-            .spawn_scoped(scope, || instantiate_with_outcomes(program, params.to_vec(), &[]));
+            .spawn_scoped(scope, walk);
         let done = work();
         let run = walk
             .ok()

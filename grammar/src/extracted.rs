@@ -14,6 +14,24 @@ use syncguard_model::source::{FileId, Span};
 use crate::ast;
 use crate::lower::{Lowered, lower_mapped};
 
+/// The stack of a thread that walks a frontend's entry points: the walks recurse with
+/// the code's nesting (bounded), with frames larger than default stacks allow for.
+pub const WALK_STACK: usize = 256 << 20;
+
+/// The threads the source frontends walk entry points on: one pool for the process,
+/// made at first use (`None` if no thread could be started: then the caller's own).
+pub fn walk_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|index| format!("syncguard-walk-{index}"))
+            .stack_size(WALK_STACK)
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// One file's path (as shown) and text.
 pub struct SourceText {
     pub path: String,

@@ -35,17 +35,13 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     Project { space, units, options }
 }
 
-/// The stack of each thread that walks entry points: the walk recurses with the
-/// code's nesting (bounded).
-const WALK_STACK: usize = 256 << 20;
-
 impl Project {
     /// Every entry point (a function or method that no analyzed function calls or
     /// mentions, not a special method), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
-        match rayon::ThreadPoolBuilder::new().stack_size(WALK_STACK).build() {
-            Ok(pool) => pool.install(|| self.entries_here()),
-            Err(_) => self.entries_here(),
+        match syncguard_grammar::extracted::walk_pool() {
+            Some(pool) => pool.install(|| self.entries_here()),
+            None => self.entries_here(),
         }
     }
 
