@@ -497,6 +497,7 @@ fn main() -> ExitCode {
     if let Command::Trace { out, command } = &cli.command {
         return commands::trace::run(out, command);
     }
+    syncguard_analyzer::pool::configure(None);
     let outcome = match cli.command {
         Command::Check {
             paths,

@@ -4,6 +4,7 @@
 //! get, `clean` for none. Each file is checked alone and inside the whole folder: a
 //! file's findings do not depend on the other files of the run.
 
+#[allow(dead_code)]
 mod common;
 
 use common::syncguard;
@@ -52,7 +53,12 @@ fn findings(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let mut all = vec!["check", "--isolated", "--format", "json"];
     all.extend_from_slice(args);
     let output = syncguard(&all);
-    assert_ne!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_ne!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
     let mut by_file: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for diagnostic in json["diagnostics"].as_array().unwrap() {

@@ -238,10 +238,22 @@ fn beside_first_run<'p, T>(
     params: &[i64],
     work: impl FnOnce() -> T,
 ) -> (T, Option<Execution<'p>>) {
+    let walk = || instantiate_with_outcomes(program, params.to_vec(), &[]);
+    // A pool thread has the walk's stack: the walk is a task of the pool. (`work`, the
+    // first closure, stays on this thread, with its z3 objects.)
+    if crate::pool::in_pool() {
+        let mut run = None;
+        let done = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| run = Some(walk()));
+            work()
+        });
+        return (done, run);
+    }
+    crate::pool::started_outside_pool();
     std::thread::scope(|scope| {
         let walk = std::thread::Builder::new()
             .stack_size(WALK_STACK)
-            .spawn_scoped(scope, || instantiate_with_outcomes(program, params.to_vec(), &[]));
+            .spawn_scoped(scope, walk);
         let done = work();
         let run = walk
             .ok()
@@ -623,7 +635,6 @@ fn unknown_footprints(program: &Program) -> Option<Diagnostic> {
         ),
     };
     let mut diagnostic = Diagnostic::new(&crate::rules::SolverUnknown::INFO, first.span.clone(), message)
-        .with_severity(crate::diagnostic::Severity::Info)
         .with_label("what this kernel reads and writes is unknown")
         .with_help("declare it on the call: `reads: [a[0..4 KiB]], writes: [b]` (a trace line carries the same `reads` / `writes` arguments)");
     for op in launches.iter().skip(1).take(MAX_LISTED) {
@@ -647,7 +658,6 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
             first.api
         ),
     )
-    .with_severity(crate::diagnostic::Severity::Warning)
     .with_label("left out of the graph")
     .with_help("capture event records and waits outside the graph, or check the stream's code without the capture");
     const MAX_LISTED: usize = 8;
@@ -717,8 +727,7 @@ fn unmatched_value_waits(exec: &Execution) -> Option<Diagnostic> {
                 first.op.api
             ),
         )
-        .with_severity(crate::diagnostic::Severity::Warning)
-        .with_label("memory-value waits not matched")
+            .with_label("memory-value waits not matched")
         .with_help("check a shorter trace, or the code's `.sync` model with fewer iterations"),
     )
 }
@@ -858,7 +867,7 @@ fn unevaluable_calls(exec: &Execution) -> Vec<Diagnostic> {
                 String::new()
             };
             Diagnostic::new(
-                &crate::rules::SyntaxErrorRule::INFO,
+                &crate::rules::UndefinedValue::INFO,
                 failure.span.clone(),
                 format!("{} has no value{on_rank}: it {}", failure.what, failure.error.reason()),
             )

@@ -8,11 +8,13 @@ mod consequences;
 pub mod exec;
 mod frontend;
 pub mod hb;
+pub mod pool;
 pub mod render;
 pub mod rules;
 pub mod smt;
 mod suppress;
 pub mod trace;
+mod unfollowed;
 mod window;
 
 // The shared model, under the paths the analyzer has always given it.
@@ -27,4 +29,5 @@ pub use source::{FileId, SourceFile, Sources};
 pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
 pub use trace::{check_merged_run, check_trace_file, check_trace_reader};
+pub use unfollowed::{Unfollowed, set_aside_dependent_findings};
 pub use window::run_timeline;

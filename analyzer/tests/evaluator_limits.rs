@@ -121,7 +121,7 @@ fn a_kernel_condition_with_no_value_on_a_core_is_reported() {
     assert!(
         found
             .iter()
-            .any(|f| f.starts_with("SG001 the condition of this `if` (on AIV core 0 with tiling key 1) has no value")),
+            .any(|f| f.starts_with("SG007 the condition of this `if` (on AIV core 0 with tiling key 1) has no value")),
         "{found:?}"
     );
 }

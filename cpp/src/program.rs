@@ -127,10 +127,10 @@ impl Project {
     /// `main`, not a kernel), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
         // The walk recurses with the code's nesting (bounded by `MAX_NESTING`, with
-        // frames larger than the default 2 MiB stacks allow for): its own threads.
-        match rayon::ThreadPoolBuilder::new().stack_size(WALK_STACK).build() {
-            Ok(pool) => pool.install(|| self.entries_here()),
-            Err(_) => self.entries_here(),
+        // frames larger than the default 2 MiB stacks allow for): the walk pool's threads.
+        match syncguard_grammar::extracted::walk_pool() {
+            Some(pool) => pool.install(|| self.entries_here()),
+            None => self.entries_here(),
         }
     }
 
@@ -261,6 +261,7 @@ impl Project {
                 source,
                 range,
                 message: item.message,
+                touches: item.touches,
             }
         };
         EntryProgram {
@@ -288,9 +289,6 @@ impl Project {
         &self.space
     }
 }
-
-/// The stack of each thread that walks entry points.
-const WALK_STACK: usize = 256 << 20;
 
 /// The rank counts SPMD code is checked for when nothing configures them.
 const DEFAULT_RANKS: std::ops::RangeInclusive<i64> = 2..=8;

@@ -106,6 +106,45 @@ pub enum Pattern {
 }
 
 impl Expr {
+    /// The names the expression refers to (`ev`, `workers` in `workers[i]`), outermost
+    /// first; nested no deeper than a frontend builds expressions.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        self.collect_names(&mut names, 0);
+        names
+    }
+
+    fn collect_names<'e>(&'e self, names: &mut Vec<&'e str>, depth: usize) {
+        const MAX_DEPTH: usize = 64;
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let mut visit = |expr: &'e Expr| expr.collect_names(names, depth + 1);
+        match &self.kind {
+            ExprKind::Name(path) => names.push(&path.text),
+            ExprKind::Unary(_, operand) => visit(operand),
+            ExprKind::Binary(_, left, right) => {
+                visit(left);
+                visit(right);
+            }
+            ExprKind::Cond { cond, then, otherwise } => {
+                visit(cond);
+                visit(then);
+                visit(otherwise);
+            }
+            ExprKind::Call(call) => call.args.iter().for_each(|arg| visit(&arg.value)),
+            ExprKind::Slice { base, .. } => visit(base),
+            ExprKind::Index { base, index } => {
+                visit(base);
+                visit(index);
+            }
+            ExprKind::List(items) => items.iter().for_each(visit),
+            ExprKind::ListFor(list) => visit(&list.item),
+            ExprKind::Struct(fields) => fields.iter().for_each(|field| visit(&field.value)),
+            ExprKind::Int(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::Null | ExprKind::Error => {}
+        }
+    }
+
     /// An integer literal (a negation for a negative value).
     pub fn int(value: i64, span: Span) -> Expr {
         let literal = Expr {
@@ -139,6 +178,39 @@ impl Expr {
 
 impl Stmt {
     /// The blocks nested in this statement (each arm of an `if` chain, a loop's body).
+    pub fn blocks(&self) -> Vec<&Block> {
+        match &self.kind {
+            StmtKind::If { then, otherwise, .. } => {
+                let mut blocks = vec![then];
+                let mut next = otherwise.as_ref();
+                while let Some(branch) = next {
+                    match branch {
+                        Else::Block(block) => {
+                            blocks.push(block);
+                            next = None;
+                        }
+                        Else::If(nested) => {
+                            let StmtKind::If { then, otherwise, .. } = &nested.kind else {
+                                break;
+                            };
+                            blocks.push(then);
+                            next = otherwise.as_ref();
+                        }
+                    }
+                }
+                blocks
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Thread { body, .. }
+            | StmtKind::GeOp { body, .. }
+            | StmtKind::SuperKernel { body, .. }
+            | StmtKind::SubKernel { body, .. } => vec![body],
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`Stmt::blocks`], to change them.
     pub fn blocks_mut(&mut self) -> Vec<&mut Block> {
         match &mut self.kind {
             StmtKind::If { then, otherwise, .. } => {

@@ -14,6 +14,24 @@ use syncguard_model::source::{FileId, Span};
 use crate::ast;
 use crate::lower::{Lowered, lower_mapped};
 
+/// The stack of a thread that walks a frontend's entry points: the walks recurse with
+/// the code's nesting (bounded), with frames larger than default stacks allow for.
+pub const WALK_STACK: usize = 256 << 20;
+
+/// The threads the source frontends walk entry points on: one pool for the process,
+/// made at first use (`None` if no thread could be started: then the caller's own).
+pub fn walk_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|index| format!("syncguard-walk-{index}"))
+            .stack_size(WALK_STACK)
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// One file's path (as shown) and text.
 pub struct SourceText {
     pub path: String,
@@ -27,6 +45,9 @@ pub struct Unresolved {
     pub source: usize,
     pub range: Range<usize>,
     pub message: String,
+    /// The `.sync` names of the objects a call left out uses: what it did to them is
+    /// unknown, and so is every finding that rests on them.
+    pub touches: Vec<String>,
 }
 
 /// The program one entry point runs.
@@ -127,6 +148,41 @@ impl SourceSpace {
         )
     }
 
+    /// The names the call statement at `span` (a span of the user's files, as lowering
+    /// reports it) refers to: what a call the lowering could not take uses.
+    pub fn names_at<'e>(&self, entry: &'e EntryProgram, files: &[FileId], span: &Span) -> Vec<String> {
+        let mut innermost: Option<(&ast::Stmt, usize)> = None;
+        let mut consider = |stmt: &'e ast::Stmt| {
+            let (source, range) = self.locate(&stmt.span);
+            let inside = files.get(source) == Some(&span.file)
+                && range.start <= span.range.start
+                && span.range.end <= range.end.max(range.start + 1);
+            if inside && innermost.is_none_or(|(_, len)| range.len() < len) {
+                innermost = Some((stmt, range.len()));
+            }
+        };
+        visit_stmts_ref(&entry.syntax.stmts, &mut consider, 0);
+        let Some((stmt, _)) = innermost else {
+            return Vec::new();
+        };
+        let call = match &stmt.kind {
+            ast::StmtKind::Call(call) => Some(call),
+            ast::StmtKind::Let { value, .. } => match &value.kind {
+                ast::ExprKind::Call(call) => Some(&**call),
+                _ => None,
+            },
+            _ => None,
+        };
+        call.map(|call| {
+            call.args
+                .iter()
+                .flat_map(|arg| arg.value.names())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
     /// The entry's program as `.sync` text, each statement with a `// file:line`
     /// comment naming the code it came from.
     pub fn to_sync(&self, entry: &EntryProgram) -> String {
@@ -179,6 +235,21 @@ fn visit_stmts(stmts: &mut [ast::Stmt], visit: &mut dyn FnMut(&mut ast::Stmt)) {
         visit(stmt);
         for block in stmt.blocks_mut() {
             visit_stmts(&mut block.stmts, visit);
+        }
+    }
+}
+
+/// Visit statements in pre-order, as `visit_stmts` does, without changing them; blocks
+/// nested deeper than a frontend builds them are not entered.
+fn visit_stmts_ref<'s>(stmts: &'s [ast::Stmt], visit: &mut dyn FnMut(&'s ast::Stmt), depth: usize) {
+    const MAX_DEPTH: usize = 256;
+    if depth > MAX_DEPTH {
+        return;
+    }
+    for stmt in stmts {
+        visit(stmt);
+        for block in stmt.blocks() {
+            visit_stmts_ref(&block.stmts, visit, depth + 1);
         }
     }
 }

@@ -107,6 +107,8 @@ pub enum EnumFamily {
     StreamFailureMode,
     /// `cudaStreamCaptureMode`, in its order.
     CaptureMode,
+    /// `aclmdlRICaptureMode`, in its order.
+    AclCaptureMode,
 }
 
 impl EnumFamily {
@@ -143,6 +145,11 @@ impl EnumFamily {
                 "cudaStreamCaptureModeGlobal",
                 "cudaStreamCaptureModeThreadLocal",
                 "cudaStreamCaptureModeRelaxed",
+            ],
+            EnumFamily::AclCaptureMode => &[
+                "ACL_MODEL_RI_CAPTURE_MODE_GLOBAL",
+                "ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL",
+                "ACL_MODEL_RI_CAPTURE_MODE_RELAXED",
             ],
             EnumFamily::DataType => &[
                 "HCOMM_DATA_TYPE_INT8",
@@ -209,6 +216,11 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
     ("cudaHostRegisterReadOnly", 0x8),
     ("cudaStreamDefault", 0x0),
     ("cudaStreamNonBlocking", 0x1),
+    // `cudaMallocManaged`'s attachment: which streams may touch the memory (the default,
+    // global, is every stream); orders nothing.
+    ("cudaMemAttachGlobal", 0x1),
+    ("cudaMemAttachHost", 0x2),
+    ("cudaMemAttachSingle", 0x4),
     // Memory-value wait conditions: CANN's documentation spells them
     // `ACL_VALUE_WAIT_*`, its newer headers `ACL_STREAM_WAIT_VALUE_*`; CUDA's driver
     // numbers its own alike.
@@ -1247,6 +1259,23 @@ pub static APIS: &[Api] = &[
         E::GraphLaunch,
     ),
     host("cudaGraphDestroy", &[p("graph", Graph)], NONE, E::Destroy),
+    // ACL's capture into a model runtime instance (`aclmdlRI`), CUDA's stream capture
+    // by another name: the instance is what `aclmdlRIExecuteAsync` runs, with no
+    // instantiation between.
+    host(
+        "aclmdlRICaptureBegin",
+        &[p("stream", Stream), opt("mode", Enum(EnumFamily::AclCaptureMode))],
+        NONE,
+        E::BeginCapture,
+    ),
+    host("aclmdlRICaptureEnd", &[p("stream", Stream)], C::Graph, E::Create).out("modelRI"),
+    host(
+        "aclmdlRIExecuteAsync",
+        &[p("modelRI", Graph), p("stream", Stream)],
+        NONE,
+        E::GraphLaunch,
+    ),
+    host("aclmdlRIDestroy", &[p("modelRI", Graph)], NONE, E::Destroy),
     host("cudaGraphExecDestroy", &[p("graphExec", GraphExec)], NONE, E::Destroy),
     // Page-locks existing host memory: orders nothing, but copies of it are no longer
     // staged (the analyzer's `exec::cuda_copy`).

@@ -452,7 +452,9 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
             stream: obj(0)?,
             relaxed: matches!(
                 args.named(api, "mode"),
-                Some(ArgValue::Enum("cudaStreamCaptureModeRelaxed"))
+                Some(ArgValue::Enum(
+                    "cudaStreamCaptureModeRelaxed" | "ACL_MODEL_RI_CAPTURE_MODE_RELAXED"
+                ))
             ),
         },
         Effect::SetDevice => OpKind::SetDevice(int(0)?),

@@ -563,6 +563,70 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// Every object the call names: handles, and the buffers of the memory it touches.
+    pub fn objects(&self) -> Vec<ObjId> {
+        use OpKind as K;
+        let ranges = |ranges: &[&MemRange]| ranges.iter().map(|range| range.buffer).collect::<Vec<_>>();
+        match self {
+            K::Spawn(_)
+            | K::DeviceSynchronize
+            | K::SetDevice(_)
+            | K::SetWaitTimeout(_)
+            | K::BatchMode { .. }
+            | K::LaunchSuperKernel(_)
+            | K::SetNextTaskStart { .. }
+            | K::WaitPreTaskEnd { .. } => Vec::new(),
+            K::Create(obj)
+            | K::Destroy(obj)
+            | K::EventQuery { event: obj, .. }
+            | K::EventSynchronize { event: obj, .. }
+            | K::EventWaitsSynchronize { event: obj }
+            | K::StreamSynchronize { stream: obj, .. }
+            | K::SetCurrentContext(obj)
+            | K::BeginCapture { stream: obj, .. } => vec![*obj],
+            K::EventRecord { event, stream } | K::EventWait { stream, event, .. } | K::EventReset { event, stream } => {
+                vec![*event, *stream]
+            }
+            K::EventElapsedTime { start, end } => vec![*start, *end],
+            K::NotifyRecord { notify, stream } | K::NotifyWait { notify, stream, .. } => vec![*notify, *stream],
+            K::ChannelNotifyRecord { thread, channel, .. } | K::ChannelNotifyWait { thread, channel, .. } => {
+                vec![*thread, *channel]
+            }
+            K::ThreadNotifyRecord { thread, target, .. } => vec![*thread, *target],
+            K::ThreadNotifyWait { thread, .. } | K::ThreadSynchronize { thread } => vec![*thread],
+            K::RemoteWrite {
+                thread,
+                channel,
+                dst,
+                src,
+                ..
+            }
+            | K::RemoteRead {
+                thread,
+                channel,
+                dst,
+                src,
+                ..
+            } => [vec![*thread, *channel], ranges(&[dst, src])].concat(),
+            K::LocalCopy { thread, dst, src } => [vec![*thread], ranges(&[dst, src])].concat(),
+            K::Fence { thread, channel } => std::iter::once(*thread).chain(*channel).collect(),
+            K::Kernel { stream, launch } => std::iter::once(*stream)
+                .chain(launch.reads.iter().chain(&launch.writes).map(|range| range.buffer))
+                .collect(),
+            K::Memcpy { stream, copy } => stream
+                .iter()
+                .chain(&copy.synchronous_on)
+                .copied()
+                .chain(ranges(&[&copy.dst, &copy.src]))
+                .collect(),
+            K::ValueWrite { stream, word, .. } | K::ValueWait { stream, word, .. } => vec![*stream, word.buffer],
+            K::IpcExport { obj, .. } => vec![*obj],
+            K::GraphLaunch { graph, stream } => vec![*graph, *stream],
+            K::HostRegister(range) | K::HostUnregister(range) | K::HostAccess { range, .. } => vec![range.buffer],
+            K::DataCopy { range, .. } => vec![range.buffer],
+        }
+    }
+
     /// The channel and notify index of a call that sets a notify on the channel's peer:
     /// `ChannelNotifyRecord`, or a `WithNotify` remote write.
     pub fn channel_notify_record(&self) -> Option<(ObjId, &Expr)> {

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod inputs;
 pub mod progress;
+mod reader_limits;
 pub mod selection;
 pub mod sources;
 

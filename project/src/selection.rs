@@ -1,13 +1,15 @@
 //! Which rules a `check` reports (`--select`, `--extend-select`, `--ignore`), as ruff
-//! selects: a code (`SG107`) or a prefix (`SG1` is SG100–SG199, `SG` every rule). The
-//! analysis is the same whatever is selected; unselected findings are not reported.
+//! selects: a code (`SG107`) or a prefix (`SG1` is SG100–SG199, `SG` every rule).
+//! Without `--select`, the rules on by default and those `--extend-select` names; an
+//! opt-in rule (SG703) is reported only when a selection names it, by code or prefix.
+//! The analysis is the same whatever is selected; unselected findings are not reported.
 
 use syncguard_analyzer::Diagnostic;
 use syncguard_analyzer::rules::RULES;
 
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// Reported rules; empty: every rule.
+    /// Reported rules; empty: the rules on by default.
     pub select: Vec<String>,
     /// Reported in addition to `select`.
     pub extend_select: Vec<String>,
@@ -29,13 +31,12 @@ impl Selection {
     }
 
     pub fn reports(&self, code: &str) -> bool {
-        // No `select`: every rule, so `extend_select` adds nothing.
-        let selected = self.select.is_empty()
-            || self
-                .select
-                .iter()
-                .chain(&self.extend_select)
-                .any(|pattern| matches(pattern, code));
+        let named = self
+            .select
+            .iter()
+            .chain(&self.extend_select)
+            .any(|pattern| matches(pattern, code));
+        let selected = named || (self.select.is_empty() && on_by_default(code));
         selected && !self.ignore.iter().any(|pattern| matches(pattern, code))
     }
 
@@ -43,6 +44,15 @@ impl Selection {
     pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>) {
         diagnostics.retain(|diagnostic| self.reports(diagnostic.code));
     }
+}
+
+/// Whether the rule `code` is reported when no selection names it. Codes no rule has
+/// (none reach here) count as on.
+fn on_by_default(code: &str) -> bool {
+    RULES
+        .iter()
+        .find(|rule| rule.code == code)
+        .is_none_or(|rule| rule.default_on)
 }
 
 /// `SG1` matches `SG107`; `SG107` only itself. Case-insensitive, as codes are typed.
@@ -75,5 +85,15 @@ mod tests {
         assert!(!events.reports("SG108") && !events.reports("SG501"));
         assert!(selection(&["SG9"], &[], &[]).validate().is_err());
         assert!(selection(&["SG1", "SG701"], &[], &["SG10"]).validate().is_ok());
+    }
+
+    #[test]
+    fn opt_in_rules_are_reported_only_when_named() {
+        assert!(!selection(&[], &[], &[]).reports("SG703"));
+        assert!(selection(&[], &[], &[]).reports("SG701"));
+        assert!(selection(&[], &["SG703"], &[]).reports("SG703"));
+        assert!(selection(&["SG7"], &[], &[]).reports("SG703"));
+        assert!(!selection(&["SG6"], &[], &[]).reports("SG703"));
+        assert!(!selection(&[], &["SG703"], &["SG70"]).reports("SG703"));
     }
 }

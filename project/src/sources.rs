@@ -18,6 +18,7 @@ use syncguard_model::reading_rules::unchecked_return;
 
 use crate::inputs::{Input, report};
 use crate::progress::Progress;
+use crate::reader_limits;
 
 /// How the sources of a run are read, per language.
 #[derive(Clone, Debug, Default)]
@@ -231,6 +232,9 @@ pub struct SourceFindings {
     pub entries_with_calls: usize,
     /// What the frontend could not follow in them (listed with `--explain`).
     pub unresolved: usize,
+    /// Findings set aside because they rest on what was not followed (listed with
+    /// `--explain`).
+    pub undecided: usize,
 }
 
 /// Check every entry point that does some synchronization. With `explain`, what the
@@ -245,6 +249,7 @@ pub fn check_sources(
         checked: Vec::new(),
         entries_with_calls: 0,
         unresolved: 0,
+        undecided: 0,
     };
     for group in &read.groups {
         let entries = group.project.entries();
@@ -261,6 +266,7 @@ pub fn check_sources(
         findings.checked.extend(found.checked);
         findings.entries_with_calls += found.entries_with_calls;
         findings.unresolved += found.unresolved;
+        findings.undecided += found.undecided;
     }
     findings
 }
@@ -283,13 +289,14 @@ pub fn check_entries(
     let mut per_count: HashMap<FindingAt, (usize, usize, Vec<i64>)> = HashMap::new();
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
+    let mut undecided = 0;
     let (entries, idle): (Vec<EntryProgram>, Vec<EntryProgram>) =
         entries.into_iter().partition(|entry| entry.api_calls > 0);
     for _ in &idle {
         progress.finish_one();
     }
     // Entry points are checked in parallel; what they found is merged in order.
-    let results: Vec<Option<CheckedFile>> = entries
+    let results: Vec<Option<(CheckedFile, usize, usize)>> = entries
         .par_iter()
         .map(|entry| {
             if progress.cancelled() {
@@ -297,13 +304,17 @@ pub fn check_entries(
             }
             progress.start(&entry.entry);
             let reading = reading_diagnostics(language, entry, files, explain);
-            let result = check_lowered(space.lower(entry, files), reading, overrides);
+            let mut lowered = space.lower(entry, files);
+            let limits = reader_limits::take_lowering_failures(&mut lowered, entry, space, files);
+            let not_lowered = limits.notes.len();
+            let mut result = check_lowered(lowered, reading, overrides);
+            let set_aside = reader_limits::apply(&mut result, limits, explain);
             progress.finish_one();
-            Some(result)
+            Some((result, not_lowered, set_aside))
         })
         .collect();
     for (entry, result) in entries.into_iter().zip(results) {
-        let Some(mut result) = result else {
+        let Some((mut result, not_lowered, set_aside)) = result else {
             break;
         };
         if entry.ranks <= 1
@@ -312,7 +323,8 @@ pub fn check_entries(
                 .any(|key| (key.0, key.1) == (entry.source, entry.range.start))
         {
             entries_with_calls += 1;
-            unresolved += entry.unresolved.len();
+            unresolved += entry.unresolved.len() + not_lowered;
+            undecided += set_aside;
         }
         let position = checked.len();
         let mut kept = Vec::new();
@@ -356,6 +368,7 @@ pub fn check_entries(
         checked,
         entries_with_calls,
         unresolved,
+        undecided,
     }
 }
 

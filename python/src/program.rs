@@ -35,17 +35,13 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     Project { space, units, options }
 }
 
-/// The stack of each thread that walks entry points: the walk recurses with the
-/// code's nesting (bounded).
-const WALK_STACK: usize = 256 << 20;
-
 impl Project {
     /// Every entry point (a function or method that no analyzed function calls or
     /// mentions, not a special method), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
-        match rayon::ThreadPoolBuilder::new().stack_size(WALK_STACK).build() {
-            Ok(pool) => pool.install(|| self.entries_here()),
-            Err(_) => self.entries_here(),
+        match syncguard_grammar::extracted::walk_pool() {
+            Some(pool) => pool.install(|| self.entries_here()),
+            None => self.entries_here(),
         }
     }
 
@@ -86,9 +82,14 @@ impl Project {
         let walked = Walker::new(index).run(at);
         let name_node = def.node.child_by_field_name("name").unwrap_or(def.node);
         let (source, range) = self.space.locate(&space_range(unit, name_node));
-        let located = |(span, message): (std::ops::Range<usize>, String)| {
+        let located = |(span, message, touches): (std::ops::Range<usize>, String, Vec<String>)| {
             let (source, range) = self.space.locate(&span);
-            Unresolved { source, range, message }
+            Unresolved {
+                source,
+                range,
+                message,
+                touches,
+            }
         };
         EntryProgram {
             entry: format!("{}:{}", unit.stem(), def.qualified()),
@@ -98,7 +99,9 @@ impl Project {
             syntax: ast::File { stmts: walked.stmts },
             api_calls: walked.api_calls,
             unresolved: walked.unresolved.into_iter().map(located).collect(),
-            incomplete: walked.incomplete.map(located),
+            incomplete: walked
+                .incomplete
+                .map(|(span, message)| located((span, message, Vec::new()))),
             unchecked_returns: walked
                 .unchecked
                 .into_iter()

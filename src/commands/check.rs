@@ -82,9 +82,9 @@ impl Findings {
             proofs,
             unproved,
         } = checked;
-        // Freeing a large program (one statement per call of a trace) takes a tenth of a
-        // second per million calls: done beside the next file and the report, not before.
-        std::thread::spawn(move || drop(program));
+        // Freeing a large program (one statement per call of a trace): beside the next
+        // file and the report, not before.
+        syncguard_analyzer::pool::drop_in_background(program);
         self.diagnostics.extend(diagnostics);
         self.proofs.extend(proofs);
         self.unproved.extend(unproved);
@@ -371,8 +371,14 @@ fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun
         );
     }
     if checked.unresolved > 0 && !report.explain {
+        let undecided = match checked.undecided {
+            0 => String::new(),
+            1 => " (1 finding rests on them and is undecided)".to_string(),
+            n => format!(" ({n} findings rest on them and are undecided)"),
+        };
         eprintln!(
-            "syncguard: note: {} call{} or handle{} in the {} sources could not be followed; `--explain` lists them",
+            "syncguard: note: {} call{} or handle{} in the {} sources could not be followed{undecided}; `--explain` \
+             lists them",
             checked.unresolved,
             if checked.unresolved == 1 { "" } else { "s" },
             if checked.unresolved == 1 { "" } else { "s" },

@@ -9,13 +9,25 @@ pub fn run(code: Option<&str>) -> Outcome {
     match code {
         None => {
             for rule in RULES {
-                output::println(&format!("{}  {:<8} {}", rule.code, rule.severity.as_str(), rule.name));
+                let opt_in = if rule.default_on { "" } else { "  (opt-in)" };
+                output::println(&format!(
+                    "{}  {:<8} {}{opt_in}",
+                    rule.code,
+                    rule.severity.as_str(),
+                    rule.name
+                ));
             }
             Outcome::Clean
         }
         Some(code) => match rules::find(code) {
             Some(rule) => {
-                output::println(&format!("# {} {} ({})\n", rule.code, rule.name, rule.severity.as_str()));
+                let opt_in = if rule.default_on { "" } else { ", opt-in" };
+                output::println(&format!(
+                    "# {} {} ({}{opt_in})\n",
+                    rule.code,
+                    rule.name,
+                    rule.severity.as_str()
+                ));
                 output::println(rule.documentation().trim_end());
                 Outcome::Clean
             }

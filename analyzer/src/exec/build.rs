@@ -462,7 +462,7 @@ impl<'p> Builder<'p, '_> {
             self.eval_failed(
                 &op.span,
                 what,
-                EvalError::BadCount,
+                EvalError::BadDevice,
                 "the call is left out of the analysis",
             );
             return None;

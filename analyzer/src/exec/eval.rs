@@ -41,6 +41,8 @@ pub enum EvalError {
     TooDeep,
     /// A number of handles below 0 or above `MAX_ARRAY_LEN`.
     BadCount,
+    /// A device number below 0 or above what a `u32` holds.
+    BadDevice,
 }
 
 impl EvalError {
@@ -51,6 +53,7 @@ impl EvalError {
             EvalError::Unbound => "uses a name that has no value here",
             EvalError::TooDeep => "is nested too deeply to evaluate",
             EvalError::BadCount => "is negative or more than 65536 handles",
+            EvalError::BadDevice => "is not a device number (0 to 4294967295)",
         }
     }
 }

@@ -52,7 +52,8 @@ pub struct Matching {
     pub edges: Vec<(NodeId, NodeId)>,
     /// Waits nothing satisfies: they block forever.
     pub unsatisfied: Vec<NodeId>,
-    /// Capture-kind waits issued before any record: silent no-ops.
+    /// Capture-kind waits, and host synchronizes of either kind, issued before any
+    /// record: silent no-ops.
     pub noop_waits: Vec<NodeId>,
     /// Waits on an object from before that a record from before satisfies.
     pub satisfied_before: Vec<NodeId>,
@@ -82,6 +83,8 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
     let mut host_view = HostView::default();
     let shared: HashSet<InstId> = exec.ipc_opened.values().copied().collect();
     let mut across_processes: Vec<(NodeId, InstId, EventOp)> = Vec::new();
+    let mut records: HashMap<InstId, Vec<NodeId>> = HashMap::default();
+    let mut host_syncs: Vec<(NodeId, InstId, Option<NodeId>)> = Vec::new();
     for (index, node) in exec.nodes.iter().enumerate() {
         let id = NodeId(index as u32);
         host_view.observe(exec, id);
@@ -97,23 +100,23 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
             across_processes.push((id, event, kind));
             continue;
         }
+        if kind == EventOp::Record {
+            latest_record.insert(event, id);
+            records.entry(event).or_default().push(id);
+        }
+        if kind == EventOp::HostSync {
+            host_syncs.push((id, event, latest_record.get(&event).copied()));
+            continue;
+        }
         match semantics(exec, event) {
             EventSemantics::Capture => match kind {
-                EventOp::Record => {
-                    latest_record.insert(event, id);
-                }
                 EventOp::Wait => match latest_record.get(&event) {
                     Some(&record) => matching.edges.push((record, id)),
                     // An event from before may have been recorded before: taken so.
                     None if exec.existed_before(event) => matching.satisfied_before.push(id),
                     None => matching.noop_waits.push(id),
                 },
-                EventOp::HostSync => {
-                    if let Some(&record) = latest_record.get(&event) {
-                        matching.edges.push((record, id));
-                    }
-                }
-                EventOp::Reset => {}
+                EventOp::Record | EventOp::HostSync | EventOp::Reset => {}
             },
             EventSemantics::Sync => {
                 let state = sync_events.entry(event).or_insert_with(|| SyncEventState::new(event));
@@ -121,21 +124,52 @@ fn match_events(exec: &Execution, matching: &mut Matching) {
                     EventOp::Record => state.record(id, exec, matching),
                     EventOp::Wait => state.wait(id, exec, &host_view, matching),
                     EventOp::Reset => state.reset(id, matching),
-                    EventOp::HostSync => match state.current.records.first() {
-                        Some(&record) => matching.edges.push((record, id)),
-                        // The host blocks until the flag is set, as a stream wait does:
-                        // with no record in its cycle it waits for a later one.
-                        None => state.wait(id, exec, &host_view, matching),
-                    },
+                    EventOp::HostSync => {}
                 }
             }
         }
     }
+    match_host_syncs(exec, &host_syncs, &records, matching);
     match_ipc_events(exec, &across_processes, matching);
     let mut remaining: Vec<SyncEventState> = sync_events.into_values().collect();
     remaining.sort_by_key(|state| state.current.event);
     for state in remaining {
         state.finish(matching);
+    }
+}
+
+/// A host synchronize waits for the latest record issued before it, of either kind: the
+/// runtime keeps that record's task and waits for it, and a reset does not clear it
+/// (`Event::Synchronize` in hicann/runtime). With no record issued it returns at once.
+/// In a trace, "before" is the observed order of the lines: the threads were ordered so
+/// by synchronization the trace does not show.
+fn match_host_syncs(
+    exec: &Execution,
+    syncs: &[(NodeId, InstId, Option<NodeId>)],
+    records: &HashMap<InstId, Vec<NodeId>>,
+    matching: &mut Matching,
+) {
+    let span = |node: NodeId| &exec.node(node).op.span;
+    for &(sync, event, latest_issued) in syncs {
+        let bound = if exec.program.settings.observed_run {
+            let observed_before = |record: &&NodeId| {
+                let (r, s) = (span(**record), span(sync));
+                r.file == s.file && r.range.start < s.range.start
+            };
+            let of_event = records.get(&event).map(Vec::as_slice).unwrap_or_default();
+            of_event
+                .iter()
+                .filter(observed_before)
+                .max_by_key(|&&r| span(r).range.start)
+                .copied()
+        } else {
+            latest_issued
+        };
+        match bound {
+            Some(record) => matching.edges.push((record, sync)),
+            None if exec.existed_before(event) => {}
+            None => matching.noop_waits.push(sync),
+        }
     }
 }
 
@@ -178,7 +212,7 @@ fn match_ipc_events(exec: &Execution, ops: &[(NodeId, InstId, EventOp)], matchin
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum EventOp {
     Record,
     Wait,

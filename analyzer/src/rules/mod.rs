@@ -24,6 +24,9 @@ pub struct RuleInfo {
     /// The rule's doc comment: what it detects, why it is a bug, an example, the fix.
     pub docs: &'static str,
     pub check: Check,
+    /// Reported unless a selection leaves it out; an opt-in rule only when selected
+    /// (`--select`, `--extend-select`).
+    pub default_on: bool,
 }
 
 /// When and on what a rule runs.
@@ -76,6 +79,15 @@ impl RuleInfo {
             severity: rule.severity,
             docs: rule.docs,
             check: Check::Frontend,
+            default_on: true,
+        }
+    }
+
+    /// [`RuleInfo::reading`], reported only when selected.
+    pub const fn reading_opt_in(rule: &syncguard_model::reading_rules::RuleDoc) -> RuleInfo {
+        RuleInfo {
+            default_on: false,
+            ..RuleInfo::reading(rule)
         }
     }
 
@@ -108,6 +120,7 @@ macro_rules! declare_rule {
                 severity: $crate::diagnostic::Severity::$severity,
                 docs: concat!($($doc, "\n"),*),
                 check: $check,
+                default_on: true,
             };
         }
     };
@@ -120,7 +133,9 @@ pub use frontend::solver_unknown::SolverUnknown;
 pub use frontend::too_large_to_analyze::TooLargeToAnalyze;
 pub use frontend::unused_suppression::UnusedSuppression;
 pub(crate) use memory::handle_index_out_of_range;
-pub use syncguard_model::reading_rules::{SyntaxErrorRule, TraceFormatError, UncheckedReturn, UnknownName};
+pub use syncguard_model::reading_rules::{
+    SyntaxErrorRule, TraceFormatError, UncheckedCreate, UncheckedReturn, UndefinedValue, UnknownName,
+};
 
 /// Every rule that exists, in code order.
 pub static RULES: &[&RuleInfo] = &[
@@ -131,6 +146,7 @@ pub static RULES: &[&RuleInfo] = &[
     &SolverUnknown::INFO,
     &UnusedSuppression::INFO,
     &TooLargeToAnalyze::INFO,
+    &RuleInfo::reading(&UndefinedValue::INFO),
     // SG1xx: events
     &events::use_before_create::UseBeforeCreate::INFO,
     &events::missing_reset::MissingReset::INFO,
@@ -179,6 +195,7 @@ pub static RULES: &[&RuleInfo] = &[
     // SG7xx: source lint
     &RuleInfo::reading(&UncheckedReturn::INFO),
     &lint::timeout_unit::TimeoutUnitSuspicious::INFO,
+    &RuleInfo::reading_opt_in(&UncheckedCreate::INFO),
 ];
 
 /// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the

@@ -16,9 +16,9 @@ mod encode;
 mod paths;
 pub(crate) mod properties;
 pub(crate) mod schedule;
+pub(crate) mod watchdog;
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use z3::ast::{Bool, Int};
@@ -216,32 +216,16 @@ impl Query {
         solver
     }
 
-    /// z3's own `timeout` parameter is not used: its timer can deadlock in the z3
-    /// 4.8.10-4.8.12 that Debian ships (Z3Prover/z3#5371). A watchdog thread interrupts
-    /// the context instead; the z3 objects themselves never leave this thread.
+    /// `check` on `solver`, interrupted at the deadline (see `watchdog`).
     fn check_on(&self, solver: &Solver, deadline: Instant) -> SatResult {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
+        if deadline.saturating_duration_since(Instant::now()).is_zero() {
             self.out_of_time.set(true);
             return SatResult::Unknown;
         }
-        let context = solver.get_context();
-        let handle = context.handle();
-        let (finished, watch) = mpsc::channel::<()>();
-        std::thread::scope(|scope| {
-            let handle = &handle;
-            scope.spawn(move || {
-                if watch.recv_timeout(remaining) == Err(mpsc::RecvTimeoutError::Timeout) {
-                    handle.interrupt();
-                }
-            });
-            let result = solver.check();
-            // The watchdog may already be gone (it fired): nothing to tell it then.
-            let _ = finished.send(());
-            self.out_of_time
-                .set(result == SatResult::Unknown && Instant::now() >= deadline);
-            result
-        })
+        let result = watchdog::check_until(solver, deadline);
+        self.out_of_time
+            .set(result == SatResult::Unknown && Instant::now() >= deadline);
+        result
     }
 
     pub fn assert(&self, fact: &Bool) {

@@ -415,15 +415,21 @@ impl<'e, 'p> TraceWriter<'e, 'p> {
             (OpKind::SetWaitTimeout(t), _) => args.extend(timeout(Some(t))),
             (OpKind::BeginCapture { stream, relaxed }, _) => {
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
-                let mode = if *relaxed {
-                    "cudaStreamCaptureModeRelaxed"
+                let family = if api.name.starts_with("aclmdlRI") {
+                    EnumFamily::AclCaptureMode
                 } else {
-                    "cudaStreamCaptureModeGlobal"
+                    EnumFamily::CaptureMode
                 };
-                args.push(Arg::new(ArgKind::Enum(EnumFamily::CaptureMode), json!(mode)));
+                let modes = family.constants();
+                let mode = if *relaxed { modes[2] } else { modes[0] };
+                args.push(Arg::new(ArgKind::Enum(family), json!(mode)));
             }
             (OpKind::GraphLaunch { graph, stream }, _) => {
-                args.push(Arg::new(ArgKind::GraphExec, object(*graph)));
+                let kind = match self.exec.program.kind_of(*graph) {
+                    ObjectKind::Graph { .. } => ArgKind::Graph,
+                    _ => ArgKind::GraphExec,
+                };
+                args.push(Arg::new(kind, object(*graph)));
                 args.push(Arg::new(ArgKind::Stream, object(*stream)));
             }
             (OpKind::BatchMode { tag, .. }, _) => args.push(Arg::new(ArgKind::Str, json!(tag))),

@@ -11,6 +11,11 @@ use tree_sitter::Node;
 use super::value::Value;
 use super::{Walker, ast_binary};
 
+/// The `.sync` names of the objects among a call's argument values.
+fn object_names(values: &[Value]) -> Vec<String> {
+    values.iter().flat_map(Value::object_names).collect()
+}
+
 /// The size taken for memory whose size the code does not show (1 TiB): larger than any
 /// real allocation, so no copy into it is reported as too long.
 use syncguard_model::model::UNKNOWN_SIZE;
@@ -50,9 +55,10 @@ impl<'u> Walker<'_, 'u> {
                         continue;
                     }
                     None => {
-                        self.unresolved(
+                        self.unresolved_touching(
                             *arg,
                             format!("`{}` is left out: its channel descriptors are not known", api.name),
+                            object_names(&values),
                         );
                         return Value::Int(0);
                     }
@@ -64,19 +70,24 @@ impl<'u> Walker<'_, 'u> {
                     value: expr,
                 }),
                 Err(why) => {
-                    self.unresolved(*arg, format!("`{}` is left out: its `{}` {why}", api.name, param.name));
+                    self.unresolved_touching(
+                        *arg,
+                        format!("`{}` is left out: its `{}` {why}", api.name, param.name),
+                        object_names(&values),
+                    );
                     return Value::Int(0);
                 }
             }
         }
         if inputs.len() > params.len() {
-            self.unresolved(
+            self.unresolved_touching(
                 node,
                 format!(
                     "`{}` takes {} arguments besides its outputs: the call is left out",
                     api.name,
                     params.len()
                 ),
+                object_names(&values),
             );
             return Value::Int(0);
         }

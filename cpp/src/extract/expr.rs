@@ -885,8 +885,13 @@ impl<'u> Walker<'_, 'u> {
     /// macro's argument is the real call), and handles it receives are listed.
     fn opaque_call(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Value {
         let mut handed = Vec::new();
+        let mut touches = Vec::new();
         for arg in args {
             let value = self.eval(*arg);
+            touches.extend(match &value {
+                Value::Ref(place) => self.store.get(place).map(Value::object_names).unwrap_or_default(),
+                value => value.object_names(),
+            });
             let passes_object = match &value {
                 value if value.is_object() => true,
                 Value::Ref(place) => self.store.get(place).is_some_and(Value::is_object),
@@ -899,7 +904,7 @@ impl<'u> Walker<'_, 'u> {
             }
         }
         if !handed.is_empty() && !is_harmless(name) {
-            self.unresolved(
+            self.unresolved_touching(
                 node,
                 format!(
                     "`{name}` is neither a catalogued API nor defined in the analyzed files, and receives {}: what it \
@@ -907,6 +912,7 @@ impl<'u> Walker<'_, 'u> {
                     handed.iter().map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", "),
                     if handed.len() == 1 { "it" } else { "them" }
                 ),
+                touches,
             );
         }
         Value::Unknown

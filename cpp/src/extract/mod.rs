@@ -43,6 +43,8 @@ pub const MAX_NESTING: usize = 200;
 pub struct Unresolved {
     pub span: Range<usize>,
     pub message: String,
+    /// The objects a call left out uses (`.sync` names).
+    pub touches: Vec<String>,
 }
 
 /// One entry point as a `.sync` program.
@@ -316,6 +318,12 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn unresolved(&mut self, node: Node, message: impl Into<String>) {
+        self.unresolved_touching(node, message, Vec::new());
+    }
+
+    /// A call left out (or not followed) that uses `touches`: findings that rest on
+    /// those objects are undecided.
+    fn unresolved_touching(&mut self, node: Node, message: impl Into<String>, touches: Vec<String>) {
         let span = self.range(node);
         if self.unresolved.iter().any(|u| u.span == span) {
             return;
@@ -323,6 +331,7 @@ impl<'u> Walker<'_, 'u> {
         self.unresolved.push(Unresolved {
             span,
             message: message.into(),
+            touches,
         });
     }
 
@@ -334,6 +343,7 @@ impl<'u> Walker<'_, 'u> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
             self.incomplete = Some(Unresolved {
+                touches: Vec::new(),
                 span: self.range(node),
                 message: format!(
                     "the walk of this entry point stopped here after {MAX_STEPS} steps (loops unrolled, helpers \
@@ -518,6 +528,7 @@ impl<'u> Walker<'_, 'u> {
         if self.choices > MAX_CHOICES {
             // Each choice doubles (or triples) the runs the analysis makes.
             self.incomplete.get_or_insert(Unresolved {
+                touches: Vec::new(),
                 span: self.range(at),
                 message: format!(
                     "more than {MAX_CHOICES} conditions or loop bounds here have no known value: the walk of this \

@@ -70,6 +70,15 @@ impl Value {
     pub fn is_object(&self) -> bool {
         matches!(self, Value::Handle(_) | Value::Buffer { .. } | Value::SymBuffer { .. })
     }
+
+    /// The `.sync` names of the objects the value refers to (`workers` for `workers[2]`).
+    pub fn object_names(&self) -> Vec<String> {
+        match self {
+            Value::Handle(name) | Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => vec![name.clone()],
+            Value::Sym(expr) => expr.names().into_iter().map(str::to_string).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The `.sync` name for an object created into `place`: `ctx#1.streams[1]` becomes

@@ -1,17 +1,21 @@
 //! The rules a frontend reports while reading its input: the input is not a program
-//! (syntax, trace format), names something that does not exist, or (source frontends)
-//! throws away what a call returns. Each file is one
+//! (syntax, trace format), names something that does not exist, has a value that is
+//! not one, or (source frontends) throws away what a call returns. Each file is one
 //! rule; its doc comment is its documentation. The analyzer's registry lists them with
 //! the rest (they have no check of their own: the frontends report them).
 
 pub mod syntax_error;
 pub mod trace_format_error;
+pub mod unchecked_create;
 pub mod unchecked_return;
+pub mod undefined_value;
 pub mod unknown_name;
 
 pub use syntax_error::SyntaxErrorRule;
 pub use trace_format_error::TraceFormatError;
+pub use unchecked_create::UncheckedCreate;
 pub use unchecked_return::{UncheckedReturn, failure_changes_synchronization, unchecked_return};
+pub use undefined_value::UndefinedValue;
 pub use unknown_name::{UnknownName, unknown_api};
 
 /// A rule's identity and documentation, without a check.

@@ -6,9 +6,9 @@ declare_reading_rule! {
     /// signature of the API it calls: a missing brace, a stray token, an unterminated
     /// string, a bad number, bytes that are not UTF-8, a call with the wrong number of
     /// arguments, an argument of the wrong kind (an event where a stream is expected),
-    /// a call in a place where that API cannot be called (a GE task factory outside
-    /// an `op`, `SetNextTaskStart` outside a `subkernel`), or an argument that has no
-    /// value on some rank or parameter value (`10 / (rank - 1)` on rank 1).
+    /// or a call in a place where that API cannot be called (a GE task factory outside
+    /// an `op`, `SetNextTaskStart` outside a `subkernel`). A value that has none on
+    /// some rank (`10 / (rank - 1)` on rank 1) is SG007.
     ///
     /// ## Why is this a bug
     /// The file is not a program, so nothing in the broken statement can be verified.

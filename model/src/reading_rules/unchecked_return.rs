@@ -11,11 +11,12 @@ declare_reading_rule! {
     /// which returns the code last: `ret = acl.rt.record_event(...)`, `stream, ret =
     /// acl.rt.create_stream()`), a call whose code is not used: a bare call, a code
     /// bound to `_`, or bound to a name that is assigned again, or never read, before
-    /// the function returns. The APIs are those
-    /// whose failure changes what is synchronized: creating a stream, event or notify,
-    /// recording, waiting on and resetting events and notifies, synchronizing, fences
-    /// and memory-value writes and waits. A call cast to `(void)` is a deliberate discard
-    /// and is not reported; frees and destroys are not either.
+    /// the function returns. The APIs are those whose failure silently breaks an
+    /// order: recording, waiting on and resetting events and notifies, synchronizing,
+    /// fences and memory-value writes and waits. A discarded create or allocation is
+    /// SG703 (opt-in): its failure shows at the first checked use of the handle. A call
+    /// cast to `(void)` is a deliberate discard and is not reported; frees and destroys
+    /// are not either.
     ///
     /// ## Why is this a bug
     /// A record that failed (an invalid handle, a stream of another device, a full task
@@ -66,10 +67,14 @@ pub fn failure_changes_synchronization(api: &Api) -> bool {
     ) && !matches!(api.creates, crate::api::Creates::Existing(_))
 }
 
-/// SG701 at a call whose return code `api` returns is discarded.
+/// SG701 at a call whose return code `api` returns is discarded (SG703 for a create).
 pub fn unchecked_return(span: Span, api: &Api) -> Diagnostic {
+    let rule = match api.effect {
+        Effect::Create => &super::UncheckedCreate::INFO,
+        _ => &UncheckedReturn::INFO,
+    };
     let consequence = match api.effect {
-        Effect::Create => "if it fails, the handle stays uninitialised and every later call on it fails as silently",
+        Effect::Create => "if it fails, the handle stays uninitialised and every later call on it fails too",
         Effect::EventRecord
         | Effect::NotifyRecord
         | Effect::ChannelNotifyRecord
@@ -81,7 +86,7 @@ pub fn unchecked_return(span: Span, api: &Api) -> Diagnostic {
         _ => "if it fails, the order it should establish does not exist and nothing says so",
     };
     Diagnostic::new(
-        &UncheckedReturn::INFO,
+        rule,
         span,
         format!("the return code of {} is discarded: {consequence}", api.name),
     )

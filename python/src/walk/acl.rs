@@ -129,12 +129,19 @@ impl<'t> Walker<'_, 't> {
             match self.acl_arg(arg, param.kind) {
                 Some(expr) => converted.push(expr),
                 None => {
-                    self.note(
+                    let mut touches: Vec<String> = converted
+                        .iter()
+                        .flat_map(ast::Expr::names)
+                        .map(str::to_string)
+                        .collect();
+                    touches.extend(positional.by_ref().flat_map(|rest| self.object_names(rest)));
+                    self.note_touching(
                         arg,
                         format!(
                             "`{path}` is left out: its argument `{}` has no value the extraction can follow",
                             param.name
                         ),
+                        touches,
                     );
                     return Value::Tuple(vec![Value::Unknown, Value::Int(0)]);
                 }
@@ -197,6 +204,18 @@ impl<'t> Walker<'_, 't> {
     }
 
     /// One pyACL argument as the catalogue's parameter kind wants it.
+    /// The `.sync` names of the objects a plain name or attribute (`s1`, `self.stream`)
+    /// holds; other expressions are not evaluated again.
+    fn object_names(&mut self, node: Node<'t>) -> Vec<String> {
+        if !matches!(node.kind(), "identifier" | "attribute") {
+            return Vec::new();
+        }
+        match self.eval(node) {
+            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) => vec![name],
+            _ => Vec::new(),
+        }
+    }
+
     pub(super) fn acl_arg(&mut self, arg: Node<'t>, kind: ArgKind) -> Option<ast::Expr> {
         let span = self.range(arg);
         // Constants by name, as pyACL samples define them (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).

@@ -47,7 +47,9 @@ pub const TENSOR_BYTES: i64 = 1 << 20;
 pub struct Walked {
     pub stmts: Vec<ast::Stmt>,
     pub api_calls: usize,
-    pub unresolved: Vec<(Range<usize>, String)>,
+    /// What could not be followed: where, why, and the `.sync` names of the objects a
+    /// call left out uses.
+    pub unresolved: Vec<(Range<usize>, String, Vec<String>)>,
     pub incomplete: Option<(Range<usize>, String)>,
     pub unchecked: Vec<(Range<usize>, &'static Api)>,
 }
@@ -160,7 +162,7 @@ pub struct Walker<'i, 't> {
     api_calls: usize,
     /// The catalogued call the last expression evaluated directly was.
     last_api: Option<(Range<usize>, &'static Api)>,
-    unresolved: Vec<(Range<usize>, String)>,
+    unresolved: Vec<(Range<usize>, String, Vec<String>)>,
     incomplete: Option<(Range<usize>, String)>,
     unchecked: Vec<(Range<usize>, &'static Api)>,
 }
@@ -276,14 +278,20 @@ impl<'i, 't> Walker<'i, 't> {
     }
 
     fn note(&mut self, node: Node, message: impl Into<String>) {
+        self.note_touching(node, message, Vec::new());
+    }
+
+    /// A call left out that uses the objects `touches` names: findings that rest on them
+    /// are undecided.
+    fn note_touching(&mut self, node: Node, message: impl Into<String>, touches: Vec<String>) {
         let range = self.range(node);
         let message = message.into();
         if !self
             .unresolved
             .iter()
-            .any(|(seen, text)| *seen == range && *text == message)
+            .any(|(seen, text, _)| *seen == range && *text == message)
         {
-            self.unresolved.push((range, message));
+            self.unresolved.push((range, message, touches));
         }
     }
 

@@ -144,6 +144,7 @@ impl<'t> Walker<'_, 't> {
                 self.unresolved.push((
                     span,
                     "the current stream is not known here: the operation is left out".into(),
+                    Vec::new(),
                 ));
                 None
             }

@@ -542,16 +542,19 @@ impl Backend for Sim {
     fn enqueue(&self, host: Host, queue: InstId, work: &Work, node: NodeId) -> Result<(), Fault> {
         self.perturb_host(host.agent);
         let agent = self.shared.tables.queue_agent(queue)?;
+        // Every record is numbered (a host synchronize waits for the latest one, of
+        // either kind); a capture-kind wait binds to the latest record issued.
+        let capture =
+            |event: &InstId| self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture);
         let generation = match work {
-            Work::RecordEvent(event) | Work::WaitEvent { event, .. }
-                if self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture) =>
-            {
+            Work::RecordEvent(event) => {
                 let mut state = self.shared.lock();
                 let entry = state.events.entry(*event).or_default();
-                if matches!(work, Work::RecordEvent(_)) {
-                    entry.issued += 1;
-                }
+                entry.issued += 1;
                 entry.issued
+            }
+            Work::WaitEvent { event, .. } if capture(event) => {
+                self.shared.lock().events.entry(*event).or_default().issued
             }
             _ => 0,
         };
@@ -680,8 +683,9 @@ impl Backend for Sim {
 }
 
 impl Sim {
-    /// `aclrtSynchronizeEvent`: the record of the current cycle (sync kind) or the latest
-    /// record issued (capture kind); `None` when a capture-kind event was never recorded.
+    /// `aclrtSynchronizeEvent`: the latest record issued, of either kind (the runtime
+    /// keeps the latest record and waits for its task; a reset does not clear it);
+    /// `None` when the event was never recorded, which returns at once.
     fn wait_event_on_host(
         &self,
         host: Host,
@@ -689,24 +693,28 @@ impl Sim {
         timeout: Option<Timeout>,
         issued: &dyn Fn(),
     ) -> Result<Option<Signal>, Fault> {
-        let capture = self.shared.tables.event_semantics[event.index()] == Some(EventSemantics::Capture);
-        let generation = capture.then(|| self.shared.lock().events.entry(event).or_default().issued);
+        let generation = self.shared.lock().events.entry(event).or_default().issued;
         issued();
-        if generation == Some(0) {
+        if generation == 0 {
             return Ok(None);
         }
         self.shared
             .block(
                 host.agent.index(),
                 Some(host.node),
-                WaitOn::Event { event, generation },
+                WaitOn::Event {
+                    event,
+                    generation: Some(generation),
+                },
                 timeout,
                 |state| {
-                    let entry = state.events.entry(event).or_default();
-                    match generation {
-                        Some(g) => entry.completed.get(&g).cloned(),
-                        None => entry.flag.clone(),
-                    }
+                    state
+                        .events
+                        .entry(event)
+                        .or_default()
+                        .completed
+                        .get(&generation)
+                        .cloned()
                 },
             )
             .map(Some)

@@ -83,7 +83,8 @@ pub struct Queue {
 pub struct EventState {
     /// Sync kind: the flag, set by a record, cleared by a reset.
     pub flag: Option<Signal>,
-    /// Capture kind: records issued so far, and the completed ones by generation.
+    /// Records issued so far, and the completed ones by generation (what a capture-kind
+    /// wait and any host synchronize bind to).
     pub issued: u64,
     pub completed: HashMap<u64, Signal>,
 }

@@ -195,12 +195,10 @@ impl Worker<'_> {
         let signal = self.signal();
         let mut state = self.shared.lock();
         let entry = state.events.entry(event).or_default();
-        match self.shared.tables.event_semantics[event.index()] {
-            Some(EventSemantics::Capture) => {
-                entry.completed.insert(generation, signal);
-            }
-            _ => entry.flag = Some(signal),
+        if self.shared.tables.event_semantics[event.index()] != Some(EventSemantics::Capture) {
+            entry.flag = Some(signal.clone());
         }
+        entry.completed.insert(generation, signal);
         self.shared.changed(&mut state);
     }
 

@@ -13,12 +13,11 @@ declare_rule! {
     /// that is recorded and waited on, then recorded again with no `aclrtResetEvent`
     /// between. Three forms:
     /// - re-recorded in the same reset cycle after a stream wait or a host
-    ///   `aclrtSynchronizeEvent` observed the previous record (typically a loop whose
-    ///   body records and waits but never resets);
+    ///   `aclrtSynchronizeEvent` observed the previous record, with stream waits on it
+    ///   following (typically a loop whose body records and waits but never resets);
     /// - reset, but the reset (an asynchronous op on the waiting stream) is not ordered
-    ///   before the next record, while a wait for that next record (a stream wait or a
-    ///   host `aclrtSynchronizeEvent`) can run after the reset: in execution order there
-    ///   is no reset between the two records;
+    ///   before the next record, while a stream wait for that next record can run after
+    ///   the reset: in execution order there is no reset between the two records;
     /// - reset, but the reset is not ordered before a wait for the next record: that
     ///   wait can run while the flag is still set by the previous record and pass at
     ///   once (seen by running such programs on the simulator);
@@ -27,6 +26,11 @@ declare_rule! {
     ///   event that the next call records and waits on again). This form is a
     ///   warning. Destroying a set event is fine, so a destroyed event is not
     ///   reported; SG107 reports the missing destroy as a leak as well.
+    ///
+    /// A host `aclrtSynchronizeEvent` does not read the flag: the runtime keeps the
+    /// event's latest record and waits for that record's task (a reset does not clear
+    /// it; with no record it returns at once). So it is never misled by a stale or
+    /// cleared flag, and an event only synchronized on by the host needs no reset.
     ///
     /// ## Why is this a bug
     /// A sync-kind event is a hardware flag: a record sets it, a wait blocks until it is
@@ -65,7 +69,6 @@ declare_rule! {
 
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let cycles = &analysis.hb.matching.event_cycles;
-    let syncs = HostSyncs::index(analysis);
     let mut last_cycle: HashMap<InstId, usize> = HashMap::new();
     for (index, cycle) in cycles.iter().enumerate() {
         let Some(event) = cycle.event else {
@@ -73,26 +76,17 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         };
         let mut rerecorded = false;
         for i in 1..cycle.records.len() {
-            if let Some(&observer) = observers(analysis.exec, cycle, i).last() {
+            // A set flag misleads only the stream waits that follow: a host synchronize
+            // waits for the latest record whatever the flag says.
+            let waits_follow = cycle.waits.iter().any(|&wait| wait > cycle.records[i]);
+            if let Some(&observer) = observers(analysis.exec, cycle, i).last().filter(|_| waits_follow) {
                 out.push(recorded_while_set(analysis, event, cycle, i, observer));
                 rerecorded = true;
             }
         }
         if let Some(previous) = last_cycle.insert(event, index) {
-            out.extend(reset_after_next_record(
-                analysis,
-                &syncs,
-                event,
-                &cycles[previous],
-                cycle,
-            ));
-            out.extend(wait_before_previous_reset(
-                analysis,
-                &syncs,
-                event,
-                &cycles[previous],
-                cycle,
-            ));
+            out.extend(reset_after_next_record(analysis, event, &cycles[previous], cycle));
+            out.extend(wait_before_previous_reset(analysis, event, &cycles[previous], cycle));
         }
         if !rerecorded && let Some(diagnostic) = left_set(analysis, event, cycle) {
             out.push(diagnostic);
@@ -126,18 +120,7 @@ fn recorded_while_set(
         Action::EventWait(_) => "waited on",
         _ => "synchronized on",
     };
-    // What the stale flag does on the device depends on what follows the record.
-    let device_waits_follow = cycle.waits.iter().any(|&wait| wait > record);
-    let consequence = if device_waits_follow {
-        "so the waits that follow pass at once instead of waiting for this record"
-    } else if exec.nodes[record.index() + 1..]
-        .iter()
-        .any(|node| node.action == Action::EventSync(event))
-    {
-        "so a host synchronize on it can return at once, on the previous record, before the work queued ahead of this record has run"
-    } else {
-        "so the record changes nothing: the next wait on the event passes at once on the stale flag"
-    };
+    let consequence = "so the waits that follow pass at once instead of waiting for this record";
     let mut diagnostic = Diagnostic::new(
         &MissingReset::INFO,
         analysis.span(record),
@@ -185,7 +168,6 @@ fn recorded_while_set(
 /// of `cycle` can run after the reset: the reset clears the new record and that wait hangs.
 fn reset_after_next_record(
     analysis: &Analysis,
-    syncs: &HostSyncs,
     event: InstId,
     previous: &EventCycle,
     cycle: &EventCycle,
@@ -200,7 +182,6 @@ fn reset_after_next_record(
         .waits
         .iter()
         .copied()
-        .chain(syncs.on(&cycle.records))
         .find(|&wait| hb.executes(wait) && !hb.happens_before(wait, reset))?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
@@ -231,40 +212,10 @@ fn reset_after_next_record(
     )
 }
 
-/// The host `aclrtSynchronizeEvent` calls that wait for each record: they block on the
-/// flag like a stream wait does. Indexed once, since every reset cycle asks.
-struct HostSyncs(HashMap<NodeId, Vec<NodeId>>);
-
-impl HostSyncs {
-    fn index(analysis: &Analysis) -> Self {
-        let exec = analysis.exec;
-        let mut by_record: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-        for &(record, sync) in &analysis.hb.matching.edges {
-            if matches!(exec.node(sync).action, Action::EventSync(_)) {
-                by_record.entry(record).or_default().push(sync);
-            }
-        }
-        HostSyncs(by_record)
-    }
-
-    /// The synchronizes waiting for any of `records`, in issue order.
-    fn on(&self, records: &[NodeId]) -> impl Iterator<Item = NodeId> + use<> {
-        let mut syncs: Vec<NodeId> = records
-            .iter()
-            .filter_map(|record| self.0.get(record))
-            .flatten()
-            .copied()
-            .collect();
-        syncs.sort_unstable();
-        syncs.into_iter()
-    }
-}
-
 /// A wait of `cycle` is not ordered after the reset that closed `previous`: it can run
 /// while the flag is still set by the previous record, and pass at once.
 fn wait_before_previous_reset(
     analysis: &Analysis,
-    syncs: &HostSyncs,
     event: InstId,
     previous: &EventCycle,
     cycle: &EventCycle,
@@ -275,14 +226,13 @@ fn wait_before_previous_reset(
     if !hb.executes(reset) {
         return None;
     }
-    // Stream waits, and host synchronizes, which block on the flag the same way.
-    let stream_waits = cycle
-        .waits
-        .iter()
-        .copied()
-        .filter(|&wait| matches!(exec.node(wait).action, Action::EventWait(_)));
-    let wait = stream_waits.chain(syncs.on(&cycle.records)).find(|&wait| {
-        hb.executes(wait) && !ordered_before_wait(analysis, reset, wait) && !hb.happens_before(wait, old_record)
+    // Stream waits block on the flag; a host synchronize waits for the latest record
+    // whatever the flag says.
+    let wait = cycle.waits.iter().copied().find(|&wait| {
+        matches!(exec.node(wait).action, Action::EventWait(_))
+            && hb.executes(wait)
+            && !ordered_before_wait(analysis, reset, wait)
+            && !hb.happens_before(wait, old_record)
     })?;
     let obj = exec.instance(event).obj;
     let name = exec.instance_name(event);
@@ -295,14 +245,9 @@ fn wait_before_previous_reset(
         Diagnostic::new(
             &MissingReset::INFO,
             analysis.span(wait),
-            match exec.node(wait).action {
-                Action::EventSync(_) => format!(
-                    "this synchronize on {waiter} can return at once: it can run before the reset on {resetter}, while {name} is still set by its previous record, so the work it waits for may still be running"
-                ),
-                _ => format!(
-                    "this wait on {waiter} can pass at once: it can run before the reset on {resetter}, while {name} is still set by its previous record"
-                ),
-            },
+            format!(
+                "this wait on {waiter} can pass at once: it can run before the reset on {resetter}, while {name} is still set by its previous record"
+            ),
         )
         .with_label(format!("nothing orders this wait after the reset on {resetter}"))
         .with_related(analysis.span(old_record), format!("the previous record of {name}, which this wait can see"))

@@ -7,8 +7,10 @@ declare_rule! {
     /// ## What it detects
     /// A sync-kind event (`aclrtCreateEvent`, `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)`)
     /// recorded twice in one reset cycle with nothing in between that observed the
-    /// first record: no stream wait and no host `aclrtSynchronizeEvent` on it was
-    /// issued between the two records.
+    /// first record (no stream wait and no host `aclrtSynchronizeEvent` on it was
+    /// issued between the two records), while a stream wait on the event follows. An
+    /// event no stream waits for (a timing event read with `aclrtEventElapsedTime`, one
+    /// only synchronized on by the host) can be recorded again freely.
     ///
     /// ## Why is this a bug
     /// A sync-kind event holds one record per reset cycle. The second record lands on
@@ -46,7 +48,11 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             continue;
         };
         for i in 1..cycle.records.len() {
-            if !observers(exec, cycle, i).is_empty() {
+            // Nothing is lost unless a stream wait of the cycle follows: timing events
+            // are recorded again once their timestamps were read, and a host synchronize
+            // waits for the latest record.
+            let waits_follow = cycle.waits.iter().any(|&wait| wait > cycle.records[i]);
+            if !waits_follow || !observers(exec, cycle, i).is_empty() {
                 continue;
             }
             let (earlier, record) = (cycle.records[i - 1], cycle.records[i]);

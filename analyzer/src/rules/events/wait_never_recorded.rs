@@ -8,16 +8,18 @@ declare_rule! {
     /// `aclrtStreamWaitEvent` (or `cudaStreamWaitEvent`, `acl.rt.stream_wait_event`) on
     /// an event that no record reaches. For a sync-kind event (`aclrtCreateEvent`,
     /// `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)`) that means no record in the wait's
-    /// reset cycle, also for `aclrtSynchronizeEvent`; for a capture-kind event
-    /// (`aclrtCreateEventExWithFlag`, CUDA) no record issued before the wait.
+    /// reset cycle; for a capture-kind event (`aclrtCreateEventExWithFlag`, CUDA) no
+    /// record issued before the wait. A host `aclrtSynchronizeEvent` (either kind)
+    /// with no record issued before it returns at once (a warning, as a capture-kind
+    /// wait's no-op is).
     ///
     /// ## Why is this a bug
     /// A sync-kind wait blocks its stream until the event is recorded: with no record
     /// the stream never runs again, and the host hangs at its next synchronize (the
-    /// runtime reports "event wait timeout ... task_type=EVENT_WAIT");
-    /// `aclrtSynchronizeEvent` blocks the host itself the same way. A capture-kind
+    /// runtime reports "event wait timeout ... task_type=EVENT_WAIT"). A capture-kind
     /// wait binds when it is issued to the latest record; with none it is a silent
-    /// no-op, so the stream does not wait for anything and races the producer.
+    /// no-op, so the stream does not wait for anything and races the producer; a host
+    /// synchronize with no record to wait for returns at once the same way.
     ///
     /// ## Example
     /// ```text
@@ -39,12 +41,12 @@ declare_rule! {
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let matching = &analysis.hb.matching;
     for &wait in &matching.unsatisfied {
-        if let Action::EventWait(event) | Action::EventSync(event) = analysis.exec.node(wait).action {
+        if let Action::EventWait(event) = analysis.exec.node(wait).action {
             out.push(hang(analysis, wait, event));
         }
     }
     for &wait in &matching.noop_waits {
-        if let Action::EventWait(event) = analysis.exec.node(wait).action {
+        if let Action::EventWait(event) | Action::EventSync(event) = analysis.exec.node(wait).action {
             out.push(no_op(analysis, wait, event));
         }
     }
@@ -80,13 +82,25 @@ fn no_op(analysis: &Analysis, wait: NodeId, event: crate::exec::InstId) -> Diagn
     let exec = analysis.exec;
     let stream = exec.agent_name(exec.node(wait).agent);
     let name = exec.instance_name(event);
+    let host_sync = matches!(exec.node(wait).action, Action::EventSync(_));
+    let (what, label) = if host_sync {
+        (
+            "this synchronize returns at once",
+            "waits for the latest record issued before it, and there is none",
+        )
+    } else {
+        (
+            "this wait does nothing",
+            "binds to no record (capture-kind events bind at issue time)",
+        )
+    };
     let mut diagnostic = Diagnostic::new(
         &WaitNeverRecorded::INFO,
         analysis.span(wait),
-        format!("this wait does nothing: {name} has not been recorded when it is issued, so {stream} does not wait"),
+        format!("{what}: {name} has not been recorded when it is issued, so {stream} does not wait"),
     )
     .with_severity(Severity::Warning)
-    .with_label("binds to no record (capture-kind events bind at issue time)")
+    .with_label(label)
     .with_help(format!(
         "issue {}({name}, ...) before this wait",
         record_api(exec.node(wait).op.api)

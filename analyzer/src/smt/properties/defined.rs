@@ -45,7 +45,7 @@ pub(super) fn check(
             .first()
             .cloned()
             .unwrap_or_default()
-            .replace("smallest counterexample (z3): ", "a value has none (SG001) with ");
+            .replace("smallest counterexample (z3): ", "a value has none (SG007) with ");
         outcome.counterexamples.push(found);
         return Some(reason);
     }
@@ -118,7 +118,7 @@ fn counterexample(space: &Space, evaluation: &Evaluation, rank: &Int, model: &z3
     let (params, assignment) = space.assignment(model);
     let rank = value_of(model, rank);
     let diagnostic = Diagnostic::new(
-        &crate::rules::SyntaxErrorRule::INFO,
+        &crate::rules::UndefinedValue::INFO,
         evaluation.span.clone(),
         format!(
             "{} has no value on rank {rank} with {assignment}: it overflows a signed 64-bit integer or divides by zero",

@@ -45,7 +45,7 @@ pub(crate) fn refuted_by(code: &str) -> Option<&'static str> {
 pub(crate) struct Outcome {
     pub proofs: Vec<Proof>,
     pub unproved: Vec<Unproved>,
-    /// SG004 warnings.
+    /// SG004 notices.
     pub unknown: Vec<Diagnostic>,
     pub counterexamples: Vec<Counterexample>,
 }

@@ -1,0 +1,121 @@
+//! Findings that rest on a call a source frontend could not follow. Such a call (an
+//! argument with no value, a function the files neither catalogue nor define that
+//! receives a handle) is left out of the program, so what it did to the objects it uses
+//! is unknown: a record left out makes its wait look like a hang, a wait left out makes
+//! the work after it look like a race. A finding that involves one of those objects is
+//! therefore undecided, not an error: it is set aside with the call it rests on, and
+//! shown only when the reader's limits are listed (`--explain`).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::frontend::CheckedFile;
+use crate::model::{Block, ObjId, Program, for_each_op};
+use crate::source::Span;
+
+/// A call a frontend left out: where it is, and the names of the objects it uses.
+#[derive(Clone, Debug)]
+pub struct Unfollowed {
+    pub span: Span,
+    pub touches: Vec<String>,
+}
+
+/// Remove from `checked` the errors and warnings of the analysis that involve an object
+/// an unfollowed call uses, and return them as information naming that call.
+pub fn set_aside_dependent_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
+    let tainted = tainted_objects(&checked.program, unfollowed);
+    if tainted.is_empty() {
+        return Vec::new();
+    }
+    let objects_at = objects_by_span(&checked.program);
+    let mut set_aside = Vec::new();
+    let mut kept = Vec::new();
+    for diagnostic in std::mem::take(&mut checked.diagnostics) {
+        let cause = is_analysis_finding(&diagnostic)
+            .then(|| {
+                involved_spans(&diagnostic).find_map(|span| cause_at(span, &objects_at, &tainted, &checked.program))
+            })
+            .flatten();
+        match cause {
+            Some((object, call)) => set_aside.push(undecided(diagnostic, &checked.program.object(object).name, call)),
+            None => kept.push(diagnostic),
+        }
+    }
+    checked.diagnostics = kept;
+    set_aside
+}
+
+/// The objects of the program that an unfollowed call uses, with the first such call.
+fn tainted_objects<'u>(program: &Program, unfollowed: &'u [Unfollowed]) -> HashMap<ObjId, &'u Unfollowed> {
+    let mut tainted = HashMap::new();
+    for call in unfollowed {
+        let names: HashSet<&str> = call.touches.iter().map(String::as_str).collect();
+        for (index, object) in program.objects.iter().enumerate() {
+            if names.contains(object.name.as_str()) {
+                tainted.entry(ObjId(index as u32)).or_insert(call);
+            }
+        }
+    }
+    tainted
+}
+
+/// Every object the calls at each span name.
+fn objects_by_span(program: &Program) -> HashMap<&Span, Vec<ObjId>> {
+    fn collect<'p>(block: &'p Block, at: &mut HashMap<&'p Span, Vec<ObjId>>) {
+        for_each_op(block, &mut |op| {
+            at.entry(&op.span).or_default().extend(op.kind.objects())
+        });
+    }
+    let mut at = HashMap::new();
+    for thread in &program.threads {
+        collect(&thread.body, &mut at);
+    }
+    for subkernel in program
+        .superkernels
+        .iter()
+        .flat_map(|superkernel| &superkernel.subkernels)
+    {
+        collect(&subkernel.body, &mut at);
+    }
+    at
+}
+
+/// Errors and warnings of the analysis rules; not the reading rules (SG0xx), which say
+/// what the reader saw, nor the lints on the code as written (SG7xx).
+fn is_analysis_finding(diagnostic: &Diagnostic) -> bool {
+    diagnostic.severity != Severity::Info && ("SG100".."SG700").contains(&diagnostic.code)
+}
+
+fn involved_spans(diagnostic: &Diagnostic) -> impl Iterator<Item = &Span> {
+    std::iter::once(&diagnostic.primary).chain(diagnostic.related.iter().map(|related| &related.span))
+}
+
+/// A tainted object that a call at `span` names (itself, or the array it is an element
+/// of), with the unfollowed call that taints it.
+fn cause_at<'u>(
+    span: &Span,
+    objects_at: &HashMap<&Span, Vec<ObjId>>,
+    tainted: &HashMap<ObjId, &'u Unfollowed>,
+    program: &Program,
+) -> Option<(ObjId, &'u Unfollowed)> {
+    objects_at.get(span)?.iter().find_map(|&object| {
+        [object, program.base(object)]
+            .into_iter()
+            .find_map(|candidate| tainted.get(&candidate).map(|call| (candidate, *call)))
+    })
+}
+
+fn undecided(mut diagnostic: Diagnostic, object: &str, call: &Unfollowed) -> Diagnostic {
+    diagnostic.severity = Severity::Info;
+    diagnostic.notes.insert(
+        0,
+        format!(
+            "undecided: `{object}` is also used by a call that could not be followed, so what it did to `{object}` \
+             is unknown and this may not happen"
+        ),
+    );
+    diagnostic.with_related(
+        call.span.clone(),
+        format!("this call could not be followed; it uses `{object}`"),
+    )
+}
