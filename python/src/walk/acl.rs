@@ -203,7 +203,6 @@ impl<'t> Walker<'_, 't> {
             .collect()
     }
 
-    /// One pyACL argument as the catalogue's parameter kind wants it.
     /// The `.sync` names of the objects a plain name or attribute (`s1`, `self.stream`)
     /// holds; other expressions are not evaluated again.
     fn object_names(&mut self, node: Node<'t>) -> Vec<String> {
@@ -216,6 +215,7 @@ impl<'t> Walker<'_, 't> {
         }
     }
 
+    /// One pyACL argument as the catalogue's parameter kind wants it.
     pub(super) fn acl_arg(&mut self, arg: Node<'t>, kind: ArgKind) -> Option<ast::Expr> {
         let span = self.range(arg);
         // Constants by name, as pyACL samples define them (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).

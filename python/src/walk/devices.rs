@@ -129,24 +129,7 @@ impl<'t> Walker<'_, 't> {
             ProgramDevice::Start if device == 0 => return,
             _ => {}
         }
-        if !self.home_declared {
-            self.home_declared = true;
-            let home = call_expr(
-                "aclrtSetDevice",
-                vec![ast::Expr::int(0, span.clone())],
-                Vec::new(),
-                span.clone(),
-            );
-            if let ast::ExprKind::Call(call) = home.kind {
-                self.prelude.insert(
-                    0,
-                    ast::Stmt {
-                        kind: ast::StmtKind::Call(*call),
-                        span: span.clone(),
-                    },
-                );
-            }
-        }
+        self.declare_home_device(span.clone());
         self.program_device = ProgramDevice::Known(device);
         let set = call_expr(
             "aclrtSetDevice",
@@ -161,6 +144,30 @@ impl<'t> Walker<'_, 't> {
                 kind: ast::StmtKind::Call(*call),
                 span,
             });
+        }
+    }
+
+    /// `aclrtSetDevice(0)` at the top of the program, once: the first device a program
+    /// sets is its own, and torch's first device is 0.
+    fn declare_home_device(&mut self, span: Range<usize>) {
+        if self.home_declared {
+            return;
+        }
+        self.home_declared = true;
+        let home = call_expr(
+            "aclrtSetDevice",
+            vec![ast::Expr::int(0, span.clone())],
+            Vec::new(),
+            span.clone(),
+        );
+        if let ast::ExprKind::Call(call) = home.kind {
+            self.prelude.insert(
+                0,
+                ast::Stmt {
+                    kind: ast::StmtKind::Call(*call),
+                    span,
+                },
+            );
         }
     }
 

@@ -286,12 +286,21 @@ impl<'i, 't> Walker<'i, 't> {
     fn note_touching(&mut self, node: Node, message: impl Into<String>, touches: Vec<String>) {
         let range = self.range(node);
         let message = message.into();
-        if !self
+        // The same call left out again (in a loop, from another caller) may use other
+        // objects: each of them is one a finding may rest on.
+        match self
             .unresolved
-            .iter()
-            .any(|(seen, text, _)| *seen == range && *text == message)
+            .iter_mut()
+            .find(|(seen, text, _)| *seen == range && *text == message)
         {
-            self.unresolved.push((range, message, touches));
+            Some((_, _, seen)) => {
+                for name in touches {
+                    if !seen.contains(&name) {
+                        seen.push(name);
+                    }
+                }
+            }
+            None => self.unresolved.push((range, message, touches)),
         }
     }
 

@@ -27,8 +27,37 @@ fn collect_declared(stmts: &[ast::Stmt], names: &mut HashSet<String>) {
     }
 }
 
+/// Whether `stmts` (nested blocks included) call `api`.
+pub(super) fn calls(stmts: &[ast::Stmt], api: &str) -> bool {
+    stmts.iter().any(|stmt| match &stmt.kind {
+        ast::StmtKind::Call(call) if call.callee.text == api => true,
+        _ => blocks(stmt).iter().any(|block| calls(&block.stmts, api)),
+    })
+}
+
+/// The names of the objects `stmts` (nested blocks included) pass to calls: every
+/// name that is not a constant (`ACL_EVENT_SYNC`).
+pub(super) fn objects_used(stmts: &[ast::Stmt]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for stmt in stmts {
+        let mut copy = stmt.clone();
+        for_each_stmt_expr(&mut copy, &mut |expr| {
+            if let ast::ExprKind::Name(path) = &expr.kind
+                && !path
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && !names.contains(&path.text)
+            {
+                names.push(path.text.clone());
+            }
+        });
+    }
+    names
+}
+
 /// The blocks nested in a statement (an `else if` chain's arms included).
-fn blocks(stmt: &ast::Stmt) -> Vec<&ast::Block> {
+pub(super) fn blocks(stmt: &ast::Stmt) -> Vec<&ast::Block> {
     match &stmt.kind {
         ast::StmtKind::If { then, otherwise, .. } => {
             let mut out = vec![then];

@@ -7,10 +7,12 @@
 //! default stream (torch's current stream is per thread). The `.sync` language has no
 //! join, so `join()` is made of what orders host calls across threads there: the
 //! thread records an event of its own when its body ends, on a stream of its own, and
-//! the joining thread polls that event until the record is done (a busy-wait, which
-//! puts nothing on a stream that a device synchronize of either thread would wait
-//! for). What the joining thread does next follows the thread's calls; the thread's
-//! device work is not waited for, as in Python.
+//! the joining thread makes another stream wait for that record (an `ACL_EVENT_SYNC`
+//! event's wait waits for a record issued later) and synchronizes it. What the joining
+//! thread does next follows the thread's calls; the thread's device work is not waited
+//! for, as in Python. Where a thread synchronizes the device, its synchronize would
+//! wait for that stream, so the join is not written: it is listed, with the objects the
+//! thread uses, and what rests on them is undecided.
 
 use super::*;
 
@@ -181,13 +183,26 @@ impl<'t> Walker<'_, 't> {
             );
             return;
         };
+        if self.a_thread_synchronizes_the_device() {
+            let touched = self
+                .blocks
+                .iter()
+                .find_map(|block| thread_body_in(block, &name).map(syntax::objects_used))
+                .unwrap_or_default();
+            self.note_touching(
+                node,
+                "`join` of a thread while a thread synchronizes the device is not followed: what follows it is not known to follow the thread's calls",
+                touched,
+            );
+            self.threads[at].joined = true;
+            return;
+        }
         let span = self.range(node);
         let done = self.fresh_name(&format!("{name}_done"));
         let exit = self.fresh_name(&format!("{name}_exit"));
+        let joining = self.fresh_name(&format!("{name}_join"));
+        self.declare_join_objects(&done, &exit, &joining, span.clone());
         let name_expr = |name: &str| ast::Expr::name(name, span.clone());
-        let sync_flag = name_expr("ACL_EVENT_SYNC");
-        self.declare(&done, "acl.rt.create_event_with_flag", vec![sync_flag], span.clone());
-        self.declare(&exit, "acl.rt.create_stream", Vec::new(), span.clone());
         let record = call_stmt(
             "acl.rt.record_event",
             vec![name_expr(&done), name_expr(&exit)],
@@ -197,27 +212,37 @@ impl<'t> Walker<'_, 't> {
             return;
         };
         body.push(record);
-        let ended = binary(
-            ast::BinaryOp::Ne,
-            call_expr(
-                "acl.rt.query_event_status",
-                vec![name_expr(&done)],
-                Vec::new(),
+        for stmt in [
+            call_stmt(
+                "acl.rt.stream_wait_event",
+                vec![name_expr(&joining), name_expr(&done)],
                 span.clone(),
             ),
-            name_expr("ACL_EVENT_RECORDED_STATUS_COMPLETE"),
-        );
-        let poll = ast::StmtKind::While {
-            cond: ended,
-            body: ast::Block {
-                stmts: Vec::new(),
-                span: span.clone(),
-            },
-        };
-        self.emit(poll, span.clone());
-        let destroy = call_stmt("acl.rt.destroy_event", vec![name_expr(&done)], span);
-        self.emit(destroy.kind, destroy.span);
+            call_stmt("acl.rt.synchronize_stream", vec![name_expr(&joining)], span.clone()),
+            call_stmt("acl.rt.destroy_event", vec![name_expr(&done)], span),
+        ] {
+            self.emit(stmt.kind, stmt.span);
+        }
         self.threads[at].joined = true;
+    }
+
+    /// A join's event and streams, at the top of the program.
+    fn declare_join_objects(&mut self, done: &str, exit: &str, joining: &str, span: Range<usize>) {
+        let sync_flag = ast::Expr::name("ACL_EVENT_SYNC", span.clone());
+        self.declare(done, "acl.rt.create_event_with_flag", vec![sync_flag], span.clone());
+        self.declare(exit, "acl.rt.create_stream", Vec::new(), span.clone());
+        self.declare(joining, "acl.rt.create_stream", Vec::new(), span);
+    }
+
+    /// Whether a thread started here synchronizes a device: it would wait for the
+    /// stream a join makes wait, and the join cannot be written so.
+    fn a_thread_synchronizes_the_device(&self) -> bool {
+        let names: Vec<&String> = self.started.values().collect();
+        self.blocks.iter().any(|block| {
+            names.iter().any(|name| {
+                thread_body_in(block, name).is_some_and(|body| syntax::calls(body, "acl.rt.synchronize_device"))
+            })
+        })
     }
 
     /// `let NAME = API(args);` at the top of the program.
@@ -242,6 +267,23 @@ fn call_stmt(api: &str, args: Vec<ast::Expr>, span: Range<usize>) -> ast::Stmt {
 }
 
 /// The body of the `thread` block named `name` in `stmts`, nested blocks included.
+fn thread_body_in<'a>(stmts: &'a [ast::Stmt], name: &str) -> Option<&'a [ast::Stmt]> {
+    for stmt in stmts {
+        match &stmt.kind {
+            ast::StmtKind::Thread { name: thread, body } if thread.name == name => return Some(&body.stmts),
+            _ => {}
+        }
+        for block in syntax::blocks(stmt) {
+            if let Some(body) = thread_body_in(&block.stmts, name) {
+                return Some(body);
+            }
+        }
+    }
+    None
+}
+
+/// The body of the `thread` block named `name` in `stmts`, nested blocks included, to
+/// change.
 fn thread_body<'a>(stmts: &'a mut [ast::Stmt], name: &str) -> Option<&'a mut Vec<ast::Stmt>> {
     for stmt in stmts {
         if let ast::StmtKind::Thread { name: thread, .. } = &stmt.kind
