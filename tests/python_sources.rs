@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The fixture folders of the shapes the frontend reads.
-const SHAPES: [&str; 8] = [
+const SHAPES: [&str; 9] = [
     "python/tests/fixtures/pyacl",
     "python/tests/fixtures/torch",
     "python/tests/fixtures/vllm",
@@ -19,6 +19,7 @@ const SHAPES: [&str; 8] = [
     "python/tests/fixtures/received",
     "python/tests/fixtures/threads",
     "python/tests/fixtures/devices",
+    "python/tests/fixtures/graphs",
 ];
 
 /// Codes the frontend reports from the Python alone: a `.sync` program has no return

@@ -58,6 +58,13 @@ pub enum Value {
     Dataset(usize),
     /// A pyACL data buffer (`acl.create_data_buffer(ptr, size)`) over a buffer.
     DataBuffer(Box<Value>),
+    /// An NPU graph (`torch.npu.NPUGraph()`): its slot in the heap, which holds its
+    /// captured instance once a capture ends.
+    Graph(usize),
+    /// A captured model runtime instance, by its `.sync` name.
+    GraphExec(String),
+    /// `torch.npu.graph(g, stream=s)`: a context that captures its body into `g`.
+    GraphContext(Box<GraphCapture>),
     /// An object the entry point receives from outside (a parameter), by its position
     /// among them: a stream, event or tensor from before once a use shows which.
     Received(usize),
@@ -92,6 +99,9 @@ impl Value {
             | Value::Module(_)
             | Value::StreamContext(_)
             | Value::DeviceContext(_)
+            | Value::Graph(_)
+            | Value::GraphExec(_)
+            | Value::GraphContext(_)
             | Value::Dataset(_)
             | Value::DataBuffer(_)
             | Value::DefaultStream(_) => Some(true),
@@ -110,7 +120,12 @@ impl Value {
     /// change what is synchronized).
     pub fn holds_handle(&self) -> bool {
         match self {
-            Value::Stream(_) | Value::Event(_) | Value::Buffer(..) | Value::DataBuffer(_) | Value::Dataset(_) => true,
+            Value::Stream(_)
+            | Value::Event(_)
+            | Value::Buffer(..)
+            | Value::DataBuffer(_)
+            | Value::Dataset(_)
+            | Value::GraphExec(_) => true,
             Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_handle),
             Value::Dict(pairs) => pairs.iter().any(|(_, value)| value.holds_handle()),
             _ => false,
@@ -122,7 +137,7 @@ impl Value {
     /// The `.sync` names of the handles and buffers it holds, anywhere inside it.
     pub fn for_each_name(&self, visit: &mut impl FnMut(&str)) {
         match self {
-            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) => visit(name),
+            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) | Value::GraphExec(name) => visit(name),
             Value::Tuple(items) | Value::List(items) => items.iter().for_each(|item| item.for_each_name(visit)),
             Value::Dict(pairs) => pairs.iter().for_each(|(_, value)| value.for_each_name(visit)),
             Value::StreamContext(inner) | Value::DataBuffer(inner) => inner.for_each_name(visit),
@@ -140,7 +155,7 @@ impl Value {
     /// The same value with the handles and buffers `renamed` names called by their new name.
     pub fn rename(&mut self, renamed: &std::collections::HashMap<String, String>) {
         match self {
-            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) => {
+            Value::Stream(name) | Value::Event(name) | Value::Buffer(name, _) | Value::GraphExec(name) => {
                 if let Some(new) = renamed.get(name.as_str()) {
                     name.clone_from(new);
                 }
@@ -151,4 +166,13 @@ impl Value {
             _ => {}
         }
     }
+}
+
+/// `torch.npu.graph(...)`'s arguments: the graph, the capture stream given, the
+/// capture mode given (`"global"`, `"thread_local"`, `"relaxed"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphCapture {
+    pub graph: Value,
+    pub stream: Option<Value>,
+    pub mode: Option<Value>,
 }

@@ -587,17 +587,23 @@ impl<'t> Walker<'_, 't> {
         for (buffer, place) in buffers {
             self.host_access(&buffer, place, false, span.clone());
         }
-        if all
-            .iter()
-            .any(|value| matches!(value, Value::Stream(_) | Value::Event(_)))
-        {
+        let handles: Vec<String> = flatten(&all)
+            .into_iter()
+            .filter_map(|value| match value {
+                Value::Stream(name) | Value::Event(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        if !handles.is_empty() {
             let name = node
                 .child_by_field_name("function")
                 .map_or("", |f| self.text(f))
                 .to_string();
-            self.note(
+            // What it does with them is unknown: findings that rest on them are undecided.
+            self.note_touching(
                 node,
                 format!("`{name}` is neither catalogued nor defined in the analyzed files, and receives a stream or event: what it does with it is not known"),
+                handles,
             );
         }
         Value::Unknown
@@ -689,6 +695,10 @@ impl<'t> Walker<'_, 't> {
                 Value::None
             }
             Some("npu.device" | "cuda.device") => Value::DeviceContext(self.device_argument(node)),
+            Some("npu.NPUGraph" | "npu.graphs.NPUGraph" | "cuda.CUDAGraph" | "cuda.graphs.CUDAGraph") => {
+                self.new_graph(node)
+            }
+            Some("npu.graph" | "npu.graphs.graph" | "cuda.graph" | "cuda.graphs.graph") => self.graph_context(node),
             Some("npu.current_device" | "cuda.current_device") => {
                 self.arguments(node);
                 Value::Int(self.device)
@@ -853,14 +863,5 @@ impl<'t> Walker<'_, 't> {
             Value::Stream(name) => Some(ast::Expr::name(name, span)),
             _ => None,
         }
-    }
-
-    pub(super) fn current_stream_expr(&mut self, node: Node<'t>) -> Option<ast::Expr> {
-        let current = self.current.clone();
-        let expr = self.stream_expr(&current, node);
-        if expr.is_none() {
-            self.note(node, "the current stream is not known here: the operation is left out");
-        }
-        expr
     }
 }

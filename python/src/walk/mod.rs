@@ -9,6 +9,7 @@
 mod acl;
 mod devices;
 mod expr;
+mod graphs;
 mod merge;
 mod received;
 mod stmt;
@@ -25,7 +26,7 @@ use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
 use crate::index::{FnDef, Index, Unit, space_range, text};
-use crate::value::{Place, Value};
+use crate::value::{GraphCapture, Place, Value};
 
 /// Steps (statements and expressions) one entry point may take.
 pub const MAX_STEPS: usize = 200_000;
@@ -145,6 +146,10 @@ pub struct Walker<'i, 't> {
     /// The devices of the streams and device tensors made.
     stream_devices: HashMap<String, i64>,
     tensor_devices: HashMap<String, i64>,
+    /// The side stream torch captures graphs on when the code names none, and the
+    /// capture in progress.
+    capture_stream: Option<Value>,
+    capture: Option<graphs::Capture>,
     /// torch events, and those of them recorded so far: torch_npu creates an event
     /// at its first record, and a wait or synchronize before that does nothing.
     torch_events: std::collections::HashSet<String>,
@@ -220,6 +225,8 @@ impl<'i, 't> Walker<'i, 't> {
             home_declared: false,
             stream_devices: HashMap::new(),
             tensor_devices: HashMap::new(),
+            capture_stream: None,
+            capture: None,
             torch_events: std::collections::HashSet::new(),
             recorded: std::collections::HashSet::new(),
             names: HashMap::new(),
@@ -285,6 +292,11 @@ impl<'i, 't> Walker<'i, 't> {
     /// are undecided.
     fn note_touching(&mut self, node: Node, message: impl Into<String>, touches: Vec<String>) {
         let range = self.range(node);
+        self.note_at(range, message, touches);
+    }
+
+    /// As `note_touching`, at a range of the run's byte space.
+    fn note_at(&mut self, range: Range<usize>, message: impl Into<String>, touches: Vec<String>) {
         let message = message.into();
         // The same call left out again (in a loop, from another caller) may use other
         // objects: each of them is one a finding may rest on.
@@ -350,6 +362,18 @@ impl<'i, 't> Walker<'i, 't> {
 
     fn emit(&mut self, kind: ast::StmtKind, span: Range<usize>) {
         let mut stmt = ast::Stmt { kind, span };
+        if self.joins_capture(&stmt) {
+            let mut touched = syntax::objects_used(std::slice::from_ref(&stmt));
+            // A default stream's placeholder names no object of its own.
+            touched.retain(|name| !name.starts_with('_'));
+            let range = stmt.span.clone();
+            self.note_at(
+                range,
+                "work joined to a graph capture from another stream (an event of a capturing stream, or waiting for one) is not followed: the model captures one stream",
+                touched,
+            );
+            return;
+        }
         self.place_on_device(&mut stmt);
         if let Some(block) = self.blocks.last_mut() {
             block.push(stmt);

@@ -735,9 +735,23 @@ impl<'t> Walker<'_, 't> {
         true
     }
 
+    /// Whether a `with` item is a test's expectation that its body raises
+    /// (`self.assertRaises(E)`, `pytest.raises(E)`).
+    fn expects_raise(&self, expr: Node<'t>) -> bool {
+        let Some(function) = expr.child_by_field_name("function").filter(|_| expr.kind() == "call") else {
+            return false;
+        };
+        let callee = self.text(function);
+        let last = callee.rsplit('.').next().unwrap_or(callee);
+        last.starts_with("assertRaises") || callee == "pytest.raises" || callee == "raises"
+    }
+
     pub(super) fn with_statement(&mut self, stmt: Node<'t>) -> Flow {
         // A stream or device context restores the current device and its streams.
         let saved = (self.current.clone(), self.device, self.other_currents.clone());
+        // Graphs captured by this `with`, ended (innermost first) where its body ends.
+        let mut captures = Vec::new();
+        let mut expects_raise = false;
         for item in preorder_kind(stmt, "with_item") {
             let Some(value_node) = item.child_by_field_name("value") else {
                 continue;
@@ -750,6 +764,7 @@ impl<'t> Walker<'_, 't> {
             let Some(expr) = expr else {
                 continue;
             };
+            expects_raise |= self.expects_raise(expr);
             let value = self.eval(expr);
             match &value {
                 Value::StreamContext(stream) => {
@@ -757,6 +772,10 @@ impl<'t> Walker<'_, 't> {
                     self.current = (**stream).clone();
                 }
                 Value::DeviceContext(device) => self.switch_device(*device),
+                Value::GraphContext(capture) => {
+                    let stream = self.enter_graph(capture, expr);
+                    captures.push((capture.graph.clone(), stream, expr));
+                }
                 _ => {}
             }
             if let Some(alias) = alias
@@ -770,9 +789,19 @@ impl<'t> Walker<'_, 't> {
             }
         }
         let flow = match stmt.child_by_field_name("body") {
+            Some(body) if expects_raise => {
+                self.note(
+                    body,
+                    "code a test expects to raise (`assertRaises`, `pytest.raises`) is not followed: where it fails is not known",
+                );
+                Flow::Normal
+            }
             Some(body) => self.block(body),
             None => Flow::Normal,
         };
+        for (graph, stream, at) in captures.into_iter().rev() {
+            self.capture_end(at, &graph, &stream);
+        }
         (self.current, self.device, self.other_currents) = saved;
         flow
     }

@@ -343,6 +343,7 @@ impl<'t> Walker<'_, 't> {
                 }
             }
             Value::HostThread(thread) => self.thread_method(node, thread, name),
+            Value::Graph(slot) => self.graph_method(node, slot, name),
             Value::Module(path) => self.call_value(node, Value::Module(format!("{path}.{name}"))),
             Value::Received(at) => self.received_method(node, at, name),
             Value::Stream(_) | Value::DefaultStream(_) => self.stream_method(node, receiver, name),
@@ -473,10 +474,20 @@ impl<'t> Walker<'_, 't> {
             .map(|(_, v)| v.clone())
             .or_else(|| args.first().cloned());
         let span = self.range(node);
-        let stream_expr = match stream {
-            Some(stream) if !matches!(stream, Value::None) => self.stream_expr(&stream, node),
-            _ => self.current_stream_expr(node),
+        let stream = match stream {
+            Some(stream) if !matches!(stream, Value::None) => stream,
+            _ => self.current.clone(),
         };
+        let stream_expr = self.stream_expr(&stream, node);
+        if stream_expr.is_none() && matches!(name, "record" | "wait" | "reset") {
+            // What rests on this event rests on a call left out.
+            let call = node.child_by_field_name("function").map_or("", |f| self.text(f));
+            self.note_touching(
+                node,
+                format!("`{call}(...)` is left out: the stream it is on is not known here"),
+                vec![event.to_string()],
+            );
+        }
         let never_recorded = self.never_recorded(event);
         match name {
             "record" => {
