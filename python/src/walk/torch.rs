@@ -541,7 +541,14 @@ impl<'t> Walker<'_, 't> {
                         Some(true) => Some(self.device_index(&device).unwrap_or(self.device)),
                         Some(false) => None,
                         // `.to(torch.float16)` and other conversions: the same place.
-                        None => here,
+                        None if matches!(device, Value::Module(_)) => here,
+                        None => {
+                            self.note(
+                                node,
+                                "a tensor moved to a device the extraction cannot tell is not followed",
+                            );
+                            return Value::Unknown;
+                        }
                     },
                 };
                 if target == here {
