@@ -331,3 +331,33 @@ fn a_helper_called_through_its_module_is_followed() {
     assert!(text.contains("SG107"), "{text}");
     assert!(text.contains("events.py:4"), "{text}");
 }
+
+/// A helper's result, a tuple's streams, an unnamed product: findings name them as the
+/// Python does (`x`, `side`, `matmul`), not as the helper or the extraction did.
+const NAMED: &str = "import torch
+
+def make_input():
+    t = torch.randn(64, device='npu')
+    return t * 2
+
+def step(w):
+    side, other = torch.npu.Stream(), torch.npu.Stream()
+    x = make_input()
+    with torch.npu.stream(side):
+        y = torch.relu(x @ w)
+    return y
+";
+
+#[test]
+fn findings_name_the_python_values() {
+    let (_dir, path) = scratch("named.py", NAMED);
+    let output = syncguard(&["check", "--format", "concise", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("buffer x "), "{text}");
+    assert!(text.contains("on stream side"), "{text}");
+    assert!(!text.contains("out"), "{text}");
+    let converted = syncguard(&["convert", &path]);
+    let program = String::from_utf8_lossy(&converted.stdout);
+    assert!(program.contains("let matmul = "), "{program}");
+    assert!(program.contains("let other = acl.rt.create_stream();"), "{program}");
+}

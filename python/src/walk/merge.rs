@@ -147,7 +147,7 @@ impl<'t> Walker<'_, 't> {
     }
 
     /// Every value the walk's state holds, for `visit` to change.
-    fn for_each_value(&mut self, mut visit: impl FnMut(&mut Value)) {
+    pub(super) fn for_each_value(&mut self, mut visit: impl FnMut(&mut Value)) {
         for frame in &mut self.frames {
             frame.locals.values_mut().for_each(&mut visit);
             visit(&mut frame.results.returned);

@@ -524,6 +524,10 @@ impl<'i, 't> Walker<'i, 't> {
             );
             return (Value::Unknown, HashMap::new());
         }
+        // The name the caller stores the result under is the result's, not that of the
+        // first object the body makes.
+        let target = self.hint.take();
+        let start = self.blocks.last().map_or(0, Vec::len);
         let locals = self.bind_parameters(function, locals, args, kwargs);
         self.frames.push(Frame::new(function.unit, locals));
         self.inlined.push(function.callee);
@@ -534,7 +538,44 @@ impl<'i, 't> Walker<'i, 't> {
         let frame = self.frames.pop().expect("the frame pushed above");
         self.unchecked
             .extend(frame.pending.into_iter().map(|(_, range, api)| (range, api)));
-        (frame.results.value(), frame.locals)
+        let mut result = frame.results.value();
+        if let Some(target) = target {
+            self.name_result(&mut result, &target, start);
+        }
+        (result, frame.locals)
+    }
+
+    /// A function's result that the call made (declared in the current block from
+    /// `start`) is named after the caller's `target` (`x = make_input()`: `x`).
+    fn name_result(&mut self, result: &mut Value, target: &str, start: usize) {
+        let (Value::Buffer(made, _) | Value::Stream(made)) = &*result else {
+            return;
+        };
+        let made = made.clone();
+        let Some(block) = self.blocks.last() else {
+            return;
+        };
+        let declared_here = block.get(start..).is_some_and(|made_here| {
+            made_here.iter().any(|stmt| {
+                matches!(&stmt.kind, ast::StmtKind::Let { pattern: ast::Pattern::Name(name), .. } if name.name == made)
+            })
+        });
+        let wanted = target.strip_prefix("self.").unwrap_or(target);
+        if !declared_here || made.starts_with(wanted) {
+            return;
+        }
+        let new = self.fresh_name(target);
+        let renamed = HashMap::from([(made.clone(), new.clone())]);
+        if let Some(block) = self.blocks.last_mut() {
+            syntax::rename(&mut block[start..], &renamed);
+        }
+        self.for_each_value(|value| value.rename(&renamed));
+        result.rename(&renamed);
+        for devices in [&mut self.tensor_devices, &mut self.stream_devices] {
+            if let Some(device) = devices.remove(&made) {
+                devices.insert(new.clone(), device);
+            }
+        }
     }
 
     /// A function's parameters bound to `args` and `kwargs` (or their defaults), over

@@ -173,7 +173,10 @@ impl<'t> Walker<'_, 't> {
         }
         self.hint = Some(self.target_name(left));
         self.last_api = None;
-        let value = self.eval(right);
+        let value = match self.unpacked(left, right) {
+            Some(value) => value,
+            None => self.eval(right),
+        };
         self.hint = None;
         let direct = self.last_api.take().filter(|(range, _)| *range == self.range(right));
         self.store(left, value);
@@ -197,6 +200,39 @@ impl<'t> Walker<'_, 't> {
                 }
             }
         }
+    }
+
+    /// `a, b = f(), g()`: each value evaluated with its own target's name (all before
+    /// any is stored, as Python does).
+    fn unpacked(&mut self, left: Node<'t>, right: Node<'t>) -> Option<Value> {
+        let is_sequence = |node: Node| {
+            matches!(
+                node.kind(),
+                "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "expression_list"
+            )
+        };
+        if !is_sequence(left) || !matches!(right.kind(), "tuple" | "list" | "expression_list") {
+            return None;
+        }
+        let mut cursor = left.walk();
+        let targets: Vec<Node<'t>> = left.named_children(&mut cursor).collect();
+        let mut cursor = right.walk();
+        let values: Vec<Node<'t>> = right.named_children(&mut cursor).collect();
+        if targets.len() != values.len() || targets.iter().any(|target| target.kind() == "list_splat_pattern") {
+            return None;
+        }
+        let items = targets
+            .iter()
+            .zip(values)
+            .map(|(target, value)| {
+                self.hint = Some(self.target_name(*target));
+                self.eval(value)
+            })
+            .collect();
+        Some(match right.kind() {
+            "list" => Value::List(items),
+            _ => Value::Tuple(items),
+        })
     }
 
     /// The name a value stored in `target` gets in the program (`self.events[0]` →

@@ -303,7 +303,8 @@ impl<'t> Walker<'_, 't> {
         let result = match out {
             Some(Value::Buffer(out, place)) => Value::Buffer(out, place),
             _ => {
-                let result = self.fresh_hint("out");
+                // Named after what it is stored in, else after the operation that made it.
+                let result = self.fresh_hint(name);
                 self.create(
                     node,
                     "acl.rt.malloc",
