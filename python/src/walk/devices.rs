@@ -131,19 +131,9 @@ impl<'t> Walker<'_, 't> {
         }
         self.declare_home_device(span.clone());
         self.program_device = ProgramDevice::Known(device);
-        let set = call_expr(
-            "aclrtSetDevice",
-            vec![ast::Expr::int(device, span.clone())],
-            Vec::new(),
-            span.clone(),
-        );
-        if let ast::ExprKind::Call(call) = set.kind
-            && let Some(block) = self.blocks.last_mut()
-        {
-            block.push(ast::Stmt {
-                kind: ast::StmtKind::Call(*call),
-                span,
-            });
+        let set = call_stmt("aclrtSetDevice", vec![ast::Expr::int(device, span.clone())], span);
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(set);
         }
     }
 
@@ -154,21 +144,8 @@ impl<'t> Walker<'_, 't> {
             return;
         }
         self.home_declared = true;
-        let home = call_expr(
-            "aclrtSetDevice",
-            vec![ast::Expr::int(0, span.clone())],
-            Vec::new(),
-            span.clone(),
-        );
-        if let ast::ExprKind::Call(call) = home.kind {
-            self.prelude.insert(
-                0,
-                ast::Stmt {
-                    kind: ast::StmtKind::Call(*call),
-                    span,
-                },
-            );
-        }
+        let home = call_stmt("aclrtSetDevice", vec![ast::Expr::int(0, span.clone())], span);
+        self.prelude.insert(0, home);
     }
 
     /// Where torch runs an operation on `buffers`: the device of its device tensors

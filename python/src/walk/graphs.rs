@@ -72,13 +72,7 @@ impl<'t> Walker<'_, 't> {
         }
         let name = self.fresh_name("default_capture_stream");
         let span = self.range(at);
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ident(&name, span.clone())),
-                value: call_expr("acl.rt.create_stream", Vec::new(), Vec::new(), span.clone()),
-            },
-            span,
-        });
+        self.declare(&name, "acl.rt.create_stream", Vec::new(), span);
         self.stream_devices.insert(name.clone(), 0);
         let stream = Value::Stream(name);
         self.capture_stream = Some(stream.clone());

@@ -416,6 +416,17 @@ impl<'i, 't> Walker<'i, 't> {
         None
     }
 
+    /// `let NAME = API(args);` at the top of the program: an object every block sees.
+    fn declare(&mut self, name: &str, api: &str, args: Vec<ast::Expr>, span: Range<usize>) {
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Let {
+                pattern: ast::Pattern::Name(ident(name, span.clone())),
+                value: call_expr(api, args, Vec::new(), span.clone()),
+            },
+            span,
+        });
+    }
+
     /// A new undecided choice `param NAME in 0..=high;` (None past the limit).
     fn choice(&mut self, node: Node, kind: &str, high: i64) -> Option<String> {
         if self.choices >= MAX_CHOICES {
@@ -977,6 +988,15 @@ fn binary(op: ast::BinaryOp, left: ast::Expr, right: ast::Expr) -> ast::Expr {
         kind: ast::ExprKind::Binary(op, Box::new(left), Box::new(right)),
         span,
     }
+}
+
+/// `API(args);`
+fn call_stmt(api: &str, args: Vec<ast::Expr>, span: Range<usize>) -> ast::Stmt {
+    let kind = match call_expr(api, args, Vec::new(), span.clone()).kind {
+        ast::ExprKind::Call(call) => ast::StmtKind::Call(*call),
+        _ => ast::StmtKind::Error,
+    };
+    ast::Stmt { kind, span }
 }
 
 fn call_expr(callee: &str, args: Vec<ast::Expr>, named: Vec<(&str, ast::Expr)>, span: Range<usize>) -> ast::Expr {

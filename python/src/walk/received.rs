@@ -239,13 +239,7 @@ impl<'t> Walker<'_, 't> {
                 ("existing_memory", Value::Buffer(name.clone(), place))
             }
         };
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ident(&name, span.clone())),
-                value: call_expr(api, Vec::new(), Vec::new(), span.clone()),
-            },
-            span,
-        });
+        self.declare(&name, api, Vec::new(), span);
         self.received[at].became = Some(object.clone());
         object
     }

@@ -244,26 +244,6 @@ impl<'t> Walker<'_, 't> {
             })
         })
     }
-
-    /// `let NAME = API(args);` at the top of the program.
-    fn declare(&mut self, name: &str, api: &str, args: Vec<ast::Expr>, span: Range<usize>) {
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ident(name, span.clone())),
-                value: call_expr(api, args, Vec::new(), span.clone()),
-            },
-            span,
-        });
-    }
-}
-
-/// `API(args);`
-fn call_stmt(api: &str, args: Vec<ast::Expr>, span: Range<usize>) -> ast::Stmt {
-    let kind = match call_expr(api, args, Vec::new(), span.clone()).kind {
-        ast::ExprKind::Call(call) => ast::StmtKind::Call(*call),
-        _ => ast::StmtKind::Error,
-    };
-    ast::Stmt { kind, span }
 }
 
 /// The body of the `thread` block named `name` in `stmts`, nested blocks included.
