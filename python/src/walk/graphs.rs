@@ -13,13 +13,15 @@ use super::*;
 /// The attribute of a graph object that holds its captured instance.
 const INSTANCE: &str = "<captured>";
 
-/// A capture in progress: the streams capturing (the one it began on, and those that
-/// joined it by waiting for a capturing stream) and the events recorded on them.
+/// A capture in progress: the stream it began on, the streams that joined it by
+/// waiting for an event of a capturing stream, the events recorded on the stream it
+/// began on (those records are captured) and on joined streams (left out).
 #[derive(Default)]
 pub(super) struct Capture {
     origin: String,
     joined: std::collections::HashSet<String>,
-    events: std::collections::HashSet<String>,
+    captured_events: std::collections::HashSet<String>,
+    joined_events: std::collections::HashSet<String>,
 }
 
 impl<'t> Walker<'_, 't> {
@@ -124,11 +126,13 @@ impl<'t> Walker<'_, 't> {
         }
     }
 
-    /// Whether `stmt`, issued while a capture is in progress, joins another stream to
-    /// it: an event recorded on a capturing stream, a wait for such an event (the
-    /// waiting stream then captures too), work on a stream that joined. In torch the
-    /// capture then spans several streams; the model captures one, so such a statement
-    /// is left out and listed, and what rests on its objects is undecided.
+    /// Whether `stmt`, issued while a capture is in progress, belongs to another stream
+    /// joined to it: another stream's wait for an event recorded on a capturing stream
+    /// (the waiting stream then captures too), any work on a joined stream (its records
+    /// too), a wait for an event a joined stream recorded. In torch the capture then
+    /// spans several streams; the model captures one, so such a statement is left out
+    /// and listed, and what rests on its objects is undecided. Records and waits on the
+    /// stream the capture began on are captured as usual.
     pub(super) fn joins_capture(&mut self, stmt: &ast::Stmt) -> bool {
         let Some(capture) = &mut self.capture else {
             return false;
@@ -142,16 +146,20 @@ impl<'t> Walker<'_, 't> {
             .flat_map(|arg| arg.value.names())
             .map(str::to_string)
             .collect();
-        let capturing = |name: &String| *name == capture.origin || capture.joined.contains(name);
         match (call.callee.text.as_str(), names.as_slice()) {
-            ("acl.rt.record_event", [event, stream]) if capturing(stream) => {
-                capture.events.insert(event.clone());
+            ("acl.rt.record_event", [event, stream]) if *stream == capture.origin => {
+                capture.captured_events.insert(event.clone());
+                false
+            }
+            ("acl.rt.record_event", [event, stream]) if capture.joined.contains(stream) => {
+                capture.joined_events.insert(event.clone());
                 true
             }
-            ("acl.rt.stream_wait_event", [stream, event]) if capture.events.contains(event) => {
-                if *stream != capture.origin {
-                    capture.joined.insert(stream.clone());
-                }
+            ("acl.rt.stream_wait_event", [_, event]) if capture.joined_events.contains(event) => true,
+            ("acl.rt.stream_wait_event", [stream, event])
+                if *stream != capture.origin && capture.captured_events.contains(event) =>
+            {
+                capture.joined.insert(stream.clone());
                 true
             }
             _ => names.iter().any(|name| capture.joined.contains(name)),
