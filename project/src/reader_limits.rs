@@ -93,6 +93,32 @@ pub fn apply(checked: &mut CheckedFile, limits: Limits, explain: bool) -> usize 
     count
 }
 
+/// In an entry point whose walk stopped at `stop`, the findings that something never
+/// happens (SG102's "left set at exit" included): the code not walked may do it.
+fn set_aside_absences(checked: &mut CheckedFile, stop: &Span) -> Vec<Diagnostic> {
+    let (absences, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
+        .into_iter()
+        .partition(|diagnostic| {
+            diagnostic.severity != Severity::Info
+                && (ABSENCE_RULES.contains(&diagnostic.code)
+                    || (diagnostic.code == "SG102" && diagnostic.severity == Severity::Warning))
+        });
+    checked.diagnostics = kept;
+    absences
+        .into_iter()
+        .map(|mut diagnostic| {
+            diagnostic.severity = Severity::Info;
+            diagnostic.notes.insert(
+                0,
+                "undecided: the walk of this entry point stopped before its end, and the code not walked may do \
+                 what this says never happens"
+                    .to_string(),
+            );
+            diagnostic.with_related(stop.clone(), "the walk of the entry point stopped here")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,30 +203,4 @@ mod tests {
             undecided.notes
         );
     }
-}
-
-/// In an entry point whose walk stopped at `stop`, the findings that something never
-/// happens (SG102's "left set at exit" included): the code not walked may do it.
-fn set_aside_absences(checked: &mut CheckedFile, stop: &Span) -> Vec<Diagnostic> {
-    let (absences, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
-        .into_iter()
-        .partition(|diagnostic| {
-            diagnostic.severity != Severity::Info
-                && (ABSENCE_RULES.contains(&diagnostic.code)
-                    || (diagnostic.code == "SG102" && diagnostic.severity == Severity::Warning))
-        });
-    checked.diagnostics = kept;
-    absences
-        .into_iter()
-        .map(|mut diagnostic| {
-            diagnostic.severity = Severity::Info;
-            diagnostic.notes.insert(
-                0,
-                "undecided: the walk of this entry point stopped before its end, and the code not walked may do \
-                 what this says never happens"
-                    .to_string(),
-            );
-            diagnostic.with_related(stop.clone(), "the walk of the entry point stopped here")
-        })
-        .collect()
 }
