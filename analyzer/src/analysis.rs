@@ -687,12 +687,12 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
         &crate::rules::SolverUnknown::INFO,
         first.span.clone(),
         format!(
-            "`{}` is captured into a CUDA graph, where only kernels, copies, memsets and host functions are modelled: it is left out of every launch of the graph",
+            "`{}` is captured into a graph, where only kernels, copies, memsets, host functions and event records, waits and resets are modelled: it is left out of every launch of the graph",
             first.api
         ),
     )
     .with_label("left out of the graph")
-    .with_help("capture event records and waits outside the graph, or check the stream's code without the capture");
+    .with_help("issue notify calls outside the graph, or check the stream's code without the capture");
     const MAX_LISTED: usize = 8;
     for op in exec.uncaptured.iter().skip(1).take(MAX_LISTED) {
         diagnostic = diagnostic.with_related(op.span.clone(), "also left out of the graph");
