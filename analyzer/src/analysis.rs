@@ -142,6 +142,8 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     // What each run found, deduplicated or not: a counterexample is confirmed only by the
     // run at its own values.
     let mut found_at: HashMap<Vec<i64>, Vec<FindingKey>> = HashMap::new();
+    // Each finding of the sampled runs (by its index) and the run that found it first.
+    let mut found_first: Vec<(usize, Vec<i64>)> = Vec::new();
     for (params, for_counterexample) in runs {
         // Each combination of what the queries that branches look at report, as a tree:
         // a run takes "not done" at every query past its prefix, and each such query
@@ -199,6 +201,9 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             for mut diagnostic in findings {
                 // The same finding in several runs is reported once, for the first run.
                 if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
+                    if !for_counterexample {
+                        found_first.push((diagnostics.len(), params.clone()));
+                    }
                     if let Some(assignment) = exec.assignment() {
                         diagnostic = diagnostic.with_note(format!("found with {assignment}"));
                         if smallest_yet {
@@ -210,6 +215,10 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
             }
             exec.free_in_parallel();
         }
+    }
+    for (index, params) in found_first {
+        let decisive = decisive_params(&diagnostics[index], &params, &found_at);
+        diagnostics[index].decisive_params = decisive;
     }
     let mut unproved = proved.unproved;
     let runs = ConcreteRuns {
@@ -516,6 +525,30 @@ fn merge_orders(exec: &Execution, per_order: Vec<OrderFindings>) -> Vec<Diagnost
 /// orders is one finding.
 type FindingKey = (&'static str, Vec<Span>);
 
+/// The parameters `diagnostic` needs the value `params` gives them: a run that differs
+/// from `params` in that parameter alone did not find it.
+fn decisive_params(
+    diagnostic: &Diagnostic,
+    params: &[i64],
+    found_at: &HashMap<Vec<i64>, Vec<FindingKey>>,
+) -> Vec<usize> {
+    let key = finding_key(diagnostic);
+    let key = (diagnostic.code, key.1);
+    (0..params.len())
+        .filter(|&param| {
+            found_at.iter().any(|(other, found)| {
+                other[param] != params[param]
+                    && other
+                        .iter()
+                        .zip(params)
+                        .enumerate()
+                        .all(|(i, (a, b))| i == param || a == b)
+                    && !found.contains(&key)
+            })
+        })
+        .collect()
+}
+
 /// [`finding_key`] for its own code and each consequence folded into it.
 fn finding_keys(diagnostic: &Diagnostic) -> impl Iterator<Item = FindingKey> + '_ {
     let (_, spans) = finding_key(diagnostic);
@@ -654,12 +687,12 @@ fn uncaptured_calls(exec: &Execution) -> Option<Diagnostic> {
         &crate::rules::SolverUnknown::INFO,
         first.span.clone(),
         format!(
-            "`{}` is captured into a CUDA graph, where only kernels, copies, memsets and host functions are modelled: it is left out of every launch of the graph",
+            "`{}` is captured into a graph, where only kernels, copies, memsets, host functions and event records, waits and resets are modelled: it is left out of every launch of the graph",
             first.api
         ),
     )
     .with_label("left out of the graph")
-    .with_help("capture event records and waits outside the graph, or check the stream's code without the capture");
+    .with_help("issue notify calls outside the graph, or check the stream's code without the capture");
     const MAX_LISTED: usize = 8;
     for op in exec.uncaptured.iter().skip(1).take(MAX_LISTED) {
         diagnostic = diagnostic.with_related(op.span.clone(), "also left out of the graph");

@@ -212,6 +212,14 @@ impl SourceSpace {
         crate::format(&layout, &parsed)
     }
 
+    /// `op.cpp:123`: the file name and line of offset `local` of source `source`.
+    pub fn file_line_at(&self, source: usize, local: usize) -> String {
+        match self.files.get(source) {
+            Some(file) => self.file_line(&(file.base + local..file.base + local)),
+            None => String::new(),
+        }
+    }
+
     /// `op.cpp:123`: the file name (without its folders) and line of a range of the space.
     fn file_line(&self, range: &Range<usize>) -> String {
         let (source, local) = self.locate(range);

@@ -84,6 +84,9 @@ pub struct Diagnostic {
     /// The window of the execution the finding was found in, for timeline renderers
     /// (computed only when asked for: `SmtOptions::timelines`).
     pub timeline: Option<Box<Timeline>>,
+    /// The parameters (by index) whose value the finding was found to need: a run that
+    /// differed from the one that found it in that parameter alone did not have it.
+    pub decisive_params: Vec<usize>,
 }
 
 /// A change that removes a finding, said in calls rather than in any language's syntax:
@@ -125,6 +128,7 @@ impl Diagnostic {
             unorders: Vec::new(),
             fix: None,
             timeline: None,
+            decisive_params: Vec::new(),
         }
     }
 

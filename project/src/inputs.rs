@@ -158,31 +158,43 @@ fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
     found.sort();
     let mut files = Vec::new();
     let mut not_traces = Vec::new();
+    let mut dangling = Vec::new();
     for item in found {
         match item {
             Found::Input(path) => files.push(path),
             Found::NotTrace(path) => not_traces.push(path),
+            Found::Dangling(path) => dangling.push(path),
             Found::Unreadable(path, why) => *failures += report(&path, &why),
         }
     }
+    if !dangling.is_empty() {
+        eprintln!(
+            "syncguard: note: skipped {} link{} in {} whose target cannot be reached (missing, as in a submodule not \
+             checked out, or a loop of links): {}",
+            dangling.len(),
+            if dangling.len() == 1 { "" } else { "s" },
+            dir.display(),
+            first_names(&dangling),
+        );
+    }
     if !not_traces.is_empty() {
-        let names: Vec<String> = not_traces
-            .iter()
-            .take(3)
-            .map(|path| path.display().to_string())
-            .collect();
         eprintln!(
             "syncguard: note: skipped {} .jsonl file{} in {} that {} not a call trace (the first line is neither a \
-             `syncguard_trace` header nor a call): {}{}",
+             `syncguard_trace` header nor a call): {}",
             not_traces.len(),
             if not_traces.len() == 1 { "" } else { "s" },
             dir.display(),
             if not_traces.len() == 1 { "is" } else { "are" },
-            names.join(", "),
-            if not_traces.len() > 3 { ", ..." } else { "" }
+            first_names(&not_traces),
         );
     }
     files
+}
+
+/// `a, b, c, ...`: the first three paths, for a note about many.
+fn first_names(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().take(3).map(|path| path.display().to_string()).collect();
+    format!("{}{}", names.join(", "), if paths.len() > 3 { ", ..." } else { "" })
 }
 
 /// What a walk found at one entry.
@@ -191,6 +203,8 @@ enum Found {
     Input(PathBuf),
     /// A `.jsonl` file that is not a call trace.
     NotTrace(PathBuf),
+    /// A link whose target cannot be reached: nothing to read, and no fault of the run.
+    Dangling(PathBuf),
     Unreadable(PathBuf, String),
 }
 
@@ -209,12 +223,17 @@ fn classify(dir: &Path, entry: Result<ignore::DirEntry, ignore::Error>) -> Optio
         Ok(_) => None,
         Err(err) => match unwrap_walk_error(&err) {
             (_, ignore::Error::Loop { .. }) => None,
+            (Some(path), _) if is_dangling_link(path) => Some(Found::Dangling(path.to_path_buf())),
             (path, inner) => Some(Found::Unreadable(
                 path.unwrap_or(dir).to_path_buf(),
                 walk_error_text(inner),
             )),
         },
     }
+}
+
+fn is_dangling_link(path: &Path) -> bool {
+    path.symlink_metadata().is_ok_and(|meta| meta.file_type().is_symlink()) && std::fs::metadata(path).is_err()
 }
 
 fn is_jsonl(path: &Path) -> bool {

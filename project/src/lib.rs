@@ -3,6 +3,7 @@
 //! findings are reported, and the checking of C/C++ and Python sources, whose files are
 //! read together. The command line and the language server both check through it.
 
+mod choices;
 pub mod config;
 pub mod inputs;
 pub mod progress;

@@ -22,7 +22,15 @@ pub struct Limits {
     pub unfollowed: Vec<Unfollowed>,
     /// Statements of the extracted program the lowering could not take, as notes.
     pub notes: Vec<Diagnostic>,
+    /// Where the walk of the entry point stopped before its end, if it did.
+    pub stopped_at: Option<Span>,
 }
+
+/// Rules whose findings say something never happens (a record, a destroy, a signal, a
+/// capture's end): a program the walk stopped in may do it in the part not walked.
+const ABSENCE_RULES: [&str; 10] = [
+    "SG104", "SG107", "SG201", "SG202", "SG301", "SG307", "SG501", "SG502", "SG503", "SG504",
+];
 
 /// Take the lowering's errors out of an extracted program's lowering: each is a call the
 /// frontend could not express, and becomes a limit with the objects its call uses.
@@ -42,6 +50,10 @@ pub fn take_lowering_failures(
             })
             .collect(),
         notes: Vec::new(),
+        stopped_at: entry
+            .incomplete
+            .as_ref()
+            .map(|stop| Span::new(files[stop.source], stop.range.clone())),
     };
     let (failures, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut lowered.diagnostics)
         .into_iter()
@@ -69,13 +81,42 @@ pub fn take_lowering_failures(
 /// Set aside the findings of `checked` that rest on a limit; returns how many, and with
 /// `explain` adds them and the lowering's notes to the findings as information.
 pub fn apply(checked: &mut CheckedFile, limits: Limits, explain: bool) -> usize {
-    let set_aside = set_aside_dependent_findings(checked, &limits.unfollowed);
+    let mut set_aside = set_aside_dependent_findings(checked, &limits.unfollowed);
+    if let Some(stop) = &limits.stopped_at {
+        set_aside.extend(set_aside_absences(checked, stop));
+    }
     let count = set_aside.len();
     if explain {
         checked.diagnostics.extend(limits.notes);
         checked.diagnostics.extend(set_aside);
     }
     count
+}
+
+/// In an entry point whose walk stopped at `stop`, the findings that something never
+/// happens (SG102's "left set at exit" included): the code not walked may do it.
+fn set_aside_absences(checked: &mut CheckedFile, stop: &Span) -> Vec<Diagnostic> {
+    let (absences, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
+        .into_iter()
+        .partition(|diagnostic| {
+            diagnostic.severity != Severity::Info
+                && (ABSENCE_RULES.contains(&diagnostic.code)
+                    || (diagnostic.code == "SG102" && diagnostic.severity == Severity::Warning))
+        });
+    checked.diagnostics = kept;
+    absences
+        .into_iter()
+        .map(|mut diagnostic| {
+            diagnostic.severity = Severity::Info;
+            diagnostic.notes.insert(
+                0,
+                "undecided: the walk of this entry point stopped before its end, and the code not walked may do \
+                 what this says never happens"
+                    .to_string(),
+            );
+            diagnostic.with_related(stop.clone(), "the walk of the entry point stopped here")
+        })
+        .collect()
 }
 
 #[cfg(test)]

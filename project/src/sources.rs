@@ -18,7 +18,7 @@ use syncguard_model::reading_rules::unchecked_return;
 
 use crate::inputs::{Input, report};
 use crate::progress::Progress;
-use crate::reader_limits;
+use crate::{choices, reader_limits};
 
 /// How the sources of a run are read, per language.
 #[derive(Clone, Debug, Default)]
@@ -309,6 +309,7 @@ pub fn check_entries(
             let not_lowered = limits.notes.len();
             let mut result = check_lowered(lowered, reading, overrides);
             let set_aside = reader_limits::apply(&mut result, limits, explain);
+            choices::in_source_terms(&mut result, language, space, files);
             progress.finish_one();
             Some((result, not_lowered, set_aside))
         })

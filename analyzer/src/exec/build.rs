@@ -798,9 +798,14 @@ impl<'p> Builder<'p, '_> {
 
     fn device_node(&mut self, agent: AgentId, op: &'p Op, action: Action) -> NodeId {
         if let Some(capture) = self.rank.capturing.get_mut(&agent) {
-            // Captured work runs at each launch of its graph, not now.
+            // Captured work runs at each launch of its graph, not now. An event record,
+            // wait or reset issued to the capturing stream is a node of the graph, as
+            // external events are (ACL's `EXTERNAL` flags, `torch.npu.ExternalEvent`,
+            // CUDA's `cudaEventRecordExternal`): issued again at each launch.
             match action {
-                Action::Access(_) => capture.work.push((op, action)),
+                Action::Access(_) | Action::EventRecord(_) | Action::EventWait(_) | Action::EventReset(_) => {
+                    capture.work.push((op, action))
+                }
                 _ => {
                     capture.left_out.push(op);
                     self.exec.uncaptured.push(op);

@@ -1,6 +1,6 @@
 use super::spelled;
 use crate::analysis::Analysis;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::exec::Action;
 use crate::model::{EventCreator, ObjectKind};
 use crate::rules::declare_rule;
@@ -13,10 +13,16 @@ declare_rule! {
     /// no-op).
     ///
     /// ## Why is this a bug
-    /// The NPU raises an exception for a wait on an event last recorded on the waiting
-    /// stream ("Waiting an event on the same stream, NPU will throw an exception",
-    /// DeepSpeed PR #4675). The wait is useless anyway: a stream runs its tasks in
-    /// order, so everything issued after the record already runs after it.
+    /// For events from `aclrtCreateEvent` and `aclrtCreateEventWithFlag` the NPU raises
+    /// an exception for a wait on an event last recorded on the waiting stream
+    /// ("Waiting an event on the same stream, NPU will throw an exception", DeepSpeed PR
+    /// #4675): an error. For `aclrtCreateEventExWithFlag` events (torch_npu's) the
+    /// runtime skips such a wait and returns success (`Event::WaitSendCheck` in
+    /// hicann/runtime): a warning, since a wait that does nothing is most often a wait
+    /// put on the wrong stream (inside `with torch.npu.stream(s)`, `current_stream()`
+    /// is `s` itself), and the stream meant to wait does not. Either way the wait is
+    /// useless: a stream runs its tasks in order, so everything issued after the record
+    /// already runs after it.
     ///
     /// ## Example
     /// ```text
@@ -49,22 +55,37 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let obj = exec.instance(event).obj;
-        if let ObjectKind::Event(info) = &exec.program.object(obj).kind
-            && info.creator == EventCreator::Cuda
-        {
+        let creator = match &exec.program.object(obj).kind {
+            ObjectKind::Event(info) => info.creator,
+            _ => EventCreator::Existing,
+        };
+        if creator == EventCreator::Cuda {
             continue;
         }
+        // The runtime raises for the events of the older creators, and skips the wait
+        // for `ExWithFlag` ones.
+        let raises = matches!(creator, EventCreator::AclCreateEvent | EventCreator::AclWithFlag);
         let stream = exec.agent_name(exec.node(wait).agent);
         let name = exec.instance_name(event);
         let wait_api = spelled(exec.program, obj, "aclrtStreamWaitEvent");
+        let (consequence, severity) = if raises {
+            (
+                "the NPU raises an exception for a wait on the recording stream",
+                Severity::Error,
+            )
+        } else {
+            (
+                "the runtime skips the wait, so if another stream was meant to wait, nothing makes it",
+                Severity::Warning,
+            )
+        };
         out.push(
             Diagnostic::new(
                 &WaitOnRecordingStream::INFO,
                 analysis.span(wait),
-                format!(
-                    "{stream} waits on event {name}, which it recorded itself: the NPU raises an exception for a wait on the recording stream"
-                ),
+                format!("{stream} waits on event {name}, which it recorded itself: {consequence}"),
             )
+            .with_severity(severity)
             .with_label(format!("{stream} waits on its own record"))
             .with_related(analysis.span(record), format!("{name} was last recorded on {stream} here"))
             .with_help(format!(

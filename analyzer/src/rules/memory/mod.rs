@@ -58,15 +58,20 @@ fn with_cuda_notes(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) -> 
         })
 }
 
-/// Captured work runs at a `cudaGraphLaunch`, which the race's labels on the captured
-/// calls do not show: point at the launch too.
+/// Captured work runs at a `cudaGraphLaunch` (`aclmdlRIExecuteAsync`), which the race's
+/// labels on the captured calls do not show: point at the launch too.
 fn with_launch_label(analysis: &Analysis, node: NodeId, diagnostic: Diagnostic) -> Diagnostic {
     let Some(launch) = analysis.exec.launch_of(node) else {
         return diagnostic;
     };
+    let launch_noun = if launch.api.starts_with("aclmdlRI") {
+        "the execution of the captured model"
+    } else {
+        "the graph launch"
+    };
     diagnostic.with_related(
         launch.span.clone(),
-        format!("the graph launch that runs {}", analysis.describe(node)),
+        format!("{launch_noun} that runs {}", analysis.describe(node)),
     )
 }
 

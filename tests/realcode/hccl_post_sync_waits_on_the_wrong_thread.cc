@@ -1,0 +1,11 @@
+// expect: SG502
+// A post-sync on two HCCL threads the function receives: the main thread records
+// notify 0 of the worker, but the worker's wait for the main thread's signal is issued
+// on the main thread itself, so nothing ever records what it waits for.
+#include "hcomm_primitives.h"
+int PostSync(ThreadHandle mainThread, ThreadHandle worker)
+{
+    if (HcommThreadNotifyRecordOnThread(mainThread, worker, 0) != HCCL_SUCCESS) { return 1; }
+    if (HcommThreadNotifyWaitOnThread(mainThread, 0, 1836) != HCCL_SUCCESS) { return 1; }
+    return 0;
+}
