@@ -135,6 +135,31 @@ fn unresolved_handles_are_listed_with_explain() {
     assert!(!String::from_utf8_lossy(&quiet.stdout).contains("Register"));
 }
 
+#[test]
+fn an_entry_point_whose_calls_are_all_left_out_is_listed_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("wait.cpp");
+    std::fs::write(
+        &source,
+        "int WaitFlag(CUstream s, CUdeviceptr flag, cuuint32_t expected) {\n  \
+         return cuStreamWaitValue32(s, flag, expected, CU_STREAM_WAIT_VALUE_GEQ);\n}\n",
+    )
+    .unwrap();
+    let output = syncguard(&["check", "--explain", source.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("`cuStreamWaitValue32` is left out: its `value` (`expected`) has no value"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("calls a synchronization API"), "{stderr}");
+    let converted = syncguard(&["convert", source.to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&converted.stdout).contains("1099511627776"),
+        "no made-up value to wait for"
+    );
+}
+
 /// Rule fixtures written in C/C++ (`analyzer/tests/fixtures/<CODE>/{fail,pass}_*.cpp`):
 /// the source frontend's own rules (SG701) and rules whose cases are clearest in C++.
 #[test]

@@ -52,7 +52,12 @@ fn findings(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let mut all = vec!["check", "--isolated", "--format", "json"];
     all.extend_from_slice(args);
     let output = syncguard(&all);
-    assert_ne!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_ne!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
     let mut by_file: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for diagnostic in json["diagnostics"].as_array().unwrap() {

@@ -4,7 +4,7 @@
 //! objects from before, declared at the top of the program.
 
 use syncguard_grammar::ast;
-use syncguard_model::api::{Api, ArgKind, Creates, Effect, QueryCompletion};
+use syncguard_model::api::{Api, ArgKind, Creates, Effect, Param, QueryCompletion};
 use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
@@ -17,6 +17,9 @@ use syncguard_model::model::UNKNOWN_SIZE;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        // Counted whether or not it can be followed: an entry point whose calls are all
+        // left out still synchronizes, and its notes are listed.
+        self.api_calls += 1;
         if self.is_discarded(node) && failure_changes_synchronization(api) {
             let range = self.range(node);
             if !self.unchecked.iter().any(|(seen, _)| *seen == range) {
@@ -58,13 +61,19 @@ impl<'u> Walker<'_, 'u> {
                     }
                 }
             }
-            match self.argument(param.kind, *arg, value, &values) {
+            let expr = match (param.kind, value) {
+                (ArgKind::Int, Value::Unknown) => self.unknown_int(api, param, *arg, &values),
+                _ => self
+                    .argument(param.kind, *arg, value)
+                    .map_err(|why| format!("`{}` is left out: its `{}` {why}", api.name, param.name)),
+            };
+            match expr {
                 Ok(expr) => converted.push(ast::Arg {
                     name: None,
                     value: expr,
                 }),
-                Err(why) => {
-                    self.unresolved(*arg, format!("`{}` is left out: its `{}` {why}", api.name, param.name));
+                Err(note) => {
+                    self.unresolved(*arg, note);
                     return Value::Int(0);
                 }
             }
@@ -84,11 +93,9 @@ impl<'u> Walker<'_, 'u> {
         let target = outputs.first().and_then(|&position| self.output_place(args[position]));
         match (api.creates, target) {
             (Creates::Nothing, _) => {
-                self.api_calls += 1;
                 self.emit(ast::StmtKind::Call(call), self.range(node));
             }
             (creates, Some(place)) => {
-                self.api_calls += 1;
                 let name = self.object_name(&place);
                 let span = self.range(args[outputs[0]]);
                 self.emit(
@@ -148,7 +155,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// One argument as `.sync` syntax, or why it cannot be.
-    fn argument(&mut self, kind: ArgKind, arg: Node<'u>, value: &Value, all: &[Value]) -> Result<ast::Expr, String> {
+    fn argument(&mut self, kind: ArgKind, arg: Node<'u>, value: &Value) -> Result<ast::Expr, String> {
         let span = self.range(arg);
         match (kind, value) {
             (ArgKind::Stream, Value::Null | Value::Int(0)) => Ok(ast::Expr {
@@ -189,7 +196,6 @@ impl<'u> Walker<'_, 'u> {
             }
             (ArgKind::Flags | ArgKind::Enum(_), Value::Sym(expr)) => Ok(expr.clone()),
             (ArgKind::Enum(_), Value::Int(value)) => Ok(ast::Expr::int(*value, span)),
-            (ArgKind::Int, Value::Unknown) => Ok(ast::Expr::int(self.size_fallback(all), span)),
             (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast::Expr::int(0, span)),
             (ArgKind::Str | ArgKind::Function, Value::Str(text)) => Ok(ast_str(text, span)),
             (ArgKind::Str | ArgKind::Function, _) => Ok(ast_str(self.text(arg), span)),
@@ -276,6 +282,36 @@ impl<'u> Walker<'_, 'u> {
                     self.store.insert(format!("{place}[{k}]"), Value::Sym(element));
                 }
             }
+        }
+    }
+
+    /// An integer argument with no value the extractor can follow. A size or length of
+    /// memory (a copy's count, an allocation's size) moves the space left in the call's
+    /// buffers, as documented; a parameter the model does not read (a memset's fill byte,
+    /// a launch's block count) is written 0, on which no finding depends. Any other
+    /// number would be a guess the findings rest on, so the call is left out instead
+    /// (`Err` holds the note): for a device id, the thread stays on its device.
+    fn unknown_int(&mut self, api: &Api, param: &Param, arg: Node<'u>, values: &[Value]) -> Result<ast::Expr, String> {
+        let span = self.range(arg);
+        match int_role(api, param) {
+            IntRole::Size => Ok(ast::Expr::int(self.size_fallback(values), span)),
+            IntRole::Unread => Ok(ast::Expr::int(0, span)),
+            IntRole::Device => Err(format!(
+                "`{}` is left out: its device `{}` has no value the extractor can follow{}",
+                api.name,
+                self.text(arg).trim(),
+                if api.effect == Effect::SetDevice {
+                    "; the thread is taken to stay on its device (the rank's own)"
+                } else {
+                    ""
+                }
+            )),
+            IntRole::Read => Err(format!(
+                "`{}` is left out: its `{}` (`{}`) has no value the extractor can follow",
+                api.name,
+                param.name,
+                self.text(arg).trim()
+            )),
         }
     }
 
@@ -405,11 +441,12 @@ impl<'u> Walker<'_, 'u> {
                 list.named_children(&mut cursor).collect()
             })
             .unwrap_or_default();
+        self.api_calls += 1;
         let stream_position = if self.source_unit().0.cuda { 3 } else { 2 };
         let stream = match config.get(stream_position) {
             Some(stream) => {
                 let value = self.eval(*stream);
-                match self.argument(ArgKind::Stream, *stream, &value, &[]) {
+                match self.argument(ArgKind::Stream, *stream, &value) {
                     Ok(expr) => expr,
                     Err(why) => {
                         self.unresolved(*stream, format!("the launch is left out: its stream {why}"));
@@ -462,7 +499,6 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
         }
-        self.api_calls += 1;
         let span = self.range(node);
         let mut named = Vec::new();
         for (label, ranges) in [("reads", reads), ("writes", writes)] {
@@ -574,12 +610,13 @@ impl<'u> Walker<'_, 'u> {
         let Some(arguments) = query.child_by_field_name("arguments") else {
             return false;
         };
+        self.api_calls += 1;
         let mut cursor = arguments.walk();
         let args: Vec<Node<'u>> = arguments.named_children(&mut cursor).collect();
         let mut converted = Vec::new();
         for (param, arg) in api.positional_params().filter(|p| !p.optional).zip(&args) {
             let value = self.eval(*arg);
-            match self.argument(param.kind, *arg, &value, &[]) {
+            match self.argument(param.kind, *arg, &value) {
                 Ok(expr) => converted.push(ast::Arg {
                     name: None,
                     value: expr,
@@ -607,7 +644,6 @@ impl<'u> Walker<'_, 'u> {
             },
             ast::Expr::name(done, span.clone()),
         );
-        self.api_calls += 1;
         self.emit(
             ast::StmtKind::While {
                 cond,
@@ -703,6 +739,46 @@ impl<'u> Walker<'_, 'u> {
             self.host_access(node, &value, write);
         }
     }
+}
+
+/// What an integer parameter of the catalogue means to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IntRole {
+    /// A size or length of memory: with no value, the space left in the call's buffers.
+    Size,
+    /// A device (`aclrtSetDevice`, `aclrtResetDevice`, `cudaSetDevice`).
+    Device,
+    /// A parameter no op of the model reads.
+    Unread,
+    /// Anything else: an index, a count of objects, a rank, a value waited for.
+    Read,
+}
+
+/// Sizes and lengths of memory, by the catalogue's parameter names.
+const SIZE_PARAMS: &[&str] = &[
+    "size", "len", "count", "destMax", "dest_max", "maxCount", "width", "height", "pitch", "dpitch", "spitch",
+];
+
+/// Parameters the model's ops do not read: a stream's priority, a launch's block count
+/// and argument size, its dynamic shared memory.
+const UNREAD_PARAMS: &[&str] = &["priority", "numBlocks", "argsSize", "sharedMem"];
+
+fn int_role(api: &Api, param: &Param) -> IntRole {
+    if api.effect == Effect::SetDevice
+        || (matches!(param.name, "deviceId" | "device") && api.creates != Creates::Context)
+    {
+        return IntRole::Device;
+    }
+    if SIZE_PARAMS.contains(&param.name) {
+        return IntRole::Size;
+    }
+    let unread = UNREAD_PARAMS.contains(&param.name)
+        // A call with no effect (`aclrtIpcMemSetImportPid`), a context (made on any
+        // device), a memset's fill byte: the model keeps no value of them.
+        || api.effect == Effect::None
+        || api.creates == Creates::Context
+        || (matches!(api.effect, Effect::Memset { .. }) && param.name == "value");
+    if unread { IntRole::Unread } else { IntRole::Read }
 }
 
 /// How a kernel uses one parameter.

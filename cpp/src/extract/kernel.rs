@@ -167,6 +167,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// `AscendC::SetNextTaskStart<...>()`, `WaitPreTaskEnd()`, `DataCopy(dst, src, count)`.
     fn core_api(&mut self, node: Node<'u>, function: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        self.api_calls += 1;
         let mut converted = Vec::new();
         if api.params.iter().any(|param| param.kind == ArgKind::CoreMem) {
             let count = args.get(2).map_or(Value::Unknown, |arg| self.eval(*arg));
@@ -187,7 +188,6 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
         }
-        self.api_calls += 1;
         let mut call = self.ast_call(api.name, node, converted, Vec::new());
         call.generics = template_arguments(self, function);
         let span = call.span.clone();
