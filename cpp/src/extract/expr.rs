@@ -167,6 +167,11 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
+    /// The value of the constant `name` (`kForce`, `ns::kForce`), if it is one.
+    pub(super) fn named_constant(&mut self, name: &str) -> Option<i64> {
+        self.constant(name.rsplit("::").next().unwrap_or(name), 0)
+    }
+
     /// The value of a constant (`#define`, enumerator, `constexpr`), evaluated in
     /// the unit that defines it.
     fn constant(&mut self, name: &str, depth: usize) -> Option<i64> {
