@@ -422,8 +422,9 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
-    /// `k<<<grid, block, smem, stream>>>(args)` (CUDA) or `k<<<blockDim, l2ctrl,
-    /// stream>>>(args)` (Ascend C): a kernel on the stream that reads and writes the
+    /// `k<<<grid, block, smem, stream>>>(args)` (CUDA), `k<<<blockDim, l2ctrl,
+    /// stream>>>(args)` (Ascend C) or `k<<<blocks, threads, dynUbuf, stream>>>(args)`
+    /// (an Ascend C SIMT kernel): a kernel on the stream that reads and writes the
     /// buffers it is given, as its visible definition shows (written through a
     /// non-`const` pointer it assigns through, read otherwise); without a definition,
     /// every buffer argument is read and written.
@@ -442,8 +443,8 @@ impl<'u> Walker<'_, 'u> {
             })
             .unwrap_or_default();
         self.api_calls += 1;
-        let stream_position = if self.source_unit().0.cuda { 3 } else { 2 };
-        let stream = match config.get(stream_position) {
+        let stream = match launch_stream_position(self.source_unit().0.cuda, config.len()).and_then(|at| config.get(at))
+        {
             Some(stream) => {
                 let value = self.eval(*stream);
                 match self.argument(ArgKind::Stream, *stream, &value) {
@@ -738,6 +739,18 @@ impl<'u> Walker<'_, 'u> {
         for (node, value, write) in touched {
             self.host_access(node, &value, write);
         }
+    }
+}
+
+/// Which launch configuration argument is the stream, if one is: CUDA's fourth
+/// (`<<<grid, block, smem, stream>>>`); Ascend C's last of three (`<<<blockDim,
+/// l2ctrl, stream>>>`) or, for a SIMT kernel, of four (`<<<blocks, threads, dynUbuf,
+/// stream>>>`). Without it the launch is on the default stream.
+fn launch_stream_position(cuda: bool, count: usize) -> Option<usize> {
+    match (cuda, count) {
+        (true, _) => Some(3),
+        (false, 3 | 4) => Some(count - 1),
+        (false, _) => None,
     }
 }
 
