@@ -153,11 +153,11 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
                 // Each expansion is a declaration of its own: an expression body is an
                 // initializer (its value is the call's), statements are a function body.
                 let (open, close) = if expression {
-                    ("auto __syncguard_expansion = (", ");\n")
+                    (format!("auto {EXPANSION_NAME} = ("), ");\n")
                 } else {
-                    ("void __syncguard_expansion() {\n", "\n;}\n")
+                    (format!("void {EXPANSION_NAME}() {{\n"), "\n;}\n")
                 };
-                expansions.text.push_str(open);
+                expansions.text.push_str(&open);
                 let start = expansions.text.len();
                 expansions.text.push_str(&body);
                 expansions.text.push_str(close);
@@ -173,6 +173,9 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
     }
     expansions
 }
+
+/// The name each expansion is declared under in the expansions' file.
+pub const EXPANSION_NAME: &str = "__syncguard_expansion";
 
 /// The call of macro `name` whose name starts at `at`, if `at` starts one.
 fn call_at<'t>(unit: &'t Unit, at: usize, name: &str) -> Option<Node<'t>> {
