@@ -436,19 +436,22 @@ impl<'u> Walker<'_, 'u> {
     ) -> Option<Flow> {
         let before = self.store.clone();
         let mut outcomes = Vec::new();
+        let mut rest_taken = Vec::new();
         for arm in arms {
             self.store = before.clone();
             self.blocks.push(Vec::new());
-            let flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
+            let (flow, took_rest) = self.arm(*arm, rest);
             let body = self.blocks.pop().unwrap_or_default();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
+            rest_taken.push(took_rest);
         }
         // Only where an arm jumps does the rest of the block belong to the other arms;
         // otherwise it runs once, after the branch (no copy per arm: no blow-up).
-        let consumed = outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
+        let consumed =
+            rest_taken.iter().any(|took| *took) || outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
         if consumed {
-            for (body, store, flow) in &mut outcomes {
-                if matches!(flow, Flow::Normal) && !rest.is_empty() {
+            for ((body, store, flow), took_rest) in outcomes.iter_mut().zip(&rest_taken) {
+                if matches!(flow, Flow::Normal) && !rest.is_empty() && !took_rest {
                     self.store = std::mem::take(store);
                     self.blocks.push(std::mem::take(body));
                     *flow = self.stmt_list(rest);
@@ -510,6 +513,20 @@ impl<'u> Walker<'_, 'u> {
             }
             Flow::Normal
         })
+    }
+
+    /// One arm of a branch, and whether it ran `rest` itself: an `else if` is the
+    /// next branch of the same chain, so the statements after the chain follow each of
+    /// its arms that does not jump (an early `return` in an `else if` skips them).
+    fn arm(&mut self, arm: Option<Node<'u>>, rest: &[Node<'u>]) -> (Flow, bool) {
+        match arm {
+            Some(node) if node.kind() == "if_statement" && !rest.is_empty() => match self.if_statement(node, rest) {
+                Some(flow) => (flow, true),
+                None => (Flow::Normal, false),
+            },
+            Some(node) => (self.stmt(node), false),
+            None => (Flow::Normal, false),
+        }
     }
 
     /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.

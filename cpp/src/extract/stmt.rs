@@ -247,7 +247,7 @@ impl<'u> Walker<'_, 'u> {
     /// the block, `None` to go on with `rest`); a condition over `rank` becomes a
     /// `.sync` `if`, one with no value a choice; both take `rest` into their arms and
     /// return its flow.
-    fn if_statement(&mut self, node: Node<'u>, rest: &[Node<'u>]) -> Option<Flow> {
+    pub(super) fn if_statement(&mut self, node: Node<'u>, rest: &[Node<'u>]) -> Option<Flow> {
         if !self.step(node) {
             return Some(Flow::Return);
         }
