@@ -160,6 +160,51 @@ fn an_entry_point_whose_calls_are_all_left_out_is_listed_not_skipped() {
     );
 }
 
+/// A runtime repository implements the ACL API its examples call: the example's call
+/// is the API, not a helper to inline (the implementation's own internals are the
+/// library's), and the implementation is no entry point.
+#[test]
+fn a_library_api_the_files_implement_is_not_inlined() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "include/acl/acl_rt.h",
+        "aclError aclrtRecycleStream(aclrtStream stream);\n",
+    );
+    write(
+        "src/stream.cpp",
+        "#include \"acl/acl_rt.h\"\naclError aclrtRecycleStream(aclrtStream stream) {\n  \
+         (void)aclrtSynchronizeStream(stream);\n  return aclrtDestroyStream(stream);\n}\n",
+    );
+    write(
+        "example/main.cpp",
+        "#include \"acl/acl_rt.h\"\nint main() {\n  aclrtStream s = nullptr;\n  \
+         if (aclrtCreateStream(&s) != ACL_SUCCESS) { return 1; }\n  \
+         if (aclrtRecycleStream(s) != ACL_SUCCESS) { return 1; }\n  \
+         if (aclrtSynchronizeStream(s) != ACL_SUCCESS) { return 1; }\n  \
+         (void)aclrtDestroyStream(s);\n  return 0;\n}\n",
+    );
+    let output = syncguard(&[
+        "check",
+        "--isolated",
+        "--explain",
+        "--format",
+        "concise",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains("SG603"), "the implementation was inlined: {stdout}");
+    assert!(
+        stdout.contains("`aclrtRecycleStream` is a library API"),
+        "the call is listed: {stdout}"
+    );
+    assert!(!stdout.contains("entry point `aclrtRecycleStream`"), "{stdout}");
+}
+
 /// Rule fixtures written in C/C++ (`analyzer/tests/fixtures/<CODE>/{fail,pass}_*.cpp`):
 /// the source frontend's own rules (SG701) and rules whose cases are clearest in C++.
 #[test]

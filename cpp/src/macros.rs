@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use crate::index::Unit;
+use crate::scope::Scopes;
 
 /// Function-like macros by name: each definition with the file it is in.
 pub type Macros = HashMap<String, Vec<(usize, Macro)>>;
@@ -88,17 +89,18 @@ fn read_macro(unit: &Unit, definition: Node) -> Option<(String, Macro)> {
 }
 
 /// The macros worth expanding: bodies that name something in `wanted` (catalogued
-/// APIs, functions the files define) or launch a kernel, and the macros naming them.
-pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(&str) -> bool) -> Macros {
+/// APIs, functions the files define, as seen from the macro's file) or launch a kernel,
+/// and the macros naming them.
+pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(usize, &str) -> bool) -> Macros {
     let bodies = |name: &String| -> Vec<&str> { macros[name].iter().map(|(_, found)| found.body.as_str()).collect() };
     let mut kept: HashSet<String> = macros
-        .keys()
-        .filter(|name| {
-            bodies(name)
-                .iter()
-                .any(|body| body.contains("<<<") || identifiers(body).any(wanted))
+        .iter()
+        .filter(|(_, definitions)| {
+            definitions.iter().any(|(unit, found)| {
+                found.body.contains("<<<") || identifiers(&found.body).any(|name| wanted(*unit, name))
+            })
         })
-        .cloned()
+        .map(|(name, _)| name.clone())
         .collect();
     loop {
         let more: Vec<String> = macros
@@ -119,14 +121,19 @@ pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(&str) -> bool) -> Macros 
     macros.into_iter().filter(|(name, _)| kept.contains(name)).collect()
 }
 
-/// Expand every call of a macro in `macros` inside the function bodies of `units`.
-pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
+/// Expand every call of a macro in `macros` inside the function bodies of `units`,
+/// each with the definition its file sees.
+pub fn expand_calls(units: &[Unit], scopes: &Scopes, macros: &Macros) -> Expansions {
     let mut expansions = Expansions::default();
     if macros.is_empty() {
         return expansions;
     }
+    // In name order: the expansions' text does not depend on the map's order.
+    let mut names: Vec<&String> = macros.keys().collect();
+    names.sort();
+    let visible = MacroScope { macros, scopes };
     for (position, unit) in units.iter().enumerate() {
-        for name in macros.keys() {
+        for name in names.iter().copied() {
             for (at, _) in unit.text.match_indices(name.as_str()) {
                 if expansions.text.len() > MAX_TOTAL {
                     return expansions;
@@ -143,7 +150,7 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
                     .filter(|arg| arg.kind() != "comment")
                     .map(|arg| unit.text_of(arg).to_string())
                     .collect();
-                let Some(body) = expand(macros, position, name, &args, 0) else {
+                let Some(body) = expand(&visible, position, name, &args, 0) else {
                     continue;
                 };
                 if body.len() > MAX_EXPANSION {
@@ -187,14 +194,32 @@ fn call_at<'t>(unit: &'t Unit, at: usize, name: &str) -> Option<Node<'t>> {
     (call.child_by_field_name("function") == Some(node)).then_some(call)
 }
 
+/// The macros of a run and which files see which: a macro is expanded where its
+/// definition is visible (the calling file's own, else one in a file it includes).
+struct MacroScope<'m> {
+    macros: &'m Macros,
+    scopes: &'m Scopes,
+}
+
+impl MacroScope<'_> {
+    fn definition(&self, unit: usize, name: &str) -> Option<&Macro> {
+        let definitions = self.macros.get(name)?;
+        definitions
+            .iter()
+            .find(|(defined_in, _)| *defined_in == unit)
+            .or_else(|| {
+                definitions
+                    .iter()
+                    .find(|(defined_in, _)| self.scopes.sees(unit, *defined_in))
+            })
+            .map(|(_, found)| found)
+    }
+}
+
 /// The text of `name(args)` called in file `unit`, macros inside expanded too (`depth`
-/// deep so far). The file's own definition of a macro wins over another file's.
-fn expand(macros: &Macros, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
-    let definitions = macros.get(name)?;
-    let (_, found) = definitions
-        .iter()
-        .find(|(defined_in, _)| *defined_in == unit)
-        .or_else(|| definitions.first())?;
+/// deep so far). The file's own definition of a macro wins over an included file's.
+fn expand(macros: &MacroScope, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
+    let found = macros.definition(unit, name)?;
     if depth > MAX_DEPTH || (!found.variadic && args.len() != found.params.len() && !found.params.is_empty()) {
         return None;
     }
@@ -245,7 +270,7 @@ fn substitute(found: &Macro, args: &[String]) -> String {
 
 /// Expand calls of other macros in `text` (not `current`: a macro never expands
 /// inside itself).
-fn expand_nested(macros: &Macros, unit: usize, text: &str, current: &str, depth: usize) -> String {
+fn expand_nested(macros: &MacroScope, unit: usize, text: &str, current: &str, depth: usize) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut previous_was_member = false;
@@ -263,7 +288,7 @@ fn expand_nested(macros: &Macros, unit: usize, text: &str, current: &str, depth:
         if let Token::Ident(name) = token
             && name != current
             && !previous_was_member
-            && macros.contains_key(name)
+            && macros.macros.contains_key(name)
             && let Some((args, used)) = call_arguments(&rest[len..])
             && let Some(expanded) = expand(macros, unit, name, &args, depth + 1)
         {
@@ -388,6 +413,38 @@ mod tests {
         collect_macros(&[Unit::parse("m.h".into(), text.into(), 0)])
     }
 
+    /// `expand` in the one file the macros are defined in.
+    fn expand(found: &Macros, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
+        let scopes = Scopes::none(1);
+        super::expand(
+            &MacroScope {
+                macros: found,
+                scopes: &scopes,
+            },
+            unit,
+            name,
+            args,
+            depth,
+        )
+    }
+
+    #[test]
+    fn a_file_expands_the_macros_it_sees() {
+        let units = [
+            Unit::parse(
+                "a.cpp".into(),
+                "#define SYNC(s) aclrtSynchronizeStream(s)\nvoid f() { SYNC(x); }\n".into(),
+                0,
+            ),
+            Unit::parse("b.cpp".into(), "void g() { SYNC(y); }\n".into(), 0),
+        ];
+        let scopes = Scopes::build(&units);
+        let found = collect_macros(&units);
+        let expansions = expand_calls(&units, &scopes, &found);
+        assert_eq!(expansions.sites.len(), 1, "b.cpp does not include a.cpp");
+        assert!(expansions.sites.keys().all(|(unit, _)| *unit == 0));
+    }
+
     #[test]
     fn expands_parameters_strings_pastes_and_nested_macros() {
         let found = macros(
@@ -429,7 +486,7 @@ mod tests {
             "#define WAIT(ev, s) aclrtStreamWaitEvent(s, ev)\n#define TWICE(ev, s) WAIT(ev, s); WAIT(ev, s)\n\
              #define LOG(x) printf(\"%d\", x)\n",
         );
-        let kept = worth_expanding(found, &|name| name.starts_with("aclrt"));
+        let kept = worth_expanding(found, &|_, name| name.starts_with("aclrt"));
         let mut names: Vec<&String> = kept.keys().collect();
         names.sort();
         assert_eq!(names, ["TWICE", "WAIT"]);

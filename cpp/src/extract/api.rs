@@ -513,15 +513,14 @@ impl<'u> Walker<'_, 'u> {
             },
         };
         let kernel_name = self.text(kernel).trim().to_string();
+        let from = self.scope_unit();
+        let simple_kernel = kernel_name.rsplit("::").next().unwrap_or_default();
         let definition = self
             .index
-            .lookup(&kernel_name)
+            .lookup_from(from, simple_kernel)
             .find(|def| def.kernel || def.params.len() == args.len())
             .cloned();
-        let prototype = self
-            .index
-            .prototypes
-            .get(kernel_name.rsplit("::").next().unwrap_or_default());
+        let prototype = self.index.prototype_from(from, simple_kernel);
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         for (position, arg) in args.iter().enumerate() {

@@ -283,6 +283,15 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
+    /// The analyzed file whose names the walk resolves now: the frame's, or inside a
+    /// macro expansion the call site's.
+    fn scope_unit(&self) -> usize {
+        match self.sites.last() {
+            Some(site) if self.frame().unit == EXPANSIONS => site.unit,
+            _ => self.frame().unit,
+        }
+    }
+
     fn frame(&self) -> &Frame<'u> {
         self.frames.last().expect("a frame is open while walking")
     }

@@ -97,12 +97,17 @@ impl<'u> Walker<'_, 'u> {
         if class.is_empty() {
             return false;
         }
+        let from = self.scope_unit();
         let constructor = self
             .index
-            .lookup(class)
+            .lookup_from(from, class)
             .find(|def| def.class.as_deref() == Some(class) && def.params.len() == args.len())
             .cloned();
-        let destructor = self.index.lookup(&format!("~{class}")).next().cloned();
+        let destructor = self
+            .index
+            .lookup_from(from, &format!("~{class}"))
+            .find(|def| def.class.as_deref() == Some(class))
+            .cloned();
         if constructor.is_none() && destructor.is_none() {
             return false;
         }
@@ -633,7 +638,7 @@ impl<'u> Walker<'_, 'u> {
     /// the compilation database's command for this file. Without a database, a name no
     /// analyzed file defines may come from the build: unknown.
     pub(super) fn is_defined(&self, name: &str) -> Option<bool> {
-        if self.index.defined.contains(name) || self.index.constants.contains_key(name) {
+        if self.index.is_defined_from(self.scope_unit(), name) {
             return Some(true);
         }
         match (&self.unit().build, self.index.compile_db) {

@@ -1,0 +1,196 @@
+//! Which analyzed files each file sees: itself and what it `#include`s, directly or
+//! through other headers. Names resolve by it, as the compiler resolves them, so a
+//! file's findings do not depend on unrelated files read in the same run (a `ret` of
+//! some generated header, a `Run` another example defines).
+
+use std::collections::HashMap;
+
+use crate::index::Unit;
+
+/// How deep includes are followed through other headers.
+const MAX_INCLUDE_DEPTH: usize = 64;
+
+/// Per analyzed file, the analyzed files it includes.
+pub struct Scopes {
+    /// Per unit, the units it includes directly or through others (itself excluded),
+    /// sorted.
+    visible: Vec<Vec<usize>>,
+}
+
+impl Scopes {
+    pub fn build(units: &[Unit]) -> Scopes {
+        let paths: Vec<Vec<&str>> = units.iter().map(|unit| components(&unit.path)).collect();
+        let mut by_file_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (position, path) in paths.iter().enumerate() {
+            if let Some(name) = path.last() {
+                by_file_name.entry(name).or_default().push(position);
+            }
+        }
+        let direct: Vec<Vec<usize>> = units
+            .iter()
+            .enumerate()
+            .map(|(position, unit)| {
+                let mut found: Vec<usize> = include_paths(&unit.text)
+                    .filter_map(|include| resolve_include(&paths, &by_file_name, position, include))
+                    .filter(|&included| included != position)
+                    .collect();
+                found.sort_unstable();
+                found.dedup();
+                found
+            })
+            .collect();
+        let visible = (0..units.len()).map(|unit| closure(&direct, unit)).collect();
+        Scopes { visible }
+    }
+
+    /// A scope for files that include nothing.
+    #[cfg(test)]
+    pub fn none(count: usize) -> Scopes {
+        Scopes {
+            visible: vec![Vec::new(); count],
+        }
+    }
+
+    /// Whether code in unit `from` sees what unit `unit` declares: the same file, or a
+    /// file it includes.
+    pub fn sees(&self, from: usize, unit: usize) -> bool {
+        from == unit
+            || self
+                .visible
+                .get(from)
+                .is_some_and(|visible| visible.binary_search(&unit).is_ok())
+    }
+}
+
+/// The included files, transitively, in a bounded walk.
+fn closure(direct: &[Vec<usize>], unit: usize) -> Vec<usize> {
+    let mut seen = vec![unit];
+    let mut frontier = vec![unit];
+    for _ in 0..MAX_INCLUDE_DEPTH {
+        let next: Vec<usize> = frontier
+            .iter()
+            .flat_map(|&from| direct[from].iter().copied())
+            .filter(|included| !seen.contains(included))
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        for included in &next {
+            if !seen.contains(included) {
+                seen.push(*included);
+            }
+        }
+        frontier = next;
+    }
+    seen.retain(|&other| other != unit);
+    seen.sort_unstable();
+    seen
+}
+
+/// `#include "a/b.h"` and `#include <a/b.h>` lines of a file: the paths they name.
+fn include_paths(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|line| {
+        let rest = line.trim_start().strip_prefix('#')?.trim_start();
+        let rest = rest.strip_prefix("include")?.trim_start();
+        let (open, close) = match rest.chars().next()? {
+            '"' => ('"', '"'),
+            '<' => ('<', '>'),
+            _ => return None,
+        };
+        let inner = rest.strip_prefix(open)?;
+        inner.find(close).map(|end| &inner[..end])
+    })
+}
+
+/// The analyzed file an include names, seen from unit `from`: the one at the path
+/// relative to the including file, else among the files whose path ends with it the one
+/// nearest the including file (the longest shared folder), by path on a tie. Include
+/// paths of the build are not known.
+fn resolve_include(
+    paths: &[Vec<&str>],
+    by_file_name: &HashMap<&str, Vec<usize>>,
+    from: usize,
+    include: &str,
+) -> Option<usize> {
+    let wanted = components(include);
+    let candidates = by_file_name.get(wanted.last()?)?;
+    let folder = &paths[from][..paths[from].len().saturating_sub(1)];
+    let relative = normalize(folder.iter().copied().chain(wanted.iter().copied()));
+    let tail: Vec<&str> = wanted.iter().copied().skip_while(|part| *part == "..").collect();
+    candidates
+        .iter()
+        .copied()
+        .filter(|&candidate| paths[candidate] == relative || paths[candidate].ends_with(&tail))
+        .max_by(|&a, &b| {
+            let rank = |candidate: usize| {
+                let exact = paths[candidate] == relative;
+                let shared = paths[candidate].iter().zip(folder).take_while(|(x, y)| x == y).count();
+                (exact, shared)
+            };
+            // On a tie the smaller path wins (`max_by` keeps the last of equals).
+            rank(a).cmp(&rank(b)).then_with(|| paths[b].cmp(&paths[a]))
+        })
+}
+
+/// A path's folders and name, `.` and `..` resolved where they can be.
+fn components(path: &str) -> Vec<&str> {
+    normalize(path.split(['/', '\\']))
+}
+
+fn normalize<'p>(parts: impl Iterator<Item = &'p str>) -> Vec<&'p str> {
+    let mut out: Vec<&str> = Vec::new();
+    for part in parts {
+        match part {
+            "" | "." => {}
+            ".." if out.last().is_some_and(|last| *last != "..") => {
+                out.pop();
+            }
+            _ => out.push(part),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(files: &[(&str, &str)]) -> Vec<Unit> {
+        files
+            .iter()
+            .map(|(path, text)| Unit::parse(path.to_string(), text.to_string(), 0))
+            .collect()
+    }
+
+    #[test]
+    fn a_file_sees_what_it_includes_through_headers() {
+        let units = units(&[
+            ("op/main.cpp", "#include \"helpers.h\"\n"),
+            ("op/helpers.h", "#include <common/log.h>\n"),
+            ("common/log.h", ""),
+            ("other/main.cpp", "int x;\n"),
+        ]);
+        let scopes = Scopes::build(&units);
+        assert!(scopes.sees(0, 1) && scopes.sees(0, 2));
+        assert!(!scopes.sees(0, 3) && !scopes.sees(3, 0));
+        assert!(!scopes.sees(2, 0), "includes go one way");
+    }
+
+    #[test]
+    fn an_include_names_the_nearest_file_with_that_path() {
+        let units = units(&[
+            ("a/x/main.cpp", "#include \"utils.h\"\n"),
+            ("b/utils.h", ""),
+            ("a/utils.h", ""),
+            ("a/x/utils.h", ""),
+        ]);
+        let scopes = Scopes::build(&units);
+        assert_eq!(scopes.visible[0], [3]);
+        let units = self::units(&[
+            ("a/x/main.cpp", "#include \"../inc/k.h\"\n"),
+            ("a/inc/k.h", ""),
+            ("k.h", ""),
+        ]);
+        assert_eq!(Scopes::build(&units).visible[0], [1]);
+    }
+}
