@@ -160,6 +160,19 @@ fn an_entry_point_whose_calls_are_all_left_out_is_listed_not_skipped() {
     );
 }
 
+#[test]
+fn the_c_library_alone_is_no_synchronization() {
+    // `free` is catalogued so that host buffers are followed; a function that only
+    // frees what it cannot follow does no synchronization to check.
+    let (_dir, path) = scratch_source(
+        "pool.c",
+        "void *Take(int slot);\nvoid Release(int slot) {\n  void *buf = Take(slot);\n  free(buf);\n}\n",
+    );
+    let output = syncguard(&["check", &path]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("calls a synchronization API"), "{stderr}");
+}
+
 /// A runtime repository implements the ACL API its examples call: the example's call
 /// is the API, not a helper to inline (the implementation's own internals are the
 /// library's), and the implementation is no entry point.

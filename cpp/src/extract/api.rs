@@ -17,9 +17,20 @@ use syncguard_model::model::UNKNOWN_SIZE;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
-        // Counted whether or not it can be followed: an entry point whose calls are all
-        // left out still synchronizes, and its notes are listed.
-        self.api_calls += 1;
+        let before = self.api_calls;
+        let value = self.api_call_followed(node, api, args);
+        // A call left out (its note says why) still synchronizes: its entry point is
+        // checked and the note listed. Not the C library's `malloc`/`free`, which are
+        // catalogued only so that host buffers are followed.
+        if self.api_calls == before && !matches!(api.name, "malloc" | "free") {
+            self.api_calls += 1;
+        }
+        value
+    }
+
+    /// A catalogued call as a `.sync` statement (counted in `api_calls`), or left out
+    /// with a note.
+    fn api_call_followed(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
         let params: Vec<_> = api.positional_params().collect();
         let outputs = output_positions(self, api, args, params.len());
         if self.is_discarded(node)
@@ -98,9 +109,11 @@ impl<'u> Walker<'_, 'u> {
         let target = outputs.first().and_then(|&position| self.output_place(args[position]));
         match (api.creates, target) {
             (Creates::Nothing, _) => {
+                self.api_calls += 1;
                 self.emit(ast::StmtKind::Call(call), self.range(node));
             }
             (creates, Some(place)) => {
+                self.api_calls += 1;
                 let name = self.object_name(&place);
                 let span = self.range(args[outputs[0]]);
                 self.emit(
