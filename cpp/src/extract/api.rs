@@ -4,7 +4,7 @@
 //! objects from before, declared at the top of the program.
 
 use syncguard_grammar::ast;
-use syncguard_model::api::{Api, ArgKind, Creates, Effect, Param, QueryCompletion};
+use syncguard_model::api::{Api, ArgKind, Creates, Effect, EnumFamily, Param, QueryCompletion};
 use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
@@ -259,8 +259,17 @@ impl<'u> Walker<'_, 'u> {
             (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => {
                 Ok(ast::Expr::int(*value, span))
             }
-            (ArgKind::Flags | ArgKind::Enum(_), Value::Sym(expr)) => Ok(expr.clone()),
-            (ArgKind::Enum(_), Value::Int(value)) => Ok(ast::Expr::int(*value, span)),
+            (ArgKind::Flags, Value::Sym(expr)) => Ok(expr.clone()),
+            // One of the family's names, or a number where the catalogue says which
+            // name has it; anything else is no constant the lowering could read.
+            (ArgKind::Enum(family), Value::Sym(expr)) if names_constant_of(expr, family) => Ok(expr.clone()),
+            (ArgKind::Enum(family), Value::Int(value)) if enum_constant(family, *value).is_some() => {
+                Ok(ast::Expr::name(enum_constant(family, *value).unwrap_or_default(), span))
+            }
+            (ArgKind::Enum(_), Value::Sym(_) | Value::Int(_)) => Err(format!(
+                "(`{}`) is not a constant the catalogue names",
+                self.text(arg).trim()
+            )),
             (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast::Expr::int(0, span)),
             (ArgKind::Str | ArgKind::Function, Value::Str(text)) => Ok(ast_str(text, span)),
             (ArgKind::Str | ArgKind::Function, _) => Ok(ast_str(self.text(arg), span)),
@@ -804,6 +813,23 @@ impl<'u> Walker<'_, 'u> {
             self.host_access(node, &value, write);
         }
     }
+}
+
+/// Whether `expr` is a name of `family` (`ACL_MEMCPY_HOST_TO_DEVICE`).
+fn names_constant_of(expr: &ast::Expr, family: EnumFamily) -> bool {
+    matches!(&expr.kind, ast::ExprKind::Name(path) if family.constants().contains(&path.text.rsplit("::").next().unwrap_or(&path.text)))
+}
+
+/// The constant of `family` whose value is `value`, for the families whose constants
+/// the catalogue lists in value order (`CommEngine`, the stream failure and capture
+/// modes); `None` for the others, whose numbers it does not know.
+fn enum_constant(family: EnumFamily, value: i64) -> Option<&'static str> {
+    let by_position = matches!(
+        family,
+        EnumFamily::Engine | EnumFamily::StreamFailureMode | EnumFamily::CaptureMode
+    );
+    let position = usize::try_from(value).ok().filter(|_| by_position)?;
+    family.constants().get(position).copied()
 }
 
 /// Which launch configuration argument is the stream, if one is: CUDA's fourth
