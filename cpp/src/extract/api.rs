@@ -847,7 +847,8 @@ fn launch_stream_position(cuda: bool, count: usize) -> Option<usize> {
 /// What an integer parameter of the catalogue means to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum IntRole {
-    /// A size or length of memory: with no value, the space left in the call's buffers.
+    /// A size or length of memory (`SIZE_PARAMS`): with no value, the space left in the
+    /// call's buffers.
     Size,
     /// A device (`aclrtSetDevice`, `aclrtResetDevice`, `cudaSetDevice`).
     Device,
@@ -857,10 +858,10 @@ enum IntRole {
     Read,
 }
 
-/// Sizes and lengths of memory, by the catalogue's parameter names.
-const SIZE_PARAMS: &[&str] = &[
-    "size", "len", "count", "destMax", "dest_max", "maxCount", "width", "height", "pitch", "dpitch", "spitch",
-];
+/// Sizes and lengths of memory, by the catalogue's parameter names: one length each.
+/// A 2D copy's width, height and pitches are not: with no value, the space left in its
+/// buffers is no row length, and their product is nothing the call moves.
+const SIZE_PARAMS: &[&str] = &["size", "len", "count", "destMax", "dest_max", "maxCount"];
 
 /// Parameters the model's ops do not read: a stream's priority, a launch's block count
 /// and argument size, its dynamic shared memory.
