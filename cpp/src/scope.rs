@@ -102,10 +102,11 @@ fn include_paths(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The analyzed file an include names, seen from unit `from`: the one at the path
-/// relative to the including file, else among the files whose path ends with it the one
-/// nearest the including file (the longest shared folder), by path on a tie. Include
-/// paths of the build are not known.
+/// The analyzed file an include names, seen from unit `from`, as a build's include
+/// paths usually find it: at that path relative to the including file's folder or to
+/// one of the folders above it (`-I` of a project root), or under one folder inside
+/// those (`-I inc`), the nearest folder first (by path on a tie). A file elsewhere that
+/// merely ends with the same path (another sample's `acl/acl.h`) is not it.
 fn resolve_include(
     paths: &[Vec<&str>],
     by_file_name: &HashMap<&str, Vec<usize>>,
@@ -115,21 +116,27 @@ fn resolve_include(
     let wanted = components(include);
     let candidates = by_file_name.get(wanted.last()?)?;
     let folder = &paths[from][..paths[from].len().saturating_sub(1)];
-    let relative = normalize(folder.iter().copied().chain(wanted.iter().copied()));
-    let tail: Vec<&str> = wanted.iter().copied().skip_while(|part| *part == "..").collect();
+    // How far above the including file the folder the include starts from is, and
+    // whether one more folder lies between (`inc/`): smaller is nearer.
+    let distance = |candidate: &[&str]| -> Option<(usize, usize)> {
+        (0..=folder.len()).find_map(|up| {
+            let base = &folder[..folder.len() - up];
+            let exact = normalize(base.iter().copied().chain(wanted.iter().copied()));
+            if candidate == exact.as_slice() {
+                return Some((up, 0));
+            }
+            let inside = candidate.len() == exact.len() + 1
+                && candidate.starts_with(base)
+                && exact.starts_with(base)
+                && candidate.ends_with(&exact[base.len()..]);
+            inside.then_some((up, 1))
+        })
+    };
     candidates
         .iter()
-        .copied()
-        .filter(|&candidate| paths[candidate] == relative || paths[candidate].ends_with(&tail))
-        .max_by(|&a, &b| {
-            let rank = |candidate: usize| {
-                let exact = paths[candidate] == relative;
-                let shared = paths[candidate].iter().zip(folder).take_while(|(x, y)| x == y).count();
-                (exact, shared)
-            };
-            // On a tie the smaller path wins (`max_by` keeps the last of equals).
-            rank(a).cmp(&rank(b)).then_with(|| paths[b].cmp(&paths[a]))
-        })
+        .filter_map(|&candidate| Some((distance(&paths[candidate])?, &paths[candidate], candidate)))
+        .min()
+        .map(|(_, _, candidate)| candidate)
 }
 
 /// A path's folders and name, `.` and `..` resolved where they can be.
@@ -192,5 +199,24 @@ mod tests {
             ("k.h", ""),
         ]);
         assert_eq!(Scopes::build(&units).visible[0], [1]);
+    }
+
+    #[test]
+    fn an_include_is_found_as_include_paths_find_it() {
+        let units = units(&[
+            (
+                "op/src/main.cpp",
+                "#include \"process.h\"\n#include \"kernel/ops.h\"\n#include \"acl/acl.h\"\n",
+            ),
+            ("op/inc/process.h", ""),
+            ("kernel/ops.h", ""),
+            ("other/sample/inc/acl/acl.h", ""),
+        ]);
+        let scopes = Scopes::build(&units);
+        assert_eq!(
+            scopes.visible[0],
+            [1, 2],
+            "another sample's acl/acl.h is not this build's"
+        );
     }
 }
