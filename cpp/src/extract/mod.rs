@@ -9,6 +9,7 @@
 //! opaque call, an unknown callee that receives a handle) is listed as unresolved.
 
 mod api;
+mod checks;
 mod chunks;
 mod expr;
 mod gen_task;
