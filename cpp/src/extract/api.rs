@@ -43,6 +43,12 @@ impl<'u> Walker<'_, 'u> {
             );
             return Value::Unknown;
         }
+        if let Effect::BatchMode { start } = api.effect
+            && let Some(note) = self.batch_from_before(start, args.first().copied())
+        {
+            self.unresolved(node, format!("`{}` is left out: {note}", api.name));
+            return self.call_result();
+        }
         let params: Vec<_> = api.positional_params().collect();
         let outputs = output_positions(self, api, args, params.len());
         if self.is_discarded(node)
@@ -369,96 +375,6 @@ impl<'u> Walker<'_, 'u> {
             })
             .min()
             .unwrap_or(UNKNOWN_SIZE)
-    }
-
-    /// An object the code receives from outside (an entry parameter, a member of an
-    /// object it did not construct, a global): declared once, at the top, as an object
-    /// from before. Only places rooted outside the walked code qualify: a local whose
-    /// value is unknown is a handle the extractor lost, not one from before.
-    fn object_from_before(&mut self, kind: ArgKind, arg: Node<'u>) -> Option<ast::Expr> {
-        let place = self.place_of(strip_casts(arg))?;
-        if let Some(value) = self.from_before.get(&place).cloned() {
-            return self.value_expr(&value, self.range(arg));
-        }
-        if !self.is_outside(&place) {
-            return None;
-        }
-        let (call, value) = match kind {
-            ArgKind::Stream => {
-                let api = if self.source_unit().0.cuda {
-                    "cudaStreamCreate"
-                } else {
-                    "aclrtCreateStream"
-                };
-                let name = self.object_name(&place);
-                (api, Value::Handle(name))
-            }
-            ArgKind::Event => ("existing_event", Value::Handle(self.object_name(&place))),
-            ArgKind::Notify => ("existing_notify", Value::Handle(self.object_name(&place))),
-            ArgKind::Comm => ("existing_comm", Value::Handle(self.object_name(&place))),
-            ArgKind::Ptr => {
-                let region = self.memory_from_before(&place, arg);
-                self.from_before.insert(place.clone(), region.clone());
-                self.store.insert(place, region.clone());
-                return self.value_expr(&region, self.range(arg));
-            }
-            _ => return None,
-        };
-        let Value::Handle(name) = &value else { return None };
-        let span = self.range(arg);
-        let created = self.ast_call(call, arg, Vec::new(), Vec::new());
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ast::Ident {
-                    name: name.clone(),
-                    span: span.clone(),
-                }),
-                value: ast::Expr {
-                    span: span.clone(),
-                    kind: ast::ExprKind::Call(Box::new(created)),
-                },
-            },
-            span: span.clone(),
-        });
-        self.from_before.insert(place.clone(), value.clone());
-        self.store.insert(place, value.clone());
-        self.value_expr(&value, span)
-    }
-
-    /// Whether a place is rooted outside the walked code: a global, a member of an
-    /// object the entry point did not construct, or an entry parameter.
-    pub(super) fn is_outside(&self, place: &str) -> bool {
-        place.starts_with("::") || place.starts_with("this#") || self.is_entry_param(place)
-    }
-
-    fn is_entry_param(&self, place: &str) -> bool {
-        let root = place.split(['.', '[']).next().unwrap_or(place);
-        self.frames
-            .first()
-            .and_then(|frame| frame.scopes.first())
-            .is_some_and(|scope| scope.values().any(|param| param == root))
-    }
-
-    /// Memory of its own from before, for one unknown pointer (named after it): two
-    /// pointers the code does not relate are never taken to alias.
-    pub(super) fn memory_from_before(&mut self, pointer: &str, first_use: Node<'u>) -> Value {
-        let name = self.object_name(pointer);
-        let span = self.range(first_use);
-        self.prelude
-            .push(super::kernel::let_call(&name, "existing_memory", span));
-        Value::Buffer {
-            offset: 0,
-            name,
-            scale: 1,
-        }
-    }
-
-    fn value_expr(&self, value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
-        match value {
-            Value::Handle(name) => Some(ast::Expr::name(name, span)),
-            Value::Buffer { name, offset, .. } => Some(pointer(name, *offset, span)),
-            _ => None,
-        }
     }
 
     /// `k<<<grid, block, smem, stream>>>(args)` (CUDA), `k<<<blockDim, l2ctrl,
@@ -986,7 +902,7 @@ fn calls_in(node: Node) -> Vec<Node> {
     calls
 }
 
-fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
+pub(super) fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
     if offset == 0 {
         return ast::Expr::name(name, span);
     }

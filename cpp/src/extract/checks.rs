@@ -1,11 +1,13 @@
 //! How the code checks a catalogued call's outcome, besides comparing its return code
 //! (which the walk evaluates): a null test of the handle a create leaves, and a test
-//! that asserts the call fails (a unit test of error paths).
+//! that asserts the call fails (a unit test of error paths); and the batch mode the
+//! code runs in when its caller opened it.
 
 use tree_sitter::Node;
 
 use super::Walker;
 use super::api::strip_casts;
+use super::value::Value;
 
 /// gtest's comparisons: `EXPECT_NE(ret, ACL_SUCCESS)` and the like.
 const EXPECTATIONS: &[&str] = &["EXPECT_NE", "ASSERT_NE", "EXPECT_EQ", "ASSERT_EQ"];
@@ -151,6 +153,36 @@ impl<'u> Walker<'_, 'u> {
         match macro_name {
             "EXPECT_NE" | "ASSERT_NE" => success,
             _ => error,
+        }
+    }
+
+    /// Batch mode opened before the entry point: code that ends a batch it did not start
+    /// (`HcommBatchModeEnd(tag)` first, to run eagerly) runs inside its caller's batch,
+    /// and a later `HcommBatchModeStart(tag)` reopens it for the caller to end. Both are
+    /// left out (the note says why); the calls between them run at once, as in an
+    /// eager stretch. `None` for a batch the walk follows, which it tracks per path.
+    pub(super) fn batch_from_before(&mut self, start: bool, tag: Option<Node<'u>>) -> Option<&'static str> {
+        let tag = tag
+            .map_or("", |tag| self.text(tag))
+            .split_whitespace()
+            .collect::<String>();
+        let open = format!("#batch:{tag}");
+        let before = format!("#batch_from_before:{tag}");
+        let from_before = self.store.get(&before) == Some(&Value::Int(1));
+        match start {
+            true if from_before => Some("it reopens the caller's batch, which the caller ends"),
+            true => {
+                self.store.insert(open, Value::Int(1));
+                None
+            }
+            false if self.store.get(&open) == Some(&Value::Int(1)) => {
+                self.store.insert(open, Value::Int(0));
+                None
+            }
+            false => {
+                self.store.insert(before, Value::Int(1));
+                Some("it ends a batch started before this entry point (by its caller)")
+            }
         }
     }
 

@@ -12,6 +12,7 @@ mod api;
 mod checks;
 mod chunks;
 mod expr;
+mod from_before;
 mod gen_task;
 mod kernel;
 mod macro_call;
@@ -101,6 +102,10 @@ struct Walker<'i, 'u> {
     nesting: usize,
     /// Streams and events that entry parameters and globals hold, created on first use.
     from_before: HashMap<Place, Value>,
+    /// The communicator of the HCCL threads and channels from before, once declared.
+    hccl_comm: Option<String>,
+    /// The entry point's one `ChannelHandle` parameter: paired with a peer rank.
+    paired_channel: Option<Place>,
     /// The rank count the program is extracted for (`HcclGetRankSize`).
     ranks: Option<i64>,
     /// Entry parameters that are pointers (`void *sendBuf`): memory from the caller.
@@ -151,8 +156,10 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
         return walker.finish(entry);
     }
     walker.enter(entry);
+    let mut places = Vec::new();
     for param in &entry.params {
         let place = walker.declare(&param.name);
+        places.push(place.clone());
         // The caller's objects: materialized as objects from before where first used.
         walker.store.insert(place.clone(), Value::Unknown);
         // Data pointers only (`void *x`, `float *x`, `GM_ADDR x`), not objects.
@@ -163,6 +170,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
             walker.pointer_params.insert(place);
         }
     }
+    walker.paired_channel = from_before::paired_channel_param(&entry.params, &places);
     walker.begin_gen_task(entry);
     walker.stmt(entry.body);
     walker.end_gen_task(entry);
@@ -212,6 +220,8 @@ impl<'i, 'u> Walker<'i, 'u> {
             api_calls: 0,
             nesting: 0,
             from_before: HashMap::new(),
+            hccl_comm: None,
+            paired_channel: None,
             ranks,
             wants_ranks: false,
             pointer_params: HashSet::new(),
