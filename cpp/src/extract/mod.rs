@@ -15,6 +15,7 @@ mod expr;
 mod from_before;
 mod gen_task;
 mod kernel;
+mod loops;
 mod macro_call;
 mod stmt;
 pub mod value;

@@ -382,7 +382,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// Iterate while the condition is known to hold; a condition with no known value
     /// makes the loop run 0, 1 or 2 times, as alternatives.
-    fn run_loop(
+    pub(super) fn run_loop(
         &mut self,
         node: Node<'u>,
         condition: Option<Node<'u>>,
@@ -405,7 +405,12 @@ impl<'u> Walker<'_, 'u> {
                 match truth {
                     Some(true) => {}
                     Some(false) => return Flow::Normal,
-                    None if iteration == 0 => return self.unknown_loop(node, update, body),
+                    None if iteration == 0 => {
+                        return match self.loop_over_unknown_bound(node, condition, update, body) {
+                            Some(flow) => flow,
+                            None => self.unknown_loop(node, update, body),
+                        };
+                    }
                     None => {
                         self.unresolved(
                             node,
