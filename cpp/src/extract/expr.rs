@@ -907,6 +907,7 @@ impl<'u> Walker<'_, 'u> {
     /// macro's argument is the real call), and handles it receives are listed.
     fn opaque_call(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Value {
         let mut handed = Vec::new();
+        let outputs = self.opaque_outputs(name, args);
         for arg in args {
             let value = self.eval(*arg);
             let passes_object = match &value {
@@ -919,6 +920,12 @@ impl<'u> Walker<'_, 'u> {
             if passes_object && arg.kind() != "call_expression" {
                 handed.push(self.text(*arg).to_string());
             }
+        }
+        // What the call may write has no known value after it (`GetRingNum(&n)`), not
+        // the value it had before.
+        for place in outputs {
+            self.store.insert(format!("{place}.#len"), Value::Unknown);
+            self.store.insert(place, Value::Unknown);
         }
         if !handed.is_empty() && !is_harmless(name) {
             let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(name);
@@ -937,6 +944,35 @@ impl<'u> Walker<'_, 'u> {
             );
         }
         Value::Unknown
+    }
+}
+
+impl<'u> Walker<'_, 'u> {
+    /// The places a call the walk does not follow may write: what it gets the address
+    /// of (`&n`), and what it takes by non-`const` reference where its declaration is
+    /// visible (`void Prepare(uint32_t &n)`).
+    fn opaque_outputs(&mut self, name: &str, args: &[Node<'u>]) -> Vec<Place> {
+        let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(name);
+        let by_reference: Vec<bool> = self
+            .index
+            .prototype_from(self.scope_unit(), simple)
+            .map(|params| params.iter().map(|param| param.reference && !param.is_const).collect())
+            .unwrap_or_default();
+        let mut outputs = Vec::new();
+        for (position, arg) in args.iter().enumerate() {
+            let arg = super::api::strip_casts(*arg);
+            let written = if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
+                arg.child_by_field_name("argument")
+            } else if by_reference.get(position) == Some(&true) {
+                Some(arg)
+            } else {
+                None
+            };
+            if let Some(place) = written.and_then(|target| self.place_of(target)) {
+                outputs.push(place);
+            }
+        }
+        outputs
     }
 }
 
