@@ -218,6 +218,35 @@ fn a_library_api_the_files_implement_is_not_inlined() {
     assert!(!stdout.contains("entry point `aclrtRecycleStream`"), "{stdout}");
 }
 
+/// A host thread runs its function with its arguments: its calls up to its first
+/// synchronize where it starts, the rest where it is joined.
+#[test]
+fn host_threads_run_where_they_start_and_join() {
+    let (_dir, path) = scratch_source(
+        "threads.cpp",
+        "struct Args { aclrtStream stream; aclrtEvent done; };\n\
+         static void *Producer(void *arg) {\n  Args *args = static_cast<Args *>(arg);\n  \
+         aclrtRecordEvent(args->done, args->stream);\n  aclrtSynchronizeStream(args->stream);\n  return nullptr;\n}\n\
+         int main() {\n  Args args;\n  aclrtCreateStream(&args.stream);\n  aclrtCreateEvent(&args.done);\n  \
+         pthread_t tid;\n  pthread_create(&tid, nullptr, Producer, &args);\n  aclrtQueryEventStatus(args.done, nullptr);\n  \
+         pthread_join(tid, nullptr);\n  std::thread waiter([&] { aclrtSynchronizeEvent(args.done); });\n  \
+         waiter.join();\n  aclrtDestroyEvent(args.done);\n  aclrtDestroyStream(args.stream);\n  return 0;\n}\n",
+    );
+    let output = syncguard(&["convert", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let order: Vec<usize> = [
+        "aclrtRecordEvent(args_done, args_stream); // threads.cpp:4",
+        "aclrtQueryEventStatus(args_done, 0); // threads.cpp:14",
+        "aclrtSynchronizeStream(args_stream); // threads.cpp:5",
+        "aclrtSynchronizeEvent(args_done); // threads.cpp:16",
+        "aclrtDestroyEvent(args_done); // threads.cpp:18",
+    ]
+    .iter()
+    .map(|line| text.find(line).unwrap_or_else(|| panic!("{line} in {text}")))
+    .collect();
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
+}
+
 /// Rule fixtures written in C/C++ (`analyzer/tests/fixtures/<CODE>/{fail,pass}_*.cpp`):
 /// the source frontend's own rules (SG701) and rules whose cases are clearest in C++.
 #[test]

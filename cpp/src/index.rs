@@ -455,7 +455,13 @@ impl<'u> Index<'u> {
     fn mention_names(&mut self, unit: usize, source: &Unit, body: Node) {
         let mut stack = vec![body];
         while let Some(node) = stack.pop() {
-            if matches!(node.kind(), "identifier" | "field_identifier") {
+            // In a body, a parameter's type may be a name parsed as one: the function a
+            // `std::thread t(Worker, x);` starts (C++'s most vexing parse).
+            let vexing = node.kind() == "type_identifier"
+                && node
+                    .parent()
+                    .is_some_and(|parent| parent.kind() == "parameter_declaration");
+            if matches!(node.kind(), "identifier" | "field_identifier") || vexing {
                 let units = self.mentioned.entry(source.text_of(node).to_string()).or_default();
                 if units.last() != Some(&unit) {
                     units.push(unit);

@@ -82,7 +82,9 @@ impl<'u> Walker<'_, 'u> {
                 .chars()
                 .nth(1)
                 .map_or(Value::Unknown, |c| Value::Int(c as i64)),
-            "identifier" | "qualified_identifier" => self.name_value(node),
+            // A type name is an expression where a declaration was parsed for a call
+            // (`std::thread t(Worker, stream)`).
+            "identifier" | "qualified_identifier" | "type_identifier" => self.name_value(node),
             "preproc_defined" => node
                 .named_child(0)
                 .and_then(|name| self.is_defined(self.text(name)))
@@ -247,7 +249,7 @@ impl<'u> Walker<'_, 'u> {
 
     fn place_of_inner(&mut self, node: Node<'u>) -> Option<Place> {
         match node.kind() {
-            "identifier" => {
+            "identifier" | "type_identifier" => {
                 let name = self.text(node);
                 Some(self.lookup_local(name).unwrap_or_else(|| self.member_or_global(name)))
             }
@@ -618,6 +620,11 @@ impl<'u> Walker<'_, 'u> {
         let name = callee_name(self.text(function));
         let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(&name).to_string();
         if let Some(value) = self.rank_query(&simple, &args) {
+            return value;
+        }
+        if self.core.is_none()
+            && let Some(value) = self.thread_call(node, function, &simple, &args)
+        {
             return value;
         }
         if self.core.is_some()

@@ -55,9 +55,9 @@ impl<'u> Walker<'_, 'u> {
             };
             self.store.insert(place, buffer);
         }
-        self.blocks.push(Vec::new());
+        self.open_block();
         self.stmt(kernel.body);
-        let body = self.blocks.pop().unwrap_or_default();
+        let body = self.close_block();
         let core = self.core.take().unwrap_or_default();
         let keys = if core.tiling_keys.is_empty() {
             vec![0]

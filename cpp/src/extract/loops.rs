@@ -45,9 +45,9 @@ impl<'u> Walker<'_, 'u> {
             self.store = before.clone();
             self.store
                 .insert(bound.place.clone(), Value::Int(bound.base + iterations));
-            self.blocks.push(Vec::new());
+            self.open_block();
             let flow = self.run_loop(node, condition, update, body, false);
-            let stmts = self.blocks.pop().unwrap_or_default();
+            let stmts = self.close_block();
             arms.push((stmts, std::mem::take(&mut self.store), flow));
         }
         let mut chain: Option<ast::Else> = None;

@@ -18,6 +18,7 @@ mod kernel;
 mod loops;
 mod macro_call;
 mod stmt;
+mod threads;
 pub mod value;
 
 use std::collections::{HashMap, HashSet};
@@ -88,6 +89,11 @@ struct Walker<'i, 'u> {
     index: &'i Index<'u>,
     /// Open output blocks; the last is where statements go.
     blocks: Vec<Vec<ast::Stmt>>,
+    /// Each open output block's id (the top-level block is 0), for the threads it starts.
+    block_ids: Vec<usize>,
+    next_block: usize,
+    /// Host threads started and not joined yet (see `threads`).
+    threads: Vec<threads::PendingThread>,
     /// Top-level statements: choices (`param`) and objects from before.
     prelude: Vec<ast::Stmt>,
     store: HashMap<Place, Value>,
@@ -205,6 +211,9 @@ impl<'i, 'u> Walker<'i, 'u> {
             error_paths,
             index,
             blocks: vec![Vec::new()],
+            block_ids: vec![0],
+            next_block: 0,
+            threads: Vec::new(),
             prelude: Vec::new(),
             store: HashMap::new(),
             frames: Vec::new(),
@@ -251,7 +260,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             .and_then(|d| d.child_by_field_name("declarator"))
             .unwrap_or(entry.node);
         let mut stmts = std::mem::take(&mut self.prelude);
-        stmts.extend(self.blocks.pop().unwrap_or_default());
+        stmts.extend(self.close_block());
         let store = &self.store;
         let end_of = |buffer: &str| {
             store
@@ -458,28 +467,34 @@ impl<'u> Walker<'_, 'u> {
         let before = self.store.clone();
         let mut outcomes = Vec::new();
         let mut rest_taken = Vec::new();
+        let mut block_ids = Vec::new();
         for arm in arms {
             self.store = before.clone();
-            self.blocks.push(Vec::new());
+            self.open_block();
             let (flow, took_rest) = self.arm(*arm, rest);
-            let body = self.blocks.pop().unwrap_or_default();
+            let (id, body) = self.take_block();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
             rest_taken.push(took_rest);
+            block_ids.push(id);
         }
         // Only where an arm jumps does the rest of the block belong to the other arms;
         // otherwise it runs once, after the branch (no copy per arm: no blow-up).
         let consumed =
             rest_taken.iter().any(|took| *took) || outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
         if consumed {
-            for ((body, store, flow), took_rest) in outcomes.iter_mut().zip(&rest_taken) {
+            for (((body, store, flow), took_rest), id) in outcomes.iter_mut().zip(&rest_taken).zip(&block_ids) {
                 if matches!(flow, Flow::Normal) && !rest.is_empty() && !took_rest {
                     self.store = std::mem::take(store);
-                    self.blocks.push(std::mem::take(body));
+                    self.reopen_block(*id, std::mem::take(body));
                     *flow = self.stmt_list(rest);
-                    *body = self.blocks.pop().unwrap_or_default();
+                    *body = self.take_block().1;
                     *store = std::mem::take(&mut self.store);
                 }
             }
+        }
+        // The threads an arm started and did not join end with it.
+        for ((body, _, _), id) in outcomes.iter_mut().zip(&block_ids) {
+            self.end_threads_of(*id, body);
         }
         let span = self.range(at);
         let mut chain: Option<ast::Else> = None;

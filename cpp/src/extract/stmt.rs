@@ -201,6 +201,18 @@ impl<'u> Walker<'_, 'u> {
             }
             Some(_) => None,
         };
+        // `std::thread t(f, args...)`: a host thread starts.
+        if class == "thread"
+            && shape == Shape::Plain
+            && let Some(args) = constructor_args
+                .clone()
+                .filter(|args| !args.is_empty())
+                .or_else(|| vexing_arguments(target))
+            && let Some((function, args)) = args.split_first()
+        {
+            self.spawn_thread(declarator, place, *function, args);
+            return;
+        }
         if !array
             && shape == Shape::Plain
             && let Some(args) = constructor_args
@@ -452,12 +464,12 @@ impl<'u> Walker<'_, 'u> {
         let mut stores = vec![before];
         let mut bodies = Vec::new();
         for _ in 0..2 {
-            self.blocks.push(Vec::new());
+            self.open_block();
             let flow = body.map_or(Flow::Normal, |body| self.stmt(body));
             if let Some(update) = update {
                 self.eval(update);
             }
-            bodies.push(self.blocks.pop().unwrap_or_default());
+            bodies.push(self.close_block());
             stores.push(self.store.clone());
             if matches!(flow, Flow::Break | Flow::Return) {
                 break;
@@ -701,6 +713,24 @@ pub(super) fn declared_name(walker: &Walker, mut node: Node) -> Option<(String, 
             .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
     }
     None
+}
+
+/// `std::thread t(Worker, stream, dev);` parses as the declaration of a function `t`
+/// whose parameters are of types `Worker`, `stream`, `dev` (C++'s most vexing parse):
+/// those names are the arguments. `None` if a parameter declares a name of its own.
+fn vexing_arguments(declarator: Node) -> Option<Vec<Node>> {
+    let parameters = (declarator.kind() == "function_declarator")
+        .then(|| declarator.child_by_field_name("parameters"))
+        .flatten()?;
+    let mut cursor = parameters.walk();
+    parameters
+        .named_children(&mut cursor)
+        .map(|parameter| {
+            (parameter.kind() == "parameter_declaration" && parameter.child_by_field_name("declarator").is_none())
+                .then(|| parameter.child_by_field_name("type"))
+                .flatten()
+        })
+        .collect()
 }
 
 /// `float *p`: the size of what `p` points to, where the type is known.
