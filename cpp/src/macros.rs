@@ -429,6 +429,25 @@ mod tests {
     }
 
     #[test]
+    fn expansions_do_not_depend_on_the_order_of_a_hash_map() {
+        let mut text: String = (0..16)
+            .map(|k| format!("#define SYNC{k}(s) aclrtSynchronizeStream(s)\n"))
+            .collect();
+        text.push_str("void f() {\n");
+        for k in (0..16).rev() {
+            text.push_str(&format!("  SYNC{k}(x);\n"));
+        }
+        text.push_str("}\n");
+        let units = [Unit::parse("a.cpp".into(), text, 0)];
+        let scopes = Scopes::build(&units);
+        // Each map has a hasher of its own, so its own iteration order.
+        let first = expand_calls(&units, &scopes, &collect_macros(&units)).text;
+        for _ in 0..8 {
+            assert_eq!(expand_calls(&units, &scopes, &collect_macros(&units)).text, first);
+        }
+    }
+
+    #[test]
     fn a_file_expands_the_macros_it_sees() {
         let units = [
             Unit::parse(
