@@ -175,7 +175,9 @@ impl<'u> Walker<'_, 'u> {
                 self.store.insert(open, Value::Int(1));
                 None
             }
-            false if self.store.get(&open) == Some(&Value::Int(1)) => {
+            // Started on this path, or on some paths before branches joined (which
+            // `if`s, deciding the same way, tell apart): followed.
+            false if matches!(self.store.get(&open), Some(Value::Int(1) | Value::Unknown)) => {
                 self.store.insert(open, Value::Int(0));
                 None
             }

@@ -559,6 +559,7 @@ impl<'u> Walker<'_, 'u> {
                 _ => Value::Unknown,
             }
         };
+        self.note_written(&place);
         self.store.insert(place, stored.clone());
         stored
     }
@@ -577,6 +578,7 @@ impl<'u> Walker<'_, 'u> {
             buffer @ Value::Buffer { .. } => advance(buffer, delta),
             _ => Value::Unknown,
         };
+        self.note_written(&place);
         self.store.insert(place, next.clone());
         // Prefix forms yield the new value.
         if self.text(node).starts_with(['+', '-']) {
@@ -931,6 +933,7 @@ impl<'u> Walker<'_, 'u> {
         // What the call may write has no known value after it (`GetRingNum(&n)`), not
         // the value it had before.
         for place in outputs {
+            self.note_written(&place);
             self.store.insert(format!("{place}.#len"), Value::Unknown);
             self.store.insert(place, Value::Unknown);
         }

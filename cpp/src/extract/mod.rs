@@ -10,6 +10,7 @@
 
 mod api;
 mod checks;
+mod choices;
 mod chunks;
 mod expr;
 mod from_before;
@@ -429,14 +430,29 @@ impl<'u> Walker<'_, 'u> {
 
     /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
     /// each arm on its own copy of the state, emitted as `if choice == k { ... }`.
+    /// A condition recognized by `condition` (see `choices`) that was asked before and
+    /// whose variables did not change takes the earlier choice.
     fn alternatives(
         &mut self,
         at: Node<'u>,
         prefix: &str,
+        condition: Option<choices::ConditionKey>,
         arms: &[Option<Node<'u>>],
         rest: &[Node<'u>],
     ) -> Option<Flow> {
-        let choice = self.choice_param(at, prefix, arms.len() as i64 - 1)?;
+        let remembered = condition
+            .as_ref()
+            .and_then(|condition| self.remembered_choice(condition));
+        let choice = match remembered {
+            Some(choice) => choice,
+            None => {
+                let choice = self.choice_param(at, prefix, arms.len() as i64 - 1)?;
+                if let Some(condition) = &condition {
+                    self.remember_choice(condition, &choice);
+                }
+                choice
+            }
+        };
         let span = self.range(at);
         let conditions: Vec<Option<ast::Expr>> = (0..arms.len())
             .map(|arm| {
@@ -614,6 +630,12 @@ fn merge(stores: &[HashMap<Place, Value>]) -> HashMap<Place, Value> {
     let mut merged = HashMap::new();
     let keys: HashSet<&Place> = stores.iter().flat_map(|store| store.keys()).collect();
     for key in keys {
+        // A choice one branch made is free on the others (their paths never asked it):
+        // the same condition after the branches takes it on every path.
+        if let Some(remembered) = choices::merge_remembered(key, stores) {
+            merged.insert(key.clone(), remembered);
+            continue;
+        }
         let value = first.get(key);
         let agreed = rest.iter().all(|store| store.get(key) == value);
         merged.insert(

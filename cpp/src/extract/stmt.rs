@@ -301,7 +301,10 @@ impl<'u> Walker<'_, 'u> {
                 None if !self.error_paths && then.is_some_and(|then| self.is_error_exit(then)) => {
                     otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
                 }
-                None => return self.alternatives(node, "branch", &[then, otherwise], rest),
+                None => {
+                    let key = self.condition_key("if", condition, true);
+                    return self.alternatives(node, "branch", Some(key), &[then, otherwise], rest);
+                }
             },
         };
         match flow {
@@ -576,7 +579,9 @@ impl<'u> Walker<'_, 'u> {
             }
             None => {
                 let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
-                return self.alternatives(node, "case", &arms, &[]).unwrap_or(Flow::Normal);
+                return self
+                    .alternatives(node, "case", None, &arms, &[])
+                    .unwrap_or(Flow::Normal);
             }
         };
         for case in &cases[start..] {
@@ -644,7 +649,10 @@ impl<'u> Walker<'_, 'u> {
                 );
                 // The first arm is this node again, decided true once.
                 self.preproc_taken = Some(node.id());
-                let flow = self.alternatives(node, "preproc", &[Some(node), alternative], &[]);
+                // The build decides it once: the same condition elsewhere takes this choice.
+                let directive = self.text(node).split_whitespace().next().unwrap_or_default();
+                let key = condition.map(|condition| self.condition_key(directive, condition, false));
+                let flow = self.alternatives(node, "preproc", key, &[Some(node), alternative], &[]);
                 self.preproc_taken = None;
                 flow.unwrap_or(Flow::Normal)
             }
