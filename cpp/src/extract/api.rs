@@ -56,6 +56,7 @@ impl<'u> Walker<'_, 'u> {
             && !outputs
                 .first()
                 .is_some_and(|&at| self.null_checked_next(node, args[at]))
+            && !self.last_error_checked_next(node, api)
         {
             let range = self.range(node);
             if !self.unchecked.iter().any(|(seen, _)| *seen == range) {

@@ -87,6 +87,17 @@ impl<'u> Walker<'_, 'u> {
         false
     }
 
+    /// `cudaDeviceSynchronize();` followed by a statement that checks
+    /// `cudaGetLastError()` (or `cudaPeekAtLastError()`): the CUDA runtime keeps the
+    /// error of its last call for them, so that is its check.
+    pub(super) fn last_error_checked_next(&self, call: Node<'u>, api: &syncguard_model::api::Api) -> bool {
+        api.name.starts_with("cuda")
+            && next_statement(call).is_some_and(|next| {
+                let text = self.text(next);
+                text.contains("cudaGetLastError") || text.contains("cudaPeekAtLastError")
+            })
+    }
+
     /// A call the code asserts fails, as unit tests of error paths do:
     /// `EXPECT_NE(aclrtX(...), ACL_SUCCESS)`, or `ret = aclrtX(...);` followed by
     /// `EXPECT_NE(ret, ACL_SUCCESS)` or `EXPECT_EQ(ret, ACL_ERROR_INVALID_PARAM)`.
