@@ -616,12 +616,18 @@ impl<'u> Walker<'_, 'u> {
     /// A loop that calls nothing (it computes on host data): not unrolled; the buffers
     /// it indexes are read or written by the host once, as a whole.
     pub(super) fn is_data_loop(&self, body: Node<'u>) -> bool {
-        // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing.
+        // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing;
+        // printing a mismatch (`printf`, a log macro) does nothing to synchronization.
         let real_call = |call: &Node| {
-            let callee = call.child_by_field_name("function").map_or("", |f| self.text(f));
-            !["static_cast", "reinterpret_cast", "const_cast"]
-                .iter()
-                .any(|cast| callee.starts_with(cast))
+            let function = call.child_by_field_name("function");
+            let callee = function.map_or("", |f| self.text(f));
+            // `float(i)`: a conversion written as a call.
+            let conversion = function.is_some_and(|f| f.kind() == "primitive_type");
+            !conversion
+                && !["static_cast", "reinterpret_cast", "const_cast"]
+                    .iter()
+                    .any(|cast| callee.starts_with(cast))
+                && !super::expr::is_harmless(callee.trim())
         };
         if calls_in(body).iter().any(real_call) {
             return false;

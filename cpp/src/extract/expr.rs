@@ -987,7 +987,7 @@ impl<'u> Walker<'_, 'u> {
 }
 
 /// Functions known to do nothing to synchronization with the handles they receive.
-fn is_harmless(name: &str) -> bool {
+pub(super) fn is_harmless(name: &str) -> bool {
     let simple = name.rsplit("::").next().unwrap_or(name);
     matches!(
         simple,
