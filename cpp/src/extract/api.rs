@@ -180,7 +180,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// Where an output argument (`&ev`, `out`, `threads`) puts what the call creates.
-    fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
+    pub(super) fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
         let arg = strip_casts(arg);
         if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
             return self.place_of(arg.child_by_field_name("argument")?);

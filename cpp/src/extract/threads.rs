@@ -17,6 +17,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Value};
 use super::{MAX_INLINE_DEPTH, Walker};
+use crate::index::FnDef;
 
 /// A started thread whose rest (from its first host-blocking call) is due at its join.
 #[derive(Clone, Debug)]
@@ -54,19 +55,12 @@ impl<'u> Walker<'_, 'u> {
             }
             return true;
         }
-        let target = match function.kind() {
-            "pointer_expression" => function.child_by_field_name("argument").unwrap_or(function),
-            _ => function,
-        };
-        let name = self.text(target).trim().trim_start_matches("::").to_string();
-        let simple = name.rsplit("::").next().unwrap_or(&name).to_string();
-        let from = self.scope_unit();
-        let definition = self
-            .index
-            .lookup_from(from, &simple)
-            .find(|def| !def.kernel && !def.device)
-            .cloned();
-        let Some(definition) = definition else {
+        let name = self
+            .text(function_name(function))
+            .trim()
+            .trim_start_matches("::")
+            .to_string();
+        let Some(definition) = self.thread_function(function) else {
             self.unresolved(
                 at,
                 format!("the thread runs `{name}`, which the analyzed files do not define: it is not followed"),
@@ -136,7 +130,7 @@ impl<'u> Walker<'_, 'u> {
                 let [handle, _, start, rest @ ..] = args else {
                     return None;
                 };
-                let place = self.output_of(*handle)?;
+                let place = self.output_place(*handle)?;
                 self.spawn_thread(node, place, *start, rest);
                 Some(Value::Int(0))
             }
@@ -169,34 +163,25 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
-    /// Whether `node` names a function the thread can run (`Worker`, `&Worker::Run`, a
-    /// lambda).
-    pub(super) fn names_function(&mut self, node: Node<'u>) -> bool {
+    /// Whether `node` names a function a thread can run (`Worker`, `&Worker::Run`, a
+    /// lambda), not a local.
+    fn names_function(&mut self, node: Node<'u>) -> bool {
         let node = super::api::strip_casts(node);
-        if node.kind() == "lambda_expression" {
-            return true;
-        }
-        let target = match node.kind() {
-            "pointer_expression" => node.child_by_field_name("argument").unwrap_or(node),
-            _ => node,
-        };
-        let name = self.text(target).trim();
-        let simple = name.rsplit("::").next().unwrap_or(name);
-        matches!(target.kind(), "identifier" | "qualified_identifier")
-            && self.lookup_local(simple).is_none()
-            && self.index.lookup_from(self.scope_unit(), simple).next().is_some()
+        let target = function_name(node);
+        node.kind() == "lambda_expression"
+            || (matches!(target.kind(), "identifier" | "qualified_identifier")
+                && self.lookup_local(self.text(target).trim()).is_none()
+                && self.thread_function(node).is_some())
     }
 
-    /// The place an `&t` argument points to.
-    fn output_of(&mut self, arg: Node<'u>) -> Option<Place> {
-        let arg = super::api::strip_casts(arg);
-        if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
-            return self.place_of(arg.child_by_field_name("argument")?);
-        }
-        match self.eval(arg) {
-            Value::Ref(place) => Some(place),
-            _ => None,
-        }
+    /// The host function the analyzed files define under the name a thread is given.
+    fn thread_function(&self, function: Node<'u>) -> Option<FnDef<'u>> {
+        let name = self.text(function_name(function)).trim();
+        let simple = name.rsplit("::").next().unwrap_or(name);
+        self.index
+            .lookup_from(self.scope_unit(), simple)
+            .find(|def| !def.kernel && !def.device)
+            .cloned()
     }
 
     /// Start an output block (an arm, a loop body, a thread's code).
@@ -241,6 +226,14 @@ impl<'u> Walker<'_, 'u> {
 
     fn current_block(&self) -> usize {
         self.block_ids.last().copied().unwrap_or_default()
+    }
+}
+
+/// `&Worker::Run` → `Worker::Run`: the name a function is given by.
+fn function_name(function: Node) -> Node {
+    match function.kind() {
+        "pointer_expression" => function.child_by_field_name("argument").unwrap_or(function),
+        _ => function,
     }
 }
 
