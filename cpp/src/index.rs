@@ -117,6 +117,8 @@ pub struct Index<'u> {
     pub classes: HashSet<String>,
     /// Which files each file sees (itself and its includes): names resolve by it.
     pub scopes: &'u Scopes,
+    /// Each unit's folder: files of one folder are built together.
+    folders: Vec<Option<std::path::PathBuf>>,
     by_name: HashMap<String, Vec<usize>>,
     /// Function names declared without a body (prototypes, methods declared in a class),
     /// with the files declaring them: a call links to a definition in another file
@@ -167,6 +169,10 @@ impl<'u> Index<'u> {
             functions: Vec::new(),
             classes: HashSet::new(),
             scopes,
+            folders: units
+                .iter()
+                .map(|unit| std::path::Path::new(&unit.path).parent().map(|p| p.to_path_buf()))
+                .collect(),
             by_name: HashMap::new(),
             declared: HashMap::new(),
             constants: HashMap::new(),
@@ -241,15 +247,20 @@ impl<'u> Index<'u> {
     }
 
     /// Whether code in unit `from` can call `def`: it is in `from` or a file `from`
-    /// includes, or a file both include declares it (a header's prototype, or its
-    /// class's method declaration, defined in another file).
+    /// includes; or `from` sees a declaration of it (a prototype, a method in its
+    /// class) and `def` is in a file that sees the same declaration (a shared header)
+    /// or in a file of the same folder (C files that declare what a sibling defines).
     pub fn links(&self, from: usize, def: &FnDef) -> bool {
-        self.scopes.sees(from, def.unit)
-            || self.declared.get(def.simple_name()).is_some_and(|headers| {
-                headers
-                    .iter()
-                    .any(|&header| self.scopes.sees(from, header) && self.scopes.sees(def.unit, header))
-            })
+        if self.scopes.sees(from, def.unit) {
+            return true;
+        }
+        let sibling = self.folders.get(from).is_some_and(|folder| folder.is_some())
+            && self.folders.get(from) == self.folders.get(def.unit);
+        self.declared.get(def.simple_name()).is_some_and(|headers| {
+            headers
+                .iter()
+                .any(|&header| self.scopes.sees(from, header) && (sibling || self.scopes.sees(def.unit, header)))
+        })
     }
 
     /// Definitions named `name` that code in unit `from` can call.
