@@ -104,9 +104,10 @@ fn include_paths(text: &str) -> impl Iterator<Item = &str> {
 
 /// The analyzed file an include names, seen from unit `from`, as a build's include
 /// paths usually find it: at that path relative to the including file's folder or to
-/// one of the folders above it (`-I` of a project root), or under one folder inside
-/// those (`-I inc`), the nearest folder first (by path on a tie). A file elsewhere that
-/// merely ends with the same path (another sample's `acl/acl.h`) is not it.
+/// one of the folders above it (`-I` of a project root), the nearest first; else under
+/// one folder inside those (`-I inc`); else, among the files whose path ends with it,
+/// the one sharing the longest folder with the including file (a library of the same
+/// repository: `-I ../../common/include`). By path on a tie.
 fn resolve_include(
     paths: &[Vec<&str>],
     by_file_name: &HashMap<&str, Vec<usize>>,
@@ -116,25 +117,29 @@ fn resolve_include(
     let wanted = components(include);
     let candidates = by_file_name.get(wanted.last()?)?;
     let folder = &paths[from][..paths[from].len().saturating_sub(1)];
-    // How far above the including file the folder the include starts from is, and
-    // whether one more folder lies between (`inc/`): smaller is nearer.
-    let distance = |candidate: &[&str]| -> Option<(usize, usize)> {
-        (0..=folder.len()).find_map(|up| {
+    let tail: Vec<&str> = wanted.iter().copied().skip_while(|part| *part == "..").collect();
+    // (how it is found, how far): smaller is nearer.
+    let rank = |candidate: &[&str]| -> Option<(usize, usize)> {
+        for up in 0..=folder.len() {
             let base = &folder[..folder.len() - up];
             let exact = normalize(base.iter().copied().chain(wanted.iter().copied()));
             if candidate == exact.as_slice() {
-                return Some((up, 0));
+                return Some((0, up));
             }
             let inside = candidate.len() == exact.len() + 1
                 && candidate.starts_with(base)
                 && exact.starts_with(base)
                 && candidate.ends_with(&exact[base.len()..]);
-            inside.then_some((up, 1))
-        })
+            if inside {
+                return Some((1, up));
+            }
+        }
+        let shared = candidate.iter().zip(folder).take_while(|(a, b)| a == b).count();
+        candidate.ends_with(&tail).then(|| (2, usize::MAX - shared))
     };
     candidates
         .iter()
-        .filter_map(|&candidate| Some((distance(&paths[candidate])?, &paths[candidate], candidate)))
+        .filter_map(|&candidate| Some((rank(&paths[candidate])?, &paths[candidate], candidate)))
         .min()
         .map(|(_, _, candidate)| candidate)
 }
@@ -206,17 +211,15 @@ mod tests {
         let units = units(&[
             (
                 "op/src/main.cpp",
-                "#include \"process.h\"\n#include \"kernel/ops.h\"\n#include \"acl/acl.h\"\n",
+                "#include \"process.h\"\n#include \"kernel/ops.h\"\n#include \"agent/channel.h\"\n",
             ),
             ("op/inc/process.h", ""),
             ("kernel/ops.h", ""),
-            ("other/sample/inc/acl/acl.h", ""),
+            ("lib/include/agent/channel.h", ""),
+            ("op/inc/deeper/process.h", ""),
         ]);
         let scopes = Scopes::build(&units);
-        assert_eq!(
-            scopes.visible[0],
-            [1, 2],
-            "another sample's acl/acl.h is not this build's"
-        );
+        // `-I inc` before a deeper file of the same name; a library's header by its path.
+        assert_eq!(scopes.visible[0], [1, 2, 3]);
     }
 }
