@@ -135,6 +135,118 @@ fn unresolved_handles_are_listed_with_explain() {
     assert!(!String::from_utf8_lossy(&quiet.stdout).contains("Register"));
 }
 
+#[test]
+fn an_entry_point_whose_calls_are_all_left_out_is_listed_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("wait.cpp");
+    std::fs::write(
+        &source,
+        "int WaitFlag(CUstream s, CUdeviceptr flag, cuuint32_t expected) {\n  \
+         return cuStreamWaitValue32(s, flag, expected, CU_STREAM_WAIT_VALUE_GEQ);\n}\n",
+    )
+    .unwrap();
+    let output = syncguard(&["check", "--explain", source.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("`cuStreamWaitValue32` is left out: its `value` (`expected`) has no value"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("calls a synchronization API"), "{stderr}");
+    let converted = syncguard(&["convert", source.to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&converted.stdout).contains("1099511627776"),
+        "no made-up value to wait for"
+    );
+}
+
+#[test]
+fn the_c_library_alone_is_no_synchronization() {
+    // `free` is catalogued so that host buffers are followed; a function that only
+    // frees what it cannot follow does no synchronization to check.
+    let (_dir, path) = scratch_source(
+        "pool.c",
+        "void *Take(int slot);\nvoid Release(int slot) {\n  void *buf = Take(slot);\n  free(buf);\n}\n",
+    );
+    let output = syncguard(&["check", &path]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("calls a synchronization API"), "{stderr}");
+}
+
+/// A runtime repository implements the ACL API its examples call: the example's call
+/// is the API, not a helper to inline (the implementation's own internals are the
+/// library's), and the implementation is no entry point.
+#[test]
+fn a_library_api_the_files_implement_is_not_inlined() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "include/acl/acl_rt.h",
+        "aclError aclrtRecycleStream(aclrtStream stream);\n",
+    );
+    write(
+        "src/stream.cpp",
+        "#include \"acl/acl_rt.h\"\naclError aclrtRecycleStream(aclrtStream stream) {\n  \
+         (void)aclrtSynchronizeStream(stream);\n  return aclrtDestroyStream(stream);\n}\n",
+    );
+    write(
+        "example/main.cpp",
+        "#include \"acl/acl_rt.h\"\nint main() {\n  aclrtStream s = nullptr;\n  \
+         if (aclrtCreateStream(&s) != ACL_SUCCESS) { return 1; }\n  \
+         if (aclrtRecycleStream(s) != ACL_SUCCESS) { return 1; }\n  \
+         if (aclrtSynchronizeStream(s) != ACL_SUCCESS) { return 1; }\n  \
+         (void)aclrtDestroyStream(s);\n  return 0;\n}\n",
+    );
+    let output = syncguard(&[
+        "check",
+        "--isolated",
+        "--explain",
+        "--format",
+        "concise",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains("SG603"), "the implementation was inlined: {stdout}");
+    assert!(
+        stdout.contains("`aclrtRecycleStream` is a library API"),
+        "the call is listed: {stdout}"
+    );
+    assert!(!stdout.contains("entry point `aclrtRecycleStream`"), "{stdout}");
+}
+
+/// A host thread runs its function with its arguments: its calls up to its first
+/// synchronize where it starts, the rest where it is joined.
+#[test]
+fn host_threads_run_where_they_start_and_join() {
+    let (_dir, path) = scratch_source(
+        "threads.cpp",
+        "struct Args { aclrtStream stream; aclrtEvent done; };\n\
+         static void *Producer(void *arg) {\n  Args *args = static_cast<Args *>(arg);\n  \
+         aclrtRecordEvent(args->done, args->stream);\n  aclrtSynchronizeStream(args->stream);\n  return nullptr;\n}\n\
+         int main() {\n  Args args;\n  aclrtCreateStream(&args.stream);\n  aclrtCreateEvent(&args.done);\n  \
+         pthread_t tid;\n  pthread_create(&tid, nullptr, Producer, &args);\n  aclrtQueryEventStatus(args.done, nullptr);\n  \
+         pthread_join(tid, nullptr);\n  std::thread waiter([&] { aclrtSynchronizeEvent(args.done); });\n  \
+         waiter.join();\n  aclrtDestroyEvent(args.done);\n  aclrtDestroyStream(args.stream);\n  return 0;\n}\n",
+    );
+    let output = syncguard(&["convert", &path]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let order: Vec<usize> = [
+        "aclrtRecordEvent(args_done, args_stream); // threads.cpp:4",
+        "aclrtQueryEventStatus(args_done, 0); // threads.cpp:14",
+        "aclrtSynchronizeStream(args_stream); // threads.cpp:5",
+        "aclrtSynchronizeEvent(args_done); // threads.cpp:16",
+        "aclrtDestroyEvent(args_done); // threads.cpp:18",
+    ]
+    .iter()
+    .map(|line| text.find(line).unwrap_or_else(|| panic!("{line} in {text}")))
+    .collect();
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
+}
+
 /// Rule fixtures written in C/C++ (`analyzer/tests/fixtures/<CODE>/{fail,pass}_*.cpp`):
 /// the source frontend's own rules (SG701, the opt-in SG703: each fixture is checked
 /// with its rule selected) and rules whose cases are clearest in C++.

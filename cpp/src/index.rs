@@ -9,6 +9,7 @@ use tree_sitter::{Node, Parser, Tree};
 use crate::compile_db::{BuildFlags, CompileDb};
 use crate::macros::Expansion;
 use crate::mask::{Masked, mask};
+use crate::scope::Scopes;
 
 /// One source file, parsed.
 pub struct Unit {
@@ -88,6 +89,8 @@ pub struct FnDef<'u> {
     pub kernel: bool,
     /// `__aicore__` or `__device__` without `__global__`: a helper of kernels.
     pub device: bool,
+    /// The namespaces around the definition (`acl::rt`), empty at global scope.
+    pub namespace: String,
 }
 
 impl FnDef<'_> {
@@ -101,6 +104,10 @@ impl FnDef<'_> {
 pub struct ConstDef<'u> {
     pub unit: usize,
     pub value: Node<'u>,
+    /// The analyzed file that defines it (for a `#define`, the file it is in; `unit`
+    /// is then `DEFINES`); `None` for `-D` and the compilation database's definitions,
+    /// which every file sees.
+    pub origin: Option<usize>,
 }
 
 pub struct Index<'u> {
@@ -108,20 +115,28 @@ pub struct Index<'u> {
     pub functions: Vec<FnDef<'u>>,
     /// Classes with a method defined here: a local of such a type has methods to follow.
     pub classes: HashSet<String>,
-    /// Each unit's folder, for preferring nearby definitions.
-    pub folders: Vec<Option<std::path::PathBuf>>,
+    /// Which files each file sees (itself and its includes): names resolve by it.
+    pub scopes: &'u Scopes,
+    /// Each unit's folder: files of one folder are built together.
+    folders: Vec<Option<std::path::PathBuf>>,
     by_name: HashMap<String, Vec<usize>>,
-    pub constants: HashMap<String, ConstDef<'u>>,
-    /// Object-like `#define`s whose value is not an expression (`#define EXPORT`).
-    pub defined: HashSet<String>,
-    /// Every name a function body mentions: a function mentioned anywhere is not an
-    /// entry point.
-    pub mentioned: HashSet<String>,
+    /// Function names declared without a body (prototypes, methods declared in a class),
+    /// with the files declaring them: a call links to a definition in another file
+    /// through a declaration both files see.
+    declared: HashMap<String, Vec<usize>>,
+    /// Constants by name, every definition (files may define the same name apart).
+    constants: HashMap<String, Vec<ConstDef<'u>>>,
+    /// Names `#define`d without an integer value, and enumerators without one, with the
+    /// file defining them (`None`: `-D`, which every file sees).
+    defined: HashMap<String, Vec<Option<usize>>>,
+    /// Every name a function body mentions, with the files mentioning it: a function
+    /// mentioned where it is visible is not an entry point.
+    mentioned: HashMap<String, Vec<usize>>,
     /// Parameters of functions declared without a body here (`extern "C" __global__
     /// void k(__gm__ const uint8_t *x, ...);`): what a launch of them reads and writes.
-    pub prototypes: HashMap<String, Vec<ParamDecl>>,
-    /// `const char *const NAME = "text";` at namespace level.
-    pub string_constants: HashMap<String, String>,
+    prototypes: HashMap<String, Vec<(usize, Vec<ParamDecl>)>>,
+    /// `const char *const NAME = "text";` at namespace level, with the defining file.
+    string_constants: HashMap<String, Vec<(usize, String)>>,
     /// Gen-task callbacks by function name, with the op they generate for
     /// (`IMPL_OP_CT(MatmulAllReduce).GenerateTask(MatmulAllReduceGenTask)`).
     pub gen_task_ops: HashMap<String, String>,
@@ -143,22 +158,26 @@ const MAX_NESTING: usize = 64;
 impl<'u> Index<'u> {
     pub fn build(
         units: &'u [Unit],
-        defines: &'u Unit,
+        scopes: &'u Scopes,
+        defines: (&'u Unit, &[Option<usize>]),
         compile_db: Option<&'u CompileDb>,
         (expansions, expansion_sites): (&'u Unit, &'u HashMap<(usize, usize), Expansion>),
     ) -> Index<'u> {
+        let (defines, define_origins) = defines;
         let mut index = Index {
             units,
             functions: Vec::new(),
             classes: HashSet::new(),
+            scopes,
             folders: units
                 .iter()
                 .map(|unit| std::path::Path::new(&unit.path).parent().map(|p| p.to_path_buf()))
                 .collect(),
             by_name: HashMap::new(),
+            declared: HashMap::new(),
             constants: HashMap::new(),
-            defined: HashSet::new(),
-            mentioned: HashSet::new(),
+            defined: HashMap::new(),
+            mentioned: HashMap::new(),
             prototypes: HashMap::new(),
             string_constants: HashMap::new(),
             gen_task_ops: units
@@ -171,10 +190,32 @@ impl<'u> Index<'u> {
             expansion_sites,
         };
         for (unit_index, unit) in units.iter().enumerate() {
-            index.collect(unit_index, unit.tree.root_node(), None, 0);
+            index.collect(unit_index, unit.tree.root_node(), None, &mut Vec::new(), 0);
         }
-        // A function called only inside a macro is called where the macro is.
-        index.mention_names(expansions, expansions.tree.root_node());
+        // A function called only inside a macro is called where the macro is: each
+        // expansion is one declaration of the expansions' file, holding its site's code.
+        let mut starts: Vec<(usize, usize)> = expansion_sites
+            .iter()
+            .map(|((unit, _), expansion)| (expansion.range.start, *unit))
+            .collect();
+        starts.sort_unstable();
+        let root = expansions.tree.root_node();
+        let mut cursor = root.walk();
+        for expansion in root.named_children(&mut cursor) {
+            let range = expansion.byte_range();
+            // Code that does not parse may hold several expansions in one node.
+            let first = starts.partition_point(|(start, _)| *start < range.start);
+            let mut units: Vec<usize> = starts[first..]
+                .iter()
+                .take_while(|(start, _)| range.contains(start))
+                .map(|(_, unit)| *unit)
+                .collect();
+            units.sort_unstable();
+            units.dedup();
+            for unit in units {
+                index.mention_names(unit, expansions, expansion);
+            }
+        }
         let root = defines.tree.root_node();
         let mut cursor = root.walk();
         for declaration in root.named_children(&mut cursor) {
@@ -185,8 +226,13 @@ impl<'u> Index<'u> {
                 declarator.child_by_field_name("declarator"),
                 declarator.child_by_field_name("value"),
             ) {
+                let origin = define_origins.get(declaration.start_position().row).copied().flatten();
                 let name = defines.text_of(name).to_string();
-                index.constants.entry(name).or_insert(ConstDef { unit: DEFINES, value });
+                index.constants.entry(name).or_default().push(ConstDef {
+                    unit: DEFINES,
+                    value,
+                    origin,
+                });
             }
         }
         index.classes = index.functions.iter().filter_map(|def| def.class.clone()).collect();
@@ -200,6 +246,91 @@ impl<'u> Index<'u> {
         index
     }
 
+    /// Whether code in unit `from` can call `def`: it is in `from` or a file `from`
+    /// includes; or `from` sees a declaration of it (a prototype, a method in its
+    /// class) and `def` is in a file that sees the same declaration (a shared header)
+    /// or in a file of the same folder (C files that declare what a sibling defines).
+    pub fn links(&self, from: usize, def: &FnDef) -> bool {
+        if self.scopes.sees(from, def.unit) {
+            return true;
+        }
+        let sibling = self.folders.get(from).is_some_and(|folder| folder.is_some())
+            && self.folders.get(from) == self.folders.get(def.unit);
+        self.declared.get(def.simple_name()).is_some_and(|headers| {
+            headers
+                .iter()
+                .any(|&header| self.scopes.sees(from, header) && (sibling || self.scopes.sees(def.unit, header)))
+        })
+    }
+
+    /// Definitions named `name` that code in unit `from` can call.
+    pub fn lookup_from<'a>(&'a self, from: usize, name: &str) -> impl Iterator<Item = &'a FnDef<'u>> + 'a {
+        let simple = name.rsplit("::").next().unwrap_or(name);
+        self.by_name
+            .get(simple)
+            .into_iter()
+            .flatten()
+            .map(|&position| &self.functions[position])
+            .filter(move |def| self.links(from, def))
+    }
+
+    /// Whether a function that sees `def` mentions its name: then it is called (or
+    /// handed on), not an entry point.
+    pub fn is_mentioned(&self, def: &FnDef) -> bool {
+        self.mentioned
+            .get(def.simple_name())
+            .is_some_and(|units| units.iter().any(|&unit| self.links(unit, def)))
+    }
+
+    /// The definition of constant `name` that code in unit `from` sees: the command
+    /// line's first, then its own file's, then an included file's.
+    pub fn constant_from(&self, from: usize, name: &str) -> Option<ConstDef<'u>> {
+        self.constants
+            .get(name)?
+            .iter()
+            .filter(|def| def.origin.is_none_or(|origin| self.scopes.sees(from, origin)))
+            .min_by_key(|def| match def.origin {
+                None => 0,
+                Some(origin) if origin == from => 1,
+                Some(_) => 2,
+            })
+            .copied()
+    }
+
+    /// Whether a definition of `name` (a `#define`, an enumerator, a constant, `-D`) is
+    /// visible in unit `from`.
+    pub fn is_defined_from(&self, from: usize, name: &str) -> bool {
+        self.constant_from(from, name).is_some()
+            || self.defined.get(name).is_some_and(|origins| {
+                origins
+                    .iter()
+                    .any(|origin| origin.is_none_or(|origin| self.scopes.sees(from, origin)))
+            })
+    }
+
+    /// A name `-D` defines: every file sees it.
+    pub fn define_everywhere(&mut self, name: &str) {
+        self.defined.entry(name.to_string()).or_default().push(None);
+    }
+
+    /// The parameters of `name`'s declaration that unit `from` sees.
+    pub fn prototype_from(&self, from: usize, name: &str) -> Option<&[ParamDecl]> {
+        self.prototypes
+            .get(name)?
+            .iter()
+            .find(|(unit, _)| self.scopes.sees(from, *unit))
+            .map(|(_, params)| params.as_slice())
+    }
+
+    /// The text of string constant `name` that unit `from` sees.
+    pub fn string_constant_from(&self, from: usize, name: &str) -> Option<&str> {
+        self.string_constants
+            .get(name)?
+            .iter()
+            .find(|(unit, _)| self.scopes.sees(from, *unit))
+            .map(|(_, text)| text.as_str())
+    }
+
     /// The file `unit` names: an analyzed file, or the macro expansions.
     pub fn unit(&self, unit: usize) -> &'u Unit {
         if unit == EXPANSIONS {
@@ -207,11 +338,6 @@ impl<'u> Index<'u> {
         } else {
             &self.units[unit]
         }
-    }
-
-    /// Whether the analyzed files define a function named `name` (the last `::` segment).
-    pub fn defines_function(&self, name: &str) -> bool {
-        self.by_name.contains_key(name)
     }
 
     /// Definitions named `name` (the last `::` segment).
@@ -224,26 +350,44 @@ impl<'u> Index<'u> {
             .map(|&position| &self.functions[position])
     }
 
-    fn collect(&mut self, unit: usize, node: Node<'u>, class: Option<String>, depth: usize) {
+    fn collect(
+        &mut self,
+        unit: usize,
+        node: Node<'u>,
+        class: Option<String>,
+        namespace: &mut Vec<String>,
+        depth: usize,
+    ) {
         if depth > MAX_NESTING {
             return;
         }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
-                "function_definition" => self.add_function(unit, child, class.clone()),
+                "function_definition" => self.add_function(unit, child, class.clone(), namespace),
                 "linkage_specification"
                     if child
                         .child_by_field_name("body")
                         .is_some_and(|b| b.kind() == "function_definition") =>
                 {
                     if let Some(body) = child.child_by_field_name("body") {
-                        self.add_function(unit, body, class.clone());
+                        self.add_function(unit, body, class.clone(), namespace);
                     }
                 }
                 "namespace_definition" | "linkage_specification" => match child.child_by_field_name("body") {
-                    Some(body) if body.kind() == "declaration" => self.add_const_declaration(unit, body),
-                    Some(body) => self.collect(unit, body, class.clone(), depth + 1),
+                    Some(body) if body.kind() == "declaration" => self.add_declaration(unit, body),
+                    Some(body) => {
+                        let name = child
+                            .child_by_field_name("name")
+                            .map(|name| self.units[unit].text_of(name).to_string());
+                        if let Some(name) = &name {
+                            namespace.push(name.clone());
+                        }
+                        self.collect(unit, body, class.clone(), namespace, depth + 1);
+                        if name.is_some() {
+                            namespace.pop();
+                        }
+                    }
                     None => {}
                 },
                 "template_declaration"
@@ -251,31 +395,38 @@ impl<'u> Index<'u> {
                 | "preproc_if"
                 | "preproc_ifdef"
                 | "preproc_else"
-                | "preproc_elif" => self.collect(unit, child, class.clone(), depth + 1),
+                | "preproc_elif" => self.collect(unit, child, class.clone(), namespace, depth + 1),
                 "class_specifier" | "struct_specifier" => {
                     let name = child
                         .child_by_field_name("name")
                         .map(|name| self.units[unit].text_of(name).to_string());
                     if let Some(body) = child.child_by_field_name("body") {
-                        self.collect(unit, body, name, depth + 1);
+                        self.collect(unit, body, name, namespace, depth + 1);
                     }
                 }
-                "field_declaration_list" => self.collect(unit, child, class.clone(), depth + 1),
+                "field_declaration_list" => self.collect(unit, child, class.clone(), namespace, depth + 1),
                 "enum_specifier" => self.add_enum(unit, child),
-                "declaration" => self.add_const_declaration(unit, child),
+                "declaration" => self.add_declaration(unit, child),
+                // `void Run();` inside a class: declared here, defined elsewhere.
+                "field_declaration" if class.is_some() && self.add_prototype(unit, child) => {}
                 "preproc_def" => {
                     if let Some(name) = child.child_by_field_name("name") {
-                        self.defined.insert(self.units[unit].text_of(name).to_string());
+                        self.defined
+                            .entry(self.units[unit].text_of(name).to_string())
+                            .or_default()
+                            .push(Some(unit));
                     }
                 }
                 // `struct S { ... } s;` and typedefs may hide classes with methods.
-                "type_definition" | "field_declaration" => self.collect(unit, child, class.clone(), depth + 1),
+                "type_definition" | "field_declaration" => {
+                    self.collect(unit, child, class.clone(), namespace, depth + 1)
+                }
                 _ => {}
             }
         }
     }
 
-    fn add_function(&mut self, unit: usize, node: Node<'u>, class: Option<String>) {
+    fn add_function(&mut self, unit: usize, node: Node<'u>, class: Option<String>, namespace: &[String]) {
         let Some(body) = node.child_by_field_name("body") else {
             return;
         };
@@ -298,7 +449,7 @@ impl<'u> Index<'u> {
             .unwrap_or_default();
         let kernel = qualified_by(&source.masked.kernel_markers, source, node, declarator);
         let device = !kernel && qualified_by(&source.masked.device_markers, source, node, declarator);
-        self.mention_names(source, body);
+        self.mention_names(unit, source, body);
         self.functions.push(FnDef {
             unit,
             node,
@@ -308,14 +459,24 @@ impl<'u> Index<'u> {
             body,
             kernel,
             device,
+            namespace: namespace.join("::"),
         });
     }
 
-    fn mention_names(&mut self, source: &Unit, body: Node<'u>) {
+    fn mention_names(&mut self, unit: usize, source: &Unit, body: Node) {
         let mut stack = vec![body];
         while let Some(node) = stack.pop() {
-            if matches!(node.kind(), "identifier" | "field_identifier") {
-                self.mentioned.insert(source.text_of(node).to_string());
+            // In a body, a parameter's type may be a name parsed as one: the function a
+            // `std::thread t(Worker, x);` starts (C++'s most vexing parse).
+            let vexing = node.kind() == "type_identifier"
+                && node
+                    .parent()
+                    .is_some_and(|parent| parent.kind() == "parameter_declaration");
+            if matches!(node.kind(), "identifier" | "field_identifier") || vexing {
+                let units = self.mentioned.entry(source.text_of(node).to_string()).or_default();
+                if units.last() != Some(&unit) {
+                    units.push(unit);
+                }
             }
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
@@ -336,27 +497,49 @@ impl<'u> Index<'u> {
             // Implicit values follow from their predecessor: stored as that name + 1
             // would need a node; enumerators without a value are counted instead.
             if let Some(value) = enumerator.child_by_field_name("value") {
-                self.constants.insert(name, ConstDef { unit, value });
+                self.constants.entry(name).or_default().push(ConstDef {
+                    unit,
+                    value,
+                    origin: Some(unit),
+                });
             } else {
-                self.defined.insert(name);
+                self.defined.entry(name).or_default().push(Some(unit));
             }
         }
     }
 
-    /// `constexpr int N = 4;`, `static const uint32_t K = 8;` at namespace level.
-    fn add_const_declaration(&mut self, unit: usize, node: Node<'u>) {
+    /// A function's declaration without a body (`void Run(int x);` at namespace level
+    /// or in a class): where it is declared, and its parameters. False for any other.
+    fn add_prototype(&mut self, unit: usize, node: Node<'u>) -> bool {
         let source = &self.units[unit];
-        if let Some(declarator) = node.child_by_field_name("declarator")
-            && declarator.kind() == "function_declarator"
-            && let (Some(name), Some(list)) = (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("parameters"),
-            )
-        {
-            let name = source.text_of(name).rsplit("::").next().unwrap_or_default().to_string();
-            self.prototypes.insert(name, parameters(source, list));
+        let Some(declarator) = node.child_by_field_name("declarator").and_then(declared_function) else {
+            return false;
+        };
+        let (Some(name), Some(list)) = (
+            declarator.child_by_field_name("declarator"),
+            declarator.child_by_field_name("parameters"),
+        ) else {
+            return false;
+        };
+        let name = source.text_of(name).rsplit("::").next().unwrap_or_default().to_string();
+        let declaring = self.declared.entry(name.clone()).or_default();
+        if declaring.last() != Some(&unit) {
+            declaring.push(unit);
+        }
+        self.prototypes
+            .entry(name)
+            .or_default()
+            .push((unit, parameters(source, list)));
+        true
+    }
+
+    /// A declaration at namespace level: a function's prototype, or a constant's
+    /// (`constexpr int N = 4;`, `static const uint32_t K = 8;`).
+    fn add_declaration(&mut self, unit: usize, node: Node<'u>) {
+        if self.add_prototype(unit, node) {
             return;
         }
+        let source = &self.units[unit];
         let declared_const = source.text_of(node).contains("const");
         if !declared_const {
             return;
@@ -371,7 +554,10 @@ impl<'u> Index<'u> {
                 && let Some(name) = innermost_name(declarator)
             {
                 let text = source.text_of(value).trim_matches('"').to_string();
-                self.string_constants.insert(source.text_of(name).to_string(), text);
+                self.string_constants
+                    .entry(source.text_of(name).to_string())
+                    .or_default()
+                    .push((unit, text));
                 continue;
             }
             let (Some(name), Some(value)) = (
@@ -382,7 +568,13 @@ impl<'u> Index<'u> {
             };
             if name.kind() == "identifier" {
                 self.constants
-                    .insert(source.text_of(name).to_string(), ConstDef { unit, value });
+                    .entry(source.text_of(name).to_string())
+                    .or_default()
+                    .push(ConstDef {
+                        unit,
+                        value,
+                        origin: Some(unit),
+                    });
             }
         }
     }
@@ -397,6 +589,21 @@ fn innermost_name(mut node: Node) -> Option<Node> {
         node = node
             .child_by_field_name("declarator")
             .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
+    }
+    None
+}
+
+/// The `function_declarator` a declaration declares (`void f();`, `int *f();`,
+/// `virtual T &f() const;`), if it declares a function.
+fn declared_function(mut declarator: Node) -> Option<Node> {
+    for _ in 0..MAX_NESTING {
+        match declarator.kind() {
+            "function_declarator" => return Some(declarator),
+            "pointer_declarator" | "reference_declarator" => {
+                declarator = declarator.child_by_field_name("declarator")?
+            }
+            _ => return None,
+        }
     }
     None
 }
@@ -511,16 +718,35 @@ pub fn op_attributes(index: &Index, op: &str) -> Option<Vec<(String, std::ops::R
     Some(attrs)
 }
 
+/// A function of the vendors' libraries: catalogued, or named as their APIs are
+/// (`aclrt*`, `acltdt*`, `aclnn*`, `cuda*`, `cu*`, `Hccl*`, `Hcomm*`, `nccl*`, each
+/// followed by a capital). A repository that implements them (a runtime, an operator
+/// library) is the library: its implementation is never inlined into code that calls
+/// the API, nor an entry point.
+pub fn is_library_api(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "aclrt", "aclmdl", "acltdt", "aclop", "aclnn", "acldvpp", "aclprof", "acl", "cuda", "cu", "Hccl", "Hcomm",
+        "nccl",
+    ];
+    syncguard_model::api::lookup(name).is_some()
+        || PREFIXES.iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+        })
+}
+
 /// The `unit` of a constant defined by `#define`: the index's `defines`.
 pub const DEFINES: usize = usize::MAX;
 /// The unit of the macro expansions (`Index::unit`).
 pub const EXPANSIONS: usize = usize::MAX - 1;
 
 /// Every object-like `#define NAME VALUE` of `units`, as C++ declarations
-/// (`auto NAME = (VALUE);`, one per line) for the index to parse once.
-pub fn defines_text(units: &[Unit]) -> String {
+/// (`auto NAME = (VALUE);`, one per line) for the index to parse once, with the unit
+/// each line comes from.
+pub fn defines_text(units: &[Unit]) -> (String, Vec<Option<usize>>) {
     let mut text = String::new();
-    for unit in units {
+    let mut origins = Vec::new();
+    for (position, unit) in units.iter().enumerate() {
         let mut stack = vec![unit.tree.root_node()];
         while let Some(node) = stack.pop() {
             match node.kind() {
@@ -534,6 +760,7 @@ pub fn defines_text(units: &[Unit]) -> String {
                     // A value spanning lines or holding braces is no integer.
                     if !value.is_empty() && !value.contains(['{', '}', ';', '\\', '\n']) {
                         text.push_str(&format!("auto {} = ({value});\n", unit.text_of(name)));
+                        origins.push(Some(position));
                     }
                 }
                 "translation_unit"
@@ -550,5 +777,5 @@ pub fn defines_text(units: &[Unit]) -> String {
             }
         }
     }
-    text
+    (text, origins)
 }

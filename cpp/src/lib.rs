@@ -11,6 +11,7 @@ mod index;
 mod macros;
 mod mask;
 mod program;
+mod scope;
 
 pub use compile_db::{BuildFlags, CompileDb};
 pub use index::EXTENSIONS;

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use crate::index::Unit;
+use crate::scope::Scopes;
 
 /// Function-like macros by name: each definition with the file it is in.
 pub type Macros = HashMap<String, Vec<(usize, Macro)>>;
@@ -88,17 +89,18 @@ fn read_macro(unit: &Unit, definition: Node) -> Option<(String, Macro)> {
 }
 
 /// The macros worth expanding: bodies that name something in `wanted` (catalogued
-/// APIs, functions the files define) or launch a kernel, and the macros naming them.
-pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(&str) -> bool) -> Macros {
+/// APIs, functions the files define, as seen from the macro's file) or launch a kernel,
+/// and the macros naming them.
+pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(usize, &str) -> bool) -> Macros {
     let bodies = |name: &String| -> Vec<&str> { macros[name].iter().map(|(_, found)| found.body.as_str()).collect() };
     let mut kept: HashSet<String> = macros
-        .keys()
-        .filter(|name| {
-            bodies(name)
-                .iter()
-                .any(|body| body.contains("<<<") || identifiers(body).any(wanted))
+        .iter()
+        .filter(|(_, definitions)| {
+            definitions.iter().any(|(unit, found)| {
+                found.body.contains("<<<") || identifiers(&found.body).any(|name| wanted(*unit, name))
+            })
         })
-        .cloned()
+        .map(|(name, _)| name.clone())
         .collect();
     loop {
         let more: Vec<String> = macros
@@ -119,14 +121,19 @@ pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(&str) -> bool) -> Macros 
     macros.into_iter().filter(|(name, _)| kept.contains(name)).collect()
 }
 
-/// Expand every call of a macro in `macros` inside the function bodies of `units`.
-pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
+/// Expand every call of a macro in `macros` inside the function bodies of `units`,
+/// each with the definition its file sees.
+pub fn expand_calls(units: &[Unit], scopes: &Scopes, macros: &Macros) -> Expansions {
     let mut expansions = Expansions::default();
     if macros.is_empty() {
         return expansions;
     }
+    // In name order: the expansions' text does not depend on the map's order.
+    let mut names: Vec<&String> = macros.keys().collect();
+    names.sort();
+    let visible = MacroScope { macros, scopes };
     for (position, unit) in units.iter().enumerate() {
-        for name in macros.keys() {
+        for name in names.iter().copied() {
             for (at, _) in unit.text.match_indices(name.as_str()) {
                 if expansions.text.len() > MAX_TOTAL {
                     return expansions;
@@ -143,7 +150,7 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
                     .filter(|arg| arg.kind() != "comment")
                     .map(|arg| unit.text_of(arg).to_string())
                     .collect();
-                let Some(body) = expand(macros, position, name, &args, 0) else {
+                let Some(body) = expand(&visible, position, name, &args, 0) else {
                     continue;
                 };
                 if body.len() > MAX_EXPANSION {
@@ -153,11 +160,11 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
                 // Each expansion is a declaration of its own: an expression body is an
                 // initializer (its value is the call's), statements are a function body.
                 let (open, close) = if expression {
-                    ("auto __syncguard_expansion = (", ");\n")
+                    (format!("auto {EXPANSION_NAME} = ("), ");\n")
                 } else {
-                    ("void __syncguard_expansion() {\n", "\n;}\n")
+                    (format!("void {EXPANSION_NAME}() {{\n"), "\n;}\n")
                 };
-                expansions.text.push_str(open);
+                expansions.text.push_str(&open);
                 let start = expansions.text.len();
                 expansions.text.push_str(&body);
                 expansions.text.push_str(close);
@@ -174,6 +181,9 @@ pub fn expand_calls(units: &[Unit], macros: &Macros) -> Expansions {
     expansions
 }
 
+/// The name each expansion is declared under in the expansions' file.
+pub const EXPANSION_NAME: &str = "__syncguard_expansion";
+
 /// The call of macro `name` whose name starts at `at`, if `at` starts one.
 fn call_at<'t>(unit: &'t Unit, at: usize, name: &str) -> Option<Node<'t>> {
     let node = unit.tree.root_node().descendant_for_byte_range(at, at + name.len())?;
@@ -184,14 +194,32 @@ fn call_at<'t>(unit: &'t Unit, at: usize, name: &str) -> Option<Node<'t>> {
     (call.child_by_field_name("function") == Some(node)).then_some(call)
 }
 
+/// The macros of a run and which files see which: a macro is expanded where its
+/// definition is visible (the calling file's own, else one in a file it includes).
+struct MacroScope<'m> {
+    macros: &'m Macros,
+    scopes: &'m Scopes,
+}
+
+impl MacroScope<'_> {
+    fn definition(&self, unit: usize, name: &str) -> Option<&Macro> {
+        let definitions = self.macros.get(name)?;
+        definitions
+            .iter()
+            .find(|(defined_in, _)| *defined_in == unit)
+            .or_else(|| {
+                definitions
+                    .iter()
+                    .find(|(defined_in, _)| self.scopes.sees(unit, *defined_in))
+            })
+            .map(|(_, found)| found)
+    }
+}
+
 /// The text of `name(args)` called in file `unit`, macros inside expanded too (`depth`
-/// deep so far). The file's own definition of a macro wins over another file's.
-fn expand(macros: &Macros, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
-    let definitions = macros.get(name)?;
-    let (_, found) = definitions
-        .iter()
-        .find(|(defined_in, _)| *defined_in == unit)
-        .or_else(|| definitions.first())?;
+/// deep so far). The file's own definition of a macro wins over an included file's.
+fn expand(macros: &MacroScope, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
+    let found = macros.definition(unit, name)?;
     if depth > MAX_DEPTH || (!found.variadic && args.len() != found.params.len() && !found.params.is_empty()) {
         return None;
     }
@@ -242,7 +270,7 @@ fn substitute(found: &Macro, args: &[String]) -> String {
 
 /// Expand calls of other macros in `text` (not `current`: a macro never expands
 /// inside itself).
-fn expand_nested(macros: &Macros, unit: usize, text: &str, current: &str, depth: usize) -> String {
+fn expand_nested(macros: &MacroScope, unit: usize, text: &str, current: &str, depth: usize) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut previous_was_member = false;
@@ -260,7 +288,7 @@ fn expand_nested(macros: &Macros, unit: usize, text: &str, current: &str, depth:
         if let Token::Ident(name) = token
             && name != current
             && !previous_was_member
-            && macros.contains_key(name)
+            && macros.macros.contains_key(name)
             && let Some((args, used)) = call_arguments(&rest[len..])
             && let Some(expanded) = expand(macros, unit, name, &args, depth + 1)
         {
@@ -385,6 +413,57 @@ mod tests {
         collect_macros(&[Unit::parse("m.h".into(), text.into(), 0)])
     }
 
+    /// `expand` in the one file the macros are defined in.
+    fn expand(found: &Macros, unit: usize, name: &str, args: &[String], depth: usize) -> Option<String> {
+        let scopes = Scopes::none(1);
+        super::expand(
+            &MacroScope {
+                macros: found,
+                scopes: &scopes,
+            },
+            unit,
+            name,
+            args,
+            depth,
+        )
+    }
+
+    #[test]
+    fn expansions_do_not_depend_on_the_order_of_a_hash_map() {
+        let mut text: String = (0..16)
+            .map(|k| format!("#define SYNC{k}(s) aclrtSynchronizeStream(s)\n"))
+            .collect();
+        text.push_str("void f() {\n");
+        for k in (0..16).rev() {
+            text.push_str(&format!("  SYNC{k}(x);\n"));
+        }
+        text.push_str("}\n");
+        let units = [Unit::parse("a.cpp".into(), text, 0)];
+        let scopes = Scopes::build(&units);
+        // Each map has a hasher of its own, so its own iteration order.
+        let first = expand_calls(&units, &scopes, &collect_macros(&units)).text;
+        for _ in 0..8 {
+            assert_eq!(expand_calls(&units, &scopes, &collect_macros(&units)).text, first);
+        }
+    }
+
+    #[test]
+    fn a_file_expands_the_macros_it_sees() {
+        let units = [
+            Unit::parse(
+                "a.cpp".into(),
+                "#define SYNC(s) aclrtSynchronizeStream(s)\nvoid f() { SYNC(x); }\n".into(),
+                0,
+            ),
+            Unit::parse("b.cpp".into(), "void g() { SYNC(y); }\n".into(), 0),
+        ];
+        let scopes = Scopes::build(&units);
+        let found = collect_macros(&units);
+        let expansions = expand_calls(&units, &scopes, &found);
+        assert_eq!(expansions.sites.len(), 1, "b.cpp does not include a.cpp");
+        assert!(expansions.sites.keys().all(|(unit, _)| *unit == 0));
+    }
+
     #[test]
     fn expands_parameters_strings_pastes_and_nested_macros() {
         let found = macros(
@@ -426,7 +505,7 @@ mod tests {
             "#define WAIT(ev, s) aclrtStreamWaitEvent(s, ev)\n#define TWICE(ev, s) WAIT(ev, s); WAIT(ev, s)\n\
              #define LOG(x) printf(\"%d\", x)\n",
         );
-        let kept = worth_expanding(found, &|name| name.starts_with("aclrt"));
+        let kept = worth_expanding(found, &|_, name| name.starts_with("aclrt"));
         let mut names: Vec<&String> = kept.keys().collect();
         names.sort();
         assert_eq!(names, ["TWICE", "WAIT"]);

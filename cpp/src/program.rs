@@ -8,14 +8,19 @@ use std::collections::HashMap;
 
 use crate::compile_db::CompileDb;
 use crate::extract::{self, Extracted};
-use crate::index::{FnDef, Index, Unit, defines_text};
+use crate::index::{FnDef, Index, Unit, defines_text, is_library_api};
 use crate::macros::{self, Expansion};
+use crate::scope::Scopes;
 
 /// Files read together: their parse trees and the index across them.
 pub struct Project {
     space: SourceSpace,
     units: Vec<Unit>,
+    /// Which files each file sees through its includes.
+    scopes: Scopes,
     defines: Unit,
+    /// Per line of `defines`, the file whose `#define` it is (`None`: `-D`, database).
+    define_origins: Vec<Option<usize>>,
     /// Function-like macros expanded at their call sites (see `macros`).
     expansions: Unit,
     expansion_sites: HashMap<(usize, usize), Expansion>,
@@ -81,19 +86,30 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
         .as_ref()
         .map(|db| db.common_defines())
         .unwrap_or_default();
-    let mut text: String = options
-        .defines
-        .iter()
-        .chain(&common)
-        .map(|(name, value)| format!("auto {name} = ({value});\n"))
-        .collect();
-    text.push_str(&defines_text(&units));
+    let mut text = String::new();
+    let mut define_origins = Vec::new();
+    for (name, value) in options.defines.iter().chain(&common) {
+        text.push_str(&format!("auto {name} = ({value});\n"));
+        define_origins.push(None);
+    }
+    let (file_defines, origins) = defines_text(&units);
+    text.push_str(&file_defines);
+    define_origins.extend(origins);
     let defines = Unit::parse(String::new(), text, base);
-    let (expansions, expansion_sites) = expand_macros(&units, &defines, &options, base + defines.text.len() + 1);
+    let scopes = Scopes::build(&units);
+    let (expansions, expansion_sites) = expand_macros(
+        &units,
+        &scopes,
+        (&defines, &define_origins),
+        &options,
+        base + defines.text.len() + 1,
+    );
     Project {
         space,
         units,
+        scopes,
         defines,
+        define_origins,
         expansions,
         expansion_sites,
         options,
@@ -104,7 +120,8 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
 /// the files define or a kernel launch, at each of their call sites.
 fn expand_macros(
     units: &[Unit],
-    defines: &Unit,
+    scopes: &Scopes,
+    defines: (&Unit, &[Option<usize>]),
     options: &Options,
     base: usize,
 ) -> (Unit, HashMap<(usize, usize), Expansion>) {
@@ -113,9 +130,19 @@ fn expand_macros(
     if macros.is_empty() {
         return none;
     }
-    let probe = Index::build(units, defines, options.compile_db.as_deref(), (&none.0, &none.1));
-    let wanted = |name: &str| syncguard_model::api::lookup(name).is_some() || probe.defines_function(name);
-    let expansions = macros::expand_calls(units, &macros::worth_expanding(macros, &wanted));
+    let probe = Index::build(
+        units,
+        scopes,
+        defines,
+        options.compile_db.as_deref(),
+        (&none.0, &none.1),
+    );
+    // A macro body's names are looked up where the macro is defined.
+    let wanted = |unit: usize, name: &str| {
+        syncguard_model::api::lookup(name).is_some() || probe.lookup_from(unit, name).next().is_some()
+    };
+    let worth = macros::worth_expanding(macros, &wanted);
+    let expansions = macros::expand_calls(units, scopes, &worth);
     (
         Unit::parse("macro expansion".into(), expansions.text, base),
         expansions.sites,
@@ -137,13 +164,14 @@ impl Project {
     fn entries_here(&self) -> Vec<EntryProgram> {
         let mut index = Index::build(
             &self.units,
-            &self.defines,
+            &self.scopes,
+            (&self.defines, &self.define_origins),
             self.options.compile_db.as_deref(),
             (&self.expansions, &self.expansion_sites),
         );
-        index
-            .defined
-            .extend(self.options.defines.iter().map(|(name, _)| name.clone()));
+        for (name, _) in &self.options.defines {
+            index.define_everywhere(name);
+        }
         let index = index;
         use rayon::prelude::*;
         let fused = self.fused_superkernels();
@@ -160,7 +188,7 @@ impl Project {
                 [] => {
                     self.is_entry_kind(def)
                         && !in_fused(def)
-                        && (def.simple_name() == "main" || !index.mentioned.contains(def.simple_name()))
+                        && (def.simple_name() == "main" || !index.is_mentioned(def))
                 }
                 named => named
                     .iter()
@@ -215,9 +243,13 @@ impl Project {
     }
 
     /// Host functions, and kernels that use SuperKernel early start (their per-core
-    /// code is what the SG4xx rules check); not device helpers, constructors or
-    /// destructors.
+    /// code is what the SG4xx rules check); not device helpers, constructors,
+    /// destructors, or a library's own implementation of its API (a runtime repository
+    /// defines `aclrtSetDevice`: that is the API, not code that uses it).
     fn is_entry_kind(&self, def: &FnDef) -> bool {
+        if def.class.is_none() && is_library_api(def.simple_name()) {
+            return false;
+        }
         if def.kernel {
             // The calls may be in the kernel class's methods, in the same file.
             let text = &self.units[def.unit].text;

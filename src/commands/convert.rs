@@ -83,7 +83,8 @@ fn convert_source(input: &Input) -> Outcome {
         .project
         .entries()
         .into_iter()
-        .filter(|e| e.api_calls > 0)
+        // An entry point whose calls were all left out has no program to print.
+        .filter(|e| e.api_calls > 0 && !e.syntax.stmts.is_empty())
         .collect();
     if entries.is_empty() {
         eprintln!(

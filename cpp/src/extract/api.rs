@@ -4,7 +4,7 @@
 //! objects from before, declared at the top of the program.
 
 use syncguard_grammar::ast;
-use syncguard_model::api::{Api, ArgKind, Creates, Effect, QueryCompletion};
+use syncguard_model::api::{Api, ArgKind, Creates, Effect, EnumFamily, Param, QueryCompletion};
 use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
@@ -22,14 +22,52 @@ use syncguard_model::model::UNKNOWN_SIZE;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn api_call(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
-        if self.is_discarded(node) && failure_changes_synchronization(api) {
+        let before = self.api_calls;
+        let value = self.api_call_followed(node, api, args);
+        // A call left out (its note says why) still synchronizes: its entry point is
+        // checked and the note listed. Not the C library's `malloc`/`free`, which are
+        // catalogued only so that host buffers are followed.
+        if self.api_calls == before && !matches!(api.name, "malloc" | "free") {
+            self.api_calls += 1;
+        }
+        value
+    }
+
+    /// A catalogued call as a `.sync` statement (counted in `api_calls`), or left out
+    /// with a note.
+    fn api_call_followed(&mut self, node: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        if let Some(expectation) = self.expected_to_fail(node) {
+            // The code states the call fails: it changes nothing, and its code is no success.
+            let expectation = expectation.split_whitespace().collect::<Vec<_>>().join(" ");
+            self.unresolved(
+                node,
+                format!(
+                    "`{}` is left out: the code expects it to fail (`{expectation}`)",
+                    api.name
+                ),
+            );
+            return Value::Unknown;
+        }
+        if let Effect::BatchMode { start } = api.effect
+            && let Some(note) = self.batch_from_before(start, args.first().copied())
+        {
+            self.unresolved(node, format!("`{}` is left out: {note}", api.name));
+            return self.call_result();
+        }
+        let params: Vec<_> = api.positional_params().collect();
+        let outputs = output_positions(self, api, args, params.len());
+        if self.is_discarded(node)
+            && failure_changes_synchronization(api)
+            && !outputs
+                .first()
+                .is_some_and(|&at| self.null_checked_next(node, args[at]))
+            && !self.last_error_checked_next(node, api)
+        {
             let range = self.range(node);
             if !self.unchecked.iter().any(|(seen, _)| *seen == range) {
                 self.unchecked.push((range, api));
             }
         }
-        let params: Vec<_> = api.positional_params().collect();
-        let outputs = output_positions(self, api, args, params.len());
         let inputs: Vec<Node<'u>> = args
             .iter()
             .enumerate()
@@ -64,17 +102,19 @@ impl<'u> Walker<'_, 'u> {
                     }
                 }
             }
-            match self.argument(param.kind, *arg, value, &values) {
+            let expr = match (param.kind, value) {
+                (ArgKind::Int, Value::Unknown) => self.unknown_int(api, param, *arg, &values),
+                _ => self
+                    .argument(param.kind, *arg, value)
+                    .map_err(|why| format!("`{}` is left out: its `{}` {why}", api.name, param.name)),
+            };
+            match expr {
                 Ok(expr) => converted.push(ast::Arg {
                     name: None,
                     value: expr,
                 }),
-                Err(why) => {
-                    self.unresolved_touching(
-                        *arg,
-                        format!("`{}` is left out: its `{}` {why}", api.name, param.name),
-                        object_names(&values),
-                    );
+                Err(note) => {
+                    self.unresolved_touching(*arg, note, object_names(&values));
                     return Value::Int(0);
                 }
             }
@@ -147,7 +187,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// Where an output argument (`&ev`, `out`, `threads`) puts what the call creates.
-    fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
+    pub(super) fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
         let arg = strip_casts(arg);
         if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
             return self.place_of(arg.child_by_field_name("argument")?);
@@ -159,7 +199,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// One argument as `.sync` syntax, or why it cannot be.
-    fn argument(&mut self, kind: ArgKind, arg: Node<'u>, value: &Value, all: &[Value]) -> Result<ast::Expr, String> {
+    fn argument(&mut self, kind: ArgKind, arg: Node<'u>, value: &Value) -> Result<ast::Expr, String> {
         let span = self.range(arg);
         match (kind, value) {
             (ArgKind::Stream, Value::Null | Value::Int(0)) => Ok(ast::Expr {
@@ -198,9 +238,17 @@ impl<'u> Walker<'_, 'u> {
             (ArgKind::Int | ArgKind::Timeout(_) | ArgKind::Flags, Value::Int(value)) => {
                 Ok(ast::Expr::int(*value, span))
             }
-            (ArgKind::Flags | ArgKind::Enum(_), Value::Sym(expr)) => Ok(expr.clone()),
-            (ArgKind::Enum(_), Value::Int(value)) => Ok(ast::Expr::int(*value, span)),
-            (ArgKind::Int, Value::Unknown) => Ok(ast::Expr::int(self.size_fallback(all), span)),
+            (ArgKind::Flags, Value::Sym(expr)) => Ok(expr.clone()),
+            // One of the family's names, or a number where the catalogue says which
+            // name has it; anything else is no constant the lowering could read.
+            (ArgKind::Enum(family), Value::Sym(expr)) if names_constant_of(expr, family) => Ok(expr.clone()),
+            (ArgKind::Enum(family), Value::Int(value)) if enum_constant(family, *value).is_some() => {
+                Ok(ast::Expr::name(enum_constant(family, *value).unwrap_or_default(), span))
+            }
+            (ArgKind::Enum(_), Value::Sym(_) | Value::Int(_)) => Err(format!(
+                "(`{}`) is not a constant the catalogue names",
+                self.text(arg).trim()
+            )),
             (ArgKind::Timeout(_) | ArgKind::Flags, Value::Unknown) => Ok(ast::Expr::int(0, span)),
             (ArgKind::Str | ArgKind::Function, Value::Str(text)) => Ok(ast_str(text, span)),
             (ArgKind::Str | ArgKind::Function, _) => Ok(ast_str(self.text(arg), span)),
@@ -290,6 +338,36 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
+    /// An integer argument with no value the extractor can follow. A size or length of
+    /// memory (a copy's count, an allocation's size) moves the space left in the call's
+    /// buffers, as documented; a parameter the model does not read (a memset's fill byte,
+    /// a launch's block count) is written 0, on which no finding depends. Any other
+    /// number would be a guess the findings rest on, so the call is left out instead
+    /// (`Err` holds the note): for a device id, the thread stays on its device.
+    fn unknown_int(&mut self, api: &Api, param: &Param, arg: Node<'u>, values: &[Value]) -> Result<ast::Expr, String> {
+        let span = self.range(arg);
+        match int_role(api, param) {
+            IntRole::Size => Ok(ast::Expr::int(self.size_fallback(values), span)),
+            IntRole::Unread => Ok(ast::Expr::int(0, span)),
+            IntRole::Device => Err(format!(
+                "`{}` is left out: its device `{}` has no value the extractor can follow{}",
+                api.name,
+                self.text(arg).trim(),
+                if api.effect == Effect::SetDevice {
+                    "; the thread is taken to stay on its device (the rank's own)"
+                } else {
+                    ""
+                }
+            )),
+            IntRole::Read => Err(format!(
+                "`{}` is left out: its `{}` (`{}`) has no value the extractor can follow",
+                api.name,
+                param.name,
+                self.text(arg).trim()
+            )),
+        }
+    }
+
     /// The smallest space left in the call's buffers: the count a copy of unknown size
     /// is taken to move.
     fn size_fallback(&self, values: &[Value]) -> i64 {
@@ -307,98 +385,9 @@ impl<'u> Walker<'_, 'u> {
             .unwrap_or(UNKNOWN_SIZE)
     }
 
-    /// An object the code receives from outside (an entry parameter, a member of an
-    /// object it did not construct, a global): declared once, at the top, as an object
-    /// from before. Only places rooted outside the walked code qualify: a local whose
-    /// value is unknown is a handle the extractor lost, not one from before.
-    fn object_from_before(&mut self, kind: ArgKind, arg: Node<'u>) -> Option<ast::Expr> {
-        let place = self.place_of(strip_casts(arg))?;
-        if let Some(value) = self.from_before.get(&place).cloned() {
-            return self.value_expr(&value, self.range(arg));
-        }
-        if !self.is_outside(&place) {
-            return None;
-        }
-        let (call, value) = match kind {
-            ArgKind::Stream => {
-                let api = if self.source_unit().0.cuda {
-                    "cudaStreamCreate"
-                } else {
-                    "aclrtCreateStream"
-                };
-                let name = self.object_name(&place);
-                (api, Value::Handle(name))
-            }
-            ArgKind::Event => ("existing_event", Value::Handle(self.object_name(&place))),
-            ArgKind::Notify => ("existing_notify", Value::Handle(self.object_name(&place))),
-            ArgKind::Comm => ("existing_comm", Value::Handle(self.object_name(&place))),
-            ArgKind::Ptr => {
-                let region = self.memory_from_before(&place, arg);
-                self.from_before.insert(place.clone(), region.clone());
-                self.store.insert(place, region.clone());
-                return self.value_expr(&region, self.range(arg));
-            }
-            _ => return None,
-        };
-        let Value::Handle(name) = &value else { return None };
-        let span = self.range(arg);
-        let created = self.ast_call(call, arg, Vec::new(), Vec::new());
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ast::Ident {
-                    name: name.clone(),
-                    span: span.clone(),
-                }),
-                value: ast::Expr {
-                    span: span.clone(),
-                    kind: ast::ExprKind::Call(Box::new(created)),
-                },
-            },
-            span: span.clone(),
-        });
-        self.from_before.insert(place.clone(), value.clone());
-        self.store.insert(place, value.clone());
-        self.value_expr(&value, span)
-    }
-
-    /// Whether a place is rooted outside the walked code: a global, a member of an
-    /// object the entry point did not construct, or an entry parameter.
-    pub(super) fn is_outside(&self, place: &str) -> bool {
-        place.starts_with("::") || place.starts_with("this#") || self.is_entry_param(place)
-    }
-
-    fn is_entry_param(&self, place: &str) -> bool {
-        let root = place.split(['.', '[']).next().unwrap_or(place);
-        self.frames
-            .first()
-            .and_then(|frame| frame.scopes.first())
-            .is_some_and(|scope| scope.values().any(|param| param == root))
-    }
-
-    /// Memory of its own from before, for one unknown pointer (named after it): two
-    /// pointers the code does not relate are never taken to alias.
-    pub(super) fn memory_from_before(&mut self, pointer: &str, first_use: Node<'u>) -> Value {
-        let name = self.object_name(pointer);
-        let span = self.range(first_use);
-        self.prelude
-            .push(super::kernel::let_call(&name, "existing_memory", span));
-        Value::Buffer {
-            offset: 0,
-            name,
-            scale: 1,
-        }
-    }
-
-    fn value_expr(&self, value: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
-        match value {
-            Value::Handle(name) => Some(ast::Expr::name(name, span)),
-            Value::Buffer { name, offset, .. } => Some(pointer(name, *offset, span)),
-            _ => None,
-        }
-    }
-
-    /// `k<<<grid, block, smem, stream>>>(args)` (CUDA) or `k<<<blockDim, l2ctrl,
-    /// stream>>>(args)` (Ascend C): a kernel on the stream that reads and writes the
+    /// `k<<<grid, block, smem, stream>>>(args)` (CUDA), `k<<<blockDim, l2ctrl,
+    /// stream>>>(args)` (Ascend C) or `k<<<blocks, threads, dynUbuf, stream>>>(args)`
+    /// (an Ascend C SIMT kernel): a kernel on the stream that reads and writes the
     /// buffers it is given, as its visible definition shows (written through a
     /// non-`const` pointer it assigns through, read otherwise); without a definition,
     /// every buffer argument is read and written.
@@ -416,11 +405,12 @@ impl<'u> Walker<'_, 'u> {
                 list.named_children(&mut cursor).collect()
             })
             .unwrap_or_default();
-        let stream_position = if self.source_unit().0.cuda { 3 } else { 2 };
-        let stream = match config.get(stream_position) {
+        self.api_calls += 1;
+        let stream = match launch_stream_position(self.source_unit().0.cuda, config.len()).and_then(|at| config.get(at))
+        {
             Some(stream) => {
                 let value = self.eval(*stream);
-                match self.argument(ArgKind::Stream, *stream, &value, &[]) {
+                match self.argument(ArgKind::Stream, *stream, &value) {
                     Ok(expr) => expr,
                     Err(why) => {
                         self.unresolved(*stream, format!("the launch is left out: its stream {why}"));
@@ -434,15 +424,14 @@ impl<'u> Walker<'_, 'u> {
             },
         };
         let kernel_name = self.text(kernel).trim().to_string();
+        let from = self.scope_unit();
+        let simple_kernel = kernel_name.rsplit("::").next().unwrap_or_default();
         let definition = self
             .index
-            .lookup(&kernel_name)
+            .lookup_from(from, simple_kernel)
             .find(|def| def.kernel || def.params.len() == args.len())
             .cloned();
-        let prototype = self
-            .index
-            .prototypes
-            .get(kernel_name.rsplit("::").next().unwrap_or_default());
+        let prototype = self.index.prototype_from(from, simple_kernel);
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         for (position, arg) in args.iter().enumerate() {
@@ -473,7 +462,6 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
         }
-        self.api_calls += 1;
         let span = self.range(node);
         let mut named = Vec::new();
         for (label, ranges) in [("reads", reads), ("writes", writes)] {
@@ -585,12 +573,13 @@ impl<'u> Walker<'_, 'u> {
         let Some(arguments) = query.child_by_field_name("arguments") else {
             return false;
         };
+        self.api_calls += 1;
         let mut cursor = arguments.walk();
         let args: Vec<Node<'u>> = arguments.named_children(&mut cursor).collect();
         let mut converted = Vec::new();
         for (param, arg) in api.positional_params().filter(|p| !p.optional).zip(&args) {
             let value = self.eval(*arg);
-            match self.argument(param.kind, *arg, &value, &[]) {
+            match self.argument(param.kind, *arg, &value) {
                 Ok(expr) => converted.push(ast::Arg {
                     name: None,
                     value: expr,
@@ -618,7 +607,6 @@ impl<'u> Walker<'_, 'u> {
             },
             ast::Expr::name(done, span.clone()),
         );
-        self.api_calls += 1;
         self.emit(
             ast::StmtKind::While {
                 cond,
@@ -635,12 +623,18 @@ impl<'u> Walker<'_, 'u> {
     /// A loop that calls nothing (it computes on host data): not unrolled; the buffers
     /// it indexes are read or written by the host once, as a whole.
     pub(super) fn is_data_loop(&self, body: Node<'u>) -> bool {
-        // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing.
+        // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing;
+        // printing a mismatch (`printf`, a log macro) does nothing to synchronization.
         let real_call = |call: &Node| {
-            let callee = call.child_by_field_name("function").map_or("", |f| self.text(f));
-            !["static_cast", "reinterpret_cast", "const_cast"]
-                .iter()
-                .any(|cast| callee.starts_with(cast))
+            let function = call.child_by_field_name("function");
+            let callee = function.map_or("", |f| self.text(f));
+            // `float(i)`: a conversion written as a call.
+            let conversion = function.is_some_and(|f| f.kind() == "primitive_type");
+            !conversion
+                && !["static_cast", "reinterpret_cast", "const_cast"]
+                    .iter()
+                    .any(|cast| callee.starts_with(cast))
+                && !super::expr::is_harmless(callee.trim())
         };
         if calls_in(body).iter().any(real_call) {
             return false;
@@ -714,6 +708,76 @@ impl<'u> Walker<'_, 'u> {
             self.host_access(node, &value, write);
         }
     }
+}
+
+/// Whether `expr` is a name of `family` (`ACL_MEMCPY_HOST_TO_DEVICE`).
+fn names_constant_of(expr: &ast::Expr, family: EnumFamily) -> bool {
+    matches!(&expr.kind, ast::ExprKind::Name(path) if family.constants().contains(&path.text.rsplit("::").next().unwrap_or(&path.text)))
+}
+
+/// The constant of `family` whose value is `value`, for the families whose constants
+/// the catalogue lists in value order (`CommEngine`, the stream failure and capture
+/// modes); `None` for the others, whose numbers it does not know.
+fn enum_constant(family: EnumFamily, value: i64) -> Option<&'static str> {
+    let by_position = matches!(
+        family,
+        EnumFamily::Engine | EnumFamily::StreamFailureMode | EnumFamily::CaptureMode
+    );
+    let position = usize::try_from(value).ok().filter(|_| by_position)?;
+    family.constants().get(position).copied()
+}
+
+/// Which launch configuration argument is the stream, if one is: CUDA's fourth
+/// (`<<<grid, block, smem, stream>>>`); Ascend C's last of three (`<<<blockDim,
+/// l2ctrl, stream>>>`) or, for a SIMT kernel, of four (`<<<blocks, threads, dynUbuf,
+/// stream>>>`). Without it the launch is on the default stream.
+fn launch_stream_position(cuda: bool, count: usize) -> Option<usize> {
+    match (cuda, count) {
+        (true, _) => Some(3),
+        (false, 3 | 4) => Some(count - 1),
+        (false, _) => None,
+    }
+}
+
+/// What an integer parameter of the catalogue means to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IntRole {
+    /// A size or length of memory (`SIZE_PARAMS`): with no value, the space left in the
+    /// call's buffers.
+    Size,
+    /// A device (`aclrtSetDevice`, `aclrtResetDevice`, `cudaSetDevice`).
+    Device,
+    /// A parameter no op of the model reads.
+    Unread,
+    /// Anything else: an index, a count of objects, a rank, a value waited for.
+    Read,
+}
+
+/// Sizes and lengths of memory, by the catalogue's parameter names: one length each.
+/// A 2D copy's width, height and pitches are not: with no value, the space left in its
+/// buffers is no row length, and their product is nothing the call moves.
+const SIZE_PARAMS: &[&str] = &["size", "len", "count", "destMax", "dest_max", "maxCount"];
+
+/// Parameters the model's ops do not read: a stream's priority, a launch's block count
+/// and argument size, its dynamic shared memory.
+const UNREAD_PARAMS: &[&str] = &["priority", "numBlocks", "argsSize", "sharedMem"];
+
+fn int_role(api: &Api, param: &Param) -> IntRole {
+    if api.effect == Effect::SetDevice
+        || (matches!(param.name, "deviceId" | "device") && api.creates != Creates::Context)
+    {
+        return IntRole::Device;
+    }
+    if SIZE_PARAMS.contains(&param.name) {
+        return IntRole::Size;
+    }
+    let unread = UNREAD_PARAMS.contains(&param.name)
+        // A call with no effect (`aclrtIpcMemSetImportPid`), a context (made on any
+        // device), a memset's fill byte: the model keeps no value of them.
+        || api.effect == Effect::None
+        || api.creates == Creates::Context
+        || (matches!(api.effect, Effect::Memset { .. }) && param.name == "value");
+    if unread { IntRole::Unread } else { IntRole::Read }
 }
 
 /// How a kernel uses one parameter.
@@ -852,7 +916,7 @@ fn calls_in(node: Node) -> Vec<Node> {
     calls
 }
 
-fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
+pub(super) fn pointer(name: &str, offset: i64, span: std::ops::Range<usize>) -> ast::Expr {
     if offset == 0 {
         return ast::Expr::name(name, span);
     }

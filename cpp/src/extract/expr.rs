@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Value};
 use super::{Frame, MAX_INLINE_DEPTH, MAX_NESTING, Walker};
-use crate::index::{DEFINES, FnDef};
+use crate::index::{DEFINES, FnDef, is_library_api};
 
 /// Return codes of success: error branches that test against them are not taken.
 const SUCCESS_CODES: &[&str] = &[
@@ -82,7 +82,9 @@ impl<'u> Walker<'_, 'u> {
                 .chars()
                 .nth(1)
                 .map_or(Value::Unknown, |c| Value::Int(c as i64)),
-            "identifier" | "qualified_identifier" => self.name_value(node),
+            // A type name is an expression where a declaration was parsed for a call
+            // (`std::thread t(Worker, stream)`).
+            "identifier" | "qualified_identifier" | "type_identifier" => self.name_value(node),
             "preproc_defined" => node
                 .named_child(0)
                 .and_then(|name| self.is_defined(self.text(name)))
@@ -146,13 +148,21 @@ impl<'u> Walker<'_, 'u> {
         if is_catalogue_constant(simple) {
             return Value::Sym(super::ast::Expr::name(simple, self.range(node)));
         }
-        if let Some(value) = self.constant(simple, 0) {
+        let from = self.scope_unit();
+        if let Some(value) = self.constant(from, simple, 0) {
             return Value::Int(value);
         }
-        if let Some(text) = self.index.string_constants.get(simple) {
-            return Value::Str(text.clone());
+        if let Some(text) = self.index.string_constant_from(from, simple) {
+            return Value::Str(text.to_string());
         }
-        if let Some(function) = self.index.lookup(simple).next() {
+        // A function named as a value (a callback, a kernel handed on): one this code
+        // can call, not a method of another class.
+        let class = self.frame().class.clone();
+        if let Some(function) = self
+            .index
+            .lookup_from(from, simple)
+            .find(|def| def.class.is_none() || def.class == class)
+        {
             return Value::Str(function.simple_name().to_string());
         }
         let place = self.member_or_global(text);
@@ -167,10 +177,16 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
-    /// The value of a constant (`#define`, enumerator, `constexpr`), evaluated in
-    /// the unit that defines it.
-    fn constant(&mut self, name: &str, depth: usize) -> Option<i64> {
-        let definition = *self.index.constants.get(name)?;
+    /// The value of the constant `name` (`kForce`, `ns::kForce`), if it is one.
+    pub(super) fn named_constant(&mut self, name: &str) -> Option<i64> {
+        let from = self.scope_unit();
+        self.constant(from, name.rsplit("::").next().unwrap_or(name), 0)
+    }
+
+    /// The value of a constant (`#define`, enumerator, `constexpr`) that code in unit
+    /// `from` sees, evaluated in the unit that defines it.
+    fn constant(&mut self, from: usize, name: &str, depth: usize) -> Option<i64> {
+        let definition = self.index.constant_from(from, name)?;
         if depth > 16 {
             return None;
         }
@@ -179,15 +195,18 @@ impl<'u> Walker<'_, 'u> {
         } else {
             Some(definition.unit)
         };
-        self.const_eval(unit, definition.value, depth)
+        let from = definition.origin.unwrap_or(from);
+        self.const_eval((unit, from), definition.value, depth)
     }
 
     /// Evaluate a constant expression without side effects (for definitions outside
-    /// the walked code).
-    fn const_eval(&mut self, unit: Option<usize>, node: Node<'u>, depth: usize) -> Option<i64> {
+    /// the walked code): its text is in `unit` (`None`: the `#define`s), its names are
+    /// looked up from the analyzed file `from`.
+    fn const_eval(&mut self, at: (Option<usize>, usize), node: Node<'u>, depth: usize) -> Option<i64> {
         if depth > 32 {
             return None;
         }
+        let (unit, from) = at;
         let source = unit.map_or(self.index.defines, |unit| &self.index.units[unit]);
         match node.kind() {
             "number_literal" => parse_int(source.text_of(node)),
@@ -196,17 +215,17 @@ impl<'u> Walker<'_, 'u> {
             "identifier" | "qualified_identifier" => {
                 let text = source.text_of(node);
                 let simple = text.rsplit("::").next().unwrap_or(text).to_string();
-                self.constant(&simple, depth + 1)
+                self.constant(from, &simple, depth + 1)
             }
-            "parenthesized_expression" => self.const_eval(unit, node.named_child(0)?, depth + 1),
-            "cast_expression" => self.const_eval(unit, node.child_by_field_name("value")?, depth + 1),
+            "parenthesized_expression" => self.const_eval(at, node.named_child(0)?, depth + 1),
+            "cast_expression" => self.const_eval(at, node.child_by_field_name("value")?, depth + 1),
             "unary_expression" => {
-                let operand = self.const_eval(unit, node.child_by_field_name("argument")?, depth + 1)?;
+                let operand = self.const_eval(at, node.child_by_field_name("argument")?, depth + 1)?;
                 unary_op(source.text_of(node.child_by_field_name("operator")?), operand)
             }
             "binary_expression" => {
-                let left = self.const_eval(unit, node.child_by_field_name("left")?, depth + 1)?;
-                let right = self.const_eval(unit, node.child_by_field_name("right")?, depth + 1)?;
+                let left = self.const_eval(at, node.child_by_field_name("left")?, depth + 1)?;
+                let right = self.const_eval(at, node.child_by_field_name("right")?, depth + 1)?;
                 binary_op(source.text_of(node.child_by_field_name("operator")?), left, right)
             }
             "sizeof_expression" => {
@@ -230,7 +249,7 @@ impl<'u> Walker<'_, 'u> {
 
     fn place_of_inner(&mut self, node: Node<'u>) -> Option<Place> {
         match node.kind() {
-            "identifier" => {
+            "identifier" | "type_identifier" => {
                 let name = self.text(node);
                 Some(self.lookup_local(name).unwrap_or_else(|| self.member_or_global(name)))
             }
@@ -540,6 +559,7 @@ impl<'u> Walker<'_, 'u> {
                 _ => Value::Unknown,
             }
         };
+        self.note_written(&place);
         self.store.insert(place, stored.clone());
         stored
     }
@@ -558,6 +578,7 @@ impl<'u> Walker<'_, 'u> {
             buffer @ Value::Buffer { .. } => advance(buffer, delta),
             _ => Value::Unknown,
         };
+        self.note_written(&place);
         self.store.insert(place, next.clone());
         // Prefix forms yield the new value.
         if self.text(node).starts_with(['+', '-']) {
@@ -601,6 +622,11 @@ impl<'u> Walker<'_, 'u> {
         let name = callee_name(self.text(function));
         let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(&name).to_string();
         if let Some(value) = self.rank_query(&simple, &args) {
+            return value;
+        }
+        if self.core.is_none()
+            && let Some(value) = self.thread_call(node, function, &simple, &args)
+        {
             return value;
         }
         if self.core.is_some()
@@ -732,9 +758,11 @@ impl<'u> Walker<'_, 'u> {
         }
     }
 
-    /// The definition a call names: among same-named definitions with room for the
-    /// arguments, the closest to the caller (its own file, then its folder, then any),
-    /// preferring the caller's class and an exact parameter count.
+    /// The definition a call names: among the same-named definitions the calling file
+    /// can call (see `Index::links`) with room for the arguments and the qualifier the
+    /// call writes (`ns::F`, `Class::F`), the closest to the caller (its own file, then
+    /// a file it includes), preferring the caller's class and an exact parameter count.
+    /// A library API's own implementation is never one (`is_library_api`).
     fn resolve(&mut self, function: Node<'u>, simple: &str, argc: usize) -> Option<FnDef<'u>> {
         let is_method = function.kind() == "field_expression";
         // `op.Process()`: the class `op` was declared with; `Process()`: the caller's.
@@ -748,19 +776,22 @@ impl<'u> Walker<'_, 'u> {
                 .or_else(|| self.frame().class.clone()),
             _ => self.frame().class.clone(),
         };
-        let unit = self.frame().unit;
-        let folder = |unit: usize| self.index.folders.get(unit).cloned().flatten();
-        let caller_folder = folder(unit);
+        let qualifier = (!is_method).then(|| qualifier_of(self.text(function))).flatten();
+        let from = self.scope_unit();
         self.index
-            .lookup(simple)
+            .lookup_from(from, simple)
             .filter(|def| !def.kernel && def.params.len() >= argc)
+            .filter(|def| def.class.is_some() || !is_library_api(def.simple_name()))
             // Device helpers run in kernel code, host functions in host code.
             .filter(|def| def.device == self.core.is_some() || !def.device)
-            .filter(|def| is_method || def.class.is_none() || def.class == class || self.text(function).contains("::"))
+            .filter(|def| match &qualifier {
+                Some(qualifier) => qualifies(def, qualifier),
+                None => is_method || def.class.is_none() || def.class == class,
+            })
             .max_by_key(|def| {
-                let closeness = if def.unit == unit {
+                let closeness = if def.unit == from {
                     2
-                } else if folder(def.unit) == caller_folder {
+                } else if self.index.scopes.sees(from, def.unit) {
                     1
                 } else {
                     0
@@ -886,6 +917,7 @@ impl<'u> Walker<'_, 'u> {
     fn opaque_call(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Value {
         let mut handed = Vec::new();
         let mut touches = Vec::new();
+        let outputs = self.opaque_outputs(name, args);
         for arg in args {
             let value = self.eval(*arg);
             touches.extend(match &value {
@@ -903,12 +935,24 @@ impl<'u> Walker<'_, 'u> {
                 handed.push(self.text(*arg).to_string());
             }
         }
+        // What the call may write has no known value after it (`GetRingNum(&n)`), not
+        // the value it had before.
+        for place in outputs {
+            self.note_written(&place);
+            self.store.insert(format!("{place}.#len"), Value::Unknown);
+            self.store.insert(place, Value::Unknown);
+        }
         if !handed.is_empty() && !is_harmless(name) {
+            let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(name);
+            let what = if is_library_api(simple) && self.index.lookup_from(self.scope_unit(), simple).next().is_some() {
+                "is a library API (its implementation among the analyzed files is the library's, not followed)"
+            } else {
+                "is neither a catalogued API nor defined in the analyzed files"
+            };
             self.unresolved_touching(
                 node,
                 format!(
-                    "`{name}` is neither a catalogued API nor defined in the analyzed files, and receives {}: what it \
-                     does with {} is not known",
+                    "`{name}` {what}, and receives {}: what it does with {} is not known",
                     handed.iter().map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", "),
                     if handed.len() == 1 { "it" } else { "them" }
                 ),
@@ -919,8 +963,37 @@ impl<'u> Walker<'_, 'u> {
     }
 }
 
+impl<'u> Walker<'_, 'u> {
+    /// The places a call the walk does not follow may write: what it gets the address
+    /// of (`&n`), and what it takes by non-`const` reference where its declaration is
+    /// visible (`void Prepare(uint32_t &n)`).
+    fn opaque_outputs(&mut self, name: &str, args: &[Node<'u>]) -> Vec<Place> {
+        let simple = name.rsplit(['.', ':', '>']).next().unwrap_or(name);
+        let by_reference: Vec<bool> = self
+            .index
+            .prototype_from(self.scope_unit(), simple)
+            .map(|params| params.iter().map(|param| param.reference && !param.is_const).collect())
+            .unwrap_or_default();
+        let mut outputs = Vec::new();
+        for (position, arg) in args.iter().enumerate() {
+            let arg = super::api::strip_casts(*arg);
+            let written = if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
+                arg.child_by_field_name("argument")
+            } else if by_reference.get(position) == Some(&true) {
+                Some(arg)
+            } else {
+                None
+            };
+            if let Some(place) = written.and_then(|target| self.place_of(target)) {
+                outputs.push(place);
+            }
+        }
+        outputs
+    }
+}
+
 /// Functions known to do nothing to synchronization with the handles they receive.
-fn is_harmless(name: &str) -> bool {
+pub(super) fn is_harmless(name: &str) -> bool {
     let simple = name.rsplit("::").next().unwrap_or(name);
     matches!(
         simple,
@@ -959,6 +1032,34 @@ fn is_catalogue_constant(name: &str) -> bool {
         || name.ends_with("_STATUS_NOT_READY")
         || name == "cudaErrorNotReady"
         || name.starts_with("COMM_PROTOCOL_")
+}
+
+/// `ns::Run` → `ns`, `a::B::Run` → `B`: the scope a qualified call names (`None`
+/// unqualified, or `::Run`).
+fn qualifier_of(text: &str) -> Option<String> {
+    // Blanks and template arguments (`B<int>`) out.
+    let mut depth = 0usize;
+    let text: String = text
+        .chars()
+        .filter(|c| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                _ => return depth == 0 && !c.is_whitespace(),
+            }
+            false
+        })
+        .collect();
+    let (scope, _) = text.trim_start_matches("::").rsplit_once("::")?;
+    let last = scope.rsplit("::").next().unwrap_or(scope);
+    (!last.is_empty()).then(|| last.to_string())
+}
+
+/// Whether `def` is in the class or namespace a qualified call names.
+fn qualifies(def: &FnDef, qualifier: &str) -> bool {
+    def.class.as_deref() == Some(qualifier)
+        || def.namespace.rsplit("::").next() == Some(qualifier)
+        || def.qualified.contains(&format!("{qualifier}::"))
 }
 
 /// `static_cast<aclrtStream>` → `static_cast`, `::aclrtFoo` → `aclrtFoo`, blanks out.
@@ -1138,6 +1239,14 @@ mod tests {
         assert_eq!(parse_int("010"), Some(8));
         assert_eq!(parse_int("1'000"), Some(1000));
         assert_eq!(parse_int("1.5f"), None);
+    }
+
+    #[test]
+    fn a_qualified_call_names_its_scope() {
+        assert_eq!(qualifier_of("ns::Run"), Some("ns".into()));
+        assert_eq!(qualifier_of("a::B<int>::Run"), Some("B".into()));
+        assert_eq!(qualifier_of("::Run"), None);
+        assert_eq!(qualifier_of("Run"), None);
     }
 
     #[test]

@@ -55,9 +55,9 @@ impl<'u> Walker<'_, 'u> {
             };
             self.store.insert(place, buffer);
         }
-        self.blocks.push(Vec::new());
+        self.open_block();
         self.stmt(kernel.body);
-        let body = self.blocks.pop().unwrap_or_default();
+        let body = self.close_block();
         let core = self.core.take().unwrap_or_default();
         let keys = if core.tiling_keys.is_empty() {
             vec![0]
@@ -167,6 +167,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// `AscendC::SetNextTaskStart<...>()`, `WaitPreTaskEnd()`, `DataCopy(dst, src, count)`.
     fn core_api(&mut self, node: Node<'u>, function: Node<'u>, api: &'static Api, args: &[Node<'u>]) -> Value {
+        self.api_calls += 1;
         let mut converted = Vec::new();
         if api.params.iter().any(|param| param.kind == ArgKind::CoreMem) {
             let count = args.get(2).map_or(Value::Unknown, |arg| self.eval(*arg));
@@ -187,9 +188,14 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
         }
-        self.api_calls += 1;
         let mut call = self.ast_call(api.name, node, converted, Vec::new());
-        call.generics = template_arguments(self, function);
+        call.generics = match self.template_arguments(api, function) {
+            Ok(generics) => generics,
+            Err(note) => {
+                self.unresolved(node, note);
+                return Value::Int(0);
+            }
+        };
         let span = call.span.clone();
         self.emit(ast::StmtKind::Call(call), span);
         Value::Int(0)
@@ -221,17 +227,55 @@ fn core_memory(value: &Value, count: &Value, span: std::ops::Range<usize>) -> Op
     })
 }
 
-/// `SetNextTaskStart<PIPE_MTE3, PIPE_FIX>`: the template arguments, as names.
-fn template_arguments(walker: &Walker, function: Node) -> Option<Vec<ast::Expr>> {
+impl<'u> Walker<'_, 'u> {
+    /// `SetNextTaskStart<PIPE_MTE3, PIPE_FIX, true>`: the template arguments, pipes as
+    /// names and `FORCE` as a `.sync` boolean (`true`, or a constant that evaluates);
+    /// `Err` with a note when `FORCE` has no value.
+    fn template_arguments(&mut self, api: &Api, function: Node<'u>) -> Result<Option<Vec<ast::Expr>>, String> {
+        let Some(list) = template_argument_list(function) else {
+            return Ok(None);
+        };
+        let mut cursor = list.walk();
+        let args: Vec<Node<'u>> = list.named_children(&mut cursor).collect();
+        let mut generics = Vec::new();
+        for (position, arg) in args.into_iter().enumerate() {
+            let span = self.range(arg);
+            if api.generics.get(position) != Some(&"FORCE") {
+                generics.push(ast::Expr::name(self.text(arg).trim(), span));
+                continue;
+            }
+            // A constant's name parses as a type (`type_descriptor`): looked up by name.
+            let text = self.text(arg).trim();
+            let value = match text {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => self
+                    .eval(arg)
+                    .truth()
+                    .or_else(|| self.named_constant(text).map(|value| value != 0)),
+            };
+            let Some(force) = value else {
+                return Err(format!(
+                    "`{}` is left out: its `FORCE` (`{}`) has no value the extractor can follow",
+                    api.name,
+                    self.text(arg).trim()
+                ));
+            };
+            generics.push(ast::Expr {
+                kind: ast::ExprKind::Bool(force),
+                span,
+            });
+        }
+        Ok(Some(generics))
+    }
+}
+
+/// The `<...>` of a call's template function, where it has one.
+fn template_argument_list(function: Node) -> Option<Node> {
     let mut stack = vec![function];
     while let Some(node) = stack.pop() {
         if node.kind() == "template_argument_list" {
-            let mut cursor = node.walk();
-            let args = node
-                .named_children(&mut cursor)
-                .map(|arg| ast::Expr::name(walker.text(arg).trim(), walker.range(arg)))
-                .collect();
-            return Some(args);
+            return Some(node);
         }
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor));

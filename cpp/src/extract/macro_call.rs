@@ -7,6 +7,7 @@ use tree_sitter::Node;
 use super::value::Value;
 use super::{MacroSite, Walker};
 use crate::index::EXPANSIONS;
+use crate::macros::EXPANSION_NAME;
 
 impl<'u> Walker<'_, 'u> {
     /// The value of a macro call that has an expansion; `None` for any other call (or
@@ -56,20 +57,22 @@ impl<'u> Walker<'_, 'u> {
         }
         self.frame().unit == EXPANSIONS
             && self.sites.last().is_some_and(|site| site.discarded)
-            && node
+            && node.parent().is_some_and(|parent| self.is_expansion_body(parent))
+    }
+
+    /// `auto __syncguard_expansion = (BODY);`: the parentheses around an expression
+    /// body. Not the macro's own `auto ret = (call);`, which keeps the code to check it.
+    fn is_expansion_body(&self, parenthesized: Node<'u>) -> bool {
+        parenthesized.kind() == "parenthesized_expression"
+            && parenthesized
                 .parent()
-                .is_some_and(|parent| parent.kind() == "parenthesized_expression" && is_expansion_body(parent))
+                .filter(|declarator| declarator.kind() == "init_declarator")
+                .and_then(|declarator| declarator.child_by_field_name("declarator"))
+                .is_some_and(|name| self.text(name) == EXPANSION_NAME)
     }
 }
 
 fn is_statement(node: Node) -> bool {
     node.parent()
         .is_some_and(|parent| parent.kind() == "expression_statement")
-}
-
-/// `auto __syncguard_expansion = (BODY);`: the parentheses around an expression body.
-fn is_expansion_body(parenthesized: Node) -> bool {
-    parenthesized
-        .parent()
-        .is_some_and(|declarator| declarator.kind() == "init_declarator")
 }

@@ -9,12 +9,17 @@
 //! opaque call, an unknown callee that receives a handle) is listed as unresolved.
 
 mod api;
+mod checks;
+mod choices;
 mod chunks;
 mod expr;
+mod from_before;
 mod gen_task;
 mod kernel;
+mod loops;
 mod macro_call;
 mod stmt;
+mod threads;
 pub mod value;
 
 use std::collections::{HashMap, HashSet};
@@ -87,6 +92,11 @@ struct Walker<'i, 'u> {
     index: &'i Index<'u>,
     /// Open output blocks; the last is where statements go.
     blocks: Vec<Vec<ast::Stmt>>,
+    /// Each open output block's id (the top-level block is 0), for the threads it starts.
+    block_ids: Vec<usize>,
+    next_block: usize,
+    /// Host threads started and not joined yet (see `threads`).
+    threads: Vec<threads::PendingThread>,
     /// Top-level statements: choices (`param`) and objects from before.
     prelude: Vec<ast::Stmt>,
     store: HashMap<Place, Value>,
@@ -102,6 +112,10 @@ struct Walker<'i, 'u> {
     nesting: usize,
     /// Streams and events that entry parameters and globals hold, created on first use.
     from_before: HashMap<Place, Value>,
+    /// The communicator of the HCCL threads and channels from before, once declared.
+    hccl_comm: Option<String>,
+    /// The entry point's one `ChannelHandle` parameter: paired with a peer rank.
+    paired_channel: Option<Place>,
     /// The rank count the program is extracted for (`HcclGetRankSize`).
     ranks: Option<i64>,
     /// Entry parameters that are pointers (`void *sendBuf`): memory from the caller.
@@ -152,8 +166,10 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
         return walker.finish(entry);
     }
     walker.enter(entry);
+    let mut places = Vec::new();
     for param in &entry.params {
         let place = walker.declare(&param.name);
+        places.push(place.clone());
         // The caller's objects: materialized as objects from before where first used.
         walker.store.insert(place.clone(), Value::Unknown);
         // Data pointers only (`void *x`, `float *x`, `GM_ADDR x`), not objects.
@@ -164,6 +180,7 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
             walker.pointer_params.insert(place);
         }
     }
+    walker.paired_channel = from_before::paired_channel_param(&entry.params, &places);
     walker.begin_gen_task(entry);
     walker.stmt(entry.body);
     walker.end_gen_task(entry);
@@ -197,6 +214,9 @@ impl<'i, 'u> Walker<'i, 'u> {
             error_paths,
             index,
             blocks: vec![Vec::new()],
+            block_ids: vec![0],
+            next_block: 0,
+            threads: Vec::new(),
             prelude: Vec::new(),
             store: HashMap::new(),
             frames: Vec::new(),
@@ -213,6 +233,8 @@ impl<'i, 'u> Walker<'i, 'u> {
             api_calls: 0,
             nesting: 0,
             from_before: HashMap::new(),
+            hccl_comm: None,
+            paired_channel: None,
             ranks,
             wants_ranks: false,
             pointer_params: HashSet::new(),
@@ -241,7 +263,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             .and_then(|d| d.child_by_field_name("declarator"))
             .unwrap_or(entry.node);
         let mut stmts = std::mem::take(&mut self.prelude);
-        stmts.extend(self.blocks.pop().unwrap_or_default());
+        stmts.extend(self.close_block());
         let store = &self.store;
         let end_of = |buffer: &str| {
             store
@@ -282,6 +304,15 @@ impl<'u> Walker<'_, 'u> {
         match self.sites.last() {
             Some(site) if self.frame().unit == EXPANSIONS => (self.index.unit(site.unit), Some(site)),
             _ => (self.unit(), None),
+        }
+    }
+
+    /// The analyzed file whose names the walk resolves now: the frame's, or inside a
+    /// macro expansion the call site's.
+    fn scope_unit(&self) -> usize {
+        match self.sites.last() {
+            Some(site) if self.frame().unit == EXPANSIONS => site.unit,
+            _ => self.frame().unit,
         }
     }
 
@@ -409,14 +440,29 @@ impl<'u> Walker<'_, 'u> {
 
     /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
     /// each arm on its own copy of the state, emitted as `if choice == k { ... }`.
+    /// A condition recognized by `condition` (see `choices`) that was asked before and
+    /// whose variables did not change takes the earlier choice.
     fn alternatives(
         &mut self,
         at: Node<'u>,
         prefix: &str,
+        condition: Option<choices::ConditionKey>,
         arms: &[Option<Node<'u>>],
         rest: &[Node<'u>],
     ) -> Option<Flow> {
-        let choice = self.choice_param(at, prefix, arms.len() as i64 - 1)?;
+        let remembered = condition
+            .as_ref()
+            .and_then(|condition| self.remembered_choice(condition));
+        let choice = match remembered {
+            Some(choice) => choice,
+            None => {
+                let choice = self.choice_param(at, prefix, arms.len() as i64 - 1)?;
+                if let Some(condition) = &condition {
+                    self.remember_choice(condition, &choice);
+                }
+                choice
+            }
+        };
         let span = self.range(at);
         let conditions: Vec<Option<ast::Expr>> = (0..arms.len())
             .map(|arm| {
@@ -446,26 +492,35 @@ impl<'u> Walker<'_, 'u> {
     ) -> Option<Flow> {
         let before = self.store.clone();
         let mut outcomes = Vec::new();
+        let mut rest_taken = Vec::new();
+        let mut block_ids = Vec::new();
         for arm in arms {
             self.store = before.clone();
-            self.blocks.push(Vec::new());
-            let flow = arm.map_or(Flow::Normal, |node| self.stmt(node));
-            let body = self.blocks.pop().unwrap_or_default();
+            self.open_block();
+            let (flow, took_rest) = self.arm(*arm, rest);
+            let (id, body) = self.take_block();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
+            rest_taken.push(took_rest);
+            block_ids.push(id);
         }
         // Only where an arm jumps does the rest of the block belong to the other arms;
         // otherwise it runs once, after the branch (no copy per arm: no blow-up).
-        let consumed = outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
+        let consumed =
+            rest_taken.iter().any(|took| *took) || outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
         if consumed {
-            for (body, store, flow) in &mut outcomes {
-                if matches!(flow, Flow::Normal) && !rest.is_empty() {
+            for (((body, store, flow), took_rest), id) in outcomes.iter_mut().zip(&rest_taken).zip(&block_ids) {
+                if matches!(flow, Flow::Normal) && !rest.is_empty() && !took_rest {
                     self.store = std::mem::take(store);
-                    self.blocks.push(std::mem::take(body));
+                    self.reopen_block(*id, std::mem::take(body));
                     *flow = self.stmt_list(rest);
-                    *body = self.blocks.pop().unwrap_or_default();
+                    *body = self.take_block().1;
                     *store = std::mem::take(&mut self.store);
                 }
             }
+        }
+        // The threads an arm started and did not join end with it.
+        for ((body, _, _), id) in outcomes.iter_mut().zip(&block_ids) {
+            self.end_threads_of(*id, body);
         }
         let span = self.range(at);
         let mut chain: Option<ast::Else> = None;
@@ -522,6 +577,20 @@ impl<'u> Walker<'_, 'u> {
         })
     }
 
+    /// One arm of a branch, and whether it ran `rest` itself: an `else if` is the
+    /// next branch of the same chain, so the statements after the chain follow each of
+    /// its arms that does not jump (an early `return` in an `else if` skips them).
+    fn arm(&mut self, arm: Option<Node<'u>>, rest: &[Node<'u>]) -> (Flow, bool) {
+        match arm {
+            Some(node) if node.kind() == "if_statement" && !rest.is_empty() => match self.if_statement(node, rest) {
+                Some(flow) => (flow, true),
+                None => (Flow::Normal, false),
+            },
+            Some(node) => (self.stmt(node), false),
+            None => (Flow::Normal, false),
+        }
+    }
+
     /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.
     fn choice_param(&mut self, at: Node, prefix: &str, max: i64) -> Option<String> {
         self.choices += 1;
@@ -572,6 +641,12 @@ fn merge(stores: &[HashMap<Place, Value>]) -> HashMap<Place, Value> {
     let mut merged = HashMap::new();
     let keys: HashSet<&Place> = stores.iter().flat_map(|store| store.keys()).collect();
     for key in keys {
+        // A choice one branch made is free on the others (their paths never asked it):
+        // the same condition after the branches takes it on every path.
+        if let Some(remembered) = choices::merge_remembered(key, stores) {
+            merged.insert(key.clone(), remembered);
+            continue;
+        }
         let value = first.get(key);
         let agreed = rest.iter().all(|store| store.get(key) == value);
         merged.insert(

@@ -97,12 +97,17 @@ impl<'u> Walker<'_, 'u> {
         if class.is_empty() {
             return false;
         }
+        let from = self.scope_unit();
         let constructor = self
             .index
-            .lookup(class)
+            .lookup_from(from, class)
             .find(|def| def.class.as_deref() == Some(class) && def.params.len() == args.len())
             .cloned();
-        let destructor = self.index.lookup(&format!("~{class}")).next().cloned();
+        let destructor = self
+            .index
+            .lookup_from(from, &format!("~{class}"))
+            .find(|def| def.class.as_deref() == Some(class))
+            .cloned();
         if constructor.is_none() && destructor.is_none() {
             return false;
         }
@@ -196,6 +201,18 @@ impl<'u> Walker<'_, 'u> {
             }
             Some(_) => None,
         };
+        // `std::thread t(f, args...)`: a host thread starts.
+        if class == "thread"
+            && shape == Shape::Plain
+            && let Some(args) = constructor_args
+                .clone()
+                .filter(|args| !args.is_empty())
+                .or_else(|| vexing_arguments(target))
+            && let Some((function, args)) = args.split_first()
+        {
+            self.spawn_thread(declarator, place, *function, args);
+            return;
+        }
         if !array
             && shape == Shape::Plain
             && let Some(args) = constructor_args
@@ -247,7 +264,7 @@ impl<'u> Walker<'_, 'u> {
     /// the block, `None` to go on with `rest`); a condition over `rank` becomes a
     /// `.sync` `if`, one with no value a choice; both take `rest` into their arms and
     /// return its flow.
-    fn if_statement(&mut self, node: Node<'u>, rest: &[Node<'u>]) -> Option<Flow> {
+    pub(super) fn if_statement(&mut self, node: Node<'u>, rest: &[Node<'u>]) -> Option<Flow> {
         if !self.step(node) {
             return Some(Flow::Return);
         }
@@ -284,7 +301,10 @@ impl<'u> Walker<'_, 'u> {
                 None if !self.error_paths && then.is_some_and(|then| self.is_error_exit(then)) => {
                     otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
                 }
-                None => return self.alternatives(node, "branch", &[then, otherwise], rest),
+                None => {
+                    let key = self.condition_key("if", condition, true);
+                    return self.alternatives(node, "branch", Some(key), &[then, otherwise], rest);
+                }
             },
         };
         match flow {
@@ -377,7 +397,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// Iterate while the condition is known to hold; a condition with no known value
     /// makes the loop run 0, 1 or 2 times, as alternatives.
-    fn run_loop(
+    pub(super) fn run_loop(
         &mut self,
         node: Node<'u>,
         condition: Option<Node<'u>>,
@@ -400,7 +420,12 @@ impl<'u> Walker<'_, 'u> {
                 match truth {
                     Some(true) => {}
                     Some(false) => return Flow::Normal,
-                    None if iteration == 0 => return self.unknown_loop(node, update, body),
+                    None if iteration == 0 => {
+                        return match self.loop_over_unknown_bound(node, condition, update, body) {
+                            Some(flow) => flow,
+                            None => self.unknown_loop(node, update, body),
+                        };
+                    }
                     None => {
                         self.unresolved(
                             node,
@@ -442,12 +467,12 @@ impl<'u> Walker<'_, 'u> {
         let mut stores = vec![before];
         let mut bodies = Vec::new();
         for _ in 0..2 {
-            self.blocks.push(Vec::new());
+            self.open_block();
             let flow = body.map_or(Flow::Normal, |body| self.stmt(body));
             if let Some(update) = update {
                 self.eval(update);
             }
-            bodies.push(self.blocks.pop().unwrap_or_default());
+            bodies.push(self.close_block());
             stores.push(self.store.clone());
             if matches!(flow, Flow::Break | Flow::Return) {
                 break;
@@ -554,7 +579,9 @@ impl<'u> Walker<'_, 'u> {
             }
             None => {
                 let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
-                return self.alternatives(node, "case", &arms, &[]).unwrap_or(Flow::Normal);
+                return self
+                    .alternatives(node, "case", None, &arms, &[])
+                    .unwrap_or(Flow::Normal);
             }
         };
         for case in &cases[start..] {
@@ -622,7 +649,10 @@ impl<'u> Walker<'_, 'u> {
                 );
                 // The first arm is this node again, decided true once.
                 self.preproc_taken = Some(node.id());
-                let flow = self.alternatives(node, "preproc", &[Some(node), alternative], &[]);
+                // The build decides it once: the same condition elsewhere takes this choice.
+                let directive = self.text(node).split_whitespace().next().unwrap_or_default();
+                let key = condition.map(|condition| self.condition_key(directive, condition, false));
+                let flow = self.alternatives(node, "preproc", key, &[Some(node), alternative], &[]);
                 self.preproc_taken = None;
                 flow.unwrap_or(Flow::Normal)
             }
@@ -633,7 +663,7 @@ impl<'u> Walker<'_, 'u> {
     /// the compilation database's command for this file. Without a database, a name no
     /// analyzed file defines may come from the build: unknown.
     pub(super) fn is_defined(&self, name: &str) -> Option<bool> {
-        if self.index.defined.contains(name) || self.index.constants.contains_key(name) {
+        if self.index.is_defined_from(self.scope_unit(), name) {
             return Some(true);
         }
         match (&self.unit().build, self.index.compile_db) {
@@ -691,6 +721,24 @@ pub(super) fn declared_name(walker: &Walker, mut node: Node) -> Option<(String, 
             .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
     }
     None
+}
+
+/// `std::thread t(Worker, stream, dev);` parses as the declaration of a function `t`
+/// whose parameters are of types `Worker`, `stream`, `dev` (C++'s most vexing parse):
+/// those names are the arguments. `None` if a parameter declares a name of its own.
+fn vexing_arguments(declarator: Node) -> Option<Vec<Node>> {
+    let parameters = (declarator.kind() == "function_declarator")
+        .then(|| declarator.child_by_field_name("parameters"))
+        .flatten()?;
+    let mut cursor = parameters.walk();
+    parameters
+        .named_children(&mut cursor)
+        .map(|parameter| {
+            (parameter.kind() == "parameter_declaration" && parameter.child_by_field_name("declarator").is_none())
+                .then(|| parameter.child_by_field_name("type"))
+                .flatten()
+        })
+        .collect()
 }
 
 /// `float *p`: the size of what `p` points to, where the type is known.
