@@ -1001,6 +1001,12 @@ pub struct ChannelInfo {
 /// pointer the caller passes in, a copy of `size` bytes): larger than any real buffer.
 pub const UNKNOWN_SIZE: i64 = 1 << 40;
 
+/// Whether a byte range `start..end` has a length the code does not state: a copy of
+/// unknown size, taken to run to [`UNKNOWN_SIZE`].
+pub fn length_unknown(start: u64, end: u64) -> bool {
+    end == UNKNOWN_SIZE as u64 || end.saturating_sub(start) >= UNKNOWN_SIZE as u64
+}
+
 /// `bytes 0..256`, or `bytes 256..` when the range runs to a size the code does not state.
 pub fn byte_range(start: u64, end: u64) -> String {
     if end == UNKNOWN_SIZE as u64 {

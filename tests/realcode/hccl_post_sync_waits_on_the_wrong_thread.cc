@@ -1,4 +1,5 @@
-// expect: SG502
+// expect: SG301 (the worker's notify is set and never waited on; the thread from before may
+// hold a record for the misplaced wait, so that wait is not called a hang)
 // A post-sync on two HCCL threads the function receives: the main thread records
 // notify 0 of the worker, but the worker's wait for the main thread's signal is issued
 // on the main thread itself, so nothing ever records what it waits for.

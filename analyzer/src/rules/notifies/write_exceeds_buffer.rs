@@ -4,14 +4,15 @@ use super::{byte_range, bytes};
 use crate::analysis::Analysis;
 use crate::diagnostic::Diagnostic;
 use crate::exec::{Access, Action, Env, Memory, NodeId};
-use crate::model::{MemRange, OpKind, SuperKernelId};
+use crate::model::{MemRange, OpKind, SuperKernelId, length_unknown};
 use crate::rules::declare_rule;
 use crate::source::Span;
 
 declare_rule! {
     /// ## What it detects
     /// A transfer, copy or memory footprint whose byte range does not fit in its buffer
-    /// (`offset + len` past the buffer's size, or `len` larger than the buffer):
+    /// (`offset + len` past the buffer's size, or `len` larger than the buffer; a length
+    /// the source code does not state is not judged):
     /// - HCCL transfers: `HcommWriteOnThread`, `HcommWriteWithNotifyOnThread`,
     ///   `HcommReadOnThread` (source and destination; an HCCL buffer has the program's
     ///   `hccl_buffer_size`, 400 MiB by default) and `HcommLocalCopyOnThread`;
@@ -67,7 +68,11 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         let Action::Access(accesses) = &node.action else {
             continue;
         };
-        let past_end = |access: &Access| memory_size(analysis, access.memory).is_some_and(|size| access.end > size);
+        // An access whose length the code does not state cannot be said to pass the end.
+        let past_end = |access: &Access| {
+            !length_unknown(access.start, access.end)
+                && memory_size(analysis, access.memory).is_some_and(|size| access.end > size)
+        };
         let dest_max = dest_max_violation(analysis, id, accesses);
         if !accesses.iter().any(past_end) && dest_max.is_none() {
             continue;
@@ -81,7 +86,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             .enumerate()
             .filter_map(|(i, access)| {
                 let size = memory_size(analysis, access.memory)?;
-                (access.end > size).then(|| Overflow {
+                past_end(access).then(|| Overflow {
                     access,
                     size,
                     operand: operands.as_ref().and_then(|ops| ops.get(i).copied()),
