@@ -39,7 +39,7 @@ enum Command {
         #[command(flatten)]
         analysis: AnalysisArgs,
         #[command(flatten)]
-        sources: SourceArgs,
+        sources: Box<SourceArgs>,
         #[command(flatten)]
         lint: LintArgs,
     },
@@ -141,6 +141,16 @@ struct SourceArgs {
     /// looked for next to the checked paths, in their parent folders and their `build/`.
     #[arg(long, value_name = "FILE|DIR")]
     compile_commands: Option<PathBuf>,
+    /// Names of parameters, globals or members that may be one object (`src,dst`: an
+    /// in-place call passes one buffer as both); repeatable, one group each. Objects the
+    /// code receives are distinct otherwise.
+    #[arg(long = "alias", value_name = "NAME,NAME,...", value_parser = parse_alias_group)]
+    aliases: Vec<Vec<String>>,
+}
+
+/// `src,dst`: at least two names.
+fn parse_alias_group(text: &str) -> Result<Vec<String>, String> {
+    syncguard_project::config::parse_alias_group(text)
 }
 
 impl SourceArgs {
@@ -156,9 +166,11 @@ impl SourceArgs {
                 defines: self.defines.clone(),
                 error_paths: self.error_paths,
                 compile_db,
+                aliases: self.aliases.clone(),
             },
             python: syncguard_python::Options {
                 entries: self.entries.clone(),
+                aliases: self.aliases.clone(),
             },
         })
     }

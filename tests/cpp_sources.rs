@@ -528,3 +528,30 @@ fn a_macro_expands_at_its_call_site() {
     assert!(text.contains("aclrtRecordEvent(ready, s1); // signal.cpp:8"), "{text}");
     assert!(text.contains("aclrtRecordEvent(done, s2); // signal.cpp:10"), "{text}");
 }
+
+/// An in-place call passes one buffer as two parameters: distinct by default, one
+/// object with `--alias`, or with `aliases` in the configuration.
+#[test]
+fn aliased_parameters_are_one_object() {
+    let (dir, path) = scratch_source(
+        "inplace.cpp",
+        "int Run(void *in, void *out, void *staging, aclrtStream a, aclrtStream b)
+{
+    if (aclrtMemsetAsync(out, 4096, 0, 4096, a) != ACL_SUCCESS) { return 1; }
+    if (aclrtMemcpyAsync(staging, 4096, in, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE, b) != ACL_SUCCESS) { return 1; }
+    if (aclrtSynchronizeStream(a) != ACL_SUCCESS) { return 1; }
+    if (aclrtSynchronizeStream(b) != ACL_SUCCESS) { return 1; }
+    return 0;
+}
+",
+    );
+    let (races, json) = race_count(&["--isolated", &path]);
+    assert_eq!(races, 0, "{json}");
+    let (races, json) = race_count(&["--isolated", "--alias", "in,out", &path]);
+    assert_eq!(races, 1, "{json}");
+    std::fs::write(dir.path().join("syncguard.toml"), "aliases = [[\"out\", \"in\"]]\n").unwrap();
+    let (races, json) = race_count(&[&path]);
+    assert_eq!(races, 1, "{json}");
+    let refused = syncguard(&["check", "--alias", "in", &path]);
+    assert_eq!(refused.status.code(), Some(2), "one name is no group");
+}

@@ -366,3 +366,22 @@ fn findings_name_the_python_values() {
     assert!(program.contains("let matmul = "), "{program}");
     assert!(program.contains("let other = acl.rt.create_stream();"), "{program}");
 }
+
+/// A tensor passed as two parameters (an in-place operation's input and output):
+/// distinct by default, one object with `--alias`.
+#[test]
+fn aliased_parameters_are_one_object() {
+    let (_dir, path) = scratch(
+        "inplace.py",
+        "import torch\nimport torch_npu\n\n\ndef run(x, y, side):\n    z = torch.relu(x)\n    with torch.npu.stream(side):\n        y.mul_(2)\n    side.synchronize()\n    return z\n",
+    );
+    let codes_with = |extra: &[&str]| {
+        let mut args = vec!["check", "--isolated", "--format", "concise"];
+        args.extend_from_slice(extra);
+        args.push(&path);
+        String::from_utf8_lossy(&syncguard(&args).stdout).into_owned()
+    };
+    assert!(!codes_with(&[]).contains("SG601"), "{}", codes_with(&[]));
+    let aliased = codes_with(&["--alias", "x,y"]);
+    assert!(aliased.contains("SG601 [error] data race on buffer x"), "{aliased}");
+}

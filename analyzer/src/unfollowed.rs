@@ -12,6 +12,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::frontend::CheckedFile;
 use crate::model::{Block, ObjId, Program, for_each_op};
 use crate::source::Span;
+use syncguard_grammar::extracted::GE_OP_PREFIX;
 
 /// A call a frontend left out: where it is, and the names of the objects it uses.
 #[derive(Clone, Debug)]
@@ -24,13 +25,22 @@ pub struct Unfollowed {
 /// an unfollowed call uses, and return them as information naming that call.
 pub fn set_aside_dependent_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
     let tainted = tainted_objects(&checked.program, unfollowed);
-    if tainted.is_empty() {
+    let tainted_tasks = tainted_tasks(&checked.program, unfollowed);
+    if tainted.is_empty() && tainted_tasks.is_empty() {
         return Vec::new();
     }
     let objects_at = objects_by_span(&checked.program);
     let mut set_aside = Vec::new();
     let mut kept = Vec::new();
     for diagnostic in std::mem::take(&mut checked.diagnostics) {
+        let in_task_list = (diagnostic.severity != Severity::Info)
+            .then(|| involved_spans(&diagnostic).find_map(|span| tainted_tasks.get(span)))
+            .flatten()
+            .copied();
+        if let Some((op, call)) = in_task_list {
+            set_aside.push(undecided_task_list(diagnostic, op, call));
+            continue;
+        }
         let cause = is_analysis_finding(&diagnostic)
             .then(|| {
                 involved_spans(&diagnostic).find_map(|span| cause_at(span, &objects_at, &tainted, &checked.program))
@@ -59,6 +69,29 @@ fn tainted_objects<'u>(program: &Program, unfollowed: &'u [Unfollowed]) -> HashM
     tainted
 }
 
+/// The tasks of GE ops whose task list rests on a call not followed (a stream id with no
+/// value), by span, with the op's name and that call.
+fn tainted_tasks<'p, 'u>(
+    program: &'p Program,
+    unfollowed: &'u [Unfollowed],
+) -> HashMap<&'p Span, (&'p str, &'u Unfollowed)> {
+    let mut tasks = HashMap::new();
+    for call in unfollowed {
+        let ops = call
+            .touches
+            .iter()
+            .filter_map(|touched| touched.strip_prefix(GE_OP_PREFIX));
+        for name in ops {
+            for op in program.ge_ops.iter().filter(|op| op.name == name) {
+                for task in &op.tasks {
+                    tasks.entry(&task.span).or_insert((op.name.as_str(), call));
+                }
+            }
+        }
+    }
+    tasks
+}
+
 /// Every object the calls at each span name.
 fn objects_by_span(program: &Program) -> HashMap<&Span, Vec<ObjId>> {
     fn collect<'p>(block: &'p Block, at: &mut HashMap<&'p Span, Vec<ObjId>>) {
@@ -80,11 +113,23 @@ fn objects_by_span(program: &Program) -> HashMap<&Span, Vec<ObjId>> {
     at
 }
 
-/// Errors and warnings of the analysis rules; not the reading rules (SG0xx), which say
-/// what the reader saw, nor the lints on the code as written (SG7xx).
+/// Errors and warnings of the analysis rules that an unknown call could change; not the
+/// reading rules (SG0xx), which say what the reader saw, nor the lints on the code as
+/// written (SG7xx).
 fn is_analysis_finding(diagnostic: &Diagnostic) -> bool {
-    diagnostic.severity != Severity::Info && ("SG100".."SG700").contains(&diagnostic.code)
+    diagnostic.severity != Severity::Info
+        && ("SG100".."SG700").contains(&diagnostic.code)
+        && !DECIDED_BY_THE_CALLS_SEEN.contains(&diagnostic.code)
 }
+
+/// Rules whose findings the calls they name decide alone, whatever another call does
+/// with the same object: a use after its destroy or before its create, a reset the
+/// event's creator does not allow, an index or a length out of range, the structure of a
+/// task list or a SuperKernel's paths.
+const DECIDED_BY_THE_CALLS_SEEN: [&str; 15] = [
+    "SG101", "SG106", "SG108", "SG110", "SG203", "SG204", "SG302", "SG306", "SG401", "SG402", "SG405", "SG406",
+    "SG603", "SG605", "SG404",
+];
 
 fn involved_spans(diagnostic: &Diagnostic) -> impl Iterator<Item = &Span> {
     std::iter::once(&diagnostic.primary).chain(diagnostic.related.iter().map(|related| &related.span))
@@ -103,6 +148,18 @@ fn cause_at<'u>(
             .into_iter()
             .find_map(|candidate| tainted.get(&candidate).map(|call| (candidate, *call)))
     })
+}
+
+fn undecided_task_list(mut diagnostic: Diagnostic, op: &str, call: &Unfollowed) -> Diagnostic {
+    diagnostic.severity = Severity::Info;
+    diagnostic.notes.insert(
+        0,
+        format!(
+            "undecided: a stream id of op {op}'s tasks could not be followed and was taken as stream 0, so its task \
+             list may not be as shown"
+        ),
+    );
+    diagnostic.with_related(call.span.clone(), "this stream id could not be followed")
 }
 
 fn undecided(mut diagnostic: Diagnostic, object: &str, call: &Unfollowed) -> Diagnostic {

@@ -39,6 +39,9 @@ pub struct Options {
     pub defines: Vec<(String, String)>,
     /// Calls may fail (`--error-paths`): branches on return codes are checked both ways.
     pub error_paths: bool,
+    /// Groups of names of entry parameters, globals and members that may be one object
+    /// (`--alias src,dst`); distinct otherwise.
+    pub aliases: Vec<Vec<String>>,
     /// The compilation database (`compile_commands.json`): each listed file's `-D`/`-U`
     /// flags decide its `#if`/`#ifdef`, and names no command defines are undefined.
     pub compile_db: Option<std::sync::Arc<CompileDb>>,
@@ -207,8 +210,7 @@ impl Project {
                 })
                 .collect();
             if let Some(defs) = defs.filter(|defs| !defs.is_empty()) {
-                entries
-                    .push(self.entry_program(extract::extract_fused(&index, name, &defs, self.options.error_paths), 1));
+                entries.push(self.entry_program(extract::extract_fused(&index, name, &defs, self.walk_options()), 1));
             }
         }
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
@@ -269,7 +271,7 @@ impl Project {
         let counts = match configured {
             Some(counts) => counts,
             None => {
-                let once = extract::extract(index, def, None, self.options.error_paths);
+                let once = extract::extract(index, def, None, self.walk_options());
                 if !once.wants_ranks {
                     return vec![self.entry_program(once, 1)];
                 }
@@ -279,7 +281,7 @@ impl Project {
         counts
             .into_iter()
             .map(|count| {
-                let extracted = extract::extract(index, def, (count > 1).then_some(count), self.options.error_paths);
+                let extracted = extract::extract(index, def, (count > 1).then_some(count), self.walk_options());
                 self.entry_program(extracted, count)
             })
             .collect()
@@ -313,6 +315,13 @@ impl Project {
                     (source, range, api)
                 })
                 .collect(),
+        }
+    }
+
+    fn walk_options(&self) -> extract::WalkOptions<'_> {
+        extract::WalkOptions {
+            error_paths: self.options.error_paths,
+            aliases: &self.options.aliases,
         }
     }
 

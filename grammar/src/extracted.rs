@@ -46,9 +46,13 @@ pub struct Unresolved {
     pub range: Range<usize>,
     pub message: String,
     /// The `.sync` names of the objects a call left out uses: what it did to them is
-    /// unknown, and so is every finding that rests on them.
+    /// unknown, and so is every finding that rests on them. A GE op is named
+    /// `op NAME` ([`GE_OP_PREFIX`]): its task list rests on something not followed.
     pub touches: Vec<String>,
 }
+
+/// How an [`Unresolved`] item names a GE op whose task list rests on it.
+pub const GE_OP_PREFIX: &str = "op ";
 
 /// The program one entry point runs.
 pub struct EntryProgram {

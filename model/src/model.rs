@@ -1007,9 +1007,10 @@ pub fn length_unknown(start: u64, end: u64) -> bool {
     end == UNKNOWN_SIZE as u64 || end.saturating_sub(start) >= UNKNOWN_SIZE as u64
 }
 
-/// `bytes 0..256`, or `bytes 256..` when the range runs to a size the code does not state.
+/// `bytes 0..256`, or `bytes 256..` when the range runs to a size the code does not state
+/// (that of memory from before included).
 pub fn byte_range(start: u64, end: u64) -> String {
-    if end == UNKNOWN_SIZE as u64 {
+    if end == UNKNOWN_SIZE as u64 || end == crate::calls::EXISTING_MEMORY_SIZE as u64 {
         format!("bytes {start}..")
     } else {
         format!("bytes {start}..{end}")

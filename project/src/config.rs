@@ -6,6 +6,7 @@
 //! target = "A3"            # as --target
 //! cann = "current"         # as --cann
 //! ranks = "2..=8"          # as --ranks, for SPMD sources
+//! aliases = [["src", "dst"]]  # as --alias: names that may be one object
 //! include = ["ops/**"]              # folder searches take only these (default: all)
 //! exclude = ["third_party/**"]       # replaces the default (none)
 //! extend-exclude = ["build/**"]
@@ -41,6 +42,8 @@ pub struct Config {
     pub target: Option<String>,
     pub cann: Option<String>,
     pub ranks: Option<String>,
+    /// Groups of names that may be one object (`--alias`).
+    pub aliases: Vec<Vec<String>>,
     /// Globs, relative to the file's folder, of what folder searches take (all when
     /// empty) and skip.
     pub include: Vec<String>,
@@ -58,6 +61,8 @@ struct File {
     target: Option<String>,
     cann: Option<String>,
     ranks: Option<String>,
+    #[serde(default)]
+    aliases: Vec<Vec<String>>,
     #[serde(default)]
     include: Vec<String>,
     #[serde(default)]
@@ -123,6 +128,21 @@ fn discover(start: &Path) -> Option<PathBuf> {
     })
 }
 
+/// `src,dst`: the names of one alias group (`--alias`), at least two.
+pub fn parse_alias_group(text: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = text
+        .split(',')
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .collect();
+    if names.len() < 2 {
+        return Err(format!(
+            "`{text}`: an alias group names two or more names, comma-separated"
+        ));
+    }
+    Ok(names)
+}
+
 /// Parse a configuration file's text (`pyproject.toml`: its `[tool.syncguard]`).
 pub fn read(path: &Path, text: &str) -> Result<Config, String> {
     let at = |span: std::ops::Range<usize>| {
@@ -147,6 +167,7 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
             target: None,
             cann: None,
             ranks: None,
+            aliases: Vec::new(),
             include: Vec::new(),
             exclude: Vec::new(),
             extend_exclude: Vec::new(),
@@ -189,12 +210,21 @@ pub fn read(path: &Path, text: &str) -> Result<Config, String> {
         };
         severity.push((code, level));
     }
+    for group in &file.aliases {
+        if group.len() < 2 {
+            return Err(format!(
+                "{}: `aliases`: each group names two or more names, not {group:?}",
+                path.display()
+            ));
+        }
+    }
     let exclude = file.exclude.into_iter().chain(file.extend_exclude).collect();
     Ok(Config {
         path: Some(path.to_path_buf()),
         target: file.target,
         cann: file.cann,
         ranks: file.ranks,
+        aliases: file.aliases,
         include: file.include,
         exclude,
         select: codes(lint.select)?,
@@ -231,6 +261,9 @@ impl Config {
         {
             options.cpp.ranks = Some(parse_ranks(ranks).map_err(|err| format!("{}: {err}", named("ranks")))?);
         }
+        // The file's groups and the command line's both hold.
+        options.cpp.aliases.extend(self.aliases.iter().cloned());
+        options.python.aliases.extend(self.aliases.iter().cloned());
         Ok(())
     }
 
@@ -325,6 +358,16 @@ mod tests {
         assert!(config.excludes(Path::new("/repo/build/x.cpp")));
         assert!(!config.excludes(Path::new("/repo/src/x.cpp")));
         assert!(config.excludes(Path::new("/repo/docs/x.cpp")), "not included");
+    }
+
+    #[test]
+    fn aliases_are_groups_of_two_or_more_names() {
+        let config = read(Path::new("syncguard.toml"), "aliases = [[\"src\", \"dst\"]]\n").unwrap();
+        assert_eq!(config.aliases, [vec!["src".to_string(), "dst".to_string()]]);
+        let err = read(Path::new("syncguard.toml"), "aliases = [[\"src\"]]\n").unwrap_err();
+        assert!(err.contains("two or more"), "{err}");
+        assert_eq!(parse_alias_group(" a, b ").unwrap(), ["a", "b"]);
+        assert!(parse_alias_group("a").is_err());
     }
 
     #[test]

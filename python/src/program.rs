@@ -21,6 +21,9 @@ pub struct Options {
     /// Only these functions are entry points (`--entry`): `function`, `Class.method`,
     /// or with the module, `runner:ModelRunner.execute_model`.
     pub entries: Vec<String>,
+    /// Groups of names of received objects (parameters, `self.` attributes) that may be
+    /// one object (`--alias src,dst`); distinct otherwise.
+    pub aliases: Vec<Vec<String>>,
 }
 
 /// Parse `sources` (in parallel) and lay them out in one byte space.
@@ -79,7 +82,7 @@ impl Project {
     fn extract(&self, index: &Index, at: usize) -> EntryProgram {
         let def = &index.functions[at];
         let unit = &self.units[def.unit];
-        let walked = Walker::new(index).run(at);
+        let walked = Walker::new(index, &self.options.aliases).run(at);
         let name_node = def.node.child_by_field_name("name").unwrap_or(def.node);
         let (source, range) = self.space.locate(&space_range(unit, name_node));
         let located = |(span, message, touches): (std::ops::Range<usize>, String, Vec<String>)| {

@@ -129,8 +129,13 @@ impl<'u> Walker<'_, 'u> {
         let text = self.text(node).trim_start_matches("::");
         if let Some(place) = self.lookup_local(text) {
             if self.pointer_params.contains(&place) && matches!(self.store.get(&place), None | Some(Value::Unknown)) {
-                // A pointer the caller passes in: memory of its own, from before.
-                let region = self.memory_from_before(text, node);
+                // A pointer the caller passes in: memory of its own, from before (that of
+                // another name of its alias group, if one has some).
+                let region = match self.aliased_from_before(&place) {
+                    Some(region) => region,
+                    None => self.memory_from_before(text, node),
+                };
+                self.from_before.insert(place.clone(), region.clone());
                 self.store.insert(place.clone(), region);
             }
             return self.load(&place);

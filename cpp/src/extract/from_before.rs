@@ -32,6 +32,11 @@ impl<'u> Walker<'_, 'u> {
         if !self.is_outside(&place) {
             return None;
         }
+        if let Some(value) = self.aliased_from_before(&place) {
+            self.from_before.insert(place.clone(), value.clone());
+            self.store.insert(place, value.clone());
+            return self.value_expr(&value, self.range(arg));
+        }
         let span = self.range(arg);
         let (call, args) = match kind {
             ArgKind::Stream if self.source_unit().0.cuda => ("cudaStreamCreate", Vec::new()),
@@ -59,6 +64,26 @@ impl<'u> Walker<'_, 'u> {
         self.from_before.insert(place.clone(), value.clone());
         self.store.insert(place, value.clone());
         self.value_expr(&value, span)
+    }
+
+    /// The object from before of another name of `place`'s alias group (`--alias`),
+    /// if one was declared: the same object.
+    pub(super) fn aliased_from_before(&self, place: &str) -> Option<Value> {
+        let name = alias_name(place)?;
+        let group = self
+            .aliases
+            .iter()
+            .find(|group| group.iter().any(|member| member == name))?;
+        let mut seen: Vec<(&Place, &Value)> = self
+            .from_before
+            .iter()
+            .filter(|(other, _)| {
+                alias_name(other).is_some_and(|other| other != name && group.iter().any(|m| m == other))
+            })
+            .collect();
+        // The first declared, whatever the map's order.
+        seen.sort_by_key(|(other, _)| other.as_str());
+        seen.first().map(|(_, value)| (*value).clone())
     }
 
     /// `let NAME = CALL(ARGS);` at the top of the program.
@@ -178,4 +203,22 @@ pub(super) fn paired_channel_param(params: &[ParamDecl], places: &[Place]) -> Op
 fn is_channel_type(type_text: &str) -> bool {
     let text = type_text.trim().trim_start_matches("const ").trim();
     text.rsplit("::").next() == Some("ChannelHandle")
+}
+
+/// The name an alias group gives a place: an entry parameter (`src#0`), a global
+/// (`::g_stream`) or a member (`this#2.stream_`) as written; a part of one (`ctx#1.s`,
+/// `bufs#0[1]`) has none.
+fn alias_name(place: &str) -> Option<&str> {
+    let name = if let Some(global) = place.strip_prefix("::") {
+        global
+    } else if let Some(member) = place.strip_prefix("this#") {
+        member.split_once('.')?.1
+    } else {
+        let (name, rest) = place.split_once('#')?;
+        if rest.contains(['.', '[']) {
+            return None;
+        }
+        name
+    };
+    (!name.contains(['.', '['])).then_some(name)
 }

@@ -5,6 +5,7 @@
 //! `op Op attrs(...) { ... }` block, with the attributes the op's definition declares.
 
 use syncguard_grammar::ast;
+use syncguard_grammar::extracted::GE_OP_PREFIX;
 use syncguard_model::api::{self, Api};
 use tree_sitter::Node;
 
@@ -174,7 +175,13 @@ impl<'u> Walker<'_, 'u> {
         let id = args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         task.stream = super::expr::symbolic(&id, args.first().map_or(0..0, |arg| self.range(*arg)));
         if task.stream.is_none() {
-            self.unresolved(function, "the task's stream id is not known: it is taken as stream 0");
+            // What rests on the stream taken is undecided: the op's tasks are named.
+            let op = self.gen_task.as_ref().map(|(op, _)| format!("{GE_OP_PREFIX}{op}"));
+            self.unresolved_touching(
+                function,
+                "the task's stream id is not known: it is taken as stream 0",
+                op.into_iter().collect(),
+            );
         }
         self.store.insert(place, Value::Task(task));
         Some(Value::Int(0))

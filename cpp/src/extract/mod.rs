@@ -127,6 +127,8 @@ struct Walker<'i, 'u> {
     core: Option<kernel::CoreState>,
     /// Calls may fail (`--error-paths`): their return codes have no known value.
     error_paths: bool,
+    /// Names of parameters, globals and members that may be one object (`--alias`).
+    aliases: &'i [Vec<String>],
     /// An undecided `#if` whose first arm runs next (by node id): taken as true once.
     preproc_taken: Option<usize>,
     /// The macro calls being expanded, innermost last.
@@ -144,9 +146,24 @@ struct MacroSite {
     line: usize,
 }
 
+/// What the command line says about walking an entry point.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkOptions<'o> {
+    /// Calls may fail (`--error-paths`): their return codes have no known value.
+    pub error_paths: bool,
+    /// Groups of names of parameters, globals and members that may be one object
+    /// (`--alias src,dst`): the objects from before they stand for are one.
+    pub aliases: &'o [Vec<String>],
+}
+
 /// Extract the program `entry` runs, on `ranks` ranks if it is SPMD code.
-pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, error_paths: bool) -> Extracted {
-    let mut walker = Walker::new(index, ranks, error_paths);
+pub fn extract<'i, 'u>(
+    index: &'i Index<'u>,
+    entry: &FnDef<'u>,
+    ranks: Option<i64>,
+    options: WalkOptions<'i>,
+) -> Extracted {
+    let mut walker = Walker::new(index, ranks, options);
     if let Some(count) = ranks {
         let span = walker.range_in(entry.unit, entry.node);
         walker.prelude.push(ast::Stmt {
@@ -190,8 +207,13 @@ pub fn extract<'u>(index: &Index<'u>, entry: &FnDef<'u>, ranks: Option<i64>, err
 /// Extract a SuperKernel the graph fuses from `kernels`, in order (a `// syncguard:
 /// superkernel NAME = k1, k2` line names them): one sub-kernel each, a parameter name
 /// one buffer across them (the tensor one kernel writes and the next reads).
-pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>], error_paths: bool) -> Extracted {
-    let mut walker = Walker::new(index, None, error_paths);
+pub fn extract_fused<'i, 'u>(
+    index: &'i Index<'u>,
+    name: &str,
+    kernels: &[&FnDef<'u>],
+    options: WalkOptions<'i>,
+) -> Extracted {
+    let mut walker = Walker::new(index, None, options);
     let mut buffers = HashMap::new();
     let mut subs = Vec::new();
     let mut vector_only = false;
@@ -209,9 +231,10 @@ pub fn extract_fused<'u>(index: &Index<'u>, name: &str, kernels: &[&FnDef<'u>], 
 }
 
 impl<'i, 'u> Walker<'i, 'u> {
-    fn new(index: &'i Index<'u>, ranks: Option<i64>, error_paths: bool) -> Self {
+    fn new(index: &'i Index<'u>, ranks: Option<i64>, options: WalkOptions<'i>) -> Self {
         Walker {
-            error_paths,
+            error_paths: options.error_paths,
+            aliases: options.aliases,
             index,
             blocks: vec![Vec::new()],
             block_ids: vec![0],

@@ -116,6 +116,8 @@ struct Obj {
 
 pub struct Walker<'i, 't> {
     index: &'i Index<'t>,
+    /// Names of received objects that may be one object (`--alias`).
+    aliases: &'i [Vec<String>],
     blocks: Vec<Vec<ast::Stmt>>,
     /// Per block being built: the torch events created in it, which Python's garbage
     /// collector destroys (here: where the block ends).
@@ -205,9 +207,10 @@ const RESERVED: &[&str] = &[
 ];
 
 impl<'i, 't> Walker<'i, 't> {
-    pub fn new(index: &'i Index<'t>) -> Self {
+    pub fn new(index: &'i Index<'t>, aliases: &'i [Vec<String>]) -> Self {
         Walker {
             index,
+            aliases,
             blocks: vec![Vec::new()],
             owned: vec![Vec::new()],
             prelude: Vec::new(),

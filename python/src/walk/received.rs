@@ -226,6 +226,10 @@ impl<'t> Walker<'_, 't> {
         if let Some(became) = &self.received[at].became {
             return became.clone();
         }
+        if let Some(same) = self.aliased(at, kind) {
+            self.received[at].became = Some(same.clone());
+            return same;
+        }
         let received = &self.received[at];
         let span = received.span.clone();
         let base = received.name.clone();
@@ -242,6 +246,22 @@ impl<'t> Walker<'_, 't> {
         self.declare(&name, api, Vec::new(), span);
         self.received[at].became = Some(object.clone());
         object
+    }
+
+    /// The object another name of `at`'s alias group (`--alias`) already became, if
+    /// it is of `kind`: the same object.
+    fn aliased(&self, at: usize, kind: Kind) -> Option<Value> {
+        let name = alias_name(&self.received[at].name);
+        let group = self
+            .aliases
+            .iter()
+            .find(|group| group.iter().any(|member| member == name))?;
+        self.received.iter().enumerate().find_map(|(other, received)| {
+            let became = received.became.as_ref()?;
+            let member = alias_name(&received.name);
+            (other != at && member != name && group.iter().any(|m| m == member) && kind_of(became) == Some(kind))
+                .then(|| became.clone())
+        })
     }
 
     /// Values given to an operation on tensors: the received objects among them (also
@@ -401,5 +421,20 @@ fn kind_by_name(name: &str) -> Option<Kind> {
         Some(Kind::Event)
     } else {
         None
+    }
+}
+
+/// The name an alias group gives a received object: `stream` for `self.stream`.
+fn alias_name(name: &str) -> &str {
+    name.strip_prefix("self.").unwrap_or(name)
+}
+
+/// The kind of object a received object became.
+fn kind_of(value: &Value) -> Option<Kind> {
+    match value {
+        Value::Stream(_) => Some(Kind::Stream),
+        Value::Event(_) => Some(Kind::Event),
+        Value::Buffer(..) => Some(Kind::Tensor),
+        _ => None,
     }
 }
