@@ -142,6 +142,9 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     // What each run found, deduplicated or not: a counterexample is confirmed only by the
     // run at its own values.
     let mut found_at: HashMap<Vec<i64>, Vec<FindingKey>> = HashMap::new();
+    // Each run's own findings (rule, primary call), whichever run reports them first: a
+    // counterexample joins only a finding the run at its values made itself.
+    let mut reported_at: HashMap<Vec<i64>, HashSet<(&'static str, Span)>> = HashMap::new();
     // Each finding of the sampled runs (by its index) and the run that found it first.
     let mut found_first: Vec<(usize, Vec<i64>)> = Vec::new();
     for (params, for_counterexample) in runs {
@@ -198,6 +201,10 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
                 .entry(params.clone())
                 .or_default()
                 .extend(findings.iter().flat_map(finding_keys));
+            reported_at
+                .entry(params.clone())
+                .or_default()
+                .extend(findings.iter().map(|d| (d.code, d.primary.clone())));
             for mut diagnostic in findings {
                 // The same finding in several runs is reported once, for the first run.
                 if seen.insert((diagnostic.code, diagnostic.primary.clone())) {
@@ -224,6 +231,7 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     let runs = ConcreteRuns {
         not_run,
         found_at,
+        reported_at,
         refuted,
     };
     add_counterexamples(proved.counterexamples, &runs, &mut diagnostics, &mut unproved);
@@ -277,6 +285,8 @@ struct ConcreteRuns {
     not_run: Vec<Vec<i64>>,
     /// Every run's findings, deduplicated across runs or not.
     found_at: HashMap<Vec<i64>, Vec<FindingKey>>,
+    /// Every run's own findings by rule and primary call.
+    reported_at: HashMap<Vec<i64>, HashSet<(&'static str, Span)>>,
     refuted: ConcreteRefutations,
 }
 
@@ -330,7 +340,13 @@ fn add_counterexamples(
             );
             diagnostics.push(found);
         } else if confirmed_by_its_run(&runs.found_at, &counterexample.params, &found)
-            && merge_counterexample(diagnostics, &found)
+            && merge_counterexample(diagnostics, &found, |d| {
+                per_program(d.code)
+                    || runs
+                        .reported_at
+                        .get(&counterexample.params)
+                        .is_some_and(|own| own.contains(&(d.code, d.primary.clone())))
+            })
         {
             if counterexample.smallest {
                 smallest_by_z3.insert(counterexample.property);
@@ -826,24 +842,38 @@ fn finding_about(
 /// in common). A rule checked once per Program (SuperKernel code paths) walks every
 /// value itself and has no run of its own: its finding confirms it wherever it is.
 fn confirmed_by_its_run(found_at: &HashMap<Vec<i64>, Vec<FindingKey>>, params: &[i64], found: &Diagnostic) -> bool {
-    let per_program = crate::rules::find(found.code).is_some_and(|rule| matches!(rule.check, Check::Program(_)));
     let (_, theirs) = finding_key(found);
-    per_program
+    per_program(found.code)
         || found_at.get(params).is_some_and(|keys| {
             keys.iter()
                 .any(|(code, spans)| *code == found.code && spans.iter().any(|span| theirs.contains(span)))
         })
 }
 
+/// Whether `code`'s rule is checked once per Program (SuperKernel code paths): it walks
+/// every value itself and has no run of its own.
+fn per_program(code: &str) -> bool {
+    crate::rules::find(code).is_some_and(|rule| matches!(rule.check, Check::Program(_)))
+}
+
 /// A solver counterexample adds its note (the smallest values, the rank, the index) to
-/// the concrete finding of the same rule about the same calls; without one, it is
-/// is not reported: false then.
-fn merge_counterexample(diagnostics: &mut [Diagnostic], found: &Diagnostic) -> bool {
+/// the concrete finding of the same rule about the same calls that the run at its values
+/// made (`of_its_run`); without one, it is not reported: false then.
+fn merge_counterexample(
+    diagnostics: &mut [Diagnostic],
+    found: &Diagnostic,
+    of_its_run: impl Fn(&Diagnostic) -> bool,
+) -> bool {
     // A finding of the counterexample's own rule before one that only folds it in as a
     // consequence: an SG302 at N = 4 that leaves a notify unbalanced must not take the
-    // SG301 counterexample at N = 2 from the SG301 that run reports.
-    let same = finding_about(diagnostics, found, |d| d.code == found.code)
-        .or_else(|| finding_about(diagnostics, found, |d| d.codes().any(|code| code == found.code)));
+    // SG301 counterexample at N = 2 from the SG301 that run reports. A finding another
+    // run made never takes it: an SG502 found at N = 4 must not carry the SG301 that the
+    // run at N = 2 folds into its SG302 (that one takes it).
+    let same = finding_about(diagnostics, found, |d| of_its_run(d) && d.code == found.code).or_else(|| {
+        finding_about(diagnostics, found, |d| {
+            of_its_run(d) && d.codes().any(|code| code == found.code)
+        })
+    });
     match same {
         Some(index) => {
             // Two calls of one finding (a record and its wait) can share a counterexample.

@@ -1,7 +1,8 @@
 //! "proved" must mean proved: on programs that once made the prover and the concrete
 //! runs disagree (`prover_soundness/*.sync`), every property proved for all parameter
 //! values holds at every value of the (small) declared range, and every solver
-//! counterexample fails when run concretely. Each file's header says what went wrong.
+//! counterexample fails when run concretely, in the run at its own values, which reports
+//! the very finding that carries it. Each file's header says what went wrong.
 
 use std::path::Path;
 
@@ -64,6 +65,22 @@ fn disagreements(name: &str, checked: &CheckedFile) -> Vec<String> {
         }
     }
     for diagnostic in &checked.diagnostics {
+        for note in diagnostic.notes.iter().filter(|n| n.contains("counterexample (z3")) {
+            let Some(params) = values_in(note, &checked.program) else {
+                found.push(format!("{name}: no parameter values in {note:?}"));
+                continue;
+            };
+            let its_run = analyze_assignment(&checked.program, params.clone(), &SmtOptions::default());
+            if !its_run
+                .iter()
+                .any(|d| d.code == diagnostic.code && d.primary == diagnostic.primary)
+            {
+                found.push(format!(
+                    "{name}: {} {:?} carries {note:?}, but the run at {params:?} does not report it",
+                    diagnostic.code, diagnostic.message
+                ));
+            }
+        }
         let from_solver = diagnostic
             .notes
             .iter()
@@ -77,6 +94,23 @@ fn disagreements(name: &str, checked: &CheckedFile) -> Vec<String> {
         }
     }
     found
+}
+
+/// The parameter values a counterexample note names (`N = 2, rank 0 at k1 = 1: ...`),
+/// in the program's order.
+fn values_in(note: &str, program: &Program) -> Option<Vec<i64>> {
+    program
+        .params
+        .iter()
+        .map(|param| {
+            let at = note.find(&format!("{} = ", param.name))? + param.name.len() + 3;
+            let digits: String = note[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect();
+            digits.parse().ok()
+        })
+        .collect()
 }
 
 fn check_fixture(file: &str) -> CheckedFile {

@@ -1,18 +1,21 @@
 //! The prover and the concrete runs check each other on random parametric programs over
 //! ranges small enough that the concrete runs cover every value:
 //! - a property z3 proves has no concrete finding of its rule at any value;
-//! - a counterexample z3 finds is confirmed by the concrete runs: they report the same
-//!   rule (z3 may add a finding for another call the runs folded into one finding).
+//! - a counterexample z3 finds is confirmed by the concrete run at its own values: the
+//!   finding that carries it (its rule, its call) is one that run reports.
 //!
 //! Host programs (`ranks N in 2..=4`) have peers that leave `0..N` (`up`, `down`),
 //! `notifyNum` expressions in `rank` and `N`, conditions that divide by zero for some N,
 //! early returns, loops over steps and notifies created inside a loop. SuperKernel
 //! programs (`param K in 1..=3`) have sub-kernels with two TilingKeys, branches on the
-//! core index, the core type, the key and `K`, loops and early returns.
+//! core index, the core type, the key and `K`, loops and early returns. Programs from one
+//! rank (`ranks N in 1..=3`) add channels to the rank itself, peers `(rank - k) % N` and
+//! `notifyNum: N / 2` (0 at N = 1), acquired inside loops over the peers.
 //! `PROVER_VS_RUNS_CASES` sets the number of programs of each kind (default 300; see
 //! BENCHMARKS.md for a long run).
 
 use proptest::prelude::*;
+use syncguard_analyzer::rules::Check;
 use syncguard_analyzer::{Sources, check_sync_bytes};
 
 /// Communicator, threads and channels; `notify_num` is every channel's `notifyNum`.
@@ -57,7 +60,12 @@ fn index() -> impl Strategy<Value = &'static str> {
 }
 
 fn call() -> impl Strategy<Value = String> {
-    let channel = prop::sample::select(vec!["next", "prev", "next", "prev", "up", "down"]);
+    call_on(vec!["next", "prev", "next", "prev", "up", "down"])
+}
+
+/// A notify call on one of `channels`, on the threads, or on an ACL notify.
+fn call_on(channels: Vec<&'static str>) -> impl Strategy<Value = String> {
+    let channel = prop::sample::select(channels);
     prop_oneof![
         (channel.clone(), index()).prop_map(|(c, i)| format!("HcommChannelNotifyRecordOnThread(t, {c}, {i});")),
         (channel, index()).prop_map(|(c, i)| format!("HcommChannelNotifyWaitOnThread(t, {c}, {i}, 1836);")),
@@ -101,6 +109,27 @@ fn statement() -> impl Strategy<Value = String> {
     })
 }
 
+/// Channels acquired in a loop over the peers, `(rank + k) % N` and `(rank - k) % N`
+/// (negative before `%` for `rank < k`), with `notifyNum: N / 2`, used in the loop.
+fn peer_loop() -> impl Strategy<Value = String> {
+    let bound = prop::sample::select(vec!["N", "2", "N + 1"]);
+    let body = prop::collection::vec(call_on(vec!["dst", "src", "next", "prev"]), 1..4);
+    (bound, body).prop_map(|(bound, body)| {
+        format!(
+            "for k in 1..{bound} {{
+let [dst, src] = HcclChannelAcquire(comm, COMM_ENGINE_CPU_TS, [{{ remoteRank: (rank + k) % N, notifyNum: N / 2 }}, {{ remoteRank: (rank - k) % N, notifyNum: N / 2 }}], 2);
+{}
+}}",
+            body.join("\n")
+        )
+    })
+}
+
+/// The host statements of programs from one rank: `statement`s and peer loops.
+fn one_rank_statement() -> impl Strategy<Value = String> {
+    prop_oneof![3 => statement(), 1 => peer_loop()]
+}
+
 /// Each property and the rules whose concrete findings refute it.
 const PROPERTY_CODES: &[(&str, &[&str])] = &[
     ("notify-balance", &["SG301"]),
@@ -122,15 +151,30 @@ const RANKS: Parameter = Parameter {
     values: 2..=4,
 };
 
+const RANKS_FROM_ONE: Parameter = Parameter {
+    declaration: "ranks N in 1..=3;",
+    name: "N",
+    values: 1..=3,
+};
+
 const K: Parameter = Parameter {
     declaration: "param K in 1..=3;",
     name: "K",
     values: 1..=3,
 };
 
-/// The rule codes one value of the parameter shows, checked on its own: the program
-/// with the range narrowed to that value.
-fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, String)> {
+/// One finding of a concrete run: a rule it reports (its own or one it folds in), its
+/// primary call, whether the rule is its own, and its message and notes.
+struct Found {
+    code: &'static str,
+    primary: std::ops::Range<usize>,
+    own: bool,
+    text: String,
+}
+
+/// The findings one value of the parameter shows, checked on its own: the program with
+/// the range narrowed to that value (the same length, so calls keep their offsets).
+fn found_at(src: &str, parameter: &Parameter, value: i64) -> Vec<Found> {
     let narrowed = src.replacen(
         parameter.declaration,
         &parameter.declaration.replace(
@@ -148,7 +192,14 @@ fn codes_at(src: &str, parameter: &Parameter, value: i64) -> Vec<(&'static str, 
                 .chain(d.notes.clone())
                 .collect::<Vec<_>>()
                 .join("\n");
-            d.codes().map(move |code| (code, text.clone())).collect::<Vec<_>>()
+            d.codes()
+                .map(|code| Found {
+                    code,
+                    primary: d.primary.range.clone(),
+                    own: code == d.code,
+                    text: text.clone(),
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -182,10 +233,10 @@ fn covered_by(proof_scope: &str, message: &str) -> bool {
 /// counterexample is a finding of the same rule at its value.
 fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCaseError> {
     let checked = check_sync_bytes(&mut Sources::default(), "random.sync", src.as_bytes());
-    let at_each: Vec<(i64, Vec<(&str, String)>)> = parameter
+    let at_each: Vec<(i64, Vec<Found>)> = parameter
         .values
         .clone()
-        .map(|v| (v, codes_at(src, parameter, v)))
+        .map(|v| (v, found_at(src, parameter, v)))
         .collect();
     for proof in &checked.proofs {
         let codes = PROPERTY_CODES
@@ -195,7 +246,8 @@ fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCa
         for (value, found) in &at_each {
             let violated = found
                 .iter()
-                .find(|(code, message)| codes.contains(code) && covered_by(&proof.scope, message));
+                .find(|f| codes.contains(&f.code) && covered_by(&proof.scope, &f.text))
+                .map(|f| (f.code, &f.text));
             prop_assert!(
                 violated.is_none(),
                 "{} is proved for {}, yet {} = {value} reports {:?}:\n{src}",
@@ -209,9 +261,14 @@ fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCa
     for diagnostic in &checked.diagnostics {
         for note in diagnostic.notes.iter().filter(|n| n.contains("counterexample (z3")) {
             let value = value_in(note, parameter).unwrap_or(*parameter.values.start());
-            let confirmed = at_each
-                .iter()
-                .any(|(v, found)| *v == value && found.iter().any(|(code, _)| *code == diagnostic.code));
+            let confirmed = at_each.iter().any(|(v, found)| {
+                *v == value
+                    && found.iter().any(|f| {
+                        f.own
+                            && f.code == diagnostic.code
+                            && (checked_once(f.code) || f.primary == diagnostic.primary.range)
+                    })
+            });
             prop_assert!(
                 confirmed,
                 "{} {note}: the run at {} = {value} does not report it:\n{src}",
@@ -221,6 +278,12 @@ fn proofs_agree_with_runs(src: &str, parameter: &Parameter) -> Result<(), TestCa
         }
     }
     Ok(())
+}
+
+/// Whether `code`'s rule is checked on the Program itself (SuperKernel code paths): its
+/// one finding covers every value, at the call of the first value that shows it.
+fn checked_once(code: &str) -> bool {
+    syncguard_analyzer::rules::find(code).is_some_and(|rule| matches!(rule.check, Check::Program(_)))
 }
 
 /// Kernel code: the early-start calls, a data move, an early return, and branches and
@@ -287,6 +350,19 @@ proptest! {
     ) {
         let src = format!("{}{}\naclrtSynchronizeStream(s);\n", prelude(notify_num), body.join("\n"));
         proofs_agree_with_runs(&src, &RANKS)?;
+    }
+
+    #[test]
+    fn one_rank_proofs_and_counterexamples_agree_with_the_concrete_runs(
+        notify_num in prop::sample::select(vec!["2", "N / 2", "N", "N - 1"]),
+        body in prop::collection::vec(one_rank_statement(), 1..6),
+    ) {
+        let src = format!(
+            "{}{}\naclrtSynchronizeStream(s);\n",
+            prelude(notify_num).replacen(RANKS.declaration, RANKS_FROM_ONE.declaration, 1),
+            body.join("\n")
+        );
+        proofs_agree_with_runs(&src, &RANKS_FROM_ONE)?;
     }
 
     #[test]

@@ -248,38 +248,68 @@ impl<'u> Index<'u> {
 
     /// Whether code in unit `from` can call `def`: it is in `from` or a file `from`
     /// includes; or `from` sees a declaration of it (a prototype, a method in its
-    /// class) and `def` is in a file that sees the same declaration (a shared header)
-    /// or in a file of the same folder (C files that declare what a sibling defines).
-    pub fn links(&self, from: usize, def: &FnDef) -> bool {
+    /// class; `declarations`, the files declaring `def`'s name that `from` sees) and
+    /// `def` is in a file that sees the same declaration (a shared header) or in a file
+    /// of the same folder (C files that declare what a sibling defines). A name such as
+    /// `Init` has thousands of definitions and hundreds of declaring headers in an
+    /// operator repository: `declarations` are looked up once per call, not once per
+    /// candidate.
+    fn links_through(&self, from: usize, def: &FnDef, declarations: &[usize]) -> bool {
         if self.scopes.sees(from, def.unit) {
             return true;
         }
-        let sibling = self.folders.get(from).is_some_and(|folder| folder.is_some())
-            && self.folders.get(from) == self.folders.get(def.unit);
-        self.declared.get(def.simple_name()).is_some_and(|headers| {
+        if self.siblings(from, def.unit) {
+            !declarations.is_empty()
+        } else {
+            declarations.iter().any(|&header| self.scopes.sees(def.unit, header))
+        }
+    }
+
+    /// The files declaring `name` (prototypes, classes) that code in `unit` sees.
+    fn declarations_seen(&self, unit: usize, name: &str) -> Vec<usize> {
+        self.declared.get(name).map_or_else(Vec::new, |headers| {
             headers
                 .iter()
-                .any(|&header| self.scopes.sees(from, header) && (sibling || self.scopes.sees(def.unit, header)))
+                .copied()
+                .filter(|&header| self.scopes.sees(unit, header))
+                .collect()
         })
+    }
+
+    /// Whether two units are files of one known folder.
+    fn siblings(&self, one: usize, other: usize) -> bool {
+        self.folders.get(one).is_some_and(|folder| folder.is_some()) && self.folders.get(one) == self.folders.get(other)
     }
 
     /// Definitions named `name` that code in unit `from` can call.
     pub fn lookup_from<'a>(&'a self, from: usize, name: &str) -> impl Iterator<Item = &'a FnDef<'u>> + 'a {
         let simple = name.rsplit("::").next().unwrap_or(name);
+        let declarations = self.declarations_seen(from, simple);
         self.by_name
             .get(simple)
             .into_iter()
             .flatten()
             .map(|&position| &self.functions[position])
-            .filter(move |def| self.links(from, def))
+            .filter(move |def| self.links_through(from, def, &declarations))
     }
 
     /// Whether a function that sees `def` mentions its name: then it is called (or
     /// handed on), not an entry point.
     pub fn is_mentioned(&self, def: &FnDef) -> bool {
-        self.mentioned
-            .get(def.simple_name())
-            .is_some_and(|units| units.iter().any(|&unit| self.links(unit, def)))
+        let Some(units) = self.mentioned.get(def.simple_name()) else {
+            return false;
+        };
+        // `links(unit, def)` for each unit, turned around: a unit outside `def`'s folder
+        // links through a declaration `def`'s own file sees.
+        let declarations_of_def = self.declarations_seen(def.unit, def.simple_name());
+        units.iter().any(|&unit| {
+            self.scopes.sees(unit, def.unit)
+                || if self.siblings(unit, def.unit) {
+                    !self.declarations_seen(unit, def.simple_name()).is_empty()
+                } else {
+                    declarations_of_def.iter().any(|&header| self.scopes.sees(unit, header))
+                }
+        })
     }
 
     /// The definition of constant `name` that code in unit `from` sees: the command

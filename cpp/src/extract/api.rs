@@ -269,7 +269,7 @@ impl<'u> Walker<'_, 'u> {
         let element = |prefix: &str| -> Option<ast::Expr> {
             let mut fields: Vec<(&str, ast::Expr)> = self
                 .store
-                .iter()
+                .under(prefix)
                 .filter_map(|(key, value)| {
                     let field = key.strip_prefix(prefix)?.strip_prefix('.')?;
                     // `#len`, `#size`: the extractor's own bookkeeping, not fields.

@@ -83,7 +83,7 @@ impl<'u> Walker<'_, 'u> {
 /// A remembered choice after branches (`key` a `#choice:` or `#choice_at:` entry): the
 /// one choice the stores that have it agree on, asked at the latest step any of them
 /// asked it; `None` for other keys, or choices the branches disagree on.
-pub(super) fn merge_remembered(key: &str, stores: &[std::collections::HashMap<Place, Value>]) -> Option<Value> {
+pub(super) fn merge_remembered(key: &str, stores: &[super::store::Store]) -> Option<Value> {
     let present = stores.iter().filter_map(|store| store.get(key));
     if key.starts_with("#choice_at:") {
         return present.filter_map(Value::int).max().map(Value::Int);

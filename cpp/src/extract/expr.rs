@@ -906,7 +906,7 @@ impl<'u> Walker<'_, 'u> {
     fn copy_members(&mut self, from: &str, to: &str) {
         let members: Vec<(Place, Value)> = self
             .store
-            .iter()
+            .under(from)
             .filter(|(place, _)| {
                 place
                     .strip_prefix(from)

@@ -39,7 +39,7 @@ impl<'u> Walker<'_, 'u> {
             return Some(Flow::Return);
         };
         let span = self.range(node);
-        let before = self.store.clone();
+        let before = self.store.freeze();
         let mut arms = Vec::new();
         for iterations in 0..=ITERATIONS {
             self.store = before.clone();
@@ -81,7 +81,7 @@ impl<'u> Walker<'_, 'u> {
             Some(ast::Else::Block(block)) => self.blocks.last_mut().expect("open").extend(block.stmts),
             None => {}
         }
-        self.store = super::merge(&stores);
+        self.store = super::store::merge(&before, &stores);
         Some(if all_return { Flow::Return } else { Flow::Normal })
     }
 

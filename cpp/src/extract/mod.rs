@@ -19,6 +19,7 @@ mod kernel;
 mod loops;
 mod macro_call;
 mod stmt;
+mod store;
 mod threads;
 pub mod value;
 
@@ -99,7 +100,7 @@ struct Walker<'i, 'u> {
     threads: Vec<threads::PendingThread>,
     /// Top-level statements: choices (`param`) and objects from before.
     prelude: Vec<ast::Stmt>,
-    store: HashMap<Place, Value>,
+    store: store::Store,
     frames: Vec<Frame<'u>>,
     next_id: usize,
     used_names: HashSet<String>,
@@ -241,7 +242,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             next_block: 0,
             threads: Vec::new(),
             prelude: Vec::new(),
-            store: HashMap::new(),
+            store: store::Store::default(),
             frames: Vec::new(),
             next_id: 0,
             used_names: HashSet::new(),
@@ -513,7 +514,7 @@ impl<'u> Walker<'_, 'u> {
         arms: &[Option<Node<'u>>],
         rest: &[Node<'u>],
     ) -> Option<Flow> {
-        let before = self.store.clone();
+        let before = self.store.freeze();
         let mut outcomes = Vec::new();
         let mut rest_taken = Vec::new();
         let mut block_ids = Vec::new();
@@ -575,7 +576,7 @@ impl<'u> Walker<'_, 'u> {
             Some(ast::Else::Block(block)) => self.blocks.last_mut().expect("open").extend(block.stmts),
             None => {}
         }
-        self.store = merge(&stores);
+        self.store = store::merge(&before, &stores);
         if !consumed {
             return None;
         }
@@ -654,34 +655,6 @@ impl<'u> Walker<'_, 'u> {
         });
         Some(name)
     }
-}
-
-/// The state after alternatives: a place keeps its value where every arm agrees.
-fn merge(stores: &[HashMap<Place, Value>]) -> HashMap<Place, Value> {
-    let Some((first, rest)) = stores.split_first() else {
-        return HashMap::new();
-    };
-    let mut merged = HashMap::new();
-    let keys: HashSet<&Place> = stores.iter().flat_map(|store| store.keys()).collect();
-    for key in keys {
-        // A choice one branch made is free on the others (their paths never asked it):
-        // the same condition after the branches takes it on every path.
-        if let Some(remembered) = choices::merge_remembered(key, stores) {
-            merged.insert(key.clone(), remembered);
-            continue;
-        }
-        let value = first.get(key);
-        let agreed = rest.iter().all(|store| store.get(key) == value);
-        merged.insert(
-            key.clone(),
-            if agreed {
-                value.cloned().unwrap_or(Value::Unknown)
-            } else {
-                Value::Unknown
-            },
-        );
-    }
-    merged
 }
 
 pub(crate) fn ast_binary(op: ast::BinaryOp, left: ast::Expr, right: ast::Expr) -> ast::Expr {

@@ -463,8 +463,8 @@ impl<'u> Walker<'_, 'u> {
             return Flow::Return;
         };
         let span = self.range(node);
-        let before = self.store.clone();
-        let mut stores = vec![before];
+        let before = self.store.freeze();
+        let mut stores = vec![before.clone()];
         let mut bodies = Vec::new();
         for _ in 0..2 {
             self.open_block();
@@ -499,7 +499,7 @@ impl<'u> Walker<'_, 'u> {
             }];
         }
         self.blocks.last_mut().expect("open").extend(nested);
-        self.store = super::merge(&stores);
+        self.store = super::store::merge(&before, &stores);
         Flow::Normal
     }
 
