@@ -244,6 +244,10 @@ pub const FLAG_CONSTANTS: &[(&str, u32)] = &[
 /// The value of `ACL_EVENT_SYNC`.
 pub const ACL_EVENT_SYNC: u32 = 0x1;
 
+/// The value of `ACL_EVENT_EXTERNAL` (an event for updating a captured model runtime
+/// instance; not combined with other flags).
+pub const ACL_EVENT_EXTERNAL: u32 = 0x20;
+
 /// The value of `ACL_EVENT_IPC`.
 pub const ACL_EVENT_IPC: u32 = 0x40;
 

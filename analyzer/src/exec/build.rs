@@ -213,6 +213,7 @@ impl<'p, 'o> Builder<'p, 'o> {
                 capture_misuses: Vec::new(),
                 ipc_opened: HashMap::default(),
                 ipc_unexported: Vec::new(),
+                ipc_unopened: Vec::new(),
             },
             env: Env {
                 params,
@@ -708,6 +709,16 @@ impl<'p> Builder<'p, '_> {
 
     fn resolve_ipc_opens(&mut self) {
         let mut memory: HashMap<InstId, (Memory, u64)> = HashMap::default();
+        let opened_keys: std::collections::HashSet<&String> = self.ipc.opened.iter().map(|(_, key)| key).collect();
+        let mut unopened: Vec<(InstId, Box<str>)> = self
+            .ipc
+            .exported
+            .iter()
+            .filter(|(key, _)| !opened_keys.contains(key))
+            .map(|(key, &(inst, _))| (inst, key.as_str().into()))
+            .collect();
+        unopened.sort();
+        self.exec.ipc_unopened = unopened;
         for (opened, key) in std::mem::take(&mut self.ipc.opened) {
             match self.ipc.exported.get(&key) {
                 Some(&(shared, offset)) => {

@@ -532,6 +532,7 @@ pub fn reorder<'p>(exec: &Execution<'p>, order: &[NodeId]) -> Execution<'p> {
         capture_misuses: exec.capture_misuses.clone(),
         ipc_opened: exec.ipc_opened.clone(),
         ipc_unexported: exec.ipc_unexported.clone(),
+        ipc_unopened: exec.ipc_unopened.clone(),
         graph_launches: {
             let mut launches: Vec<_> = exec.graph_launches.iter().map(|&(node, op)| (map(node), op)).collect();
             launches.sort_by_key(|&(node, _)| node);

@@ -83,6 +83,9 @@ pub struct Execution<'p> {
     /// IPC opens whose handle or key nothing in the run exported: objects from outside
     /// it, treated as objects from before.
     pub ipc_unexported: Vec<InstId>,
+    /// IPC exports whose handle or key no process of the run opens, with that handle
+    /// or key: the process that opens it is outside the run.
+    pub ipc_unopened: Vec<(InstId, Box<str>)>,
 }
 
 /// A stream capture (`cudaStreamBeginCapture`) whose work never runs as captured.
@@ -478,6 +481,14 @@ impl<'p> Execution<'p> {
     /// (an `existing_*` pseudo-call): its state at that point is unknown.
     pub fn existed_before(&self, id: InstId) -> bool {
         self.program.object(self.instance(id).obj).existed_before() || self.ipc_unexported.contains(&id)
+    }
+
+    /// Whether a process outside the run shares the instance by an IPC handle or key
+    /// (it opened what this run exports, or exported what this run opens): what that
+    /// process signals or consumes is unknown.
+    pub fn shared_outside(&self, id: InstId) -> bool {
+        let shared = self.ipc_shared(id);
+        self.ipc_unexported.contains(&id) || self.ipc_unopened.iter().any(|(inst, _)| *inst == shared)
     }
 
     /// The instance signals on `id` go through: the exporter's, for an IPC open.

@@ -282,6 +282,7 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
         mut capture_misuses,
         ipc_opened,
         ipc_unexported,
+        ipc_unopened,
     } = high;
     // Shifted already, on every core (`shift_nodes`).
     low.nodes.append(&mut nodes);
@@ -333,6 +334,8 @@ fn join_executions<'p>(low: &mut Execution<'p>, high: Execution<'p>, shift: Shif
     );
     low.ipc_unexported
         .extend(ipc_unexported.into_iter().map(|inst| shift.instance(inst)));
+    low.ipc_unopened
+        .extend(ipc_unopened.into_iter().map(|(inst, key)| (shift.instance(inst), key)));
 }
 
 /// How far a later part's numbers move: past the nodes, agents and instances of the

@@ -44,6 +44,9 @@ pub struct NotifyQueue {
     pub waits: Vec<NodeId>,
     /// A wait's object existed before the code or trace begins (`existing_*`).
     pub existed_before: bool,
+    /// A process outside the run shares the notify by IPC key: it may record any
+    /// number of times, and consume records, so the flag's balance is not this run's.
+    pub shared_outside: bool,
 }
 
 #[derive(Debug, Default)]
@@ -55,7 +58,8 @@ pub struct Matching {
     /// Capture-kind waits, and host synchronizes of either kind, issued before any
     /// record: silent no-ops.
     pub noop_waits: Vec<NodeId>,
-    /// Waits on an object from before that a record from before satisfies.
+    /// Waits on an object from before that a record from before satisfies, and waits on
+    /// a notify shared with a process outside the run that no record of the run covers.
     pub satisfied_before: Vec<NodeId>,
     pub event_cycles: Vec<EventCycle>,
     pub notify_queues: BTreeMap<FlagKey, NotifyQueue>,
@@ -358,6 +362,7 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
             continue;
         };
         let queue = matching.notify_queues.entry(key).or_default();
+        queue.shared_outside |= matches!(key, FlagKey::Acl(notify) if exec.shared_outside(notify));
         if is_record {
             queue.records.push(id);
         } else {
@@ -370,6 +375,11 @@ fn match_notifies(exec: &Execution, matching: &mut Matching) {
         // with one wait more than records, the first wait consumes that one.
         if queue.existed_before && queue.waits.len() > queue.records.len() {
             matching.satisfied_before.push(queue.waits.remove(0));
+        }
+        // The process outside records what no record here covers.
+        if queue.shared_outside && queue.waits.len() > queue.records.len() {
+            let outside = queue.waits.split_off(queue.records.len());
+            matching.satisfied_before.extend(outside);
         }
     }
     for queue in matching.notify_queues.values() {

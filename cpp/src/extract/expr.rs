@@ -486,7 +486,12 @@ impl<'u> Walker<'_, 'u> {
                 let same = a == b;
                 Value::Int(i64::from(if operator == "==" { same } else { !same }))
             }
-            (_, b) if operator == "&&" => b.truth().map_or(Value::Unknown, |t| Value::Int(i64::from(t))),
+            // An unknown left side decides nothing unless the right side is false: a
+            // poll `while (probe() != 0 && timeout-- > 0)` may end at any pass.
+            (_, b) if operator == "&&" => match b.truth() {
+                Some(false) => Value::Int(0),
+                _ => Value::Unknown,
+            },
             (_, b) if operator == "||" => match b.truth() {
                 Some(true) => Value::Int(1),
                 _ => Value::Unknown,

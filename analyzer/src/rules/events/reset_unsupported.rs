@@ -9,7 +9,10 @@ declare_rule! {
     /// allow it, per the program's `cann` policy:
     /// - `aclrtCreateEventExWithFlag` events (capture kind): the reset is rejected with
     ///   an error return, whatever the CANN version;
-    /// - `aclrtCreateEventWithFlag` without `ACL_EVENT_SYNC`: not allowed;
+    /// - `aclrtCreateEventWithFlag` without `ACL_EVENT_SYNC`: not allowed, except for
+    ///   `ACL_EVENT_EXTERNAL` events, which CANN makes for updating a captured model
+    ///   runtime instance (a wait and a reset captured with `aclmdlRICaptureBegin`): the
+    ///   runtime resets them, in a capture and outside one;
     /// - `aclrtCreateEvent` events under `cann current;` (the default): the current
     ///   runtime docs allow resetting only `aclrtCreateEventWithFlag(ACL_EVENT_SYNC)`
     ///   events and call anything else undefined behaviour. Under `cann legacy;` (CANN
@@ -71,6 +74,7 @@ fn unsupported(program: &Program, op: &Op, event: &Object, info: &EventInfo) -> 
     };
     let (message, label, help) = match info.creator {
         EventCreator::AclWithFlag if info.flags & crate::api::ACL_EVENT_SYNC != 0 => return None,
+        EventCreator::AclWithFlag if info.flags & crate::api::ACL_EVENT_EXTERNAL != 0 => return None,
         EventCreator::AclCreateEvent if program.settings.cann == CannPolicy::Legacy => return None,
         // Its flags are unknown: it may well be an ACL_EVENT_SYNC event.
         EventCreator::Existing => return None,

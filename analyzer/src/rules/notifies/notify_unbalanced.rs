@@ -19,7 +19,11 @@ declare_rule! {
     /// - ACL notifies: `aclrtRecordNotify` against `aclrtWaitAndResetNotify`.
     ///
     /// The counts are those of one concrete execution: every rank's path, loops
-    /// unrolled, for each parameter assignment checked.
+    /// unrolled, for each parameter assignment checked. An ACL notify shared by IPC key
+    /// with a process outside the run (exported and opened by no process of the run,
+    /// or opened and exported by none: two `main`s checked apart) balances with that
+    /// process, which the run does not show: it is not counted, and a wait no record
+    /// of the run covers is taken to be satisfied there.
     ///
     /// ## Why is this a bug
     /// Each wait consumes one record. A wait with no record left blocks its thread
@@ -61,7 +65,8 @@ const MAX_RELATED: usize = 8;
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     let mut found: Vec<Diagnostic> = Vec::new();
     for (key, queue) in &analysis.hb.matching.notify_queues {
-        if queue.records.len() != queue.waits.len() {
+        // A notify shared with a process outside the run balances with that process.
+        if queue.records.len() != queue.waits.len() && !queue.shared_outside {
             found.push(diagnostic(analysis, *key, queue));
         }
     }

@@ -281,7 +281,7 @@ enum Side {
 }
 
 /// The notifies an op's index selects from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Via {
     /// The peer's notifies behind a channel (record), or this end's (wait).
     Channel(crate::model::ObjId),

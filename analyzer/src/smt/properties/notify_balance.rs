@@ -38,6 +38,26 @@ impl Family {
     }
 }
 
+/// ACL notifies shared with another process by IPC key (exported, or opened by key):
+/// their balance is between processes, which the concrete runs match by key (and leave
+/// to the other process where it is outside the run).
+fn shared_by_key(program: &Program) -> std::collections::HashSet<Via> {
+    let mut shared = std::collections::HashSet::new();
+    for thread in &program.threads {
+        crate::model::for_each_op(&thread.body, &mut |op| {
+            if let crate::model::OpKind::IpcExport { obj, .. } = &op.kind {
+                shared.insert(Via::Acl(*obj));
+            }
+        });
+    }
+    for (index, object) in program.objects.iter().enumerate() {
+        if object.ipc_key.is_some() {
+            shared.insert(Via::Acl(ObjId(index as u32)));
+        }
+    }
+    shared
+}
+
 pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome: &mut Outcome) {
     let uses: Vec<(&PathOp, super::NotifyUse)> = ops
         .iter()
@@ -53,6 +73,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
             families.push(family);
         }
     }
+    let shared = shared_by_key(space.program);
     let mut because = Vec::new();
     for &family in &families {
         let members: Vec<Member> = uses
@@ -69,7 +90,10 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
             let (Via::Channel(obj) | Via::Thread(obj) | Via::Acl(obj)) = via;
             space.program.object(obj).existed_before()
         };
-        if members.iter().any(|(_, used)| existed_before(used.via)) {
+        if members
+            .iter()
+            .any(|(_, used)| existed_before(used.via) || shared.contains(&used.via))
+        {
             continue;
         }
         match check_family(space, family, ops, &members, options) {
