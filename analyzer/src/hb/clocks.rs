@@ -48,16 +48,14 @@ const MAX_TREE_NODES: usize = MAX_CLOCK_BYTES / std::mem::size_of::<[u32; FANOUT
 /// Tree nodes are allocated in chunks of this many, so that growth never copies.
 const CHUNK: usize = 1 << 16;
 
-/// Fixed-size, so that indexing within a chunk needs no bounds check.
-type Chunk = Box<[[u32; FANOUT]; CHUNK]>;
+/// Room for `CHUNK` nodes, filled in order: never zeroed or moved. A program of a few
+/// dozen calls touches a few pages of it, not 2 MiB (a repository of thousands of
+/// small programs made and freed its chunks thousands of times, and with the two
+/// halves zeroed 5 MiB per run).
+type Chunk = Vec<[u32; FANOUT]>;
 
-/// Zeroed: allocated without unsafe code. Chunks fill in order, so zeroing costs at
-/// most the last chunk's unused part.
 fn new_chunk() -> Chunk {
-    vec![[0; FANOUT]; CHUNK]
-        .into_boxed_slice()
-        .try_into()
-        .expect("CHUNK nodes")
+    Vec::with_capacity(CHUNK)
 }
 
 /// The all-zero tree, at every level.
@@ -139,7 +137,7 @@ impl Clocks {
             chunks: Vec::new(),
             len: 0,
             fresh_from: 0,
-            dominated: JoinMemo::default(),
+            dominated: JoinMemo::for_nodes(nodes),
             split: u32::MAX,
             allocated: Arc::default(),
             limit: MAX_TREE_NODES,
@@ -161,6 +159,7 @@ impl Clocks {
         self.allocated.fetch_sub(freed, Ordering::Relaxed);
         self.over_budget = false;
         self.chunks.truncate(1);
+        self.chunks[0].truncate(1);
         self.len = 1;
         self.fresh_from = 0;
         self.dominated.clear();
@@ -308,7 +307,7 @@ impl Clocks {
             self.over_budget |= before >= self.limit;
             self.chunks.push(new_chunk());
         }
-        self.chunks[id / CHUNK][id % CHUNK] = node;
+        self.chunks[id / CHUNK].push(node);
         self.len += 1;
         id as u32
     }
@@ -331,32 +330,38 @@ struct JoinMemo {
 
 impl Default for JoinMemo {
     fn default() -> Self {
-        JoinMemo {
-            entries: vec![(ZERO, ZERO, ZERO); Self::SIZE],
-        }
+        Self::for_nodes(0)
     }
 }
 
 impl JoinMemo {
-    const SIZE: usize = 1 << 16;
+    /// Entries for an execution of `nodes` nodes: a power of two from 1,024 to 65,536,
+    /// so that a small program does not zero the memo of a large one.
+    fn for_nodes(nodes: usize) -> Self {
+        let size = nodes.saturating_mul(4).next_power_of_two().clamp(1 << 10, 1 << 16);
+        JoinMemo {
+            entries: vec![(ZERO, ZERO, ZERO); size],
+        }
+    }
 
     fn clear(&mut self) {
         self.entries.fill((ZERO, ZERO, ZERO));
     }
 
-    fn index(a: u32, b: u32) -> usize {
+    fn index(&self, a: u32, b: u32) -> usize {
         let hash = u64::from(a).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(b).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        (hash >> 48) as usize % Self::SIZE
+        (hash >> 48) as usize & (self.entries.len() - 1)
     }
 
     /// Never a pair with `ZERO`, so the empty entries never match.
     fn get(&self, a: u32, b: u32) -> Option<u32> {
-        let (left, right, joined) = self.entries[Self::index(a, b)];
+        let (left, right, joined) = self.entries[self.index(a, b)];
         (left == a && right == b).then_some(joined)
     }
 
     fn insert(&mut self, a: u32, b: u32, joined: u32) {
-        self.entries[Self::index(a, b)] = (a, b, joined);
+        let index = self.index(a, b);
+        self.entries[index] = (a, b, joined);
     }
 }
 
