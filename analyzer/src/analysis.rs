@@ -739,10 +739,9 @@ fn ipc_opens_from_outside(exec: &Execution) -> Option<Diagnostic> {
         &crate::rules::UnknownName::INFO,
         exec.node(node).op.span.clone(),
         format!(
-            "`{}` opens `{key}`, which no process of this run exports: taken as {} {} shared with a process outside the run, whose signals and writes are unknown",
+            "`{}` opens `{key}`, which no process of this run exports: taken as {} shared with a process outside the run, whose signals and writes are unknown",
             exec.node(node).op.api,
-            if first.kind.noun() == "event" { "an" } else { "a" },
-            first.kind.noun()
+            crate::diagnostic::with_article(first.kind.noun()),
         ),
     )
     .with_severity(crate::diagnostic::Severity::Info)
@@ -762,41 +761,35 @@ fn ipc_opens_from_outside(exec: &Execution) -> Option<Diagnostic> {
 /// the process that opens it is outside the run, and what it records, waits on or
 /// writes is not checked (a notify's waits here are taken to be satisfied there).
 fn ipc_exports_to_outside(exec: &Execution) -> Option<Diagnostic> {
-    let mut exports: Vec<(&crate::model::Op, &crate::model::Object)> = exec
+    let mut exports: Vec<(&crate::model::Op, &crate::model::Object, &str)> = exec
         .nodes
         .iter()
         .filter_map(|node| match &node.op.kind {
             OpKind::IpcExport { obj, key, .. } if exec.ipc_unopened.iter().any(|(_, unopened)| unopened == key) => {
-                Some((node.op, exec.program.object(*obj)))
+                Some((node.op, exec.program.object(*obj), &**key))
             }
             _ => None,
         })
         .collect();
     // Once per call, whatever the ranks and iterations that made it.
     let mut seen = HashSet::new();
-    exports.retain(|(op, _)| seen.insert(op.span.clone()));
-    let key = |op: &crate::model::Op| match &op.kind {
-        OpKind::IpcExport { key, .. } => key.to_string(),
-        _ => String::new(),
-    };
-    let &(first, object) = exports.first()?;
+    exports.retain(|(op, _, _)| seen.insert(op.span.clone()));
+    let &(first, object, key) = exports.first()?;
     let mut diagnostic = Diagnostic::new(
         &crate::rules::SolverUnknown::INFO,
         first.span.clone(),
         format!(
-            "`{}` exports {} {} `{}` as `{}`, which no process of this run opens: what the process that opens it records, waits on or writes is not checked",
+            "`{}` exports {} `{}` as `{key}`, which no process of this run opens: what the process that opens it records, waits on or writes is not checked",
             first.api,
-            if object.kind.noun() == "event" { "an" } else { "a" },
-            object.kind.noun(),
+            crate::diagnostic::with_article(object.kind.noun()),
             object.name,
-            key(first)
         ),
     )
     .with_severity(crate::diagnostic::Severity::Info)
     .with_label("opened by a process this run does not show")
     .with_help("check the opening process's code or trace together with this one");
-    for &(op, _) in exports.iter().skip(1) {
-        diagnostic = diagnostic.with_related(op.span.clone(), format!("`{}` is not opened either", key(op)));
+    for &(op, _, key) in exports.iter().skip(1) {
+        diagnostic = diagnostic.with_related(op.span.clone(), format!("`{key}` is not opened either"));
     }
     Some(diagnostic)
 }
