@@ -13,7 +13,11 @@ declare_rule! {
     /// of time. Also memory-value waits (`aclrtValueWait`) too many for the program's
     /// size to match with their writes: they order nothing then. And, as a note: real
     /// kernel launches (`aclrtLaunchKernelWithConfig`, ...)
-    /// that declare no `reads:` / `writes:`, whose memory no rule can check.
+    /// that declare no `reads:` / `writes:`, whose memory no rule can check; and an
+    /// IPC export (`aclrtNotifyGetExportKey`, `aclrtIpcGetEventHandle`,
+    /// `aclrtIpcMemGetExportKey`) that no process of the run opens: what the process
+    /// that does records, waits on or writes is not checked, and a notify's waits here
+    /// are taken to be satisfied there.
     ///
     /// ## Why is this a bug
     /// It is not a bug in the program: it is a hole in the verification, a limit of the
