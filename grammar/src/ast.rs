@@ -81,6 +81,9 @@ pub enum StmtKind {
     SuperKernel { name: Ident, args: Vec<Arg>, body: Block },
     /// `subkernel add(tiling_keys: [1, 2]) { per-core code }`
     SubKernel { name: Ident, args: Vec<Arg>, body: Block },
+    /// `aicore add(x, y, blocks: 8, type: AIV_ONLY) { pipe program }`: what every AI
+    /// core of a kernel runs, instruction by instruction on its pipes.
+    AiCore { name: Ident, args: Vec<Arg>, body: Block },
     /// `return;` (an early return of a kernel or host thread)
     Return,
     /// A statement that did not parse; the error is reported separately.
@@ -205,7 +208,8 @@ impl Stmt {
             | StmtKind::Thread { body, .. }
             | StmtKind::GeOp { body, .. }
             | StmtKind::SuperKernel { body, .. }
-            | StmtKind::SubKernel { body, .. } => vec![body],
+            | StmtKind::SubKernel { body, .. }
+            | StmtKind::AiCore { body, .. } => vec![body],
             _ => Vec::new(),
         }
     }
@@ -238,7 +242,8 @@ impl Stmt {
             | StmtKind::Thread { body, .. }
             | StmtKind::GeOp { body, .. }
             | StmtKind::SuperKernel { body, .. }
-            | StmtKind::SubKernel { body, .. } => vec![body],
+            | StmtKind::SubKernel { body, .. }
+            | StmtKind::AiCore { body, .. } => vec![body],
             _ => Vec::new(),
         }
     }

@@ -225,6 +225,10 @@ impl<'a> Printer<'a> {
                 let args = args_doc(args, name.span.end, body.span.start);
                 self.block_after_header(&concat([text(format!("superkernel {}", name.name)), args]), body);
             }
+            StmtKind::AiCore { name, args, body } => {
+                let args = args_doc(args, name.span.end, body.span.start);
+                self.block_after_header(&concat([text(format!("aicore {}", name.name)), args]), body);
+            }
             StmtKind::SubKernel { name, args, body } => {
                 let mut header = vec![text(format!("subkernel {}", name.name))];
                 if !args.is_empty() {

@@ -35,6 +35,7 @@ pub enum Keyword {
     Attrs,
     SuperKernel,
     SubKernel,
+    AiCore,
     Return,
     Ranks,
     Param,
@@ -44,7 +45,7 @@ pub enum Keyword {
 }
 
 impl Keyword {
-    const ALL: [(&'static str, Keyword); 19] = [
+    const ALL: [(&'static str, Keyword); 20] = [
         ("let", Keyword::Let),
         ("if", Keyword::If),
         ("else", Keyword::Else),
@@ -57,6 +58,7 @@ impl Keyword {
         ("attrs", Keyword::Attrs),
         ("superkernel", Keyword::SuperKernel),
         ("subkernel", Keyword::SubKernel),
+        ("aicore", Keyword::AiCore),
         ("return", Keyword::Return),
         ("ranks", Keyword::Ranks),
         ("param", Keyword::Param),
@@ -82,6 +84,7 @@ impl Keyword {
             "attrs" => Keyword::Attrs,
             "superkernel" => Keyword::SuperKernel,
             "subkernel" => Keyword::SubKernel,
+            "aicore" => Keyword::AiCore,
             "return" => Keyword::Return,
             "ranks" => Keyword::Ranks,
             "param" => Keyword::Param,

@@ -598,6 +598,7 @@ where
             kw(Keyword::Op).ignored(),
             kw(Keyword::SuperKernel).ignored(),
             kw(Keyword::SubKernel).ignored(),
+            kw(Keyword::AiCore).ignored(),
             kw(Keyword::Return).ignored(),
             punct(Punct::RBrace).ignored(),
             ident()
@@ -755,7 +756,7 @@ where
             .as_context();
         let subkernel = kw(Keyword::SubKernel)
             .ignore_then(ident())
-            .then(named_args.or_not())
+            .then(named_args.clone().or_not())
             .then(block.clone())
             .map(|((name, args), body)| StmtKind::SubKernel {
                 name,
@@ -763,6 +764,13 @@ where
                 body,
             })
             .labelled("subkernel")
+            .as_context();
+        let aicore = kw(Keyword::AiCore)
+            .ignore_then(ident())
+            .then(named_args.clone())
+            .then(block.clone())
+            .map(|((name, args), body)| StmtKind::AiCore { name, args, body })
+            .labelled("aicore")
             .as_context();
 
         let ret = kw(Keyword::Return).then(semi.clone()).to(StmtKind::Return);
@@ -824,6 +832,7 @@ where
             ge_op,
             superkernel,
             subkernel,
+            aicore,
             ret,
             ranks,
             param,

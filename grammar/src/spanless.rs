@@ -74,7 +74,9 @@ fn strip_stmt(stmt: &mut Stmt) {
             attrs.iter_mut().for_each(strip_ident);
             strip_block(body);
         }
-        StmtKind::SuperKernel { name, args, body } | StmtKind::SubKernel { name, args, body } => {
+        StmtKind::SuperKernel { name, args, body }
+        | StmtKind::SubKernel { name, args, body }
+        | StmtKind::AiCore { name, args, body } => {
             strip_ident(name);
             args.iter_mut().for_each(strip_arg);
             strip_block(body);

@@ -29,7 +29,9 @@ fn stmt_depth(stmt: &Stmt) -> usize {
         }
         StmtKind::For { range, body, .. } => range_depth(&range.start, range.end.as_deref()).max(block_depth(body)),
         StmtKind::Thread { body, .. } | StmtKind::GeOp { body, .. } => block_depth(body),
-        StmtKind::SuperKernel { args, body, .. } | StmtKind::SubKernel { args, body, .. } => {
+        StmtKind::SuperKernel { args, body, .. }
+        | StmtKind::SubKernel { args, body, .. }
+        | StmtKind::AiCore { args, body, .. } => {
             let args = args.iter().map(|arg| expr_depth(&arg.value)).max().unwrap_or(0);
             args.max(block_depth(body))
         }

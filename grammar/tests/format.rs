@@ -807,6 +807,7 @@ mod generated {
             (ident(), vec(ident(), 0..3), body()).prop_map(|(name, attrs, body)| StmtKind::GeOp { name, attrs, body }),
             (ident(), args(expr()), body()).prop_map(|(name, args, body)| StmtKind::SuperKernel { name, args, body }),
             (ident(), args(expr()), body()).prop_map(|(name, args, body)| StmtKind::SubKernel { name, args, body }),
+            (ident(), args(expr()), body()).prop_map(|(name, args, body)| StmtKind::AiCore { name, args, body }),
         ]
         .prop_map(stmt_of)
     }

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod calls;
 pub mod diagnostic;
+pub mod kernel;
 pub mod model;
 pub mod reading_rules;
 pub mod source;

@@ -36,6 +36,9 @@ pub struct Program {
     pub threads: Vec<HostThread>,
     pub ge_ops: Vec<GeOp>,
     pub superkernels: Vec<SuperKernel>,
+    /// Kernels checked inside: each AI core's pipe program (`aicore` blocks, Ascend C
+    /// kernels).
+    pub kernels: Vec<crate::kernel::Kernel>,
     /// A call trace read for a timeline (`SmtOptions::timelines`): the `ts` (ns) of each
     /// call, by the byte offset of its line. Empty otherwise, so that a large trace does
     /// not keep one entry per line for nothing.
@@ -75,6 +78,7 @@ impl Program {
             }],
             ge_ops: Vec::new(),
             superkernels: Vec::new(),
+            kernels: Vec::new(),
             call_times: std::collections::HashMap::new(),
         }
     }
@@ -808,7 +812,7 @@ pub enum TimeUnit {
 }
 
 /// Hardware pipes named by `SetNextTaskStart<AIV_PIPE, AIC_PIPE>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Pipe {
     Mte1,
     Mte2,

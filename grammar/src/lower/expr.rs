@@ -3,7 +3,7 @@
 
 use crate::ast::{self, BinaryOp, ExprKind, UnaryOp};
 
-use super::{Binding, Lowerer, Place};
+use super::{Binding, Lowerer};
 use syncguard_model::model::{BinOp, Expr, UnOp};
 
 impl Lowerer<'_> {
@@ -88,13 +88,17 @@ impl Lowerer<'_> {
                 self.syntax_error(span, message, "expected an integer expression");
                 Expr::Int(0)
             }
+            (Some(Binding::Gm(_) | Binding::LocalBuffer(_) | Binding::Tensor(_)), _) => {
+                self.syntax_error(span, format!("`{name}` is kernel memory, not a number"), "");
+                Expr::Int(0)
+            }
             (Some(Binding::Thread(_)), _) => {
                 self.syntax_error(span, format!("`{name}` is a host thread, not a number"), "");
                 Expr::Int(0)
             }
             (None, "rank") => Expr::Rank,
-            (None, "ASCEND_IS_AIV") if self.place == Place::Core => Expr::CoreIsAiv,
-            (None, "ASCEND_IS_AIC") if self.place == Place::Core => Expr::Unary(UnOp::Not, Box::new(Expr::CoreIsAiv)),
+            (None, "ASCEND_IS_AIV") if self.place.is_core() => Expr::CoreIsAiv,
+            (None, "ASCEND_IS_AIC") if self.place.is_core() => Expr::Unary(UnOp::Not, Box::new(Expr::CoreIsAiv)),
             (None, _) => {
                 let mut candidates: Vec<String> = self
                     .scopes
@@ -104,7 +108,7 @@ impl Lowerer<'_> {
                     .map(|(n, _)| n.clone())
                     .collect();
                 candidates.push("rank".into());
-                if self.place == Place::Core {
+                if self.place.is_core() {
                     candidates.extend(["ASCEND_IS_AIV".into(), "ASCEND_IS_AIC".into()]);
                 }
                 self.unknown_name(span, "name", name, candidates.iter().map(String::as_str));
@@ -116,13 +120,17 @@ impl Lowerer<'_> {
     fn lower_builtin_call(&mut self, call: &ast::Call) -> Expr {
         let name = call.callee.text.as_str();
         let name = name.strip_prefix("AscendC::").unwrap_or(name);
-        match (name, call.args.as_slice(), self.place) {
-            ("GetBlockIdx", [], Place::Core) => Expr::BlockIdx,
-            ("TILING_KEY_IS", [key], Place::Core) => {
+        match (name, call.args.as_slice(), self.place.is_core()) {
+            ("GetBlockIdx", [], true) => Expr::BlockIdx,
+            ("GetBlockNum", [], true) if self.kernel.is_some() => self
+                .kernel
+                .as_ref()
+                .map_or(Expr::Int(1), |kernel| kernel.blocks.clone()),
+            ("TILING_KEY_IS", [key], true) => {
                 let key = self.lower_expr(&key.value);
                 Expr::Binary(BinOp::Eq, Box::new(Expr::TilingKey), Box::new(key))
             }
-            ("GetBlockIdx" | "TILING_KEY_IS", _, Place::Core) => {
+            ("GetBlockIdx" | "GetBlockNum" | "TILING_KEY_IS", _, true) => {
                 self.syntax_error(
                     &call.span,
                     format!("wrong arguments to `{name}`"),
@@ -179,7 +187,7 @@ pub(super) fn is_builtin_call(call: &ast::Call) -> bool {
     BUILTIN_CALLS.contains(&name)
 }
 
-const BUILTIN_CALLS: [&str; 2] = ["GetBlockIdx", "TILING_KEY_IS"];
+const BUILTIN_CALLS: [&str; 3] = ["GetBlockIdx", "GetBlockNum", "TILING_KEY_IS"];
 
 fn binary_op(op: BinaryOp) -> BinOp {
     match op {

@@ -6,6 +6,7 @@
 //! (a name nothing declares); the statement is then left out and lowering goes on.
 
 mod ahead;
+mod aicore;
 mod args;
 mod arrays;
 mod calls;
@@ -54,6 +55,7 @@ pub fn lower_mapped(file: &ast::File, whole: Span, place: &dyn Fn(&ast::Span) ->
         values: Vec::new(),
         ahead: Vec::new(),
         mutable: std::collections::HashSet::new(),
+        kernel: None,
     };
     lowerer.collect_settings(&file.stmts);
     let body = lowerer.lower_stmts(&file.stmts);
@@ -74,6 +76,10 @@ enum Binding {
     Thread(ThreadId),
     /// `let base = GetBlockIdx() * 1 KiB;`: a name for an integer expression.
     Value(VarValue),
+    /// In an `aicore` block: a `GM_ADDR` parameter, a queue or buffer, a local tensor.
+    Gm(usize),
+    LocalBuffer(usize),
+    Tensor(usize),
 }
 
 /// The index of a named integer expression in `Lowerer::values`.
@@ -89,6 +95,15 @@ enum Place {
     SuperKernel(usize),
     /// Per-core code of a sub-kernel.
     Core,
+    /// The pipe program of an `aicore` kernel.
+    AiCore,
+}
+
+impl Place {
+    /// Code one AI core runs: `GetBlockIdx()` and the core-type tests mean something.
+    fn is_core(self) -> bool {
+        matches!(self, Place::Core | Place::AiCore)
+    }
 }
 
 struct Lowerer<'m> {
@@ -105,6 +120,8 @@ struct Lowerer<'m> {
     ahead: Vec<ahead::AheadFrame>,
     /// Variables declared with `let mut`.
     mutable: std::collections::HashSet<VarId>,
+    /// The `aicore` kernel being lowered.
+    kernel: Option<syncguard_model::kernel::Kernel>,
 }
 
 impl Lowerer<'_> {
@@ -222,6 +239,7 @@ impl Lowerer<'_> {
             K::GeOp { name, attrs, body } => self.lower_ge_op(stmt, name, attrs, body),
             K::SuperKernel { name, args, body } => self.lower_superkernel(stmt, name, args, body, out),
             K::SubKernel { name, args, body } => self.lower_subkernel(stmt, name, args, body),
+            K::AiCore { name, args, body } => self.lower_aicore(stmt, name, args, body),
             K::Return => {
                 if !matches!(self.place, Place::Host | Place::Core) {
                     self.syntax_error(&stmt.span, "`return` is only allowed in host or kernel code", "");

@@ -73,7 +73,8 @@ pub(super) fn blocks(stmt: &ast::Stmt) -> Vec<&ast::Block> {
         | ast::StmtKind::Thread { body, .. }
         | ast::StmtKind::GeOp { body, .. }
         | ast::StmtKind::SuperKernel { body, .. }
-        | ast::StmtKind::SubKernel { body, .. } => vec![body],
+        | ast::StmtKind::SubKernel { body, .. }
+        | ast::StmtKind::AiCore { body, .. } => vec![body],
         _ => Vec::new(),
     }
 }
@@ -145,7 +146,7 @@ pub(super) fn for_each_stmt_expr(stmt: &mut ast::Stmt, visit: &mut dyn FnMut(&mu
             }
         }
         K::While { cond, .. } => for_each_expr(cond, visit),
-        K::SuperKernel { args, .. } | K::SubKernel { args, .. } => {
+        K::SuperKernel { args, .. } | K::SubKernel { args, .. } | K::AiCore { args, .. } => {
             args.iter_mut().for_each(|arg| for_each_expr(&mut arg.value, visit));
         }
         K::Thread { .. } | K::GeOp { .. } | K::Return | K::Error => {}
