@@ -19,6 +19,21 @@ use crate::source::Span;
 /// What a structural (per-Program) rule sees.
 pub struct ProgramContext<'p> {
     pub program: &'p Program,
+    kernels: std::sync::OnceLock<crate::kernel::KernelFacts<'p>>,
+}
+
+impl<'p> ProgramContext<'p> {
+    pub fn new(program: &'p Program) -> Self {
+        ProgramContext {
+            program,
+            kernels: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// What the runs of the Program's kernels found, computed on first use.
+    pub fn kernels(&self) -> &crate::kernel::KernelFacts<'p> {
+        self.kernels.get_or_init(|| crate::kernel::KernelFacts::of(self.program))
+    }
 }
 
 /// What a happens-before rule sees: one concrete execution and its graph.
@@ -120,13 +135,14 @@ pub fn analyze_with(program: &Program, options: &SmtOptions) -> Analyzed {
     // The first run (the first sampled values, no query taken "done") is walked beside
     // the Program's rules and the prover, which it does not depend on.
     let (proved, mut first_run) = beside_first_run(program, &sampled[0], || {
-        let context = ProgramContext { program };
+        let context = ProgramContext::new(program);
         for rule in RULES {
             if let Check::Program(check) = rule.check {
                 check(&context, &mut diagnostics);
             }
         }
         diagnostics.extend(unknown_footprints(program));
+        diagnostics.extend(context.kernels().stop_notes());
         crate::smt::properties::prove(program, options)
     });
     let mut runs: Vec<(Vec<i64>, bool)> = sampled.into_iter().map(|params| (params, false)).collect();

@@ -8,6 +8,7 @@ mod consequences;
 pub mod exec;
 mod frontend;
 pub mod hb;
+pub mod kernel;
 pub mod pool;
 pub mod render;
 pub mod rules;

@@ -24,6 +24,37 @@ pub struct Unfollowed {
 /// Remove from `checked` the errors and warnings of the analysis that involve an object
 /// an unfollowed call uses, and return them as information naming that call.
 pub fn set_aside_dependent_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
+    let mut set_aside = set_aside_kernel_findings(checked, unfollowed);
+    set_aside.extend(set_aside_host_findings(checked, unfollowed));
+    set_aside
+}
+
+/// A kernel's findings rest on every instruction of its cores: a call left out of a
+/// kernel (a sync, a copy, a queue operation) may order or touch anything, so any
+/// finding inside a kernel whose entry point has one is undecided.
+fn set_aside_kernel_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
+    let Some(call) = unfollowed.first().filter(|_| !checked.program.kernels.is_empty()) else {
+        return Vec::new();
+    };
+    let (inside, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
+        .into_iter()
+        .partition(|d| d.severity != Severity::Info && d.code.starts_with("SG8"));
+    checked.diagnostics = kept;
+    inside
+        .into_iter()
+        .map(|mut diagnostic| {
+            diagnostic.severity = Severity::Info;
+            diagnostic.notes.insert(
+                0,
+                "undecided: the kernel has a call that could not be followed, and what it orders or touches is unknown"
+                    .to_string(),
+            );
+            diagnostic.with_related(call.span.clone(), "this call could not be followed")
+        })
+        .collect()
+}
+
+fn set_aside_host_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
     let tainted = tainted_objects(&checked.program, unfollowed);
     let tainted_tasks = tainted_tasks(&checked.program, unfollowed);
     if tainted.is_empty() && tainted_tasks.is_empty() {

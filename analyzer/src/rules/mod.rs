@@ -11,6 +11,8 @@ mod groups;
 mod lint;
 mod memory;
 pub(crate) mod notifies;
+mod pipes;
+mod cores;
 mod superkernel;
 
 /// A rule's identity, documentation and check.
@@ -196,6 +198,26 @@ pub static RULES: &[&RuleInfo] = &[
     &RuleInfo::reading(&UncheckedReturn::INFO),
     &lint::timeout_unit::TimeoutUnitSuspicious::INFO,
     &RuleInfo::reading_opt_in(&UncheckedCreate::INFO),
+    // SG80x: inside one AI core, between its pipes
+    &pipes::pipe_race::PipeRace::INFO,
+    &pipes::missing_dequeue::MissingDeQue::INFO,
+    &pipes::flag_never_waited::FlagNeverWaited::INFO,
+    &pipes::wait_never_set::WaitNeverSet::INFO,
+    &pipes::flag_direction_mismatch::FlagDirectionMismatch::INFO,
+    &pipes::double_set::FlagSetWhilePending::INFO,
+    &pipes::event_id_out_of_range::EventIdOutOfRange::INFO,
+    &pipes::event_id_mixed::EventIdMixed::INFO,
+    &pipes::event_id_not_released::EventIdNotReleased::INFO,
+    &pipes::pipe_barrier_scalar::PipeBarrierScalar::INFO,
+    // SG85x: between the cores of a kernel
+    &cores::cross_core_count_mismatch::CrossCoreCountMismatch::INFO,
+    &cores::cross_core_counter_overflow::CrossCoreCounterOverflow::INFO,
+    &cores::cross_core_flag_invalid::CrossCoreFlagInvalid::INFO,
+    &cores::cross_core_without_scheduler::CrossCoreWithoutScheduler::INFO,
+    &cores::sync_all_not_on_all_cores::SyncAllNotOnAllCores::INFO,
+    &cores::sync_all_vector_only::SyncAllVectorOnly::INFO,
+    &cores::sync_all_too_many_blocks::SyncAllTooManyBlocks::INFO,
+    &cores::sync_all_workspace_too_small::SyncAllWorkspaceTooSmall::INFO,
 ];
 
 /// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the

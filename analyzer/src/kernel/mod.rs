@@ -1,0 +1,623 @@
+//! Inside kernels (`Program::kernels`): every core's run of each kernel, for every
+//! launch (parameter values, sampled as the host runs are), core type, block index and
+//! TilingKey, walked into the instructions it issues (`walk`), ordered across its pipes
+//! (`order`), and the facts the SG8xx rules report: races between pipes, flags set and
+//! never waited or waited and never set, and the cross-core flags and `SyncAll` each
+//! core reaches. Computed once per Program, read by every SG8xx rule.
+
+pub mod order;
+pub mod walk;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use crate::model::{BinOp, Expr, ParamId, Pipe, Program};
+use crate::source::Span;
+use syncguard_model::kernel::{CoreType, HardEvent, KOp, KOpKind, KStmt, Kernel, KernelKind};
+use walk::{FlagKey, Instr, Mem, Region, Step};
+
+/// Most cores of one type walked per launch; beyond it, the first, second, middle and
+/// last two.
+const MAX_CORES: i64 = 64;
+
+/// Where a run was: "AIV core 3 (tileNum = 2)".
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    pub kernel: usize,
+    pub core: CoreType,
+    pub block: i64,
+    pub launch: String,
+}
+
+impl RunContext {
+    pub fn describe(&self) -> String {
+        let core = format!("{} core {}", self.core.name(), self.block);
+        if self.launch.is_empty() {
+            core
+        } else {
+            format!("{core} ({})", self.launch)
+        }
+    }
+}
+
+/// Two accesses on different pipes of one core, to overlapping memory, at least one a
+/// write, that nothing orders.
+#[derive(Clone, Debug)]
+pub struct Race<'p> {
+    pub first: &'p KOp,
+    pub second: &'p KOp,
+    pub first_pipe: Pipe,
+    pub second_pipe: Pipe,
+    pub first_write: bool,
+    pub second_write: bool,
+    pub memory: String,
+    /// The consumer's access to a queue's tensor that was never dequeued.
+    pub without_dequeue: Option<String>,
+    pub context: RunContext,
+    pub iterations: String,
+}
+
+impl Race<'_> {
+    /// RAW, WAR or WAW, of the second access against the first.
+    pub fn kind(&self) -> &'static str {
+        match (self.first_write, self.second_write) {
+            (true, false) => "read-after-write",
+            (false, true) => "write-after-read",
+            _ => "write-after-write",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FlagFinding<'p> {
+    pub op: &'p KOp,
+    /// The other call involved: the set a wait depends on, the earlier set of a double set.
+    pub other: Option<&'p KOp>,
+    pub key: FlagKey,
+    pub context: RunContext,
+}
+
+/// Cross-core flags and `SyncAll` calls of one core's run.
+#[derive(Clone, Debug, Default)]
+pub struct CoreSyncs<'p> {
+    /// Flag id → its sets and waits (a wait names no mode of its own on A2/A3: the
+    /// set's mode decides who takes part).
+    pub flags: std::collections::BTreeMap<i64, FlagCount<'p>>,
+    pub sync_alls: Vec<&'p KOp>,
+    /// Most sets of one flag in a row with no cross-core wait between: (count, flag, call).
+    pub longest_burst: Option<(u32, i64, &'p KOp)>,
+    pub soft_workspaces: Vec<(&'p KOp, i64)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FlagCount<'p> {
+    pub mode: Option<u8>,
+    pub sets: u32,
+    pub waits: u32,
+    pub set_call: Option<&'p KOp>,
+    pub wait_call: Option<&'p KOp>,
+}
+
+/// All cores of one kernel for one launch.
+#[derive(Clone, Debug)]
+pub struct Launch<'p> {
+    pub kernel: usize,
+    pub launch: String,
+    pub blocks: i64,
+    /// Every core walked, with what it reached, and whether its run was complete.
+    pub cores: Vec<(RunContext, CoreSyncs<'p>, bool)>,
+}
+
+#[derive(Default)]
+pub struct KernelFacts<'p> {
+    pub races: Vec<Race<'p>>,
+    /// Waits that never return: no set, or the set comes only after the wait.
+    pub hangs: Vec<FlagFinding<'p>>,
+    pub pending_sets: Vec<FlagFinding<'p>>,
+    pub double_sets: Vec<FlagFinding<'p>>,
+    pub ids_out_of_range: Vec<FlagFinding<'p>>,
+    pub unreleased_ids: Vec<(&'p KOp, HardEvent, RunContext)>,
+    pub launches: Vec<Launch<'p>>,
+    /// What could not be followed, said (`--explain`).
+    pub stops: Vec<(Span, String)>,
+}
+
+impl<'p> KernelFacts<'p> {
+    /// What the walks could not follow, as information: the instructions after each
+    /// stop are not checked.
+    pub fn stop_notes(&self) -> Vec<crate::Diagnostic> {
+        let mut seen = HashSet::new();
+        self.stops
+            .iter()
+            .filter(|(span, _)| seen.insert(span.clone()))
+            .map(|(span, reason)| {
+                crate::Diagnostic::new(
+                    &crate::rules::TooLargeToAnalyze::INFO,
+                    span.clone(),
+                    format!("the kernel's walk stopped here: {reason}; what follows on that core is not checked"),
+                )
+                .with_severity(crate::Severity::Info)
+                .with_label("kernel walk stopped")
+            })
+            .collect()
+    }
+
+    pub fn of(program: &'p Program) -> KernelFacts<'p> {
+        let mut facts = KernelFacts::default();
+        let mut seen = Seen::default();
+        for (index, kernel) in program.kernels.iter().enumerate() {
+            facts.kernel(program, index, kernel, &mut seen);
+        }
+        facts
+    }
+
+    fn kernel(&mut self, program: &'p Program, index: usize, kernel: &'p Kernel, seen: &mut Seen) {
+        let mut mentioned = HashSet::new();
+        params_in(&kernel.blocks, &mut mentioned);
+        for buffer in &kernel.buffers {
+            params_in(&buffer.len, &mut mentioned);
+        }
+        for op in calls(kernel) {
+            op_params(op, &mut mentioned);
+        }
+        stmt_params(&kernel.body, &mut mentioned);
+        let keys = tiling_keys(&kernel.body);
+        let dequeued = dequeued_tensors(kernel);
+        for params in crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32))) {
+            let launch = describe_launch(program, &params, &mentioned);
+            let env = crate::exec::Env {
+                params: params.clone(),
+                rank: 0,
+                vars: vec![None; program.vars.len()],
+                core: None,
+            };
+            let blocks = match env.eval(&kernel.blocks) {
+                Ok(blocks) if blocks > 0 => blocks,
+                _ => {
+                    self.stops.push((kernel.span.clone(), "its block count has no value here".into()));
+                    continue;
+                }
+            };
+            let mut cores = Vec::new();
+            for core in kernel.kind.cores() {
+                let per_block = match (kernel.kind, core) {
+                    (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => i64::from(aiv),
+                    _ => 1,
+                };
+                for block in sample_blocks(blocks.saturating_mul(per_block)) {
+                    for &key in &keys {
+                        let run = walk::run(program, kernel, &params, core, block, key);
+                        let context = RunContext {
+                            kernel: index,
+                            core,
+                            block,
+                            launch: launch.clone(),
+                        };
+                        if let Some(stop) = &run.stop {
+                            self.stops.push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
+                        }
+                        cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
+                        if seen.runs.insert(fingerprint(index, &run.instrs)) {
+                            self.check_run(kernel, &run, &context, &dequeued, seen);
+                        }
+                    }
+                }
+            }
+            self.launches.push(Launch {
+                kernel: index,
+                launch,
+                blocks,
+                cores,
+            });
+        }
+    }
+
+    fn check_run(&mut self, kernel: &'p Kernel, run: &walk::Run<'p>, context: &RunContext, dequeued: &[bool], seen: &mut Seen) {
+        let instrs = &run.instrs;
+        let order = order::order(instrs);
+        let finding = |i: usize, other: Option<usize>, key: FlagKey| FlagFinding {
+            op: instrs[i].op,
+            other: other.map(|o| instrs[o].op),
+            key,
+            context: context.clone(),
+        };
+        let key_of = |i: usize| match &instrs[i].step {
+            Step::Set { key, .. } | Step::Wait { key, .. } => Some(*key),
+            _ => None,
+        };
+        for &wait in &order.unmatched_waits {
+            if let Some(key) = key_of(wait)
+                && seen.spans.insert(("hang", instrs[wait].op.span.clone()))
+            {
+                self.hangs.push(finding(wait, None, key));
+            }
+        }
+        for &(wait, set) in &order.cycles {
+            if let Some(key) = key_of(wait)
+                && seen.spans.insert(("hang", instrs[wait].op.span.clone()))
+            {
+                self.hangs.push(finding(wait, Some(set), key));
+            }
+        }
+        // A run not followed to its end may wait for its sets in the part not walked.
+        let unmatched_sets = if run.stop.is_none() { order.unmatched_sets.as_slice() } else { &[] };
+        for &set in unmatched_sets {
+            if let Some(key) = key_of(set)
+                && seen.spans.insert(("pending", instrs[set].op.span.clone()))
+            {
+                self.pending_sets.push(finding(set, None, key));
+            }
+        }
+        self.double_sets_and_ids(instrs, context, seen);
+        if order.unmatched_waits.is_empty() && order.cycles.is_empty() {
+            self.races(kernel, instrs, &order, context, dequeued, seen);
+        }
+    }
+
+    fn double_sets_and_ids(&mut self, instrs: &[Instr<'p>], context: &RunContext, seen: &mut Seen) {
+        let mut pending: HashMap<FlagKey, usize> = HashMap::new();
+        let mut allocated: HashMap<(HardEvent, i64), usize> = HashMap::new();
+        for (i, instr) in instrs.iter().enumerate() {
+            match &instr.step {
+                Step::Set { key, .. } => {
+                    if let FlagKey::Event { id, .. } = key
+                        && !(0..syncguard_model::kernel::EVENT_IDS).contains(id)
+                        && *id < 1000
+                        && seen.spans.insert(("id", instr.op.span.clone()))
+                    {
+                        self.ids_out_of_range.push(FlagFinding {
+                            op: instr.op,
+                            other: None,
+                            key: *key,
+                            context: context.clone(),
+                        });
+                    }
+                    if !matches!(key, FlagKey::Event { .. }) {
+                        continue;
+                    }
+                    if let Some(&earlier) = pending.get(key) {
+                        if seen.spans.insert(("double", instr.op.span.clone())) {
+                            self.double_sets.push(FlagFinding {
+                                op: instr.op,
+                                other: Some(instrs[earlier].op),
+                                key: *key,
+                                context: context.clone(),
+                            });
+                        }
+                    }
+                    pending.insert(*key, i);
+                }
+                Step::Wait { key, .. } => {
+                    pending.remove(key);
+                }
+                Step::AllocEventId { event, id, fetch: false } => {
+                    allocated.insert((*event, *id), i);
+                }
+                Step::ReleaseEventId { event, id } => {
+                    allocated.remove(&(*event, *id));
+                }
+                _ => {}
+            }
+        }
+        let mut left: Vec<(HardEvent, usize)> = allocated.into_iter().map(|((e, _), i)| (e, i)).collect();
+        left.sort_by_key(|(_, i)| *i);
+        for (event, i) in left {
+            if seen.spans.insert(("release", instrs[i].op.span.clone())) {
+                self.unreleased_ids.push((instrs[i].op, event, context.clone()));
+            }
+        }
+    }
+
+    fn races(
+        &mut self,
+        kernel: &'p Kernel,
+        instrs: &[Instr<'p>],
+        order: &order::Order,
+        context: &RunContext,
+        dequeued: &[bool],
+        seen: &mut Seen,
+    ) {
+        // Earlier accesses by memory region and lane, in program order.
+        let mut earlier: HashMap<Region, [Vec<(usize, usize)>; order::LANES]> = HashMap::new();
+        for (b, instr) in instrs.iter().enumerate() {
+            let Step::Work { pipe, mems } = &instr.step else { continue };
+            if !order.runs(b) {
+                continue;
+            }
+            for (bm, mem) in mems.iter().enumerate() {
+                let lanes = earlier.entry(mem.region).or_default();
+                for (lane, list) in lanes.iter().enumerate() {
+                    if lane == order::lane(*pipe) {
+                        continue;
+                    }
+                    for &(a, am) in list.iter().rev() {
+                        if order.before(instrs, a, b) {
+                            break;
+                        }
+                        let Step::Work { pipe: a_pipe, mems: a_mems } = &instrs[a].step else { continue };
+                        let other = &a_mems[am];
+                        if !(other.write || mem.write) || other.start >= mem.end || mem.start >= other.end {
+                            continue;
+                        }
+                        if order.before(instrs, b, a) || auto_synced(kernel, *a_pipe, *pipe) {
+                            continue;
+                        }
+                        if !seen.races.insert((instrs[a].op.span.clone(), instr.op.span.clone())) {
+                            continue;
+                        }
+                        let without_dequeue = missing_dequeue(kernel, dequeued, other, mem, *a_pipe, *pipe);
+                        self.races.push(Race {
+                            first: instrs[a].op,
+                            second: instr.op,
+                            first_pipe: *a_pipe,
+                            second_pipe: *pipe,
+                            first_write: other.write,
+                            second_write: mem.write,
+                            memory: memory_name(kernel, mem),
+                            without_dequeue,
+                            context: context.clone(),
+                            iterations: iterations(instrs, a, b),
+                        });
+                    }
+                }
+                lanes[order::lane(*pipe)].push((b, bm));
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    runs: HashSet<u64>,
+    spans: HashSet<(&'static str, Span)>,
+    races: HashSet<(Span, Span)>,
+}
+
+/// The compiler's automatic sync orders the scalar pipe with V, MTE2 and MTE3.
+fn auto_synced(kernel: &Kernel, a: Pipe, b: Pipe) -> bool {
+    let scalar_pair = |x: Pipe, y: Pipe| x == Pipe::S && matches!(y, Pipe::V | Pipe::Mte2 | Pipe::Mte3);
+    kernel.auto_sync && (scalar_pair(a, b) || scalar_pair(b, a))
+}
+
+/// For a race on a queue's tensor between its producer and consumer pipes where the
+/// consumer's tensor never came from `DeQue`: the tensor's name.
+fn missing_dequeue(kernel: &Kernel, dequeued: &[bool], a: &Mem, b: &Mem, a_pipe: Pipe, b_pipe: Pipe) -> Option<String> {
+    let (buffer, _) = a.slot.filter(|slot| Some(*slot) == b.slot)?;
+    let buffer = &kernel.buffers[buffer];
+    if !buffer.queue {
+        return None;
+    }
+    let consumer_side = [(a, a_pipe), (b, b_pipe)]
+        .into_iter()
+        .find(|(_, pipe)| *pipe == buffer.consumer())?;
+    let tensor = consumer_side.0.tensor?;
+    (!dequeued[tensor] && [a_pipe, b_pipe].contains(&buffer.producer())).then(|| kernel.tensors[tensor].name.clone())
+}
+
+fn memory_name(kernel: &Kernel, mem: &Mem) -> String {
+    let range = |start: i64, end: i64| {
+        if end == i64::MAX {
+            String::new()
+        } else {
+            format!(" bytes {start}..{end}")
+        }
+    };
+    match (mem.region, mem.tensor) {
+        (_, Some(tensor)) => {
+            let t = &kernel.tensors[tensor];
+            let buffer = &kernel.buffers[t.buffer];
+            let slot = mem.slot.map_or(0, |(_, s)| s);
+            format!(
+                "tensor `{}` ({} slot {slot} of `{}`,{})",
+                t.name,
+                buffer.src.space().name(),
+                buffer.name,
+                range(mem.start, mem.end)
+            )
+        }
+        (Region::Gm(gm), None) => format!("GM `{}`{}", kernel.gm[gm].name, range(mem.start, mem.end)),
+        (Region::Local(space), None) => format!("{}{}", space.name(), range(mem.start, mem.end)),
+    }
+}
+
+fn iterations(instrs: &[Instr], a: usize, b: usize) -> String {
+    let show = |i: usize| {
+        instrs[i]
+            .iterations
+            .iter()
+            .map(|(_, v)| v.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (x, y) = (show(a), show(b));
+    match (x.is_empty(), y.is_empty()) {
+        (true, true) => String::new(),
+        _ if x == y => format!("in loop iteration {x}"),
+        (true, false) => format!("before the loop and in iteration {y}"),
+        (false, true) => format!("in iteration {x} and after the loop"),
+        _ => format!("in iterations {x} and {y}"),
+    }
+}
+
+fn core_syncs<'p>(instrs: &[Instr<'p>]) -> CoreSyncs<'p> {
+    let mut syncs = CoreSyncs::default();
+    let mut burst: HashMap<i64, u32> = HashMap::new();
+    for instr in instrs {
+        match &instr.step {
+            Step::CrossSet { mode, flag, .. } => {
+                let count = syncs.flags.entry(*flag).or_default();
+                count.mode.get_or_insert(*mode);
+                count.sets += 1;
+                count.set_call.get_or_insert(instr.op);
+                let run = burst.entry(*flag).or_default();
+                *run += 1;
+                if syncs.longest_burst.is_none_or(|(n, _, _)| *run > n) {
+                    syncs.longest_burst = Some((*run, *flag, instr.op));
+                }
+            }
+            Step::CrossWait { flag, .. } => {
+                let count = syncs.flags.entry(*flag).or_default();
+                count.waits += 1;
+                count.wait_call.get_or_insert(instr.op);
+                burst.clear();
+            }
+            Step::SyncAll { workspace, .. } => {
+                syncs.sync_alls.push(instr.op);
+                if let Some(len) = workspace {
+                    syncs.soft_workspaces.push((instr.op, *len));
+                }
+                burst.clear();
+            }
+            _ => {}
+        }
+    }
+    syncs
+}
+
+fn sample_blocks(count: i64) -> Vec<i64> {
+    if count <= MAX_CORES {
+        return (0..count).collect();
+    }
+    let set: BTreeSet<i64> = [0, 1, count / 2, count - 2, count - 1].into_iter().collect();
+    set.into_iter().collect()
+}
+
+fn fingerprint(kernel: usize, instrs: &[Instr]) -> u64 {
+    let mut hasher = rustc_hash::FxHasher::default();
+    kernel.hash(&mut hasher);
+    for instr in instrs {
+        (instr.op as *const KOp as usize).hash(&mut hasher);
+        match &instr.step {
+            Step::Work { mems, .. } => {
+                for mem in mems {
+                    (mem.region, mem.start, mem.end).hash(&mut hasher);
+                }
+            }
+            Step::Set { key, .. } | Step::Wait { key, .. } => key.hash(&mut hasher),
+            Step::CrossSet { flag, .. } | Step::CrossWait { flag, .. } => flag.hash(&mut hasher),
+            _ => {}
+        }
+    }
+    hasher.finish()
+}
+
+/// Every call of the kernel, in source order.
+pub fn calls(kernel: &Kernel) -> Vec<&KOp> {
+    let mut out = Vec::new();
+    KStmt::calls(&kernel.body, &mut out);
+    out
+}
+
+fn dequeued_tensors(kernel: &Kernel) -> Vec<bool> {
+    let mut dequeued = vec![false; kernel.tensors.len()];
+    for op in calls(kernel) {
+        if let KOpKind::DeQue { tensor, .. } = op.kind {
+            dequeued[tensor] = true;
+        }
+    }
+    dequeued
+}
+
+/// The TilingKeys a kernel tests (`TILING_KEY_IS(k)`), or `[0]`.
+fn tiling_keys(stmts: &[KStmt]) -> Vec<i64> {
+    fn visit(expr: &Expr, keys: &mut BTreeSet<i64>) {
+        match expr {
+            Expr::Binary(BinOp::Eq, a, b) if matches!(**a, Expr::TilingKey) => {
+                if let Some(k) = b.as_const() {
+                    keys.insert(k);
+                }
+            }
+            Expr::Binary(_, a, b) => {
+                visit(a, keys);
+                visit(b, keys);
+            }
+            Expr::Unary(_, a) => visit(a, keys),
+            Expr::Cond(parts) => parts.iter().for_each(|p| visit(p, keys)),
+            _ => {}
+        }
+    }
+    fn walk(stmts: &[KStmt], keys: &mut BTreeSet<i64>) {
+        for stmt in stmts {
+            match stmt {
+                KStmt::If { cond, then, otherwise, .. } => {
+                    visit(cond, keys);
+                    walk(then, keys);
+                    walk(otherwise, keys);
+                }
+                KStmt::For { body, .. } => walk(body, keys),
+                _ => {}
+            }
+        }
+    }
+    let mut keys = BTreeSet::new();
+    walk(stmts, &mut keys);
+    if keys.is_empty() {
+        keys.insert(0);
+    }
+    keys.into_iter().collect()
+}
+
+fn params_in(expr: &Expr, out: &mut HashSet<ParamId>) {
+    match expr {
+        Expr::Param(id) => {
+            out.insert(*id);
+        }
+        Expr::Unary(_, a) => params_in(a, out),
+        Expr::Binary(_, a, b) => {
+            params_in(a, out);
+            params_in(b, out);
+        }
+        Expr::Cond(parts) => parts.iter().for_each(|p| params_in(p, out)),
+        _ => {}
+    }
+}
+
+fn stmt_params(stmts: &[KStmt], out: &mut HashSet<ParamId>) {
+    for stmt in stmts {
+        match stmt {
+            KStmt::If { cond, then, otherwise, .. } => {
+                params_in(cond, out);
+                stmt_params(then, out);
+                stmt_params(otherwise, out);
+            }
+            KStmt::For { start, end, body, .. } => {
+                params_in(start, out);
+                params_in(end, out);
+                stmt_params(body, out);
+            }
+            KStmt::Op(_) | KStmt::Return(_) => {}
+        }
+    }
+}
+
+fn op_params(op: &KOp, out: &mut HashSet<ParamId>) {
+    let access = |a: &syncguard_model::kernel::Access, out: &mut HashSet<ParamId>| {
+        params_in(&a.offset, out);
+        if let Some(len) = &a.len {
+            params_in(len, out);
+        }
+    };
+    match &op.kind {
+        KOpKind::Work { writes, reads, .. } => writes.iter().chain(reads).for_each(|a| access(a, out)),
+        KOpKind::SetFlag { id, .. } | KOpKind::WaitFlag { id, .. } | KOpKind::ReleaseEventId { id, .. } => {
+            params_in(id, out)
+        }
+        KOpKind::CrossCoreSetFlag { flag, .. } | KOpKind::CrossCoreWaitFlag { flag, .. } => params_in(flag, out),
+        KOpKind::SyncAll {
+            workspace: Some(workspace),
+            ..
+        } => access(workspace, out),
+        _ => {}
+    }
+}
+
+fn describe_launch(program: &Program, params: &[i64], mentioned: &HashSet<ParamId>) -> String {
+    program
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mentioned.contains(&ParamId(*i as u32)))
+        .map(|(i, p)| format!("{} = {}", p.name, params[i]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
