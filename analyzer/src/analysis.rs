@@ -32,7 +32,8 @@ impl<'p> ProgramContext<'p> {
 
     /// What the runs of the Program's kernels found, computed on first use.
     pub fn kernels(&self) -> &crate::kernel::KernelFacts<'p> {
-        self.kernels.get_or_init(|| crate::kernel::KernelFacts::of(self.program))
+        self.kernels
+            .get_or_init(|| crate::kernel::KernelFacts::of(self.program))
     }
 }
 

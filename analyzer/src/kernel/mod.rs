@@ -174,7 +174,8 @@ impl<'p> KernelFacts<'p> {
             let blocks = match env.eval(&kernel.blocks) {
                 Ok(blocks) if blocks > 0 => blocks,
                 _ => {
-                    self.stops.push((kernel.span.clone(), "its block count has no value here".into()));
+                    self.stops
+                        .push((kernel.span.clone(), "its block count has no value here".into()));
                     continue;
                 }
             };
@@ -194,7 +195,8 @@ impl<'p> KernelFacts<'p> {
                             launch: launch.clone(),
                         };
                         if let Some(stop) = &run.stop {
-                            self.stops.push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
+                            self.stops
+                                .push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
                         }
                         cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
                         if seen.runs.insert(fingerprint(index, &run.instrs)) {
@@ -212,7 +214,14 @@ impl<'p> KernelFacts<'p> {
         }
     }
 
-    fn check_run(&mut self, kernel: &'p Kernel, run: &walk::Run<'p>, context: &RunContext, dequeued: &[bool], seen: &mut Seen) {
+    fn check_run(
+        &mut self,
+        kernel: &'p Kernel,
+        run: &walk::Run<'p>,
+        context: &RunContext,
+        dequeued: &[bool],
+        seen: &mut Seen,
+    ) {
         let instrs = &run.instrs;
         let order = order::order(instrs);
         let finding = |i: usize, other: Option<usize>, key: FlagKey| FlagFinding {
@@ -240,7 +249,11 @@ impl<'p> KernelFacts<'p> {
             }
         }
         // A run not followed to its end may wait for its sets in the part not walked.
-        let unmatched_sets = if run.stop.is_none() { order.unmatched_sets.as_slice() } else { &[] };
+        let unmatched_sets = if run.stop.is_none() {
+            order.unmatched_sets.as_slice()
+        } else {
+            &[]
+        };
         for &set in unmatched_sets {
             if let Some(key) = key_of(set)
                 && seen.spans.insert(("pending", instrs[set].op.span.clone()))
@@ -290,7 +303,11 @@ impl<'p> KernelFacts<'p> {
                 Step::Wait { key, .. } => {
                     pending.remove(key);
                 }
-                Step::AllocEventId { event, id, fetch: false } => {
+                Step::AllocEventId {
+                    event,
+                    id,
+                    fetch: false,
+                } => {
                     allocated.insert((*event, *id), i);
                 }
                 Step::ReleaseEventId { event, id } => {
@@ -320,7 +337,9 @@ impl<'p> KernelFacts<'p> {
         // Earlier accesses by memory region and lane, in program order.
         let mut earlier: HashMap<Region, [Vec<(usize, usize)>; order::LANES]> = HashMap::new();
         for (b, instr) in instrs.iter().enumerate() {
-            let Step::Work { pipe, mems } = &instr.step else { continue };
+            let Step::Work { pipe, mems } = &instr.step else {
+                continue;
+            };
             if !order.runs(b) {
                 continue;
             }
@@ -334,7 +353,13 @@ impl<'p> KernelFacts<'p> {
                         if order.before(instrs, a, b) {
                             break;
                         }
-                        let Step::Work { pipe: a_pipe, mems: a_mems } = &instrs[a].step else { continue };
+                        let Step::Work {
+                            pipe: a_pipe,
+                            mems: a_mems,
+                        } = &instrs[a].step
+                        else {
+                            continue;
+                        };
                         let other = &a_mems[am];
                         if !(other.write || mem.write) || other.start >= mem.end || mem.start >= other.end {
                             continue;
@@ -539,7 +564,9 @@ fn tiling_keys(stmts: &[KStmt]) -> Vec<i64> {
     fn walk(stmts: &[KStmt], keys: &mut BTreeSet<i64>) {
         for stmt in stmts {
             match stmt {
-                KStmt::If { cond, then, otherwise, .. } => {
+                KStmt::If {
+                    cond, then, otherwise, ..
+                } => {
                     visit(cond, keys);
                     walk(then, keys);
                     walk(otherwise, keys);
@@ -575,7 +602,9 @@ fn params_in(expr: &Expr, out: &mut HashSet<ParamId>) {
 fn stmt_params(stmts: &[KStmt], out: &mut HashSet<ParamId>) {
     for stmt in stmts {
         match stmt {
-            KStmt::If { cond, then, otherwise, .. } => {
+            KStmt::If {
+                cond, then, otherwise, ..
+            } => {
                 params_in(cond, out);
                 stmt_params(then, out);
                 stmt_params(otherwise, out);

@@ -230,8 +230,10 @@ impl<'p> Walker<'p> {
                 if depth >= MAX_DEPTH {
                     return self.halt(span, "nested too deeply");
                 }
-                let (Some(start), Some(end)) = (self.eval(start, span, "the loop's start"), self.eval(end, span, "the loop's end"))
-                else {
+                let (Some(start), Some(end)) = (
+                    self.eval(start, span, "the loop's start"),
+                    self.eval(end, span, "the loop's end"),
+                ) else {
                     return;
                 };
                 let mut i = start;
@@ -271,7 +273,9 @@ impl<'p> Walker<'p> {
                 Step::Work { pipe: *pipe, mems }
             }
             KOpKind::SetFlag { event, id } | KOpKind::WaitFlag { event, id } => {
-                let Some(id) = self.eval(id, &op.span, "the event id") else { return };
+                let Some(id) = self.eval(id, &op.span, "the event id") else {
+                    return;
+                };
                 let key = FlagKey::Event { event: *event, id };
                 if matches!(op.kind, KOpKind::SetFlag { .. }) {
                     Step::Set { pipe: event.src, key }
@@ -300,15 +304,27 @@ impl<'p> Walker<'p> {
                 }
             }
             KOpKind::ReleaseEventId { event, id } => {
-                let Some(id) = self.eval(id, &op.span, "the event id") else { return };
+                let Some(id) = self.eval(id, &op.span, "the event id") else {
+                    return;
+                };
                 Step::ReleaseEventId { event: *event, id }
             }
             KOpKind::CrossCoreSetFlag { mode, pipe, flag } | KOpKind::CrossCoreWaitFlag { mode, pipe, flag } => {
-                let Some(flag) = self.eval(flag, &op.span, "the flag id") else { return };
+                let Some(flag) = self.eval(flag, &op.span, "the flag id") else {
+                    return;
+                };
                 if matches!(op.kind, KOpKind::CrossCoreSetFlag { .. }) {
-                    Step::CrossSet { mode: *mode, pipe: *pipe, flag }
+                    Step::CrossSet {
+                        mode: *mode,
+                        pipe: *pipe,
+                        flag,
+                    }
                 } else {
-                    Step::CrossWait { mode: *mode, pipe: *pipe, flag }
+                    Step::CrossWait {
+                        mode: *mode,
+                        pipe: *pipe,
+                        flag,
+                    }
                 }
             }
             KOpKind::SyncAll { aiv_only, workspace } => {
@@ -342,12 +358,21 @@ impl<'p> Walker<'p> {
                 let buffer = self.kernel.tensors[tensor].buffer;
                 let Some(slot) = self.tensors[tensor] else {
                     let name = &self.kernel.tensors[tensor].name;
-                    self.halt(&access.span, format!("tensor `{name}` is used before it holds a slot of its buffer"));
+                    self.halt(
+                        &access.span,
+                        format!("tensor `{name}` is used before it holds a slot of its buffer"),
+                    );
                     return None;
                 };
                 let space = self.kernel.buffers[buffer].src.space();
                 let base = self.bases[buffer] + i64::from(slot) * self.lens[buffer];
-                (Region::Local(space), base, Some(self.lens[buffer]), Some((buffer, slot)), Some(tensor))
+                (
+                    Region::Local(space),
+                    base,
+                    Some(self.lens[buffer]),
+                    Some((buffer, slot)),
+                    Some(tensor),
+                )
             }
         };
         let start = base.saturating_add(offset);
@@ -376,7 +401,11 @@ impl<'p> Walker<'p> {
         self.tensors[tensor] = Some(slot);
         if reused {
             let pipe = self.kernel.buffers[buffer].producer();
-            let key = FlagKey::Queue { buffer, slot, freed: true };
+            let key = FlagKey::Queue {
+                buffer,
+                slot,
+                freed: true,
+            };
             self.push(op, Step::Wait { pipe, key });
         }
     }
@@ -387,7 +416,11 @@ impl<'p> Walker<'p> {
         };
         self.queues[buffer].filled.push_back(slot);
         let pipe = self.kernel.buffers[buffer].producer();
-        let key = FlagKey::Queue { buffer, slot, freed: false };
+        let key = FlagKey::Queue {
+            buffer,
+            slot,
+            freed: false,
+        };
         self.push(op, Step::Set { pipe, key });
     }
 
@@ -396,7 +429,11 @@ impl<'p> Walker<'p> {
         let slot = self.queues[buffer].filled.pop_front().unwrap_or(u32::MAX);
         self.tensors[tensor] = Some(if slot == u32::MAX { 0 } else { slot });
         let pipe = self.kernel.buffers[buffer].consumer();
-        let key = FlagKey::Queue { buffer, slot, freed: false };
+        let key = FlagKey::Queue {
+            buffer,
+            slot,
+            freed: false,
+        };
         self.push(op, Step::Wait { pipe, key });
     }
 
@@ -405,7 +442,11 @@ impl<'p> Walker<'p> {
             return self.halt(&op.span, format!("`{}` frees a tensor that holds no slot", op.api));
         };
         let pipe = self.kernel.buffers[buffer].consumer();
-        let key = FlagKey::Queue { buffer, slot, freed: true };
+        let key = FlagKey::Queue {
+            buffer,
+            slot,
+            freed: true,
+        };
         self.push(op, Step::Set { pipe, key });
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::diagnostic::Severity;
 
+mod cores;
 pub(crate) mod deadlocks;
 mod events;
 pub(crate) mod frontend;
@@ -12,7 +13,6 @@ mod lint;
 mod memory;
 pub(crate) mod notifies;
 mod pipes;
-mod cores;
 mod superkernel;
 
 /// A rule's identity, documentation and check.

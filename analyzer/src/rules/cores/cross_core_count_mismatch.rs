@@ -73,7 +73,8 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                 KernelKind::Mix { aiv, .. } => i64::from(aiv),
                 _ => 1,
             };
-            if let Some(diagnostic) = mismatch((&kernel.name, &kernel.span), launch, &cores, flag, mode, aiv_per_block) {
+            if let Some(diagnostic) = mismatch((&kernel.name, &kernel.span), launch, &cores, flag, mode, aiv_per_block)
+            {
                 reported.insert((launch.kernel, flag));
                 out.push(diagnostic);
             }
@@ -81,7 +82,14 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn mismatch(name: (&str, &Span), launch: &Launch, cores: &[Side], flag: i64, mode: u8, aiv_per_block: i64) -> Option<Diagnostic> {
+fn mismatch(
+    name: (&str, &Span),
+    launch: &Launch,
+    cores: &[Side],
+    flag: i64,
+    mode: u8,
+    aiv_per_block: i64,
+) -> Option<Diagnostic> {
     let get = |side: &Side| side.syncs.flags.get(&flag).map_or((0, 0), |f| (f.sets, f.waits));
     match mode {
         2 => {
@@ -94,10 +102,22 @@ fn mismatch(name: (&str, &Span), launch: &Launch, cores: &[Side], flag: i64, mod
                 {
                     let (aiv_sets, aiv_waits) = get(aiv);
                     if aic_sets != aiv_waits {
-                        return Some(report(name, launch, flag, (aic, aic_sets, "sets"), (aiv, aiv_waits, "waits for")));
+                        return Some(report(
+                            name,
+                            launch,
+                            flag,
+                            (aic, aic_sets, "sets"),
+                            (aiv, aiv_waits, "waits for"),
+                        ));
                     }
                     if aiv_sets != aic_waits {
-                        return Some(report(name, launch, flag, (aiv, aiv_sets, "sets"), (aic, aic_waits, "waits for")));
+                        return Some(report(
+                            name,
+                            launch,
+                            flag,
+                            (aiv, aiv_sets, "sets"),
+                            (aic, aic_waits, "waits for"),
+                        ));
                     }
                 }
             }
@@ -107,7 +127,13 @@ fn mismatch(name: (&str, &Span), launch: &Launch, cores: &[Side], flag: i64, mod
             for side in cores {
                 let (sets, waits) = get(side);
                 if sets != waits && (sets > 0 || waits > 0) {
-                    return Some(report(name, launch, flag, (side, sets, "sets"), (side, waits, "waits for")));
+                    return Some(report(
+                        name,
+                        launch,
+                        flag,
+                        (side, sets, "sets"),
+                        (side, waits, "waits for"),
+                    ));
                 }
             }
             if mode == 0 {
@@ -116,7 +142,13 @@ fn mismatch(name: (&str, &Span), launch: &Launch, cores: &[Side], flag: i64, mod
                     let Some(first) = of_type.first() else { continue };
                     let expected = get(first).0;
                     if let Some(other) = of_type.iter().find(|c| get(c).0 != expected) {
-                        return Some(report(name, launch, flag, (first, expected, "sets"), (other, get(other).0, "sets")));
+                        return Some(report(
+                            name,
+                            launch,
+                            flag,
+                            (first, expected, "sets"),
+                            (other, get(other).0, "sets"),
+                        ));
                     }
                 }
             }
@@ -156,16 +188,18 @@ fn report<'p>(
         b.2,
         times(b.1)
     );
-    let (primary, related) = match (call(b.0, b.2), call(a.0, a.2)) {
-        (Some(p), r) => (p, r),
-        (None, Some(p)) => (p, None),
+    let side_label = |side: &(&Side, u32, &str)| format!("{} {} on {}", side.2, times(side.1), side.0.run.describe());
+    // Point at the side that has calls: the one short of the other usually has none.
+    let (primary, label, other) = match (call(b.0, b.2), call(a.0, a.2)) {
+        (Some(p), r) => (p, side_label(&b), r.map(|r| (r, side_label(&a)))),
+        (None, Some(p)) => (p, side_label(&a), None),
         (None, None) => return Diagnostic::new(&CrossCoreCountMismatch::INFO, span.clone(), message),
     };
     let mut diagnostic = Diagnostic::new(&CrossCoreCountMismatch::INFO, primary.span.clone(), message)
-        .with_label(format!("{} {} on {}", b.2, times(b.1), b.0.run.describe()))
+        .with_label(label)
         .with_help("make both sides count the same: derive their loop bounds and branches from one value, one wait per set on every core that takes part");
-    if let Some(related) = related.filter(|r| r.span != primary.span) {
-        diagnostic = diagnostic.with_related(related.span.clone(), format!("{} {} on {}", a.2, times(a.1), a.0.run.describe()));
+    if let Some((related, label)) = other.filter(|(r, _)| r.span != primary.span) {
+        diagnostic = diagnostic.with_related(related.span.clone(), label);
     }
     if let Some(note) = launch_note(launch) {
         diagnostic = diagnostic.with_note(format!("found {note}"));

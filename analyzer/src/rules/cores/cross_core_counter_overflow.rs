@@ -40,7 +40,9 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     let mut reported = HashSet::new();
     for launch in &context.kernels().launches {
         for (run, syncs, _) in &launch.cores {
-            let Some((count, flag, op)) = syncs.longest_burst else { continue };
+            let Some((count, flag, op)) = syncs.longest_burst else {
+                continue;
+            };
             if count <= MAX_COUNT || !reported.insert(op.span.clone()) {
                 continue;
             }

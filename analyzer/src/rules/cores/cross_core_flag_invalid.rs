@@ -50,7 +50,9 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                 if !(0..CROSS_CORE_FLAGS).contains(&id) {
                     problems.push(format!("flag id {id} is outside 0..15 and is truncated to {}", id & 15));
                 } else if hard_sync_all && (11..=14).contains(&id) {
-                    problems.push(format!("flag id {id} is one of the ids 11..14 the hard SyncAll of this kernel uses"));
+                    problems.push(format!(
+                        "flag id {id} is one of the ids 11..14 the hard SyncAll of this kernel uses"
+                    ));
                 }
             }
             let mode_ok = matches!(mode, 0..=2) || (mode == 4 && target == crate::model::Target::Ascend950);
@@ -67,7 +69,11 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     &CrossCoreFlagInvalid::INFO,
                     op.span.clone(),
-                    format!("`{}` pairs with the wrong partner or is rejected: {}", op.api, problems.join("; ")),
+                    format!(
+                        "`{}` pairs with the wrong partner or is rejected: {}",
+                        op.api,
+                        problems.join("; ")
+                    ),
                 )
                 .with_label(problems[0].clone())
                 .with_help("use flag ids 0..10 or 15 beside the hard SyncAll, modes 0-2, and a data pipe for the set"),

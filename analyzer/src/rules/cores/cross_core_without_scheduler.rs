@@ -34,7 +34,10 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
             continue;
         }
         for op in crate::kernel::calls(kernel) {
-            if !matches!(op.kind, KOpKind::CrossCoreSetFlag { .. } | KOpKind::CrossCoreWaitFlag { .. }) {
+            if !matches!(
+                op.kind,
+                KOpKind::CrossCoreSetFlag { .. } | KOpKind::CrossCoreWaitFlag { .. }
+            ) {
                 continue;
             }
             out.push(

@@ -44,8 +44,12 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                 .iter()
                 .filter(|(run, _, complete)| run.core == core && *complete)
                 .collect();
-            let Some(most) = cores.iter().max_by_key(|(_, syncs, _)| syncs.sync_alls.len()) else { continue };
-            let Some(fewest) = cores.iter().min_by_key(|(_, syncs, _)| syncs.sync_alls.len()) else { continue };
+            let Some(most) = cores.iter().max_by_key(|(_, syncs, _)| syncs.sync_alls.len()) else {
+                continue;
+            };
+            let Some(fewest) = cores.iter().min_by_key(|(_, syncs, _)| syncs.sync_alls.len()) else {
+                continue;
+            };
             let (many, few) = (most.1.sync_alls.len(), fewest.1.sync_alls.len());
             if many == few || !reported.insert(launch.kernel) {
                 continue;

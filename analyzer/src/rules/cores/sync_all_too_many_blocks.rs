@@ -48,7 +48,11 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
         });
         let Some(barrier) = barrier else { continue };
         for core in kernel.kind.cores() {
-            let limit = i64::from(if core == CoreType::Aiv { physical.aiv } else { physical.aic });
+            let limit = i64::from(if core == CoreType::Aiv {
+                physical.aiv
+            } else {
+                physical.aic
+            });
             let launched = cores_of(kernel, launch.blocks, core);
             if launched <= limit || !reported.insert(launch.kernel) {
                 continue;

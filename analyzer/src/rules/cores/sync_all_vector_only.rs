@@ -34,7 +34,13 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
             continue;
         }
         for op in crate::kernel::calls(kernel) {
-            if !matches!(op.kind, KOpKind::SyncAll { aiv_only: false, workspace: None }) {
+            if !matches!(
+                op.kind,
+                KOpKind::SyncAll {
+                    aiv_only: false,
+                    workspace: None
+                }
+            ) {
                 continue;
             }
             out.push(

@@ -36,7 +36,9 @@ declare_rule! {
 
 fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     for finding in &context.kernels().double_sets {
-        let FlagKey::Event { event, id } = finding.key else { continue };
+        let FlagKey::Event { event, id } = finding.key else {
+            continue;
+        };
         let kernel = kernel_of(context.program, finding.context.kernel);
         let mut diagnostic = Diagnostic::new(
             &FlagSetWhilePending::INFO,

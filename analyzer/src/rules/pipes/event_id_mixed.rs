@@ -43,9 +43,13 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
             .collect();
         let mut reported = std::collections::HashSet::new();
         for op in &calls {
-            let (KOpKind::SetFlag { event, id } | KOpKind::WaitFlag { event, id }) = &op.kind else { continue };
+            let (KOpKind::SetFlag { event, id } | KOpKind::WaitFlag { event, id }) = &op.kind else {
+                continue;
+            };
             let Some(literal) = id.as_const() else { continue };
-            let Some((_, from_tpipe)) = allocated.iter().find(|(e, _)| e == event) else { continue };
+            let Some((_, from_tpipe)) = allocated.iter().find(|(e, _)| e == event) else {
+                continue;
+            };
             if !reported.insert((*event, literal)) {
                 continue;
             }

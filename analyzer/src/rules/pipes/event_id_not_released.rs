@@ -37,7 +37,10 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 &EventIdNotReleased::INFO,
                 op.span.clone(),
-                format!("the {} event id allocated here is never released: TPipe's pool of ids shrinks", event.name()),
+                format!(
+                    "the {} event id allocated here is never released: TPipe's pool of ids shrinks",
+                    event.name()
+                ),
             )
             .with_label("allocated, never released")
             .with_help(format!(

@@ -31,12 +31,18 @@ declare_rule! {
 
 fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     for finding in &context.kernels().ids_out_of_range {
-        let FlagKey::Event { event, id } = finding.key else { continue };
+        let FlagKey::Event { event, id } = finding.key else {
+            continue;
+        };
         out.push(
             Diagnostic::new(
                 &EventIdOutOfRange::INFO,
                 finding.op.span.clone(),
-                format!("event id {id} of flag {} is outside the hardware's 0..{}", event.name(), EVENT_IDS - 1),
+                format!(
+                    "event id {id} of flag {} is outside the hardware's 0..{}",
+                    event.name(),
+                    EVENT_IDS - 1
+                ),
             )
             .with_label(format!("id {id}"))
             .with_help("use an id from 0 to 7, or one `AllocEventID` returns")

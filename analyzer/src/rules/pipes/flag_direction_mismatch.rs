@@ -36,7 +36,9 @@ declare_rule! {
 
 /// The set with the wait's id but another `HardEvent`, when the wait's own is never set.
 pub(crate) fn mismatched_set<'p>(program: &'p Program, finding: &FlagFinding) -> Option<(&'p KOp, HardEvent)> {
-    let FlagKey::Event { event, id } = finding.key else { return None };
+    let FlagKey::Event { event, id } = finding.key else {
+        return None;
+    };
     if finding.other.is_some() {
         return None;
     }
@@ -51,13 +53,19 @@ pub(crate) fn mismatched_set<'p>(program: &'p Program, finding: &FlagFinding) ->
     if sets().any(|(_, e, _)| e == event) {
         return None;
     }
-    sets().find(|(_, e, i)| *e != event && *i == Some(id)).map(|(op, e, _)| (op, e))
+    sets()
+        .find(|(_, e, i)| *e != event && *i == Some(id))
+        .map(|(op, e, _)| (op, e))
 }
 
 fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     for finding in &context.kernels().hangs {
-        let Some((set, set_event)) = mismatched_set(context.program, finding) else { continue };
-        let FlagKey::Event { event, id } = finding.key else { continue };
+        let Some((set, set_event)) = mismatched_set(context.program, finding) else {
+            continue;
+        };
+        let FlagKey::Event { event, id } = finding.key else {
+            continue;
+        };
         let kernel = kernel_of(context.program, finding.context.kernel);
         out.push(
             Diagnostic::new(
@@ -80,4 +88,3 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
         );
     }
 }
-

@@ -49,9 +49,14 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
         .map(|(set, _)| set.span.clone())
         .collect();
     for finding in &facts.pending_sets {
-        let FlagKey::Event { event, id } = finding.key else { continue };
+        let FlagKey::Event { event, id } = finding.key else {
+            continue;
+        };
         // A set while set leaves one over: SG806 leads with that.
-        let set_twice = facts.double_sets.iter().any(|d| d.key == finding.key && d.context.kernel == finding.context.kernel);
+        let set_twice = facts
+            .double_sets
+            .iter()
+            .any(|d| d.key == finding.key && d.context.kernel == finding.context.kernel);
         if mismatched.contains(&finding.op.span) || set_twice {
             continue;
         }

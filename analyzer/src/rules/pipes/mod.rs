@@ -47,7 +47,9 @@ pub(crate) fn free_event_id(kernel: &Kernel, event: HardEvent) -> i64 {
             _ => None,
         })
         .collect();
-    (0..syncguard_model::kernel::EVENT_IDS).find(|id| !used.contains(id)).unwrap_or(0)
+    (0..syncguard_model::kernel::EVENT_IDS)
+        .find(|id| !used.contains(id))
+        .unwrap_or(0)
 }
 
 pub(crate) fn kernel_of<'p>(program: &'p Program, index: usize) -> &'p Kernel {

@@ -42,7 +42,9 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                     "PipeBarrier<PIPE_S> is not supported: it orders nothing the scalar unit does with the other pipes",
                 )
                 .with_label("PIPE_S barrier")
-                .with_help("remove it; order the scalar unit with a SetFlag/WaitFlag pair (e.g. V_S) or PipeBarrier<PIPE_ALL>")
+                .with_help(
+                    "remove it; order the scalar unit with a SetFlag/WaitFlag pair (e.g. V_S) or PipeBarrier<PIPE_ALL>",
+                )
                 .with_fix(Fix {
                     title: "Remove PipeBarrier<PIPE_S>".into(),
                     edits: vec![FixEdit::Remove { span: op.span.clone() }],

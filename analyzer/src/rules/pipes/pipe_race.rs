@@ -64,7 +64,11 @@ pub(crate) fn report(context: &ProgramContext, race: &Race, rule: &crate::rules:
     let id = free_event_id(kernel, event);
     let (set, wait) = (flag_call(true, event, id), flag_call(false, event, id));
     let mut diagnostic = Diagnostic::new(rule, race.second.span.clone(), message)
-        .with_label(format!("{} on {b}, unordered with the {} on {a}", access(race.second_write), access(race.first_write)))
+        .with_label(format!(
+            "{} on {b}, unordered with the {} on {a}",
+            access(race.second_write),
+            access(race.first_write)
+        ))
         .with_related(race.first.span.clone(), format!("{} on {a}", access(race.first_write)))
         .with_help(format!(
             "order {b} after {a}: `{set}` after `{}` and `{wait}` before `{}`",
