@@ -20,6 +20,9 @@ use walk::{FlagKey, Instr, Mem, Region, Step};
 /// last two.
 const MAX_CORES: i64 = 64;
 
+/// A core by type and index.
+type CoreIndex = (CoreType, i64);
+
 /// Where a run was: "AIV core 3 (tileNum = 2)".
 #[derive(Clone, Debug)]
 pub struct RunContext {
@@ -163,8 +166,28 @@ impl<'p> KernelFacts<'p> {
         stmt_params(&kernel.body, &mut mentioned);
         let keys = tiling_keys(&kernel.body);
         let dequeued = dequeued_tensors(kernel);
-        for params in crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32))) {
-            let launch = describe_launch(program, &params, &mentioned);
+        let mut launches: Vec<(Vec<i64>, Vec<CoreIndex>)> =
+            crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32)))
+                .into_iter()
+                .map(|params| (params, Vec::new()))
+                .collect();
+        // z3's launches where cross-core flags or SyncAll do not balance, with the cores
+        // involved: walked like the sampled ones, so that they are reported with their calls.
+        for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, &keys) {
+            match launches.iter_mut().find(|(params, _)| *params == found.params) {
+                Some((_, cores)) => cores.extend(found.cores),
+                None => launches.push((found.params, found.cores)),
+            }
+        }
+        for (params, extra_cores) in launches {
+            let mut launch = describe_launch(program, &params, &mentioned);
+            if !extra_cores.is_empty() {
+                launch = [launch, "z3's smallest counterexample".into()]
+                    .into_iter()
+                    .filter(|part| !part.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+            }
             let env = crate::exec::Env {
                 params: params.clone(),
                 rank: 0,
@@ -185,7 +208,11 @@ impl<'p> KernelFacts<'p> {
                     (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => i64::from(aiv),
                     _ => 1,
                 };
-                for block in sample_blocks(blocks.saturating_mul(per_block)) {
+                let mut indices = sample_blocks(blocks.saturating_mul(per_block));
+                indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
+                indices.sort_unstable();
+                indices.dedup();
+                for block in indices {
                     for &key in &keys {
                         let run = walk::run(program, kernel, &params, core, block, key);
                         let context = RunContext {
@@ -288,15 +315,15 @@ impl<'p> KernelFacts<'p> {
                     if !matches!(key, FlagKey::Event { .. }) {
                         continue;
                     }
-                    if let Some(&earlier) = pending.get(key) {
-                        if seen.spans.insert(("double", instr.op.span.clone())) {
-                            self.double_sets.push(FlagFinding {
-                                op: instr.op,
-                                other: Some(instrs[earlier].op),
-                                key: *key,
-                                context: context.clone(),
-                            });
-                        }
+                    if let Some(&earlier) = pending.get(key)
+                        && seen.spans.insert(("double", instr.op.span.clone()))
+                    {
+                        self.double_sets.push(FlagFinding {
+                            op: instr.op,
+                            other: Some(instrs[earlier].op),
+                            key: *key,
+                            context: context.clone(),
+                        });
                     }
                     pending.insert(*key, i);
                 }

@@ -329,11 +329,10 @@ impl<'p> Walker<'p> {
             }
             KOpKind::SyncAll { aiv_only, workspace } => {
                 let workspace = match workspace {
-                    Some(access) => match &access.len {
-                        Some(len) => Some(self.eval(len, &access.span, "the workspace's length")),
-                        None => None,
-                    }
-                    .flatten(),
+                    Some(access) => access
+                        .len
+                        .as_ref()
+                        .and_then(|len| self.eval(len, &access.span, "the workspace's length")),
                     None => None,
                 };
                 Step::SyncAll {

@@ -41,10 +41,11 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
     let mut reported = HashSet::new();
     for launch in &context.kernels().launches {
         let kernel = &context.program.kernels[launch.kernel];
-        let barrier = crate::kernel::calls(kernel).into_iter().find(|op| match &op.kind {
-            KOpKind::SyncAll { .. } => true,
-            KOpKind::CrossCoreSetFlag { mode: 0, .. } => true,
-            _ => false,
+        let barrier = crate::kernel::calls(kernel).into_iter().find(|op| {
+            matches!(
+                op.kind,
+                KOpKind::SyncAll { .. } | KOpKind::CrossCoreSetFlag { mode: 0, .. }
+            )
         });
         let Some(barrier) = barrier else { continue };
         for core in kernel.kind.cores() {

@@ -52,6 +52,6 @@ pub(crate) fn free_event_id(kernel: &Kernel, event: HardEvent) -> i64 {
         .unwrap_or(0)
 }
 
-pub(crate) fn kernel_of<'p>(program: &'p Program, index: usize) -> &'p Kernel {
+pub(crate) fn kernel_of(program: &Program, index: usize) -> &Kernel {
     &program.kernels[index]
 }

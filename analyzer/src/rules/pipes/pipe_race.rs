@@ -63,6 +63,8 @@ pub(crate) fn report(context: &ProgramContext, race: &Race, rule: &crate::rules:
     };
     let id = free_event_id(kernel, event);
     let (set, wait) = (flag_call(true, event, id), flag_call(false, event, id));
+    // Both right after the first access: the second pipe waits there for the first,
+    // which orders every later instruction of the second pipe, the racing one included.
     let mut diagnostic = Diagnostic::new(rule, race.second.span.clone(), message)
         .with_label(format!(
             "{} on {b}, unordered with the {} on {a}",
@@ -77,14 +79,15 @@ pub(crate) fn report(context: &ProgramContext, race: &Race, rule: &crate::rules:
         .with_note(where_found(race))
         .with_fix(Fix {
             title: format!("Insert SetFlag/WaitFlag<{}> after `{}`", event.name(), race.first.api),
+            // Inserts at one place appear in the order of the edits: the set, then the wait.
             edits: vec![
                 FixEdit::InsertCall {
                     after: race.first.span.clone(),
-                    call: wait,
+                    call: set,
                 },
                 FixEdit::InsertCall {
                     after: race.first.span.clone(),
-                    call: set,
+                    call: wait,
                 },
             ],
         });

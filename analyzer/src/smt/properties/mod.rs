@@ -11,6 +11,7 @@
 //! happens-before rules then report it with every involved call, and the solver's note
 //! (which rank, which index, which TilingKey) is added to their finding.
 
+pub(crate) mod core_counts;
 mod defined;
 
 pub(crate) use defined::PROPERTY as VALUES_DEFINED;

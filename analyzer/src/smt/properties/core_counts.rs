@@ -1,0 +1,351 @@
+//! Inside kernels, for every tiling value, core index and TilingKey: the cores that
+//! share a cross-core flag set and wait for it equally often, and every core of a type
+//! reaches `SyncAll` equally often. Each count is a term: a call counts one, an `if`
+//! its taken branch, a loop its trip count times its body (a body whose count depends
+//! on the loop's own variable is not encoded), an early `return` cuts what follows.
+//! A violation is handed back as a launch (parameter values and the cores involved)
+//! for the kernel's concrete walk, which reports it with every involved call.
+
+use z3::ast::{Ast, Bool, Int};
+
+use crate::model::{Expr, Program};
+use crate::smt::encode::{Encoder, Scope, Unbound};
+use crate::smt::{Answer, Query, SmtOptions, value_of};
+use syncguard_model::kernel::{CoreType, KOp, KOpKind, KStmt, Kernel, KernelKind};
+
+/// Parameter values and core indices (by type) the concrete walk should add.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UnbalancedLaunch {
+    pub params: Vec<i64>,
+    pub cores: Vec<(CoreType, i64)>,
+}
+
+/// What to count.
+#[derive(Clone, Copy)]
+enum Counted {
+    Set(i64),
+    Wait(i64),
+    SyncAll,
+}
+
+impl Counted {
+    fn matches(self, op: &KOp) -> Option<&Expr> {
+        match (self, &op.kind) {
+            (Counted::Set(_), KOpKind::CrossCoreSetFlag { flag, .. }) => Some(flag),
+            (Counted::Wait(_), KOpKind::CrossCoreWaitFlag { flag, .. }) => Some(flag),
+            _ => None,
+        }
+    }
+
+    fn flag(self) -> i64 {
+        match self {
+            Counted::Set(f) | Counted::Wait(f) => f,
+            Counted::SyncAll => 0,
+        }
+    }
+}
+
+/// One core: its scope, and the counts of what it does.
+struct Core {
+    scope: Scope,
+    index: Int,
+}
+
+fn core(params: &[Int], core: CoreType, key: &Int, name: &str) -> Core {
+    let index = Int::new_const(name);
+    Core {
+        scope: Scope {
+            params: params.to_vec(),
+            block_idx: Some(index.clone()),
+            tiling_key: Some(key.clone()),
+            is_aiv: Some(Bool::from_bool(core == CoreType::Aiv)),
+            ..Scope::default()
+        },
+        index,
+    }
+}
+
+/// Launches where the kernel's cross-core flags or `SyncAll` calls do not balance.
+pub(crate) fn unbalanced_launches(program: &Program, kernel: &Kernel, keys: &[i64]) -> Vec<UnbalancedLaunch> {
+    let calls = crate::kernel::calls(kernel);
+    let mut found = Vec::new();
+    let options = SmtOptions::default();
+    let mut flags: Vec<(i64, u8)> = calls
+        .iter()
+        .filter_map(|op| match &op.kind {
+            KOpKind::CrossCoreSetFlag { mode, flag, .. } => flag.as_const().map(|f| (f, *mode)),
+            _ => None,
+        })
+        .collect();
+    flags.sort_unstable();
+    flags.dedup_by_key(|(f, _)| *f);
+    for (flag, mode) in flags {
+        found.extend(flag_unbalanced(program, kernel, keys, flag, mode, &options));
+    }
+    if calls.iter().any(|op| matches!(op.kind, KOpKind::SyncAll { .. })) {
+        for core in kernel.kind.cores() {
+            found.extend(differs_between_cores(
+                program,
+                kernel,
+                keys,
+                core,
+                Counted::SyncAll,
+                &options,
+            ));
+        }
+    }
+    found.dedup();
+    found
+}
+
+struct Launch {
+    params: Vec<Int>,
+    domain: Vec<Bool>,
+    blocks: Int,
+    key: Int,
+}
+
+fn launch(program: &Program, kernel: &Kernel, keys: &[i64]) -> Option<Launch> {
+    let mut domain = Vec::new();
+    let params: Vec<Int> = program
+        .params
+        .iter()
+        .map(|param| {
+            let value = Int::new_const(param.name.as_str());
+            domain.push(value.ge(param.min));
+            domain.push(value.le(param.max.unwrap_or(i64::MAX)));
+            value
+        })
+        .collect();
+    let scope = Scope {
+        params: params.clone(),
+        ..Scope::default()
+    };
+    let mut encoder = Encoder::new(&scope);
+    let blocks = encoder.int(&kernel.blocks).ok()?;
+    domain.push(encoder.definedness());
+    domain.push(blocks.ge(1));
+    let key = Int::new_const("TilingKey");
+    domain.push(Bool::or(&keys.iter().map(|k| key.eq(*k)).collect::<Vec<_>>()));
+    Some(Launch {
+        params,
+        domain,
+        blocks,
+        key,
+    })
+}
+
+fn flag_unbalanced(
+    program: &Program,
+    kernel: &Kernel,
+    keys: &[i64],
+    flag: i64,
+    mode: u8,
+    options: &SmtOptions,
+) -> Vec<UnbalancedLaunch> {
+    let KernelKind::Mix { aic, aiv } = kernel.kind else {
+        return Vec::new();
+    };
+    if mode != 2 {
+        let mut found = Vec::new();
+        for core in kernel.kind.cores() {
+            found.extend(differs_on_one_core(program, kernel, keys, core, flag, options));
+        }
+        return found;
+    }
+    if aic == 0 || aiv == 0 {
+        return Vec::new();
+    }
+    let Some(launch) = launch(program, kernel, keys) else {
+        return Vec::new();
+    };
+    let cube = core(&launch.params, CoreType::Aic, &launch.key, "AIC core");
+    let vector = core(&launch.params, CoreType::Aiv, &launch.key, "AIV core");
+    let per_block = i64::from(aiv);
+    let mut facts = launch.domain.clone();
+    facts.push(cube.index.ge(0));
+    facts.push(cube.index.lt(&launch.blocks));
+    facts.push(
+        vector
+            .index
+            .ge(Int::mul(&[cube.index.clone(), Int::from_i64(per_block)])),
+    );
+    facts.push(vector.index.lt(Int::add(&[
+        Int::mul(&[cube.index.clone(), Int::from_i64(per_block)]),
+        Int::from_i64(per_block),
+    ])));
+    let counts = (|| {
+        Some((
+            count(&kernel.body, &cube.scope, Counted::Set(flag))?,
+            count(&kernel.body, &cube.scope, Counted::Wait(flag))?,
+            count(&kernel.body, &vector.scope, Counted::Set(flag))?,
+            count(&kernel.body, &vector.scope, Counted::Wait(flag))?,
+        ))
+    })();
+    let Some(((cube_sets, d1), (cube_waits, d2), (vector_sets, d3), (vector_waits, d4))) = counts else {
+        return Vec::new();
+    };
+    facts.extend([d1, d2, d3, d4]);
+    facts.push(Bool::or(&[cube_sets.ne(&vector_waits), vector_sets.ne(&cube_waits)]));
+    solve(
+        &launch,
+        &facts,
+        &[(CoreType::Aic, cube.index), (CoreType::Aiv, vector.index)],
+        options,
+    )
+}
+
+/// One core whose sets and waits of a flag differ (modes 0 and 1).
+fn differs_on_one_core(
+    program: &Program,
+    kernel: &Kernel,
+    keys: &[i64],
+    core_type: CoreType,
+    flag: i64,
+    options: &SmtOptions,
+) -> Vec<UnbalancedLaunch> {
+    let Some(launch) = launch(program, kernel, keys) else {
+        return Vec::new();
+    };
+    let one = core(&launch.params, core_type, &launch.key, "core");
+    let cores = cores_of(kernel, &launch.blocks, core_type);
+    let (Some((sets, d1)), Some((waits, d2))) = (
+        count(&kernel.body, &one.scope, Counted::Set(flag)),
+        count(&kernel.body, &one.scope, Counted::Wait(flag)),
+    ) else {
+        return Vec::new();
+    };
+    let mut facts = launch.domain.clone();
+    facts.extend([one.index.ge(0), one.index.lt(&cores), d1, d2, sets.ne(&waits)]);
+    solve(&launch, &facts, &[(core_type, one.index)], options)
+}
+
+/// Two cores of one type that reach `counted` a different number of times.
+fn differs_between_cores(
+    program: &Program,
+    kernel: &Kernel,
+    keys: &[i64],
+    core_type: CoreType,
+    counted: Counted,
+    options: &SmtOptions,
+) -> Vec<UnbalancedLaunch> {
+    let Some(launch) = launch(program, kernel, keys) else {
+        return Vec::new();
+    };
+    let first = core(&launch.params, core_type, &launch.key, "first core");
+    let second = core(&launch.params, core_type, &launch.key, "second core");
+    let cores = cores_of(kernel, &launch.blocks, core_type);
+    let (Some((a, d1)), Some((b, d2))) = (
+        count(&kernel.body, &first.scope, counted),
+        count(&kernel.body, &second.scope, counted),
+    ) else {
+        return Vec::new();
+    };
+    let mut facts = launch.domain.clone();
+    facts.extend([
+        first.index.ge(0),
+        first.index.lt(&cores),
+        second.index.ge(0),
+        second.index.lt(&cores),
+        d1,
+        d2,
+        a.ne(&b),
+    ]);
+    solve(
+        &launch,
+        &facts,
+        &[(core_type, first.index), (core_type, second.index)],
+        options,
+    )
+}
+
+fn cores_of(kernel: &Kernel, blocks: &Int, core: CoreType) -> Int {
+    match (kernel.kind, core) {
+        (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => Int::mul(&[blocks.clone(), Int::from_i64(i64::from(aiv))]),
+        _ => blocks.clone(),
+    }
+}
+
+fn solve(launch: &Launch, facts: &[Bool], cores: &[(CoreType, Int)], options: &SmtOptions) -> Vec<UnbalancedLaunch> {
+    let query = Query::new(options);
+    for fact in facts {
+        query.assert(fact);
+    }
+    // Smallest parameters first, then the smallest core indices.
+    let mut objectives: Vec<(Int, i64)> = launch.params.iter().map(|p| (p.clone(), i64::MIN)).collect();
+    objectives.extend(cores.iter().map(|(_, index)| (index.clone(), 0)));
+    match query.solve(&objectives) {
+        Answer::Fails(model) => vec![UnbalancedLaunch {
+            params: launch.params.iter().map(|p| value_of(&model, p)).collect(),
+            cores: cores
+                .iter()
+                .map(|(core, index)| (*core, value_of(&model, index)))
+                .collect(),
+        }],
+        Answer::Holds(_) | Answer::Unknown(_) => Vec::new(),
+    }
+}
+
+/// The number of times a core reaches `counted`, with its definedness; `None` when the
+/// code is beyond the encoding (a count that depends on its own loop's variable, a
+/// `return` inside a loop).
+fn count(stmts: &[KStmt], scope: &Scope, counted: Counted) -> Option<(Int, Bool)> {
+    let mut encoder = Encoder::new(scope);
+    let (total, _) = block(stmts, &mut encoder, counted, 0).ok()?;
+    Some((total, encoder.definedness()))
+}
+
+/// Deepest nesting encoded.
+const MAX_DEPTH: usize = 64;
+
+/// The count of a block, and whether it returns (a term: it may return on some paths).
+fn block(stmts: &[KStmt], encoder: &mut Encoder, counted: Counted, depth: usize) -> Result<(Int, Bool), Unbound> {
+    if depth > MAX_DEPTH {
+        return Err(Unbound::Builtin("nesting"));
+    }
+    let zero = Int::from_i64(0);
+    let mut total = zero.clone();
+    let mut returned = Bool::from_bool(false);
+    for stmt in stmts {
+        let (here, returns) = match stmt {
+            KStmt::Op(op) => (one_call(op, encoder, counted)?, Bool::from_bool(false)),
+            KStmt::Return(_) => (zero.clone(), Bool::from_bool(true)),
+            KStmt::If {
+                cond, then, otherwise, ..
+            } => {
+                let cond = encoder.bool(cond)?;
+                let (a, ra) = block(then, encoder, counted, depth + 1)?;
+                let (b, rb) = block(otherwise, encoder, counted, depth + 1)?;
+                (cond.ite(&a, &b), cond.ite(&ra, &rb))
+            }
+            KStmt::For { start, end, body, .. } => {
+                // The body is encoded without its variable: a count that needs it is not encoded.
+                let (per_iteration, returns) = block(body, encoder, counted, depth + 1)?;
+                if !matches!(returns.simplify().as_bool(), Some(false)) {
+                    return Err(Unbound::Builtin("return in a loop"));
+                }
+                let (start, end) = (encoder.int(start)?, encoder.int(end)?);
+                let trips = end.gt(&start).ite(&Int::sub(&[end, start]), &zero);
+                (Int::mul(&[trips, per_iteration]), Bool::from_bool(false))
+            }
+        };
+        total = Int::add(&[total, returned.not().ite(&here, &zero)]);
+        returned = Bool::or(&[returned, returns]);
+    }
+    Ok((total, returned))
+}
+
+fn one_call(op: &KOp, encoder: &mut Encoder, counted: Counted) -> Result<Int, Unbound> {
+    let (one, zero) = (Int::from_i64(1), Int::from_i64(0));
+    if let Counted::SyncAll = counted {
+        return Ok(if matches!(op.kind, KOpKind::SyncAll { .. }) {
+            one
+        } else {
+            zero
+        });
+    }
+    let Some(flag) = counted.matches(op) else {
+        return Ok(zero);
+    };
+    Ok(encoder.int(flag)?.eq(counted.flag()).ite(&one, &zero))
+}
