@@ -19,6 +19,8 @@ use walk::{FlagKey, Instr, Mem, Region, Step};
 /// Most cores of one type walked per launch; beyond it, the first, second, middle and
 /// last two.
 const MAX_CORES: i64 = 64;
+/// Most instructions walked for one kernel over all its runs; the runs beyond are said.
+const MAX_KERNEL_INSTRUCTIONS: usize = 4_000_000;
 
 /// A core by type and index.
 type CoreIndex = (CoreType, i64);
@@ -76,6 +78,8 @@ pub struct FlagFinding<'p> {
     pub op: &'p KOp,
     /// The other call involved: the set a wait depends on, the earlier set of a double set.
     pub other: Option<&'p KOp>,
+    /// For a hang: the later waits of the same run that block because of it.
+    pub also: Vec<&'p KOp>,
     pub key: FlagKey,
     pub context: RunContext,
 }
@@ -179,7 +183,15 @@ impl<'p> KernelFacts<'p> {
                 None => launches.push((found.params, found.cores)),
             }
         }
+        let mut walked = 0usize;
         for (params, extra_cores) in launches {
+            if walked > MAX_KERNEL_INSTRUCTIONS {
+                let reason = format!(
+                    "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
+                );
+                self.stops.push((kernel.span.clone(), reason));
+                break;
+            }
             let mut launch = describe_launch(program, &params, &mentioned);
             if !extra_cores.is_empty() {
                 launch = [launch, "z3's smallest counterexample".into()]
@@ -215,6 +227,7 @@ impl<'p> KernelFacts<'p> {
                 for block in indices {
                     for &key in &keys {
                         let run = walk::run(program, kernel, &params, core, block, key);
+                        walked += run.instrs.len();
                         let context = RunContext {
                             kernel: index,
                             core,
@@ -254,6 +267,7 @@ impl<'p> KernelFacts<'p> {
         let finding = |i: usize, other: Option<usize>, key: FlagKey| FlagFinding {
             op: instrs[i].op,
             other: other.map(|o| instrs[o].op),
+            also: Vec::new(),
             key,
             context: context.clone(),
         };
@@ -261,19 +275,19 @@ impl<'p> KernelFacts<'p> {
             Step::Set { key, .. } | Step::Wait { key, .. } => Some(*key),
             _ => None,
         };
-        for &wait in &order.unmatched_waits {
-            if let Some(key) = key_of(wait)
-                && seen.spans.insert(("hang", instrs[wait].op.span.clone()))
-            {
-                self.hangs.push(finding(wait, None, key));
-            }
-        }
-        for &(wait, set) in &order.cycles {
-            if let Some(key) = key_of(wait)
-                && seen.spans.insert(("hang", instrs[wait].op.span.clone()))
-            {
-                self.hangs.push(finding(wait, Some(set), key));
-            }
+        // The first wait that blocks for good is the cause; the later ones of the run
+        // (a drain after the loop, the pipes it holds up) follow from it.
+        let mut stuck: Vec<(usize, Option<usize>)> = order.unmatched_waits.iter().map(|&w| (w, None)).collect();
+        stuck.extend(order.cycles.iter().map(|&(w, s)| (w, Some(s))));
+        stuck.sort_unstable();
+        if let Some(&(wait, set)) = stuck.first()
+            && let Some(key) = key_of(wait)
+            && seen.spans.insert(("hang", instrs[wait].op.span.clone()))
+        {
+            let mut hang = finding(wait, set, key);
+            hang.also = stuck[1..].iter().map(|&(w, _)| instrs[w].op).collect();
+            hang.also.dedup_by_key(|op| op.span.clone());
+            self.hangs.push(hang);
         }
         // A run not followed to its end may wait for its sets in the part not walked.
         let unmatched_sets = if run.stop.is_none() {
@@ -308,6 +322,7 @@ impl<'p> KernelFacts<'p> {
                         self.ids_out_of_range.push(FlagFinding {
                             op: instr.op,
                             other: None,
+                            also: Vec::new(),
                             key: *key,
                             context: context.clone(),
                         });
@@ -321,6 +336,7 @@ impl<'p> KernelFacts<'p> {
                         self.double_sets.push(FlagFinding {
                             op: instr.op,
                             other: Some(instrs[earlier].op),
+                            also: Vec::new(),
                             key: *key,
                             context: context.clone(),
                         });

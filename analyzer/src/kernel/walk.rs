@@ -14,6 +14,9 @@ use syncguard_model::kernel::{
 
 /// Most instructions one core's run is followed for; the rest is said, not checked.
 pub const MAX_STEPS: usize = 20_000;
+/// Most statements and loop iterations one core's run walks (a loop of nothing but
+/// arithmetic issues no instruction, and still takes time).
+pub const MAX_WALK: usize = 200_000;
 /// Deepest nesting of `if`/`for` walked.
 const MAX_DEPTH: usize = 64;
 
@@ -109,6 +112,7 @@ struct Walker<'p> {
     /// The slot each tensor variable holds now.
     tensors: Vec<Option<u32>>,
     iterations: Vec<(crate::model::VarId, i64)>,
+    walked: usize,
     out: Vec<Instr<'p>>,
     stop: Option<Stop>,
     returned: bool,
@@ -141,6 +145,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
             .collect(),
         tensors: vec![None; kernel.tensors.len()],
         iterations: Vec::new(),
+        walked: 0,
         out: Vec::new(),
         stop: None,
         returned: false,
@@ -203,6 +208,17 @@ impl<'p> Walker<'p> {
     }
 
     fn stmt(&mut self, stmt: &'p KStmt, depth: usize) {
+        self.walked += 1;
+        if self.walked > MAX_WALK {
+            let span = match stmt {
+                KStmt::Op(op) => &op.span,
+                KStmt::If { span, .. } | KStmt::For { span, .. } | KStmt::Return(span) => span,
+            };
+            return self.halt(
+                span,
+                format!("the core walks more than {MAX_WALK} statements and loop iterations"),
+            );
+        }
         match stmt {
             KStmt::Op(op) => self.op(op),
             KStmt::Return(_) => self.returned = true,
@@ -238,6 +254,14 @@ impl<'p> Walker<'p> {
                 };
                 let mut i = start;
                 while i < end && self.going() {
+                    self.walked += 1;
+                    if self.walked > MAX_WALK {
+                        self.halt(
+                            span,
+                            format!("the core walks more than {MAX_WALK} statements and loop iterations"),
+                        );
+                        break;
+                    }
                     self.env.vars[var.index()] = Some(i);
                     self.iterations.push((*var, i));
                     self.stmts(body, depth + 1);

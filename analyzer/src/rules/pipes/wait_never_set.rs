@@ -80,5 +80,8 @@ fn report(context: &ProgramContext, finding: &FlagFinding) -> Diagnostic {
     if let Some(set) = finding.other {
         diagnostic = diagnostic.with_related(set.span.clone(), "the set it waits for, issued only after the wait");
     }
+    for later in finding.also.iter().filter(|op| op.span != finding.op.span) {
+        diagnostic = diagnostic.with_related(later.span.clone(), "also waits forever, because of the first");
+    }
     diagnostic
 }
