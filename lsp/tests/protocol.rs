@@ -133,7 +133,8 @@ fn has(code: &'static str) -> impl Fn(&[Value]) -> bool {
     move |diagnostics| codes(diagnostics).iter().any(|c| c == code)
 }
 
-/// `text` with a list of LSP text edits applied (ASCII text: columns are bytes).
+/// `text` with a list of LSP text edits applied (ASCII text: columns are bytes). As the
+/// protocol says, inserts at one position appear in the order of the list.
 fn apply(text: &str, edits: &[Value]) -> String {
     let offset = |position: &Value| {
         let line = position["line"].as_u64().unwrap() as usize;
@@ -141,19 +142,23 @@ fn apply(text: &str, edits: &[Value]) -> String {
         let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
         (start + column).min(text.len())
     };
-    let mut edits: Vec<(usize, usize, &str)> = edits
+    let mut edits: Vec<(usize, usize, usize, &str)> = edits
         .iter()
-        .map(|edit| {
+        .enumerate()
+        .map(|(index, edit)| {
             (
                 offset(&edit["range"]["start"]),
+                index,
                 offset(&edit["range"]["end"]),
                 edit["newText"].as_str().unwrap(),
             )
         })
         .collect();
-    edits.sort_by_key(|edit| std::cmp::Reverse(edit.0));
+    // From the end of the text back; at one position the last edit first, so that the
+    // earlier ones land before it.
+    edits.sort_by_key(|edit| std::cmp::Reverse((edit.0, edit.1)));
     let mut out = text.to_string();
-    for (start, end, new) in edits {
+    for (start, _, end, new) in edits {
         out.replace_range(start..end, new);
     }
     out
@@ -217,6 +222,31 @@ fn the_quick_fix_inserts_the_reset_after_the_wait_and_the_findings_go_away() {
     let fixed = apply(&text, fix["edit"]["changes"][&uri].as_array().unwrap());
     assert!(
         fixed.contains("    aclrtStreamWaitEvent(consumer, handed);\n    aclrtResetEvent(handed, consumer);\n"),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn the_kernel_race_quick_fix_inserts_the_flag_pair_and_the_race_goes_away() {
+    let mut client = Client::start(&fixtures());
+    let path = fixtures().join("kernel_race.sync");
+    let (uri, text) = (url(&path), std::fs::read_to_string(path).unwrap());
+    client.open(&uri, "sync", &text);
+    let diagnostics = client.diagnostics(&uri, has("SG801"));
+    let race = diagnostics.iter().find(|d| d["code"] == "SG801").unwrap();
+    assert_eq!(race["range"]["start"], json!({"line": 3, "character": 4}));
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": race["range"], "context": {"diagnostics": []}}),
+    );
+    let fix = action(&actions, "Insert SetFlag/WaitFlag<MTE2_V> after `AscendC::DataCopy`");
+    let fixed = apply(&text, fix["edit"]["changes"][&uri].as_array().unwrap());
+    assert!(
+        fixed.contains(
+            "x[0..1 KiB]);\n    AscendC::SetFlag<HardEvent::MTE2_V>(0);\n    AscendC::WaitFlag<HardEvent::MTE2_V>(0);\n    AscendC::Muls"
+        ),
         "{fixed}"
     );
     client.change(&uri, 2, &fixed);

@@ -5,7 +5,7 @@ use crate::diagnostic::Diagnostic;
 use crate::kernel::{CoreSyncs, Launch, RunContext};
 use crate::rules::declare_rule;
 use crate::source::Span;
-use syncguard_model::kernel::{CoreType, KernelKind};
+use syncguard_model::kernel::{CoreType, KOpKind, KernelKind};
 
 use super::{launch_note, times};
 
@@ -65,9 +65,13 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
             if reported.contains(&(launch.kernel, flag)) {
                 continue;
             }
-            let mode = cores
+            // The set's mode decides who takes part; a launch may reach no set at all.
+            let mode = crate::kernel::calls(kernel)
                 .iter()
-                .find_map(|c| c.syncs.flags.get(&flag).and_then(|f| f.mode))
+                .find_map(|op| match &op.kind {
+                    KOpKind::CrossCoreSetFlag { mode, flag: f, .. } if f.as_const() == Some(flag) => Some(*mode),
+                    _ => None,
+                })
                 .unwrap_or(0);
             let aiv_per_block = match kernel.kind {
                 KernelKind::Mix { aiv, .. } => i64::from(aiv),
@@ -179,15 +183,24 @@ fn report<'p>(
     } else {
         format!("kernel `{name}` hangs or leaves cross-core flag {flag} set")
     };
-    let message = format!(
-        "{consequence}: {} {} cross-core flag {flag} {}, {} {} it {}",
-        a.0.run.describe(),
-        a.2,
-        times(a.1),
-        b.0.run.describe(),
-        b.2,
-        times(b.1)
-    );
+    let message = if std::ptr::eq(a.0, b.0) {
+        format!(
+            "{consequence}: {} sets cross-core flag {flag} {} but waits for it {}",
+            a.0.run.describe(),
+            times(a.1),
+            times(b.1)
+        )
+    } else {
+        format!(
+            "{consequence}: {} {} cross-core flag {flag} {}, {} {} it {}",
+            a.0.run.describe(),
+            a.2,
+            times(a.1),
+            b.0.run.describe(),
+            b.2,
+            times(b.1)
+        )
+    };
     let side_label = |side: &(&Side, u32, &str)| format!("{} {} on {}", side.2, times(side.1), side.0.run.describe());
     // Point at the side that has calls: the one short of the other usually has none.
     let (primary, label, other) = match (call(b.0, b.2), call(a.0, a.2)) {

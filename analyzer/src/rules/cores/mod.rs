@@ -38,6 +38,7 @@ pub(crate) fn cores_of(kernel: &Kernel, blocks: i64, core: CoreType) -> i64 {
 /// "once", "twice", "3 times".
 pub(crate) fn times(count: u32) -> String {
     match count {
+        0 => "0 times".into(),
         1 => "once".into(),
         2 => "twice".into(),
         n => format!("{n} times"),
