@@ -407,7 +407,7 @@ impl<'p> KernelFacts<'p> {
                         if !(other.write || mem.write) || other.start >= mem.end || mem.start >= other.end {
                             continue;
                         }
-                        if order.before(instrs, b, a) || auto_synced(kernel, *a_pipe, *pipe) {
+                        if order.before(instrs, b, a) || auto_synced(kernel, context.core, *a_pipe, *pipe) {
                             continue;
                         }
                         if !seen.races.insert((instrs[a].op.span.clone(), instr.op.span.clone())) {
@@ -441,10 +441,11 @@ struct Seen {
     races: HashSet<(Span, Span)>,
 }
 
-/// The compiler's automatic sync orders the scalar pipe with V, MTE2 and MTE3.
-fn auto_synced(kernel: &Kernel, a: Pipe, b: Pipe) -> bool {
+/// The compiler's automatic sync orders the scalar pipe with V, MTE2 and MTE3, both
+/// ways, on vector cores; on cube cores it inserts nothing.
+fn auto_synced(kernel: &Kernel, core: CoreType, a: Pipe, b: Pipe) -> bool {
     let scalar_pair = |x: Pipe, y: Pipe| x == Pipe::S && matches!(y, Pipe::V | Pipe::Mte2 | Pipe::Mte3);
-    kernel.auto_sync && (scalar_pair(a, b) || scalar_pair(b, a))
+    kernel.auto_sync && core == CoreType::Aiv && (scalar_pair(a, b) || scalar_pair(b, a))
 }
 
 /// For a race on a queue's tensor between its producer and consumer pipes where the

@@ -12,7 +12,8 @@ use super::{launch_note, times};
 declare_rule! {
     /// ## What it detects
     /// A cross-core flag whose sets and waits do not balance between the cores that
-    /// share it, for some core index, core type, TilingKey and tiling value walked:
+    /// share it, for some core index, core type, TilingKey and tiling value (the runs
+    /// walked, and z3 over every value where the counts can be encoded):
     /// - mode 2 (`CrossCoreSetFlag<2, pipe>`): the AIC of a block sets it a different
     ///   number of times than each of its AIVs waits for it, or an AIV sets it a
     ///   different number of times than its AIC waits;

@@ -12,7 +12,8 @@ declare_rule! {
     /// `SyncAll` reached a different number of times by two cores of the same type in
     /// one launch: under a branch on `GetBlockIdx()`, after an early `return` some cores
     /// take, or in a loop whose trip count depends on the core (every core index of the
-    /// launch is walked, up to 64, and beyond that the first, middle and last ones).
+    /// launch is walked, up to 64, and beyond that the first, middle and last ones; z3
+    /// searches every core index and tiling value for two cores that differ).
     ///
     /// ## Why is this a bug
     /// `SyncAll` is a barrier across every core of the kernel: each core waits until all
