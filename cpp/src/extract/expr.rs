@@ -143,6 +143,9 @@ impl<'u> Walker<'_, 'u> {
         if text == "NULL" {
             return Value::Null;
         }
+        if let Some(value) = self.aicore_constant(text) {
+            return value;
+        }
         if self.core.is_some() && matches!(text, "ASCEND_IS_AIV" | "ASCEND_IS_AIC") {
             return Value::Sym(super::ast::Expr::name(text, self.range(node)));
         }
@@ -171,7 +174,10 @@ impl<'u> Walker<'_, 'u> {
             return Value::Str(function.simple_name().to_string());
         }
         let place = self.member_or_global(text);
-        self.load(&place)
+        match self.load(&place) {
+            Value::Unknown => self.tiling_param(&place, node).unwrap_or(Value::Unknown),
+            value => value,
+        }
     }
 
     /// A name no local declares: a member of `this` inside a method, else a global.
@@ -325,7 +331,12 @@ impl<'u> Walker<'_, 'u> {
                 return Value::Unknown;
             }
         }
-        match self.place_of(node).map(|place| self.load(&place)) {
+        let place = self.place_of(node);
+        match place.as_ref().map(|place| self.load(place)) {
+            Some(Value::Unknown) if node.kind() == "field_expression" && self.aicore.is_some() => {
+                let place = place.unwrap_or_default();
+                self.tiling_param(&place, node).unwrap_or(Value::Unknown)
+            }
             Some(Value::Unknown) | None => self.symbolic_element(node),
             Some(value) => value,
         }
@@ -601,6 +612,13 @@ impl<'u> Walker<'_, 'u> {
     fn size_of(&mut self, node: Node<'u>) -> Value {
         if let Some(ty) = node.child_by_field_name("type") {
             return type_size(self.text(ty)).map_or(Value::Unknown, Value::Int);
+        }
+        // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
+        if let Some(value) = node.child_by_field_name("value") {
+            let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
+            if let Some(size) = type_size(text) {
+                return Value::Int(size);
+            }
         }
         Value::Unknown
     }
