@@ -47,6 +47,14 @@ pub(super) struct AicoreState {
     /// Template parameters bound by the declaration of a kernel class object
     /// (`KernelAdd<half> op;`): `T` → `half`.
     type_args: HashMap<String, String>,
+    /// The output block of the `aicore` body, where declarations made under a
+    /// condition go (see [`Walker::hoistable`]).
+    body_block: usize,
+    /// Buffers declared in the body block (their `TBuf::Get` may go there too).
+    hoisted: std::collections::HashSet<String>,
+    /// Members holding what went to the body block (a queue, a `TBuf::Get` tensor):
+    /// they hold it on every path, also after the branch that set them.
+    declared: HashMap<Place, Value>,
     cube: bool,
     vector: bool,
 }
@@ -168,8 +176,9 @@ impl<'u> Walker<'_, 'u> {
             state.gm.push(name);
         }
         state.kind = mix_attribute(self.text(kernel.node));
-        self.aicore = Some(state);
         self.open_block();
+        state.body_block = self.blocks.len() - 1;
+        self.aicore = Some(state);
         self.stmt(kernel.body);
         let body = self.close_block();
         let state = self.aicore.take().unwrap_or_default();
@@ -320,11 +329,24 @@ impl<'u> Walker<'_, 'u> {
     /// integer from outside the kernel), a top-level `param NAME in 0..;`.
     pub(super) fn tiling_param(&mut self, place: &Place, node: Node<'u>) -> Option<Value> {
         let state = self.aicore.as_ref()?;
-        if !place.contains('.') || place.contains(".#") {
+        if let Some(value) = state.declared.get(place) {
+            return Some(value.clone());
+        }
+        // Only what the kernel never assigned: a value it computed and lost (a float,
+        // an opaque call's result) is no tiling field.
+        if !place.contains('.') || place.contains(".#") || self.store.contains_key(place) {
             return None;
         }
         if let Some(name) = state.params.get(place) {
             return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        // A member of a type other than an integer (a queue, a tensor, a parameter
+        // struct) is no tiling value.
+        if let Some(declared) = self.declared_type(place)
+            && super::expr::type_size(&declared).is_none()
+            && self.type_size_of(&declared).is_none()
+        {
+            return None;
         }
         let name = self.object_name(place);
         let span = self.range(node);
@@ -351,9 +373,28 @@ impl<'u> Walker<'_, 'u> {
         Some(value)
     }
 
-    /// `EVENT_ID0` .. `EVENT_ID7`: the event ids.
-    pub(super) fn aicore_constant(&self, name: &str) -> Option<Value> {
-        self.aicore.as_ref()?;
+    /// A member assigned a tensor of the body block (`src = ub.Get<half>()` under `if
+    /// ASCEND_IS_AIV` in `Init`) holds it on every path.
+    pub(super) fn keep_declared(&mut self, place: &Place, value: &Value) {
+        let Some(state) = self.aicore.as_mut() else { return };
+        if let Value::Buffer { name, .. } | Value::SymBuffer { name, .. } = value
+            && place.contains('.')
+            && state.hoisted.contains(name)
+        {
+            state.declared.insert(place.clone(), value.clone());
+        }
+    }
+
+    /// `EVENT_ID0` .. `EVENT_ID7`: the event ids; a value template parameter of the
+    /// kernel class (`BUFFER_NUM` of `KernelAdd<2>`): its argument.
+    pub(super) fn aicore_constant(&mut self, name: &str) -> Option<Value> {
+        let bound = self.aicore.as_ref()?.type_args.get(name).cloned();
+        if let Some(bound) = bound {
+            return super::expr::parse_int(&bound)
+                .or_else(|| self.named_constant(&bound))
+                .map(Value::Int)
+                .or(Some(Value::Unknown));
+        }
         let id = name
             .rsplit("::")
             .next()?
@@ -391,6 +432,22 @@ impl<'u> Walker<'_, 'u> {
         self.emit(ast::StmtKind::Call(call), span);
     }
 
+    /// Whether a declaration with these arguments may go to the top of the `aicore`
+    /// body: `InitBuffer` under `if ASCEND_IS_AIV` in `Init` declares the queue for the
+    /// `Process` code after it, which a `.sync` block scope would hide. Only where its
+    /// arguments name nothing but top-level parameters and buffers declared there.
+    fn hoistable(&self, callee: &str, args: &[ast::Expr]) -> bool {
+        let Some(state) = self.aicore.as_ref() else {
+            return false;
+        };
+        matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
+            && self.blocks.len() - 1 > state.body_block
+            && args
+                .iter()
+                .flat_map(|a| a.names())
+                .all(|name| state.params.values().any(|p| p == name) || state.hoisted.contains(name))
+    }
+
     fn emit_let(
         &mut self,
         node: Node<'u>,
@@ -399,23 +456,32 @@ impl<'u> Walker<'_, 'u> {
         generics: Option<Vec<ast::Expr>>,
         args: Vec<ast::Expr>,
     ) {
+        let hoist = self.hoistable(name, &args);
         let mut call = self.ast_call(name, node, args.into_iter().map(arg).collect(), Vec::new());
         call.generics = generics;
         self.api_calls += 1;
         let span = call.span.clone();
-        self.emit(
-            ast::StmtKind::Let {
-                pattern: ast::Pattern::Name(ast::Ident {
-                    name: bound.to_string(),
-                    span: span.clone(),
-                }),
-                value: ast::Expr {
-                    span: span.clone(),
-                    kind: ast::ExprKind::Call(Box::new(call)),
-                },
+        let depth = self.blocks.len() - 1;
+        if let Some(state) = self.aicore.as_mut()
+            && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
+            && (hoist || depth == state.body_block)
+        {
+            state.hoisted.insert(bound.to_string());
+        }
+        let kind = ast::StmtKind::Let {
+            pattern: ast::Pattern::Name(ast::Ident {
+                name: bound.to_string(),
+                span: span.clone(),
+            }),
+            value: ast::Expr {
+                span: span.clone(),
+                kind: ast::ExprKind::Call(Box::new(call)),
             },
-            span,
-        );
+        };
+        match self.aicore.as_ref().map(|s| s.body_block) {
+            Some(at) if hoist => self.blocks[at].push(ast::Stmt { kind, span }),
+            _ => self.emit(kind, span),
+        }
     }
 
     /// The variable a call's result goes to (`LocalTensor<T> x = q.AllocTensor<T>()`,
@@ -530,6 +596,11 @@ impl<'u> Walker<'_, 'u> {
             state.buffers.insert(name.clone(), shape.src);
             note_position(state, shape.src);
             note_position(state, shape.dst);
+        }
+        if let Some(state) = self.aicore.as_mut()
+            && state.hoisted.contains(&name)
+        {
+            state.declared.insert(place.clone(), Value::Handle(name.clone()));
         }
         self.store.insert(place, Value::Handle(name));
         Value::Int(0)
@@ -1017,7 +1088,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// A type's size, through the template parameters a kernel class object binds.
-    fn type_size_of(&self, text: &str) -> Option<i64> {
+    pub(super) fn type_size_of(&self, text: &str) -> Option<i64> {
         let text = text.trim();
         let bound = self
             .aicore
@@ -1278,6 +1349,7 @@ impl<'u> Walker<'_, 'u> {
             used_names: self.used_names.clone(),
             aicore: self.aicore.clone(),
             api_calls: self.api_calls,
+            body_len: self.aicore.as_ref().map(|s| (s.body_block, self.blocks[s.body_block].len())),
         }
     }
 
@@ -1287,6 +1359,9 @@ impl<'u> Walker<'_, 'u> {
         self.used_names = saved.used_names;
         self.aicore = saved.aicore;
         self.api_calls = saved.api_calls;
+        if let Some((at, len)) = saved.body_len {
+            self.blocks[at].truncate(len);
+        }
     }
 }
 
@@ -1296,6 +1371,8 @@ struct Snapshot {
     used_names: std::collections::HashSet<String>,
     aicore: Option<AicoreState>,
     api_calls: usize,
+    /// The `aicore` body block and its length (declarations hoisted there).
+    body_len: Option<(usize, usize)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

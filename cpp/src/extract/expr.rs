@@ -98,7 +98,14 @@ impl<'u> Walker<'_, 'u> {
                 // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
                 let pointee = node
                     .child_by_field_name("type")
-                    .and_then(|t| pointee_size(self.text(t)));
+                    .and_then(|t| {
+                        let text = self.text(t);
+                        pointee_size(text).or_else(|| {
+                            // `(__gm__ T *)x` in a kernel class of `T = half`.
+                            let pointee = text.trim().strip_suffix('*')?;
+                            self.aicore.as_ref().and(self.type_size_of(pointee))
+                        })
+                    });
                 match (value, pointee) {
                     (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
                     (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
@@ -581,6 +588,7 @@ impl<'u> Walker<'_, 'u> {
             }
         };
         self.note_written(&place);
+        self.keep_declared(&place, &stored);
         self.store.insert(place, stored.clone());
         stored
     }
@@ -611,12 +619,15 @@ impl<'u> Walker<'_, 'u> {
 
     fn size_of(&mut self, node: Node<'u>) -> Value {
         if let Some(ty) = node.child_by_field_name("type") {
-            return type_size(self.text(ty)).map_or(Value::Unknown, Value::Int);
+            let text = self.text(ty);
+            return type_size(text)
+                .or_else(|| self.aicore.as_ref().and(self.type_size_of(text)))
+                .map_or(Value::Unknown, Value::Int);
         }
         // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
         if let Some(value) = node.child_by_field_name("value") {
             let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
-            if let Some(size) = type_size(text) {
+            if let Some(size) = type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
                 return Value::Int(size);
             }
         }
