@@ -47,6 +47,8 @@ fn sources_in(dir: &str) -> Vec<PathBuf> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|path| path.is_dir() || path.extension().is_some_and(|ext| ext != "sync" && ext != "md"))
+        // Kernels read as `aicore` blocks, without `.sync` twins (`kernels_print_their_aicore_blocks`).
+        .filter(|path| !path.ends_with("aicore"))
         .collect();
     out.sort();
     out
@@ -100,6 +102,24 @@ fn a_helper_in_another_file_is_reported_where_it_is_written() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("helpers.cpp:"), "{text}");
     assert!(text.contains("SG107"), "{text}");
+}
+
+/// Every Ascend C kernel prints its per-core pipe program, and it lowers and checks
+/// (`cpp/tests/aicore.rs` snapshots the printed blocks).
+#[test]
+fn kernels_print_their_aicore_blocks() {
+    for source in std::fs::read_dir("cpp/tests/fixtures/kernels/aicore").unwrap() {
+        let path = source.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "cpp") {
+            continue;
+        }
+        let path = path.to_str().unwrap();
+        let converted = syncguard(&["convert", path]);
+        assert!(converted.status.success(), "{path}");
+        assert!(String::from_utf8_lossy(&converted.stdout).contains("aicore "), "{path}");
+        let checked = syncguard(&["check", "--color", "never", path]);
+        assert!(checked.status.success(), "{path}: {}", String::from_utf8_lossy(&checked.stdout));
+    }
 }
 
 #[test]

@@ -13,6 +13,8 @@ pub struct BuildFlags {
     pub defines: HashMap<String, String>,
     /// Names the command undefines (`-UNAME`) after any definition.
     pub undefines: HashSet<String>,
+    /// `--cce-auto-sync=off`: the compiler inserts no scalar-pipe syncs in kernels.
+    pub cce_auto_sync_off: bool,
 }
 
 impl BuildFlags {
@@ -108,6 +110,10 @@ fn preprocessor_flags(arguments: &[String]) -> BuildFlags {
     let mut flags = BuildFlags::default();
     let mut arguments = arguments.iter().skip(1);
     while let Some(argument) = arguments.next() {
+        if let Some(value) = argument.strip_prefix("--cce-auto-sync=") {
+            flags.cce_auto_sync_off = value == "off";
+            continue;
+        }
         let (kind, rest) = match argument.get(..2) {
             Some("-D" | "/D") => ('D', &argument[2..]),
             Some("-U" | "/U") => ('U', &argument[2..]),

@@ -66,10 +66,13 @@ pub fn mask(source: &str) -> Masked {
             }
         }
     }
-    for (at, _) in source.match_indices("__launch_bounds__") {
-        let end = skip_parens(source, at + "__launch_bounds__".len());
-        bytes[at..end].fill(b' ');
+    for attribute in ["__launch_bounds__", "__mix__"] {
+        for (at, _) in source.match_indices(attribute) {
+            let end = skip_parens(source, at + attribute.len());
+            bytes[at..end].fill(b' ');
+        }
     }
+    parenthesize_core_conditions(source, &mut bytes);
     kernel_markers.sort_unstable();
     device_markers.sort_unstable();
     // Only ASCII bytes were replaced by ASCII spaces, so the text stays UTF-8.
@@ -79,6 +82,30 @@ pub fn mask(source: &str) -> Masked {
         launches,
         kernel_markers,
         device_markers,
+    }
+}
+
+/// `if ASCEND_IS_AIC {`: Ascend C's core-type macros expand to a parenthesized
+/// condition, which the grammar cannot see; the blanks around the name become the
+/// parentheses (`if(ASCEND_IS_AIC){`), keeping every offset.
+fn parenthesize_core_conditions(source: &str, bytes: &mut [u8]) {
+    for name in ["ASCEND_IS_AIC", "ASCEND_IS_AIV"] {
+        for (at, _) in source.match_indices(name) {
+            let before = source[..at].trim_end_matches([' ', '\t']);
+            let after = at + name.len();
+            let gap_before = at - before.len();
+            let rest = &source[after..];
+            let gap_after = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            if before.ends_with("if")
+                && is_word_at(source, before.len() - 2, 2)
+                && gap_before > 0
+                && gap_after > 0
+                && rest[gap_after..].starts_with('{')
+            {
+                bytes[at - 1] = b'(';
+                bytes[after] = b')';
+            }
+        }
     }
 }
 

@@ -189,15 +189,28 @@ impl Project {
             .par_iter()
             .filter(|def| match self.options.entries.as_slice() {
                 [] => {
-                    self.is_entry_kind(def)
+                    (self.is_entry_kind(def)
                         && !in_fused(def)
-                        && (def.simple_name() == "main" || !index.is_mentioned(def))
+                        && (def.simple_name() == "main" || !index.is_mentioned(def)))
+                        // Every Ascend C kernel has its per-core pipe program, launched
+                        // from the host or not.
+                        || extract::is_ascend_kernel(&index, def)
                 }
                 named => named
                     .iter()
                     .any(|name| *name == def.qualified || name == def.simple_name()),
             })
-            .flat_map_iter(|def| self.extract_entry(&index, def))
+            .flat_map_iter(|def| {
+                if def.kernel && extract::is_ascend_kernel(&index, def) {
+                    // The SuperKernel of its early start (unless a fused one holds it),
+                    // then its `aicore` block.
+                    let superkernel = (self.is_entry_kind(def) && !in_fused(def))
+                        .then(|| extract::extract(&index, def, None, self.walk_options()));
+                    let extracted = extract::extract_kernel(&index, def, superkernel, self.walk_options());
+                    return vec![self.entry_program(extracted, 1)];
+                }
+                self.extract_entry(&index, def)
+            })
             .collect();
         for (name, kernels) in &fused {
             let defs: Option<Vec<&FnDef>> = kernels

@@ -98,7 +98,14 @@ impl<'u> Walker<'_, 'u> {
                 // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
                 let pointee = node
                     .child_by_field_name("type")
-                    .and_then(|t| pointee_size(self.text(t)));
+                    .and_then(|t| {
+                        let text = self.text(t);
+                        pointee_size(text).or_else(|| {
+                            // `(__gm__ T *)x` in a kernel class of `T = half`.
+                            let pointee = text.trim().strip_suffix('*')?;
+                            self.aicore.as_ref().and(self.type_size_of(pointee))
+                        })
+                    });
                 match (value, pointee) {
                     (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
                     (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
@@ -143,6 +150,9 @@ impl<'u> Walker<'_, 'u> {
         if text == "NULL" {
             return Value::Null;
         }
+        if let Some(value) = self.aicore_constant(text) {
+            return value;
+        }
         if self.core.is_some() && matches!(text, "ASCEND_IS_AIV" | "ASCEND_IS_AIC") {
             return Value::Sym(super::ast::Expr::name(text, self.range(node)));
         }
@@ -171,7 +181,10 @@ impl<'u> Walker<'_, 'u> {
             return Value::Str(function.simple_name().to_string());
         }
         let place = self.member_or_global(text);
-        self.load(&place)
+        match self.load(&place) {
+            Value::Unknown => self.tiling_param(&place, node).unwrap_or(Value::Unknown),
+            value => value,
+        }
     }
 
     /// A name no local declares: a member of `this` inside a method, else a global.
@@ -325,7 +338,12 @@ impl<'u> Walker<'_, 'u> {
                 return Value::Unknown;
             }
         }
-        match self.place_of(node).map(|place| self.load(&place)) {
+        let place = self.place_of(node);
+        match place.as_ref().map(|place| self.load(place)) {
+            Some(Value::Unknown) if node.kind() == "field_expression" && self.aicore.is_some() => {
+                let place = place.unwrap_or_default();
+                self.tiling_param(&place, node).unwrap_or(Value::Unknown)
+            }
             Some(Value::Unknown) | None => self.symbolic_element(node),
             Some(value) => value,
         }
@@ -570,6 +588,7 @@ impl<'u> Walker<'_, 'u> {
             }
         };
         self.note_written(&place);
+        self.keep_declared(&place, &stored);
         self.store.insert(place, stored.clone());
         stored
     }
@@ -600,7 +619,17 @@ impl<'u> Walker<'_, 'u> {
 
     fn size_of(&mut self, node: Node<'u>) -> Value {
         if let Some(ty) = node.child_by_field_name("type") {
-            return type_size(self.text(ty)).map_or(Value::Unknown, Value::Int);
+            let text = self.text(ty);
+            return type_size(text)
+                .or_else(|| self.aicore.as_ref().and(self.type_size_of(text)))
+                .map_or(Value::Unknown, Value::Int);
+        }
+        // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
+        if let Some(value) = node.child_by_field_name("value") {
+            let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
+            if let Some(size) = type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
+                return Value::Int(size);
+            }
         }
         Value::Unknown
     }

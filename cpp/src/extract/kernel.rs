@@ -123,6 +123,11 @@ impl<'u> Walker<'_, 'u> {
         simple: &str,
         args: &[Node<'u>],
     ) -> Option<Value> {
+        if self.aicore.is_some()
+            && let Some(value) = self.aicore_call(node, function, simple, args)
+        {
+            return Some(value);
+        }
         let span = self.range(node);
         match simple {
             "GetBlockIdx" => return Some(Value::Sym(call_expr("GetBlockIdx", Vec::new(), span))),
@@ -271,7 +276,7 @@ impl<'u> Walker<'_, 'u> {
 }
 
 /// The `<...>` of a call's template function, where it has one.
-fn template_argument_list(function: Node) -> Option<Node> {
+pub(super) fn template_argument_list(function: Node) -> Option<Node> {
     let mut stack = vec![function];
     while let Some(node) = stack.pop() {
         if node.kind() == "template_argument_list" {

@@ -150,7 +150,7 @@ impl<'u> Walker<'_, 'u> {
 }
 
 /// `++i`, `i++`, `i += 1`, `i = i + 1` for the counter `i`.
-fn steps_by_one(update: &str, counter: &str) -> bool {
+pub(super) fn steps_by_one(update: &str, counter: &str) -> bool {
     let update: String = update.chars().filter(|c| !c.is_whitespace()).collect();
     [
         format!("++{counter}"),

@@ -8,6 +8,7 @@
 //! (`param loop_op_L50 in 0..=2`). What cannot be followed at all (a handle from an
 //! opaque call, an unknown callee that receives a handle) is listed as unresolved.
 
+mod aicore;
 mod api;
 mod checks;
 mod choices;
@@ -31,6 +32,7 @@ use syncguard_model::api::Api;
 use tree_sitter::Node;
 
 use crate::index::{EXPANSIONS, FnDef, Index, Unit};
+pub use aicore::{extract_kernel, is_ascend_kernel};
 use value::{Place, Value};
 
 /// How deep helper calls are inlined.
@@ -126,6 +128,8 @@ struct Walker<'i, 'u> {
     gen_task: Option<(String, Place)>,
     /// For an Ascend C kernel: what its per-core walk collects.
     core: Option<kernel::CoreState>,
+    /// For an Ascend C kernel's `aicore` block: its queues, tensors and tiling values.
+    aicore: Option<aicore::AicoreState>,
     /// Calls may fail (`--error-paths`): their return codes have no known value.
     error_paths: bool,
     /// Names of parameters, globals and members that may be one object (`--alias`).
@@ -264,6 +268,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             pointer_params: HashSet::new(),
             gen_task: None,
             core: None,
+            aicore: None,
         }
     }
 

@@ -182,6 +182,14 @@ impl<'u> Walker<'_, 'u> {
         }
         let place = self.declare(&name);
         let class = class_name(type_text);
+        if self.aicore.is_some() {
+            // Kernel code: queue and tensor types say where their memory is.
+            self.store
+                .insert(format!("{place}.#type"), Value::Str(type_text.to_string()));
+            if type_text.contains('<') && self.index.classes.contains(class) {
+                self.bind_type_args(type_text);
+            }
+        }
         if self.index.classes.contains(class) {
             self.store
                 .insert(format!("{place}.#class"), Value::Str(class.to_string()));
@@ -372,6 +380,11 @@ impl<'u> Walker<'_, 'u> {
         let condition = node.child_by_field_name("condition");
         let update = node.child_by_field_name("update");
         let body = node.child_by_field_name("body");
+        // Kernel code: a counted loop over tiling values stays a loop.
+        if let Some(flow) = self.symbolic_for(node) {
+            self.frame_mut().scopes.pop();
+            return flow;
+        }
         let flow = self.run_loop(node, condition, update, body, false);
         self.frame_mut().scopes.pop();
         flow

@@ -75,6 +75,22 @@ impl Store {
         Some(changed)
     }
 
+    /// The places whose value differs from the one they had in `before` (a state this
+    /// one was cloned from after `freeze`).
+    pub(super) fn changed_places(&self, before: &Store) -> Vec<Place> {
+        let changed = match self.changed_since(before) {
+            Some(changed) => changed,
+            None => self.every_place(),
+        };
+        let mut places: Vec<Place> = changed
+            .into_iter()
+            .filter(|place| self.get(place) != before.get(place))
+            .cloned()
+            .collect();
+        places.sort();
+        places
+    }
+
     /// The places under `prefix` (itself and its members and elements, `g.var`,
     /// `g[0]`), with their values (the latest layer's).
     pub(super) fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a Place, &'a Value)> {

@@ -1,0 +1,56 @@
+//! Ascend C kernels read as the pipe program of every AI core: each fixture in
+//! `tests/fixtures/kernels/aicore` becomes an `aicore` block that lowers without a
+//! diagnostic into `Program.kernels`; the printed block and the notes on what was not
+//! followed are snapshots.
+
+use std::path::{Path, PathBuf};
+
+use syncguard_cpp::{Options, SourceText, read_project};
+use syncguard_model::source::FileId;
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels/aicore");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the fixture folder")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cpp"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The printed programs of a file's entry points and the notes on what was not followed.
+fn converted(path: &Path) -> (String, usize) {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(path).expect("the fixture reads");
+    let project = read_project(vec![SourceText { path: name, text }], Options::default());
+    let mut out = String::new();
+    let mut kernels = 0;
+    for entry in project.entries() {
+        let lowered = project.space().lower(&entry, &[FileId(0)]);
+        assert!(
+            lowered.diagnostics.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            lowered.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+        );
+        kernels += lowered.program.kernels.len();
+        out.push_str(&project.space().to_sync(&entry));
+        for item in &entry.unresolved {
+            out.push_str(&format!("// not followed: {}\n", item.message));
+        }
+    }
+    (out, kernels)
+}
+
+#[test]
+fn every_kernel_fixture_is_an_aicore_block() {
+    let files = fixtures();
+    assert!(files.len() >= 5, "only {} fixtures", files.len());
+    for path in files {
+        let (text, kernels) = converted(&path);
+        assert_eq!(kernels, 1, "{}: {text}", path.display());
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(stem, text);
+    }
+}
