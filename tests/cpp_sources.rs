@@ -118,7 +118,11 @@ fn kernels_print_their_aicore_blocks() {
         assert!(converted.status.success(), "{path}");
         assert!(String::from_utf8_lossy(&converted.stdout).contains("aicore "), "{path}");
         let checked = syncguard(&["check", "--color", "never", path]);
-        assert!(checked.status.success(), "{path}: {}", String::from_utf8_lossy(&checked.stdout));
+        assert!(
+            checked.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&checked.stdout)
+        );
     }
 }
 

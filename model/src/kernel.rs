@@ -104,6 +104,15 @@ impl KernelKind {
         }
     }
 
+    /// Cores of `core` type per block: the vector cores of a `MIX_AIC_1_n` kernel are
+    /// `n` per block, every other kind runs one core of each of its types per block.
+    pub fn per_block(self, core: CoreType) -> i64 {
+        match (self, core) {
+            (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => i64::from(aiv),
+            _ => 1,
+        }
+    }
+
     /// Cross-core flags need the mixed kernel types' scheduler.
     pub fn has_cross_core_scheduler(self) -> bool {
         matches!(self, KernelKind::Mix { .. })

@@ -13,7 +13,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::model::{BinOp, Expr, ParamId, Pipe, Program};
 use crate::source::Span;
-use syncguard_model::kernel::{CoreType, HardEvent, KOp, KOpKind, KStmt, Kernel, KernelKind};
+use syncguard_model::kernel::{CoreType, HardEvent, KOp, KOpKind, KStmt, Kernel};
 use walk::{FlagKey, Instr, Mem, Region, Step};
 
 /// Most cores of one type walked per launch; beyond it, the first, second, middle and
@@ -159,32 +159,11 @@ impl<'p> KernelFacts<'p> {
     }
 
     fn kernel(&mut self, program: &'p Program, index: usize, kernel: &'p Kernel, seen: &mut Seen) {
-        let mut mentioned = HashSet::new();
-        params_in(&kernel.blocks, &mut mentioned);
-        for buffer in &kernel.buffers {
-            params_in(&buffer.len, &mut mentioned);
-        }
-        for op in calls(kernel) {
-            op_params(op, &mut mentioned);
-        }
-        stmt_params(&kernel.body, &mut mentioned);
+        let mentioned = mentioned_params(kernel);
         let keys = tiling_keys(&kernel.body);
         let dequeued = dequeued_tensors(kernel);
-        let mut launches: Vec<(Vec<i64>, Vec<CoreIndex>)> =
-            crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32)))
-                .into_iter()
-                .map(|params| (params, Vec::new()))
-                .collect();
-        // z3's launches where cross-core flags or SyncAll do not balance, with the cores
-        // involved: walked like the sampled ones, so that they are reported with their calls.
-        for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, &keys) {
-            match launches.iter_mut().find(|(params, _)| *params == found.params) {
-                Some((_, cores)) => cores.extend(found.cores),
-                None => launches.push((found.params, found.cores)),
-            }
-        }
         let mut walked = 0usize;
-        for (params, extra_cores) in launches {
+        for (params, extra_cores) in launches_to_walk(program, kernel, &mentioned, &keys) {
             if walked > MAX_KERNEL_INSTRUCTIONS {
                 let reason = format!(
                     "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
@@ -206,42 +185,33 @@ impl<'p> KernelFacts<'p> {
                 vars: vec![None; program.vars.len()],
                 core: None,
             };
-            let blocks = match env.eval(&kernel.blocks) {
-                Ok(blocks) if blocks > 0 => blocks,
-                _ => {
-                    self.stops
-                        .push((kernel.span.clone(), "its block count has no value here".into()));
-                    continue;
-                }
+            let Some(blocks) = env.eval(&kernel.blocks).ok().filter(|blocks| *blocks > 0) else {
+                self.stops
+                    .push((kernel.span.clone(), "its block count has no value here".into()));
+                continue;
             };
             let mut cores = Vec::new();
             for core in kernel.kind.cores() {
-                let per_block = match (kernel.kind, core) {
-                    (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => i64::from(aiv),
-                    _ => 1,
-                };
-                let mut indices = sample_blocks(blocks.saturating_mul(per_block));
+                let mut indices = sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core)));
                 indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
                 indices.sort_unstable();
                 indices.dedup();
-                for block in indices {
-                    for &key in &keys {
-                        let run = walk::run(program, kernel, &params, core, block, key);
-                        walked += run.instrs.len();
-                        let context = RunContext {
-                            kernel: index,
-                            core,
-                            block,
-                            launch: launch.clone(),
-                        };
-                        if let Some(stop) = &run.stop {
-                            self.stops
-                                .push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
-                        }
-                        cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
-                        if seen.runs.insert(fingerprint(index, &run.instrs)) {
-                            self.check_run(kernel, &run, &context, &dequeued, seen);
-                        }
+                for (block, key) in indices.into_iter().flat_map(|b| keys.iter().map(move |k| (b, *k))) {
+                    let run = walk::run(program, kernel, &params, core, block, key);
+                    walked += run.instrs.len();
+                    let context = RunContext {
+                        kernel: index,
+                        core,
+                        block,
+                        launch: launch.clone(),
+                    };
+                    if let Some(stop) = &run.stop {
+                        self.stops
+                            .push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
+                    }
+                    cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
+                    if seen.runs.insert(fingerprint(index, &run.instrs)) {
+                        self.check_run(kernel, &run, &context, &dequeued, seen);
                     }
                 }
             }
@@ -693,4 +663,41 @@ fn describe_launch(program: &Program, params: &[i64], mentioned: &HashSet<ParamI
         .map(|(i, p)| format!("{} = {}", p.name, params[i]))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The parameters a kernel's code mentions: the ones its launches vary.
+fn mentioned_params(kernel: &Kernel) -> HashSet<ParamId> {
+    let mut mentioned = HashSet::new();
+    params_in(&kernel.blocks, &mut mentioned);
+    for buffer in &kernel.buffers {
+        params_in(&buffer.len, &mut mentioned);
+    }
+    for op in calls(kernel) {
+        op_params(op, &mut mentioned);
+    }
+    stmt_params(&kernel.body, &mut mentioned);
+    mentioned
+}
+
+/// The sampled launches, then z3's launches where cross-core flags or SyncAll do not
+/// balance, each with the cores it involves (walked like the sampled ones, so that they
+/// are reported with their calls).
+fn launches_to_walk(
+    program: &Program,
+    kernel: &Kernel,
+    mentioned: &HashSet<ParamId>,
+    keys: &[i64],
+) -> Vec<(Vec<i64>, Vec<CoreIndex>)> {
+    let mut launches: Vec<(Vec<i64>, Vec<CoreIndex>)> =
+        crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32)))
+            .into_iter()
+            .map(|params| (params, Vec::new()))
+            .collect();
+    for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {
+        match launches.iter_mut().find(|(params, _)| *params == found.params) {
+            Some((_, cores)) => cores.extend(found.cores),
+            None => launches.push((found.params, found.cores)),
+        }
+    }
+    launches
 }

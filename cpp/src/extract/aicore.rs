@@ -1349,7 +1349,10 @@ impl<'u> Walker<'_, 'u> {
             used_names: self.used_names.clone(),
             aicore: self.aicore.clone(),
             api_calls: self.api_calls,
-            body_len: self.aicore.as_ref().map(|s| (s.body_block, self.blocks[s.body_block].len())),
+            body_len: self
+                .aicore
+                .as_ref()
+                .map(|s| (s.body_block, self.blocks[s.body_block].len())),
         }
     }
 

@@ -96,16 +96,14 @@ impl<'u> Walker<'_, 'u> {
                     .child_by_field_name("value")
                     .map_or(Value::Unknown, |v| self.eval(v));
                 // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
-                let pointee = node
-                    .child_by_field_name("type")
-                    .and_then(|t| {
-                        let text = self.text(t);
-                        pointee_size(text).or_else(|| {
-                            // `(__gm__ T *)x` in a kernel class of `T = half`.
-                            let pointee = text.trim().strip_suffix('*')?;
-                            self.aicore.as_ref().and(self.type_size_of(pointee))
-                        })
-                    });
+                let pointee = node.child_by_field_name("type").and_then(|t| {
+                    let text = self.text(t);
+                    pointee_size(text).or_else(|| {
+                        // `(__gm__ T *)x` in a kernel class of `T = half`.
+                        let pointee = text.trim().strip_suffix('*')?;
+                        self.aicore.as_ref().and(self.type_size_of(pointee))
+                    })
+                });
                 match (value, pointee) {
                     (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
                     (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },

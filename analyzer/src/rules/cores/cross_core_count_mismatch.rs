@@ -5,7 +5,7 @@ use crate::diagnostic::Diagnostic;
 use crate::kernel::{CoreSyncs, Launch, RunContext};
 use crate::rules::declare_rule;
 use crate::source::Span;
-use syncguard_model::kernel::{CoreType, KOpKind, KernelKind};
+use syncguard_model::kernel::{CoreType, KOpKind};
 
 use super::{launch_note, times};
 
@@ -74,10 +74,7 @@ fn check(context: &ProgramContext, out: &mut Vec<Diagnostic>) {
                     _ => None,
                 })
                 .unwrap_or(0);
-            let aiv_per_block = match kernel.kind {
-                KernelKind::Mix { aiv, .. } => i64::from(aiv),
-                _ => 1,
-            };
+            let aiv_per_block = kernel.kind.per_block(CoreType::Aiv);
             if let Some(diagnostic) = mismatch((&kernel.name, &kernel.span), launch, &cores, flag, mode, aiv_per_block)
             {
                 reported.insert((launch.kernel, flag));

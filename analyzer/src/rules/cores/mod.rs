@@ -13,7 +13,7 @@ pub mod sync_all_vector_only;
 pub mod sync_all_workspace_too_small;
 
 use crate::kernel::Launch;
-use syncguard_model::kernel::{CoreType, KOpKind, Kernel, KernelKind};
+use syncguard_model::kernel::{CoreType, KOpKind, Kernel};
 
 /// "the launch with tileNum = 2", or nothing for a kernel without parameters.
 pub(crate) fn launch_note(launch: &Launch) -> Option<String> {
@@ -29,10 +29,7 @@ pub(crate) fn uses_hard_sync_all(kernel: &Kernel) -> bool {
 
 /// Cores of `core` type one launch runs.
 pub(crate) fn cores_of(kernel: &Kernel, blocks: i64, core: CoreType) -> i64 {
-    match (kernel.kind, core) {
-        (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => blocks.saturating_mul(i64::from(aiv)),
-        _ => blocks,
-    }
+    blocks.saturating_mul(kernel.kind.per_block(core))
 }
 
 /// "once", "twice", "3 times".

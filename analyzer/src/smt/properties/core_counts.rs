@@ -260,10 +260,7 @@ fn differs_between_cores(
 }
 
 fn cores_of(kernel: &Kernel, blocks: &Int, core: CoreType) -> Int {
-    match (kernel.kind, core) {
-        (KernelKind::Mix { aiv, .. }, CoreType::Aiv) => Int::mul(&[blocks.clone(), Int::from_i64(i64::from(aiv))]),
-        _ => blocks.clone(),
-    }
+    Int::mul(&[blocks.clone(), Int::from_i64(kernel.kind.per_block(core))])
 }
 
 fn solve(launch: &Launch, facts: &[Bool], cores: &[(CoreType, Int)], options: &SmtOptions) -> Vec<UnbalancedLaunch> {
