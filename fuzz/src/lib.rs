@@ -12,6 +12,7 @@
 
 pub mod corpus;
 pub mod generate;
+pub mod kernel_mutants;
 pub mod mutate;
 pub mod rng;
 pub mod targets;

@@ -1,0 +1,459 @@
+//! Kernel mutants: one synchronization call of a correct kernel deleted or altered, in
+//! the bug classes the kernel rules (SG8xx) are for. Each operator works on the text, a
+//! line at a time, in Ascend C (`SetFlag<HardEvent::MTE2_V>(EVENT_ID0)`, `set_flag(PIPE_MTE2,
+//! PIPE_V, EVENT_ID0)`, `inQueueX.DeQue<T>()`) and in the `.sync` `aicore` form
+//! (`AscendC::SetFlag<MTE2_V>(0)`, `TQue::DeQue(q)`). The driver is the
+//! `syncguard-kernel-mutants` binary.
+
+use std::fmt;
+
+/// What a mutant does to the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    DeleteWaitFlag,
+    DeleteSetFlag,
+    DeleteSetWaitPair,
+    SwapFlagDirection,
+    ChangeWaitId,
+    DuplicateSetFlag,
+    DeleteBarrierAll,
+    DeleteDeQue,
+    DeleteEnQue,
+    DeleteFreeTensor,
+    DeleteCrossCoreSet,
+    DeleteCrossCoreWait,
+    CrossCoreFlagOfSyncAll,
+    SyncAllOnOneCore,
+    SyncAllWithCubeCores,
+}
+
+impl Class {
+    pub const ALL: [Class; 15] = [
+        Class::DeleteWaitFlag,
+        Class::DeleteSetFlag,
+        Class::DeleteSetWaitPair,
+        Class::SwapFlagDirection,
+        Class::ChangeWaitId,
+        Class::DuplicateSetFlag,
+        Class::DeleteBarrierAll,
+        Class::DeleteDeQue,
+        Class::DeleteEnQue,
+        Class::DeleteFreeTensor,
+        Class::DeleteCrossCoreSet,
+        Class::DeleteCrossCoreWait,
+        Class::CrossCoreFlagOfSyncAll,
+        Class::SyncAllOnOneCore,
+        Class::SyncAllWithCubeCores,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::DeleteWaitFlag => "delete WaitFlag",
+            Class::DeleteSetFlag => "delete SetFlag",
+            Class::DeleteSetWaitPair => "delete a SetFlag/WaitFlag pair",
+            Class::SwapFlagDirection => "reverse a WaitFlag's HardEvent",
+            Class::ChangeWaitId => "change a WaitFlag's event id",
+            Class::DuplicateSetFlag => "set a flag twice",
+            Class::DeleteBarrierAll => "delete PipeBarrier<PIPE_ALL>",
+            Class::DeleteDeQue => "use a tensor without DeQue",
+            Class::DeleteEnQue => "delete EnQue",
+            Class::DeleteFreeTensor => "delete FreeTensor",
+            Class::DeleteCrossCoreSet => "delete CrossCoreSetFlag",
+            Class::DeleteCrossCoreWait => "delete CrossCoreWaitFlag",
+            Class::CrossCoreFlagOfSyncAll => "cross-core flag 12 beside SyncAll",
+            Class::SyncAllOnOneCore => "SyncAll on core 0 only",
+            Class::SyncAllWithCubeCores => "SyncAll<false> in a vector kernel",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One mutant: its class, the line (from 1) it changes, and the whole mutated text.
+#[derive(Clone, Debug)]
+pub struct Mutant {
+    pub class: Class,
+    pub line: usize,
+    pub text: String,
+}
+
+/// The mutants of `source`; `sync` for the `.sync` form, C/C++ otherwise.
+pub fn mutants(source: &str, sync: bool) -> Vec<Mutant> {
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    let code: Vec<bool> = code_lines(&lines);
+    let mut out = Vec::new();
+    let mut add = |class: Class, line: usize, edit: Vec<(usize, Option<String>)>| {
+        let mut text = String::with_capacity(source.len() + 64);
+        for (index, original) in lines.iter().enumerate() {
+            match edit.iter().find(|(at, _)| *at == index) {
+                Some((_, Some(replacement))) => text.push_str(replacement),
+                Some((_, None)) => {}
+                None => text.push_str(original),
+            }
+        }
+        out.push(Mutant {
+            class,
+            line: line + 1,
+            text,
+        });
+    };
+    let vector_only = !source.contains("__mix__") && !source.contains("MIX_") && !source.contains("ASCEND_IS_AIC");
+    let hard_sync_all = lines.iter().any(|l| is_hard_sync_all(l));
+    for (i, line) in lines.iter().enumerate() {
+        if !code[i] {
+            continue;
+        }
+        let set = flag_call(line, "SetFlag", "set_flag");
+        let wait = flag_call(line, "WaitFlag", "wait_flag");
+        if wait.is_some() {
+            add(Class::DeleteWaitFlag, i, vec![(i, None)]);
+            if let Some(swapped) = swap_direction(line) {
+                add(Class::SwapFlagDirection, i, vec![(i, Some(swapped))]);
+            }
+            if let Some(changed) = change_last_id(line) {
+                add(Class::ChangeWaitId, i, vec![(i, Some(changed))]);
+            }
+        }
+        if let Some(set) = &set {
+            add(Class::DeleteSetFlag, i, vec![(i, None)]);
+            add(Class::DuplicateSetFlag, i, vec![(i, Some(format!("{line}{line}")))]);
+            if let Some(next) = next_code_line(&lines, &code, i)
+                && flag_call(lines[next], "WaitFlag", "wait_flag").as_deref() == Some(set.as_str())
+            {
+                add(Class::DeleteSetWaitPair, i, vec![(i, None), (next, None)]);
+            }
+        }
+        if line.contains("PipeBarrier<PIPE_ALL>") || line.contains("pipe_barrier(PIPE_ALL)") {
+            add(Class::DeleteBarrierAll, i, vec![(i, None)]);
+        }
+        if line.contains("EnQue(") {
+            add(Class::DeleteEnQue, i, vec![(i, None)]);
+        }
+        if line.contains("FreeTensor(") {
+            add(Class::DeleteFreeTensor, i, vec![(i, None)]);
+        }
+        if line.contains("DeQue")
+            && let Some(edit) = without_dequeue(&lines, &code, i, sync)
+        {
+            add(Class::DeleteDeQue, i, edit);
+        }
+        if line.contains("CrossCoreSetFlag") {
+            add(Class::DeleteCrossCoreSet, i, vec![(i, None)]);
+            if hard_sync_all && let Some(changed) = cross_flag_to(line, 12) {
+                add(Class::CrossCoreFlagOfSyncAll, i, vec![(i, Some(changed))]);
+            }
+        }
+        if line.contains("CrossCoreWaitFlag") {
+            add(Class::DeleteCrossCoreWait, i, vec![(i, None)]);
+        }
+        if is_hard_sync_all(line) || line.contains("SyncAll(") {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let body = line.trim();
+            let wrapped = if sync {
+                format!("{indent}if GetBlockIdx() == 0 {{ {body} }}\n")
+            } else {
+                format!("{indent}if (AscendC::GetBlockIdx() == 0) {{ {body} }}\n")
+            };
+            add(Class::SyncAllOnOneCore, i, vec![(i, Some(wrapped))]);
+        }
+        if vector_only && is_hard_sync_all(line) && !line.contains("SyncAll<false>") {
+            let changed =
+                line.replacen("SyncAll<true>()", "SyncAll<false>()", 1)
+                    .replacen("SyncAll()", "SyncAll<false>()", 1);
+            if changed != *line {
+                add(Class::SyncAllWithCubeCores, i, vec![(i, Some(changed))]);
+            }
+        }
+    }
+    out
+}
+
+/// Which lines hold code: not blank, not only a comment, not inside `/* */` or `#if 0`.
+fn code_lines(lines: &[&str]) -> Vec<bool> {
+    let mut in_block = false;
+    let mut disabled = 0usize;
+    lines
+        .iter()
+        .map(|line| {
+            let t = line.trim();
+            if disabled > 0 {
+                if t.starts_with("#if") {
+                    disabled += 1;
+                } else if t.starts_with("#endif") {
+                    disabled -= 1;
+                }
+                return false;
+            }
+            if t.starts_with("#if 0") {
+                disabled = 1;
+                return false;
+            }
+            if in_block {
+                if t.contains("*/") {
+                    in_block = false;
+                }
+                return false;
+            }
+            if t.starts_with("/*") {
+                in_block = !t.contains("*/");
+                return false;
+            }
+            !(t.is_empty() || t.starts_with("//") || t.starts_with('#'))
+        })
+        .collect()
+}
+
+fn next_code_line(lines: &[&str], code: &[bool], after: usize) -> Option<usize> {
+    (after + 1..lines.len()).find(|&j| code[j])
+}
+
+/// A flag call's event and id, normalized (`MTE2_V 0`), when `line` holds one: a
+/// `SetFlag<...>(id)` (not `CrossCoreSetFlag`) or `set_flag(PIPE_A, PIPE_B, id)`.
+fn flag_call(line: &str, templated: &str, low_level: &str) -> Option<String> {
+    let code = line.split("//").next().unwrap_or(line);
+    if let Some(at) = code.find(&format!("{templated}<"))
+        && !code[..at].ends_with("CrossCore")
+    {
+        let rest = &code[at + templated.len() + 1..];
+        let (event, rest) = rest.split_once('>')?;
+        let event = event.trim().rsplit("::").next()?.to_string();
+        let id = rest.trim_start().strip_prefix('(')?.split(')').next()?.trim();
+        return Some(format!("{event} {}", normalize_id(id)));
+    }
+    let at = code.find(&format!("{low_level}("))?;
+    let args: Vec<&str> = code[at + low_level.len() + 1..]
+        .split(')')
+        .next()?
+        .split(',')
+        .map(str::trim)
+        .collect();
+    match args.as_slice() {
+        [src, dst, id] => Some(format!(
+            "{}_{} {}",
+            src.trim_start_matches("PIPE_"),
+            dst.trim_start_matches("PIPE_"),
+            normalize_id(id)
+        )),
+        _ => None,
+    }
+}
+
+fn normalize_id(id: &str) -> String {
+    let id = id.rsplit("::").next().unwrap_or(id);
+    id.strip_prefix("EVENT_ID").unwrap_or(id).to_string()
+}
+
+/// `WaitFlag<HardEvent::MTE2_V>` → `WaitFlag<HardEvent::V_MTE2>`; `wait_flag(PIPE_MTE2,
+/// PIPE_V, id)` → `wait_flag(PIPE_V, PIPE_MTE2, id)`.
+fn swap_direction(line: &str) -> Option<String> {
+    if let Some(at) = line.find("WaitFlag<") {
+        let start = at + "WaitFlag<".len();
+        let end = start + line[start..].find('>')?;
+        let event = &line[start..end];
+        let (prefix, name) = match event.rfind("::") {
+            Some(p) => (&event[..p + 2], &event[p + 2..]),
+            None => ("", event),
+        };
+        let (src, dst) = name.split_once('_')?;
+        return Some(format!("{}{prefix}{dst}_{src}{}", &line[..start], &line[end..]));
+    }
+    let at = line.find("wait_flag(")?;
+    let start = at + "wait_flag(".len();
+    let end = start + line[start..].find(')')?;
+    let args: Vec<&str> = line[start..end].split(',').map(str::trim).collect();
+    let [src, dst, id] = args.as_slice() else { return None };
+    Some(format!("{}{dst}, {src}, {id}{}", &line[..start], &line[end..]))
+}
+
+/// The last argument, an event id (`EVENT_ID3` or a digit), moved to the next id.
+fn change_last_id(line: &str) -> Option<String> {
+    let close = line.rfind(')')?;
+    let open = line[..close].rfind(['(', ','])?;
+    let id = line[open + 1..close].trim();
+    let (prefix, digits) = match id.find(|c: char| c.is_ascii_digit()) {
+        Some(p) if id[p..].chars().all(|c| c.is_ascii_digit()) && (p == 0 || id[..p].ends_with("EVENT_ID")) => {
+            (&id[..p], &id[p..])
+        }
+        _ => return None,
+    };
+    let next = (digits.parse::<u32>().ok()? + 1) % 8;
+    let spacing = &line[open + 1..open + 1 + (line[open + 1..close].len() - line[open + 1..close].trim_start().len())];
+    Some(format!(
+        "{}{spacing}{prefix}{next}{}",
+        &line[..open + 1],
+        &line[close..]
+    ))
+}
+
+/// `CrossCoreSetFlag<mode, pipe>(id)` with the id replaced by `flag`.
+fn cross_flag_to(line: &str, flag: u32) -> Option<String> {
+    let at = line.find("CrossCoreSetFlag")?;
+    let open = at + line[at..].find('(')?;
+    let close = open + line[open..].find(')')?;
+    Some(format!("{}{flag}{}", &line[..open + 1], &line[close..]))
+}
+
+fn is_hard_sync_all(line: &str) -> bool {
+    line.contains("SyncAll()") || line.contains("SyncAll<true>()") || line.contains("SyncAll<false>()")
+}
+
+/// The `DeQue` at line `i` left out, its tensor taken from the `EnQue` before it:
+/// `x = q.DeQue<T>();` is deleted (x still names the enqueued tensor), `LocalTensor<T>
+/// y = q.DeQue<T>();` becomes `LocalTensor<T> y = x;`, `let y = TQue::DeQue(q);` has
+/// `y` replaced by `x` after it. None unless the queue's `EnQue` of a named tensor is
+/// in the 40 lines above.
+fn without_dequeue(lines: &[&str], code: &[bool], i: usize, sync: bool) -> Option<Vec<(usize, Option<String>)>> {
+    let line = lines[i];
+    let (queue, bound) = dequeue_parts(line, sync)?;
+    let enqueued = (i.saturating_sub(40)..i)
+        .rev()
+        .filter(|&j| code[j])
+        .find_map(|j| enqueued_tensor(lines[j], &queue, sync))?;
+    if sync {
+        let mut edit = vec![(i, None)];
+        for (j, later) in lines.iter().enumerate().skip(i + 1) {
+            let replaced = replace_word(later, &bound, &enqueued);
+            if replaced != *later {
+                edit.push((j, Some(replaced)));
+            }
+        }
+        return Some(edit);
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let lhs = line.split('=').next()?.trim();
+    if lhs == bound {
+        return (bound == enqueued).then(|| vec![(i, None)]);
+    }
+    Some(vec![(i, Some(format!("{indent}{lhs} = {enqueued};\n")))])
+}
+
+/// The queue and the name a `DeQue` line binds.
+fn dequeue_parts(line: &str, sync: bool) -> Option<(String, String)> {
+    let (lhs, rhs) = line.split_once('=')?;
+    let bound = lhs.split_whitespace().last()?.to_string();
+    if sync {
+        let queue = rhs.split("TQue::DeQue(").nth(1)?.split(')').next()?.trim().to_string();
+        return Some((queue, bound));
+    }
+    let queue = rhs.split(".DeQue").next()?.trim().to_string();
+    (!queue.is_empty()
+        && queue
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '>' || c == '-'))
+    .then_some((queue, bound))
+}
+
+fn enqueued_tensor(line: &str, queue: &str, sync: bool) -> Option<String> {
+    let args = if sync {
+        line.split("TQue::EnQue(").nth(1)?.split(')').next()?.to_string()
+    } else {
+        let call = format!("{queue}.EnQue");
+        let rest = line.split(&call).nth(1)?;
+        rest.split_once('(')?.1.split(')').next()?.to_string()
+    };
+    let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+    match (sync, parts.as_slice()) {
+        (true, [q, tensor]) if *q == queue => Some(tensor.to_string()),
+        (false, [tensor]) => Some(tensor.to_string()),
+        _ => None,
+    }
+}
+
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < text.len() {
+        if text[i..].starts_with(word)
+            && (i == 0 || !is_name(bytes[i - 1]))
+            && bytes.get(i + word.len()).is_none_or(|b| !is_name(*b))
+        {
+            out.push_str(with);
+            i += word.len();
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(source: &str, sync: bool) -> Vec<(Class, usize)> {
+        mutants(source, sync).into_iter().map(|m| (m.class, m.line)).collect()
+    }
+
+    #[test]
+    fn flag_calls_are_deleted_swapped_renumbered_and_doubled() {
+        let source = "SetFlag<HardEvent::MTE2_V>(EVENT_ID0);\nWaitFlag<HardEvent::MTE2_V>(EVENT_ID0);\n";
+        let found = mutants(source, false);
+        let text = |class| found.iter().find(|m| m.class == class).unwrap().text.clone();
+        assert_eq!(text(Class::DeleteWaitFlag), "SetFlag<HardEvent::MTE2_V>(EVENT_ID0);\n");
+        assert_eq!(text(Class::DeleteSetWaitPair), "");
+        assert!(text(Class::SwapFlagDirection).contains("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0)"));
+        assert!(text(Class::ChangeWaitId).contains("WaitFlag<HardEvent::MTE2_V>(EVENT_ID1)"));
+        assert_eq!(text(Class::DuplicateSetFlag).matches("SetFlag").count(), 2);
+    }
+
+    #[test]
+    fn low_level_and_sync_forms_are_mutated_too() {
+        let low = "set_flag(PIPE_MTE2, PIPE_V, EVENT_ID2);\nwait_flag(PIPE_MTE2, PIPE_V, EVENT_ID2);\n";
+        let found = mutants(low, false);
+        assert!(found.iter().any(|m| m.class == Class::DeleteSetWaitPair));
+        let swapped = found.iter().find(|m| m.class == Class::SwapFlagDirection).unwrap();
+        assert!(
+            swapped.text.contains("wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID2)"),
+            "{}",
+            swapped.text
+        );
+        let sync = "    AscendC::SetFlag<MTE3_MTE2>(0);\n    AscendC::WaitFlag<MTE3_MTE2>(0);\n";
+        let found = mutants(sync, true);
+        let changed = found.iter().find(|m| m.class == Class::ChangeWaitId).unwrap();
+        assert!(changed.text.contains("WaitFlag<MTE3_MTE2>(1)"), "{}", changed.text);
+    }
+
+    #[test]
+    fn comments_and_disabled_code_are_not_mutated() {
+        let source = "// SetFlag<HardEvent::MTE2_V>(0);\n#if 0\nWaitFlag<HardEvent::MTE2_V>(0);\n#endif\n/* PipeBarrier<PIPE_ALL>();\n*/\n";
+        assert!(classes(source, false).is_empty());
+    }
+
+    #[test]
+    fn a_dequeue_is_replaced_by_the_enqueued_tensor() {
+        let cpp = "inQueueX.EnQue(xLocal);\nLocalTensor<half> xv = inQueueX.DeQue<half>();\nAdd(z, xv, xv);\n";
+        let found = mutants(cpp, false);
+        let mutant = found.iter().find(|m| m.class == Class::DeleteDeQue).unwrap();
+        assert!(
+            mutant.text.contains("LocalTensor<half> xv = xLocal;"),
+            "{}",
+            mutant.text
+        );
+        let sync = "    TQue::EnQue(inX, xl);\n    let xv = TQue::DeQue(inX);\n    AscendC::Exp(y, xv);\n";
+        let found = mutants(sync, true);
+        let mutant = found.iter().find(|m| m.class == Class::DeleteDeQue).unwrap();
+        assert_eq!(mutant.text, "    TQue::EnQue(inX, xl);\n    AscendC::Exp(y, xl);\n");
+    }
+
+    #[test]
+    fn sync_all_is_confined_to_one_core_and_given_the_cube_cores() {
+        let source = "    AscendC::SyncAll();\n    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(3);\n";
+        let found = mutants(source, false);
+        let one = found.iter().find(|m| m.class == Class::SyncAllOnOneCore).unwrap();
+        assert!(
+            one.text
+                .contains("if (AscendC::GetBlockIdx() == 0) { AscendC::SyncAll(); }")
+        );
+        let flag = found.iter().find(|m| m.class == Class::CrossCoreFlagOfSyncAll).unwrap();
+        assert!(flag.text.contains("CrossCoreSetFlag<2, PIPE_FIX>(12)"));
+        assert!(found.iter().any(|m| m.class == Class::SyncAllWithCubeCores));
+    }
+}
