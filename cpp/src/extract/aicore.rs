@@ -240,13 +240,26 @@ impl<'u> Walker<'_, 'u> {
         &mut self,
         node: Node<'u>,
         function: Node<'u>,
+        name: &str,
         simple: &str,
         args: &[Node<'u>],
     ) -> Option<Value> {
+        if name.contains("MicroAPI::") || name.contains("Reg::") {
+            return Some(self.micro_api(node, simple, args));
+        }
         let receiver = (function.kind() == "field_expression")
             .then(|| function.child_by_field_name("argument"))
             .flatten();
         match simple {
+            // The user workspace is the workspace parameter's memory.
+            "GetUserWorkspace" => Some(args.first().map_or(Value::Unknown, |a| self.eval(*a))),
+            "SetSysWorkspace" | "InitSocState" | "SetAtomicNone" | "SetMaskNorm" | "SetMaskCount" | "SetVectorMask"
+            | "ResetMask" | "SetAtomicAdd" | "SetAtomicType" => {
+                for arg in args {
+                    self.eval(*arg);
+                }
+                Some(Value::Int(0))
+            }
             "GetBlockNum" => Some(Value::Sym(sym_call("GetBlockNum", Vec::new(), self.range(node)))),
             "GET_TILING_DATA"
             | "GET_TILING_DATA_WITH_STRUCT"
@@ -304,6 +317,10 @@ impl<'u> Walker<'_, 'u> {
             "DataCopy" | "DataCopyPad" | "LoadData" | "Fixpipe" => Some(self.copy(node, simple, args)),
             "Mmad" => Some(self.instruction(node, "Mmad", Pipe::M, args)),
             _ if VECTOR_OPS.binary_search(&simple).is_ok() && !args.is_empty() => {
+                // `Min(a, b)` of the files' own (a scalar helper) is theirs.
+                if self.defines_helper(simple, args) {
+                    return None;
+                }
                 Some(self.instruction(node, simple, Pipe::V, args))
             }
             _ => {
@@ -343,8 +360,10 @@ impl<'u> Walker<'_, 'u> {
         // A member of a type other than an integer (a queue, a tensor, a parameter
         // struct) is no tiling value.
         if let Some(declared) = self.declared_type(place)
-            && super::expr::type_size(&declared).is_none()
-            && self.type_size_of(&declared).is_none()
+            && (super::expr::type_size(&declared).is_none() && self.type_size_of(&declared).is_none()
+                || ["float", "double", "half", "bfloat16"]
+                    .iter()
+                    .any(|t| declared.contains(t)))
         {
             return None;
         }
@@ -404,6 +423,46 @@ impl<'u> Walker<'_, 'u> {
         Some(Value::Int(id))
     }
 
+    /// Whether the files define a function `name` whose arguments are no tensors: a
+    /// helper of the same name as a vector instruction (`Min(a, b)` on integers).
+    fn defines_helper(&mut self, name: &str, args: &[Node<'u>]) -> bool {
+        if self.index.lookup_from(self.scope_unit(), name).next().is_none() {
+            return false;
+        }
+        let values: Vec<Value> = args.iter().map(|a| self.eval(*a)).collect();
+        !values.iter().any(|v| self.is_tensor(v) || self.is_gm(v))
+    }
+
+    /// Ascend 950's register-based vector functions (`MicroAPI::LoadAlign`, `Add` on
+    /// registers): registers are no memory, so only the loads and stores of the
+    /// unified buffer matter, and those are not followed yet (noted).
+    fn micro_api(&mut self, node: Node<'u>, simple: &str, args: &[Node<'u>]) -> Value {
+        for arg in args {
+            self.eval(*arg);
+        }
+        if simple.starts_with("Load") || simple.starts_with("Store") || simple.starts_with("DataCopy") {
+            self.unresolved(
+                node,
+                format!("`MicroAPI::{simple}`: a register load or store of the unified buffer (Ascend 950 vector function) is not followed"),
+            );
+        }
+        Value::Unknown
+    }
+
+    /// `*(__gm__ int32_t *)p`, `p[i] = v` in kernel code: a scalar read or write.
+    pub(super) fn scalar_memory_access(&mut self, node: Node<'u>, value: &Value, write: bool) {
+        let span = self.range(node);
+        let Some(access) = self.memory(value, Some(Value::Int(1)), span) else {
+            return;
+        };
+        let call = if write {
+            "AscendC::SetValue"
+        } else {
+            "AscendC::GetValue"
+        };
+        self.emit_call(node, call, None, vec![access]);
+    }
+
     fn is_tensor(&self, value: &Value) -> bool {
         let Some(state) = self.aicore.as_ref() else {
             return false;
@@ -442,10 +501,7 @@ impl<'u> Walker<'_, 'u> {
         };
         matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
             && self.blocks.len() - 1 > state.body_block
-            && args
-                .iter()
-                .flat_map(|a| a.names())
-                .all(|name| state.params.values().any(|p| p == name) || state.hoisted.contains(name))
+            && self.names_are_top_level(args)
     }
 
     fn emit_let(
@@ -559,21 +615,20 @@ impl<'u> Walker<'_, 'u> {
             },
         };
         let len_value = self.eval(len);
-        let len = match super::expr::symbolic(&len_value, self.range(len)) {
-            Some(len) => len,
-            None => {
-                self.unresolved(
-                    node,
-                    "`InitBuffer`: the buffer length has no value this reader can follow: not followed",
-                );
-                return Value::Unknown;
-            }
-        };
         let member = place.rsplit(['.', '#']).next().unwrap_or(&place).to_string();
         let wanted = if place.contains('.') {
             member
         } else {
             self.text(target).to_string()
+        };
+        let len = match super::expr::symbolic(&len_value, self.range(len)) {
+            Some(len) => len,
+            // A length computed from what the files do not say (a type trait, a
+            // helper of the library): a parameter of its own, any size.
+            None => match self.length_param(&place, &wanted, len) {
+                Some(Value::Sym(len)) => len,
+                _ => return Value::Unknown,
+            },
         };
         let name = self.object_name(&wanted);
         let span = self.range(node);
@@ -894,7 +949,13 @@ impl<'u> Walker<'_, 'u> {
         };
         let mut value = args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         let declared = self.declared_type(&place).and_then(|t| self.element_size(&t));
-        if let Some(size) = declared {
+        // A pointer of unknown steps (`(__gm__ T *)x + off`) keeps them: its offset is
+        // not known in bytes.
+        let unknown_steps = matches!(
+            value,
+            Value::Buffer { scale: 0, .. } | Value::SymBuffer { scale: 0, .. }
+        );
+        if let Some(size) = declared.filter(|_| !unknown_steps) {
             value = match value {
                 Value::Buffer { name, offset, .. } => Value::Buffer {
                     name,
@@ -909,8 +970,149 @@ impl<'u> Walker<'_, 'u> {
                 other => other,
             };
         }
+        // Set on one path of a branch (after an early return on the others), it is
+        // the parameter's memory wherever the tensor is used.
+        if let Value::SymBuffer { offset, .. } = &value
+            && self.names_are_top_level(&[offset.clone()])
+            && let Some(state) = self.aicore.as_mut()
+        {
+            state.declared.insert(place.clone(), value.clone());
+        }
+        if let (Value::Buffer { .. }, Some(state)) = (&value, self.aicore.as_mut()) {
+            state.declared.insert(place.clone(), value.clone());
+        }
         self.store.insert(place, value);
         Value::Int(0)
+    }
+
+    /// `sizeof(T)` of a type the files do not size (`DTYPE_X` from the build): a
+    /// top-level `param sizeof_T in 1..=8;`, so that lengths stay symbolic.
+    pub(super) fn sizeof_param(&mut self, type_text: &str, node: Node<'u>) -> Option<Value> {
+        let state = self.aicore.as_ref()?;
+        let text = type_text.trim();
+        let bound = state.type_args.get(text).map_or(text, String::as_str).to_string();
+        let key = format!("sizeof({bound})");
+        if let Some(name) = state.params.get(&key) {
+            return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        let name = self.object_name(&format!("sizeof_{bound}"));
+        let span = self.range(node);
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Param {
+                name: ast::Ident {
+                    name: name.clone(),
+                    span: span.clone(),
+                },
+                range: ast::RangeExpr {
+                    start: Box::new(ast::Expr::int(1, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(8, span.clone()))),
+                    inclusive: true,
+                    span: span.clone(),
+                },
+            },
+            span: span.clone(),
+        });
+        if let Some(state) = self.aicore.as_mut() {
+            state.params.insert(key, name.clone());
+        }
+        Some(Value::Sym(ast::Expr::name(&name, span)))
+    }
+
+    /// The byte length of a buffer whose `InitBuffer` length has no value: `param
+    /// NAME_bytes in 1..;`, the same for the same buffer.
+    fn length_param(&mut self, place: &Place, wanted: &str, node: Node<'u>) -> Option<Value> {
+        let key = format!("{place}.#bytes");
+        if let Some(name) = self.aicore.as_ref()?.params.get(&key) {
+            return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        let name = self.object_name(&format!("{wanted}_bytes"));
+        let span = self.range(node);
+        self.declare_param(&name, 1, None, span.clone());
+        if let Some(state) = self.aicore.as_mut() {
+            state.params.insert(key, name.clone());
+        }
+        Some(Value::Sym(ast::Expr::name(&name, span)))
+    }
+
+    /// Kernel code: an integer the arms of a branch on a symbolic condition leave with
+    /// different values is that condition's choice between them (`blockLen_` after an
+    /// early return of `Init` is `cond ? 0 : len`), not unknown: tile loops over it
+    /// stay bounded.
+    pub(super) fn merge_as_conditions(
+        &mut self,
+        before: &super::store::Store,
+        arms: &[&super::store::Store],
+        conditions: &[Option<ast::Expr>],
+    ) {
+        if arms.len() != conditions.len() || conditions.last().is_none_or(Option::is_some) || arms.len() < 2 {
+            return;
+        }
+        let mut places: Vec<Place> = arms.iter().flat_map(|arm| arm.changed_places(before)).collect();
+        places.sort();
+        places.dedup();
+        for place in places {
+            if self.store.get(&place) != Some(&Value::Unknown) || place.contains(".#") {
+                continue;
+            }
+            let values: Vec<ast::Expr> = arms
+                .iter()
+                .filter_map(|arm| match arm.get(&place) {
+                    Some(Value::Int(v)) => Some(ast::Expr::int(*v, 0..0)),
+                    Some(Value::Sym(expr)) => Some(expr.clone()),
+                    _ => None,
+                })
+                .collect();
+            if values.len() != arms.len() {
+                continue;
+            }
+            let mut chosen = values.last().cloned().expect("two arms or more");
+            for (value, cond) in values.iter().zip(conditions).rev().skip(1) {
+                let Some(cond) = cond else { continue };
+                let span = cond.span.clone();
+                chosen = ast::Expr {
+                    kind: ast::ExprKind::Cond {
+                        cond: Box::new(cond.clone()),
+                        then: Box::new(value.clone()),
+                        otherwise: Box::new(chosen),
+                    },
+                    span,
+                };
+            }
+            // Conditions nest in conditions: past a few, the value is unknown.
+            if expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES {
+                self.store.insert(place, Value::Sym(chosen));
+            }
+        }
+    }
+
+    /// `param NAME in min..=max;` (or `min..`) at the top of the program.
+    fn declare_param(&mut self, name: &str, min: i64, max: Option<i64>, span: std::ops::Range<usize>) {
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Param {
+                name: ast::Ident {
+                    name: name.to_string(),
+                    span: span.clone(),
+                },
+                range: ast::RangeExpr {
+                    start: Box::new(ast::Expr::int(min, span.clone())),
+                    end: max.map(|max| Box::new(ast::Expr::int(max, span.clone()))),
+                    inclusive: true,
+                    span: span.clone(),
+                },
+            },
+            span,
+        });
+    }
+
+    /// Whether `exprs` name nothing but top-level parameters and body-block buffers.
+    fn names_are_top_level(&self, exprs: &[ast::Expr]) -> bool {
+        let Some(state) = self.aicore.as_ref() else {
+            return false;
+        };
+        exprs
+            .iter()
+            .flat_map(|a| a.names())
+            .all(|name| state.params.values().any(|p| p == name) || state.hoisted.contains(name))
     }
 
     /// `t.GetValue(i)` / `t.SetValue(i, v)`: a scalar access of element `i`.
@@ -1142,7 +1344,7 @@ impl<'u> Walker<'_, 'u> {
                     let mut cursor = node.walk();
                     let named = node
                         .children_by_field_name("declarator", &mut cursor)
-                        .any(|d| source.text_of(d).trim() == name);
+                        .any(|d| declared_identifier(source.text_of(d)) == name);
                     if named && let Some(ty) = node.child_by_field_name("type") {
                         return Some(source.text_of(ty).to_string());
                     }
@@ -1349,7 +1551,10 @@ impl<'u> Walker<'_, 'u> {
             used_names: self.used_names.clone(),
             aicore: self.aicore.clone(),
             api_calls: self.api_calls,
-            body_len: self.aicore.as_ref().map(|s| (s.body_block, self.blocks[s.body_block].len())),
+            body_len: self
+                .aicore
+                .as_ref()
+                .map(|s| (s.body_block, self.blocks[s.body_block].len())),
         }
     }
 
@@ -1462,6 +1667,40 @@ fn split_top_level(text: &str) -> Vec<String> {
         out.push(current.trim().to_string());
     }
     out
+}
+
+/// The most nodes a value merged from the arms of branches may have.
+const MAX_MERGED_NODES: usize = 48;
+
+/// The nodes of `expr`, counted up to a little past `cap`.
+fn expr_size(expr: &ast::Expr, cap: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![expr];
+    while let Some(expr) = stack.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        match &expr.kind {
+            ast::ExprKind::Unary(_, operand) => stack.push(operand),
+            ast::ExprKind::Binary(_, left, right) => stack.extend([left.as_ref(), right.as_ref()]),
+            ast::ExprKind::Cond { cond, then, otherwise } => {
+                stack.extend([cond.as_ref(), then.as_ref(), otherwise.as_ref()])
+            }
+            ast::ExprKind::Call(call) => stack.extend(call.args.iter().map(|a| &a.value)),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// `ALPHA = -1.0f` / `buf[4]` / `x{0}` → the declared name.
+fn declared_identifier(text: &str) -> &str {
+    text.split(['=', '{', '['])
+        .next()
+        .unwrap_or(text)
+        .trim()
+        .trim_start_matches(['*', '&'])
 }
 
 /// `HardEvent::MTE2_V`, `AscendC::HardEvent::MTE2_V`, `MTE2_V`.

@@ -96,16 +96,26 @@ impl<'u> Walker<'_, 'u> {
                     .child_by_field_name("value")
                     .map_or(Value::Unknown, |v| self.eval(v));
                 // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
-                let pointee = node
-                    .child_by_field_name("type")
-                    .and_then(|t| {
-                        let text = self.text(t);
-                        pointee_size(text).or_else(|| {
-                            // `(__gm__ T *)x` in a kernel class of `T = half`.
-                            let pointee = text.trim().strip_suffix('*')?;
-                            self.aicore.as_ref().and(self.type_size_of(pointee))
-                        })
-                    });
+                let pointee = node.child_by_field_name("type").and_then(|t| {
+                    let text = self.text(t);
+                    pointee_size(text).or_else(|| {
+                        // `(__gm__ T *)x` in a kernel class of `T = half`.
+                        let pointee = text.trim().strip_suffix('*')?;
+                        self.aicore.as_ref().and(self.type_size_of(pointee))
+                    })
+                });
+                // Kernel code: a pointer to a type of no known size (`(__gm__ T *)x`,
+                // `T` from the build) steps by an unknown size (0: whole tensors).
+                let pointee = match pointee {
+                    None if self.aicore.is_some()
+                        && node
+                            .child_by_field_name("type")
+                            .is_some_and(|t| self.text(t).trim_end().ends_with('*')) =>
+                    {
+                        Some(0)
+                    }
+                    known => known,
+                };
                 match (value, pointee) {
                     (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
                     (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
@@ -620,15 +630,21 @@ impl<'u> Walker<'_, 'u> {
     fn size_of(&mut self, node: Node<'u>) -> Value {
         if let Some(ty) = node.child_by_field_name("type") {
             let text = self.text(ty);
-            return type_size(text)
-                .or_else(|| self.aicore.as_ref().and(self.type_size_of(text)))
-                .map_or(Value::Unknown, Value::Int);
+            return match type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
+                Some(size) => Value::Int(size),
+                None => self.sizeof_param(text, node).unwrap_or(Value::Unknown),
+            };
         }
         // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
         if let Some(value) = node.child_by_field_name("value") {
             let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
             if let Some(size) = type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
                 return Value::Int(size);
+            }
+            if is_type_name(text)
+                && let Some(size) = self.sizeof_param(text, node)
+            {
+                return size;
             }
         }
         Value::Unknown
@@ -1103,6 +1119,11 @@ fn qualifies(def: &FnDef, qualifier: &str) -> bool {
 
 /// `static_cast<aclrtStream>` → `static_cast`, `::aclrtFoo` → `aclrtFoo`, blanks out.
 fn callee_name(text: &str) -> String {
+    // `q.template AllocTensor<T>`: the keyword is no part of the name.
+    let text = text
+        .replace(".template ", ".")
+        .replace("->template ", "->")
+        .replace("::template ", "::");
     let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let text = text.trim_start_matches("::");
     match text.find('<') {
@@ -1254,6 +1275,12 @@ fn advance(buffer: &Value, steps: i64) -> Value {
         })
 }
 
+/// `T`, `DTYPE_X`, `ns::Type`: a name that may be a type (in `sizeof(T)` the grammar
+/// cannot tell).
+fn is_type_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
 pub(super) fn type_size(text: &str) -> Option<i64> {
     let text: String = text
         .split_whitespace()
@@ -1292,5 +1319,6 @@ mod tests {
     fn callee_names_lose_templates_and_scope() {
         assert_eq!(callee_name("static_cast<aclrtStream>"), "static_cast");
         assert_eq!(callee_name(":: aclrtRecordEvent"), "aclrtRecordEvent");
+        assert_eq!(callee_name("q.template AllocTensor<T>"), "q.AllocTensor");
     }
 }

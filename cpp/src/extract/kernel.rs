@@ -124,7 +124,7 @@ impl<'u> Walker<'_, 'u> {
         args: &[Node<'u>],
     ) -> Option<Value> {
         if self.aicore.is_some()
-            && let Some(value) = self.aicore_call(node, function, simple, args)
+            && let Some(value) = self.aicore_call(node, function, name, simple, args)
         {
             return Some(value);
         }
