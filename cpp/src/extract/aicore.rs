@@ -247,6 +247,10 @@ impl<'u> Walker<'_, 'u> {
         if name.contains("MicroAPI::") || name.contains("Reg::") {
             return Some(self.micro_api(node, simple, args));
         }
+        // `op.InitBuffer()`, `ReleaseEventID()` of the kernel class: its own method.
+        if self.is_own_method(function, simple) || !api_arity(simple, args.len()) {
+            return None;
+        }
         let receiver = (function.kind() == "field_expression")
             .then(|| function.child_by_field_name("argument"))
             .flatten();
@@ -259,6 +263,12 @@ impl<'u> Walker<'_, 'u> {
                     self.eval(*arg);
                 }
                 Some(Value::Int(0))
+            }
+            "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" | "AlignUp" | "CeilAlign" | "Align" | "AlignDown"
+            | "FloorAlign" | "Min" | "Max" | "min" | "max"
+                if args.len() == 2 && !self.defines_function(simple) =>
+            {
+                self.integer_helper(node, simple, args)
             }
             "GetBlockNum" => Some(Value::Sym(sym_call("GetBlockNum", Vec::new(), self.range(node)))),
             "GET_TILING_DATA"
@@ -293,8 +303,8 @@ impl<'u> Walker<'_, 'u> {
             "InitBuffer" => Some(self.init_buffer(node, args)),
             // SuperKernel early start belongs to the `superkernel` block.
             "SetNextTaskStart" | "WaitPreTaskEnd" => Some(Value::Int(0)),
-            "AllocTensor" | "DeQue" | "Get" if receiver.is_some() => {
-                self.take_tensor(node, function, simple, receiver?)
+            "AllocTensor" | "DeQue" | "Get" | "GetWithOffset" if receiver.is_some() => {
+                self.take_tensor(node, function, simple, receiver?, args)
             }
             "EnQue" | "FreeTensor" if receiver.is_some() => self.give_tensor(node, simple, receiver?, args),
             "SetFlag" | "WaitFlag" => Some(self.flag(node, function, simple, args)),
@@ -396,10 +406,16 @@ impl<'u> Walker<'_, 'u> {
     /// ASCEND_IS_AIV` in `Init`) holds it on every path.
     pub(super) fn keep_declared(&mut self, place: &Place, value: &Value) {
         let Some(state) = self.aicore.as_mut() else { return };
-        if let Value::Buffer { name, .. } | Value::SymBuffer { name, .. } = value
-            && place.contains('.')
-            && state.hoisted.contains(name)
-        {
+        let name = match value {
+            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => name.as_str(),
+            // An event id `AllocEventID` gave (`pingId_ = pipe.AllocEventID<...>()`).
+            Value::Sym(ast::Expr {
+                kind: ast::ExprKind::Name(path),
+                ..
+            }) => path.text.as_str(),
+            _ => return,
+        };
+        if place.contains('.') && state.hoisted.contains(name) {
             state.declared.insert(place.clone(), value.clone());
         }
     }
@@ -421,6 +437,98 @@ impl<'u> Walker<'_, 'u> {
             .parse::<i64>()
             .ok()?;
         Some(Value::Int(id))
+    }
+
+    fn defines_function(&self, name: &str) -> bool {
+        self.index.lookup_from(self.scope_unit(), name).next().is_some()
+    }
+
+    /// `DivCeil(a, b)`, `AlignUp(a, b)`, `Min(a, b)` of the library on integers: their
+    /// value, symbolic where the arguments are. `None` where an argument is a tensor
+    /// (`Min(dst, src0, src1, n)` is the vector instruction).
+    fn integer_helper(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Option<Value> {
+        let span = self.range(node);
+        let values: Vec<Value> = args.iter().map(|a| self.eval(*a)).collect();
+        let [a, b] = values.as_slice() else { return None };
+        if self.is_tensor(a) || self.is_gm(a) {
+            return None;
+        }
+        if let (Value::Int(a), Value::Int(b)) = (a, b) {
+            let (a, b) = (*a, *b);
+            let ceil = |a: i64, b: i64| (b != 0).then(|| a.checked_add(b - 1).map(|s| s / b)).flatten();
+            let value = match name {
+                "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" => ceil(a, b),
+                "AlignUp" | "CeilAlign" | "Align" => ceil(a, b).and_then(|q| q.checked_mul(b)),
+                "AlignDown" | "FloorAlign" => (b != 0).then(|| a / b * b),
+                "Min" | "min" => Some(a.min(b)),
+                _ => Some(a.max(b)),
+            };
+            return Some(value.map_or(Value::Unknown, Value::Int));
+        }
+        let (Some(a), Some(b)) = (
+            super::expr::symbolic(a, span.clone()),
+            super::expr::symbolic(b, span.clone()),
+        ) else {
+            return Some(Value::Unknown);
+        };
+        use ast::BinaryOp::{Add, Div, Gt, Lt, Mul, Sub};
+        let one = ast::Expr::int(1, span.clone());
+        let ceil = ast_binary(
+            Div,
+            ast_binary(Sub, ast_binary(Add, a.clone(), b.clone()), one),
+            b.clone(),
+        );
+        let expr = match name {
+            "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" => ceil,
+            "AlignUp" | "CeilAlign" | "Align" => ast_binary(Mul, ceil, b),
+            "AlignDown" | "FloorAlign" => ast_binary(Mul, ast_binary(Div, a, b.clone()), b),
+            _ => {
+                let less = if name.eq_ignore_ascii_case("min") { Lt } else { Gt };
+                ast::Expr {
+                    kind: ast::ExprKind::Cond {
+                        cond: Box::new(ast_binary(less, a.clone(), b.clone())),
+                        then: Box::new(a),
+                        otherwise: Box::new(b),
+                    },
+                    span,
+                }
+            }
+        };
+        Some(Value::Sym(expr))
+    }
+
+    /// Whether the call names a method of a class the files define (on its object, or
+    /// unqualified inside one of its methods), which the walk inlines.
+    fn is_own_method(&mut self, function: Node<'u>, simple: &str) -> bool {
+        let class = match function.kind() {
+            "field_expression" => {
+                let Some(base) = function.child_by_field_name("argument") else {
+                    return false;
+                };
+                let arrow = function
+                    .child_by_field_name("operator")
+                    .is_some_and(|op| self.text(op) == "->");
+                let place = if arrow || base.kind() == "this" {
+                    match self.eval(base) {
+                        Value::Ref(place) => Some(place),
+                        _ => None,
+                    }
+                } else {
+                    self.place_of(base)
+                };
+                match place.and_then(|p| self.store.get(&format!("{p}.#class")).cloned()) {
+                    Some(Value::Str(class)) => Some(class),
+                    _ if base.kind() == "this" => self.frame().class.clone(),
+                    _ => None,
+                }
+            }
+            "identifier" => self.frame().class.clone(),
+            _ => None,
+        };
+        let Some(class) = class else { return false };
+        self.index
+            .lookup_from(self.scope_unit(), simple)
+            .any(|def| def.class.as_deref() == Some(class.as_str()))
     }
 
     /// Whether the files define a function `name` whose arguments are no tensors: a
@@ -499,8 +607,10 @@ impl<'u> Walker<'_, 'u> {
         let Some(state) = self.aicore.as_ref() else {
             return false;
         };
-        matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
-            && self.blocks.len() - 1 > state.body_block
+        matches!(
+            callee,
+            "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" | "TPipe::AllocEventID"
+        ) && self.blocks.len() - 1 > state.body_block
             && self.names_are_top_level(args)
     }
 
@@ -519,7 +629,7 @@ impl<'u> Walker<'_, 'u> {
         let span = call.span.clone();
         let depth = self.blocks.len() - 1;
         if let Some(state) = self.aicore.as_mut()
-            && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
+            && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" | "TPipe::AllocEventID")
             && (hoist || depth == state.body_block)
         {
             state.hoisted.insert(bound.to_string());
@@ -678,9 +788,17 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// `q.AllocTensor<T>()`, `q.DeQue<T>()`, `buf.Get<T>()`: a new local tensor.
-    fn take_tensor(&mut self, node: Node<'u>, function: Node<'u>, call: &str, receiver: Node<'u>) -> Option<Value> {
+    /// `buf.GetWithOffset<T>(count, offset)`: the buffer from byte `offset`.
+    fn take_tensor(
+        &mut self,
+        node: Node<'u>,
+        function: Node<'u>,
+        call: &str,
+        receiver: Node<'u>,
+        args: &[Node<'u>],
+    ) -> Option<Value> {
         // `Get` on something else than a buffer (a tiling getter) is no tensor.
-        if call == "Get" {
+        if call.starts_with("Get") {
             let value = self.eval(receiver);
             if !matches!(&value, Value::Handle(name) if self.aicore.as_ref().is_some_and(|s| s.buffers.contains_key(name)))
             {
@@ -707,7 +825,22 @@ impl<'u> Walker<'_, 'u> {
         if let Some(state) = self.aicore.as_mut() {
             state.tensors.insert(name.clone(), ());
         }
-        Some(Value::Buffer { name, offset: 0, scale })
+        let tensor = Value::Buffer { name, offset: 0, scale };
+        if call == "GetWithOffset" {
+            let offset = args.get(1).map_or(Value::Int(0), |a| self.eval(*a));
+            let span = self.range(node);
+            return Some(match (&offset, scale) {
+                // Stepping in bytes, then in elements again.
+                (Value::Int(_) | Value::Sym(_), scale) if scale > 0 => {
+                    match super::expr::advance_by(&with_scale(&tensor, 1), &offset, span) {
+                        Value::Unknown => Value::Unknown,
+                        moved => with_scale(&moved, scale),
+                    }
+                }
+                _ => tensor,
+            });
+        }
+        Some(tensor)
     }
 
     /// `q.EnQue(t)`, `q.FreeTensor(t)`.
@@ -1141,9 +1274,23 @@ impl<'u> Walker<'_, 'u> {
             .then(|| values.get(2).cloned())
             .flatten()
             .filter(|count| matches!(count, Value::Int(_) | Value::Sym(_)));
+        // `DataCopyPad(dst, src, {blockCount, blockLen (bytes), ...})`, `DataCopy(dst,
+        // src, {blockCount, blockLen (32-byte blocks), ...})`: the bytes, where the blocks
+        // follow each other.
+        let bytes = match (call, args.get(2)) {
+            ("DataCopyPad" | "DataCopy", Some(params)) if count.is_none() => {
+                let unit = if call == "DataCopy" { 32 } else { 1 };
+                self.copy_params_bytes(*params, unit)
+            }
+            _ => None,
+        };
         let mut accesses = Vec::new();
         for (position, value) in values.iter().take(2).enumerate() {
-            match self.memory(value, count.clone(), self.range(args[position])) {
+            let access = match &bytes {
+                Some(bytes) => self.memory_bytes(value, bytes.clone(), self.range(args[position])),
+                None => self.memory(value, count.clone(), self.range(args[position])),
+            };
+            match access {
                 Some(access) => accesses.push(access),
                 None => {
                     let text = self.text(args[position]).to_string();
@@ -1207,6 +1354,51 @@ impl<'u> Walker<'_, 'u> {
         }
         self.emit_call(node, &format!("AscendC::{call}"), None, accesses);
         Value::Int(0)
+    }
+
+    /// The bytes a copy's `DataCopyParams`/`DataCopyExtParams` move, where its blocks are
+    /// known and contiguous (one block, or no strides); `unit` is the size of a
+    /// `blockLen` step.
+    fn copy_params_bytes(&mut self, params: Node<'u>, unit: i64) -> Option<ast::Expr> {
+        let span = self.range(params);
+        let fields: Vec<Value> = if params.kind() == "initializer_list" {
+            let mut cursor = params.walk();
+            let items: Vec<Node<'u>> = params.named_children(&mut cursor).collect();
+            items.iter().take(4).map(|item| self.eval(*item)).collect()
+        } else {
+            let place = self.place_of(params)?;
+            ["blockCount", "blockLen", "srcStride", "dstStride"]
+                .iter()
+                .map(|field| self.load(&format!("{place}.{field}")))
+                .collect()
+        };
+        let [count, len, src, dst] = fields.as_slice() else {
+            return None;
+        };
+        let contiguous = matches!(count, Value::Int(1)) || matches!((src, dst), (Value::Int(0), Value::Int(0)));
+        if !contiguous {
+            return None;
+        }
+        let count = super::expr::symbolic(count, span.clone())?;
+        let len = super::expr::symbolic(len, span.clone())?;
+        let mut bytes = match &count.kind {
+            ast::ExprKind::Int(ast::IntLit { value: 1, .. }) => len,
+            _ => ast_binary(ast::BinaryOp::Mul, count, len),
+        };
+        if unit != 1 {
+            bytes = ast_binary(ast::BinaryOp::Mul, bytes, ast::Expr::int(unit, span));
+        }
+        Some(bytes)
+    }
+
+    /// A tensor value as `.sync` memory `bytes` long from its offset.
+    fn memory_bytes(&self, value: &Value, bytes: ast::Expr, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+        match value {
+            Value::Buffer { scale, .. } | Value::SymBuffer { scale, .. } if *scale > 0 => {
+                self.memory(&with_scale(value, 1), Some(Value::Sym(bytes)), span)
+            }
+            _ => self.memory(value, None, span),
+        }
     }
 
     /// A tensor value as `.sync` memory: `x`, `x[off..]`, `x[off..off + count * size]`.
@@ -1692,6 +1884,47 @@ fn expr_size(expr: &ast::Expr, cap: usize) -> usize {
         }
     }
     count
+}
+
+/// Whether a call of `name` with `count` arguments can be the Ascend C API of that
+/// name (`op.InitBuffer()` of the kernel class cannot).
+fn api_arity(name: &str, count: usize) -> bool {
+    match name {
+        "InitBuffer" => (2..=3).contains(&count),
+        "ReleaseEventID" | "EnQue" | "FreeTensor" | "SetFlag" | "WaitFlag" => count >= 1,
+        "DataCopy" | "DataCopyPad" | "LoadData" | "Fixpipe" => count >= 2,
+        "Mmad" => count >= 3,
+        _ => true,
+    }
+}
+
+/// A tensor from an element of no known index: the tensor, whole (its steps unknown).
+pub(super) fn anywhere_in(value: &Value) -> Value {
+    match value {
+        Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => Value::Buffer {
+            name: name.clone(),
+            offset: 0,
+            scale: 0,
+        },
+        other => other.clone(),
+    }
+}
+
+/// A tensor value stepping by `scale` bytes.
+fn with_scale(value: &Value, scale: i64) -> Value {
+    match value {
+        Value::Buffer { name, offset, .. } => Value::Buffer {
+            name: name.clone(),
+            offset: *offset,
+            scale,
+        },
+        Value::SymBuffer { name, offset, .. } => Value::SymBuffer {
+            name: name.clone(),
+            offset: offset.clone(),
+            scale,
+        },
+        other => other.clone(),
+    }
 }
 
 /// `ALPHA = -1.0f` / `buf[4]` / `x{0}` → the declared name.

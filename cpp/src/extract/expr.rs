@@ -342,7 +342,11 @@ impl<'u> Walker<'_, 'u> {
                     // `xGm[k]` in kernel code: the global tensor from element `k`.
                     let index = node.child_by_field_name("indices").and_then(|list| list.named_child(0));
                     let steps = index.map_or(Value::Unknown, |index| self.eval(index));
-                    return advance_by(&base_value, &steps, self.range(node));
+                    return match advance_by(&base_value, &steps, self.range(node)) {
+                        // `aicore`: from an element of no known index, the whole tensor.
+                        Value::Unknown if self.aicore.is_some() => super::aicore::anywhere_in(&base_value),
+                        moved => moved,
+                    };
                 }
                 self.host_access(node, &base_value, false);
                 return Value::Unknown;
@@ -1128,6 +1132,23 @@ fn callee_name(text: &str) -> String {
     let text = text.trim_start_matches("::");
     match text.find('<') {
         Some(at) if !text.contains("->") => text[..at].to_string(),
+        // `pipe->AllocEventID<HardEvent::V_MTE3>`: the template arguments at the end.
+        _ if text.ends_with('>') => {
+            let mut depth = 0usize;
+            for (at, c) in text.char_indices().rev() {
+                match c {
+                    '>' => depth += 1,
+                    '<' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return text[..at].to_string();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            text.to_string()
+        }
         _ => text.to_string(),
     }
 }
@@ -1320,5 +1341,9 @@ mod tests {
         assert_eq!(callee_name("static_cast<aclrtStream>"), "static_cast");
         assert_eq!(callee_name(":: aclrtRecordEvent"), "aclrtRecordEvent");
         assert_eq!(callee_name("q.template AllocTensor<T>"), "q.AllocTensor");
+        assert_eq!(
+            callee_name("pipe->AllocEventID<HardEvent::V_MTE3>"),
+            "pipe->AllocEventID"
+        );
     }
 }
