@@ -87,8 +87,7 @@ pub fn is_ascend_kernel(index: &Index, def: &FnDef) -> bool {
         return false;
     }
     let unit = index.unit(def.unit);
-    let header = unit.text_of(def.node);
-    let header = &header[..header.find('{').unwrap_or(header.len())];
+    let header = kernel_head(&unit.text, def.node);
     !unit.cuda
         && (header.contains("__aicore__")
             || unit.path.ends_with(".asc")
@@ -175,12 +174,13 @@ impl<'u> Walker<'_, 'u> {
             );
             state.gm.push(name);
         }
-        state.kind = mix_attribute(self.text(kernel.node));
+        state.kind = mix_attribute(kernel_head(&self.index.unit(kernel.unit).text, kernel.node));
         self.open_block();
         state.body_block = self.blocks.len() - 1;
         self.aicore = Some(state);
         self.stmt(kernel.body);
-        let body = self.close_block();
+        let mut body = self.close_block();
+        prune_empty_branches(&mut body);
         let state = self.aicore.take().unwrap_or_default();
         let kind = state.kind.unwrap_or(match (state.cube, state.vector) {
             (true, true) => KernelKind::Mix { aic: 1, aiv: 2 },
@@ -269,6 +269,24 @@ impl<'u> Walker<'_, 'u> {
                 if args.len() == 2 && !self.defines_function(simple) =>
             {
                 self.integer_helper(node, simple, args)
+            }
+            // `ParamOffset<half>(x, n)`: this core's `n` elements of `x`.
+            "ParamOffset" if args.len() == 2 => {
+                let base = self.eval(args[0]);
+                let count = self.eval(args[1]);
+                let size = self.template_type_size(function).unwrap_or(0);
+                let span = self.range(node);
+                let steps = super::expr::symbolic(&count, span.clone()).map(|count| {
+                    Value::Sym(ast_binary(
+                        ast::BinaryOp::Mul,
+                        sym_call("GetBlockIdx", Vec::new(), span.clone()),
+                        count,
+                    ))
+                });
+                Some(match steps {
+                    Some(steps) if size > 0 => super::expr::advance_by(&with_scale(&base, size), &steps, span),
+                    _ => anywhere_in(&base),
+                })
             }
             "GetBlockNum" => Some(Value::Sym(sym_call("GetBlockNum", Vec::new(), self.range(node)))),
             "GET_TILING_DATA"
@@ -366,6 +384,11 @@ impl<'u> Walker<'_, 'u> {
         }
         if let Some(name) = state.params.get(place) {
             return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        // A member with a default initializer (`uint16_t m = 32;`) has its value.
+        if let Some(value) = self.field_default(place) {
+            self.store.insert(place.clone(), Value::Int(value));
+            return Some(Value::Int(value));
         }
         // A member of a type other than an integer (a queue, a tensor, a parameter
         // struct) is no tiling value.
@@ -1517,9 +1540,57 @@ impl<'u> Walker<'_, 'u> {
         found
     }
 
+    /// The constant a member's declaration initializes it with (`uint16_t m = 32, k;`).
+    fn field_default(&mut self, place: &Place) -> Option<i64> {
+        // Only an object the kernel constructs (of a class with methods here): tiling
+        // data comes from the host whatever its struct's defaults say.
+        let (owner, member) = place.rsplit_once('.')?;
+        if !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
+            return None;
+        }
+        let member = member.to_string();
+        let text = self.find_field_text(&member)?;
+        let body = text.trim_end().trim_end_matches(';');
+        let (_, declarators) = body.split_once(|c: char| c.is_whitespace())?;
+        for part in split_top_level(declarators) {
+            let (name, value) = match part.split_once('=') {
+                Some((name, value)) => (name, value),
+                None => match part.split_once('{') {
+                    Some((name, value)) => (name, value.trim_end_matches('}')),
+                    None => continue,
+                },
+            };
+            let name = name
+                .trim()
+                .rsplit(|c: char| c.is_whitespace() || c == '*')
+                .next()
+                .unwrap_or("");
+            if name == member {
+                let value = value.trim();
+                return super::expr::parse_int(value).or_else(|| self.named_constant(value));
+            }
+        }
+        None
+    }
+
+    /// The text of the field declaration of `name`.
+    fn find_field_text(&self, name: &str) -> Option<String> {
+        self.find_field(name)
+            .map(|(unit, node)| self.index.units[unit].text_of(node).to_string())
+    }
+
     /// The type of the class member `name`, from the first field declaration of that
     /// name in the file being walked or the files it sees.
     fn find_field_type(&self, name: &str) -> Option<String> {
+        let (unit, node) = self.find_field(name)?;
+        let source = &self.index.units[unit];
+        node.child_by_field_name("type")
+            .map(|ty| source.text_of(ty).to_string())
+    }
+
+    /// The first field declaration of `name` in the file being walked or the files it
+    /// sees: its unit and node.
+    fn find_field(&self, name: &str) -> Option<(usize, Node<'u>)> {
         let from = self.scope_unit();
         let mut units: Vec<usize> = (0..self.index.units.len())
             .filter(|unit| *unit == from || self.index.scopes.sees(from, *unit))
@@ -1537,8 +1608,8 @@ impl<'u> Walker<'_, 'u> {
                     let named = node
                         .children_by_field_name("declarator", &mut cursor)
                         .any(|d| declared_identifier(source.text_of(d)) == name);
-                    if named && let Some(ty) = node.child_by_field_name("type") {
-                        return Some(source.text_of(ty).to_string());
+                    if named {
+                        return Some((unit, node));
                     }
                     continue;
                 }
@@ -1886,6 +1957,26 @@ fn expr_size(expr: &ast::Expr, cap: usize) -> usize {
     count
 }
 
+/// `if c {} else {}` left by conditions whose arms issue nothing: out.
+fn prune_empty_branches(stmts: &mut Vec<ast::Stmt>) {
+    for stmt in stmts.iter_mut() {
+        for block in stmt.blocks_mut() {
+            prune_empty_branches(&mut block.stmts);
+        }
+    }
+    stmts.retain(|stmt| match &stmt.kind {
+        ast::StmtKind::If { then, otherwise, .. } => {
+            !then.stmts.is_empty()
+                || match otherwise {
+                    None => false,
+                    Some(ast::Else::Block(block)) => !block.stmts.is_empty(),
+                    Some(ast::Else::If(_)) => true,
+                }
+        }
+        _ => true,
+    });
+}
+
 /// Whether a call of `name` with `count` arguments can be the Ascend C API of that
 /// name (`op.InitBuffer()` of the kernel class cannot).
 fn api_arity(name: &str, count: usize) -> bool {
@@ -1946,6 +2037,15 @@ fn short_pipe(text: &str) -> &str {
     let text = text.trim();
     let text = text.rsplit("::").next().unwrap_or(text);
     text.strip_prefix("PIPE_").unwrap_or(text)
+}
+
+/// A kernel's declaration up to its body, with the qualifiers before the node
+/// (`extern "C" __global__ __aicore__ __mix__(1, 2)`, which parsing blanks out).
+fn kernel_head<'t>(text: &'t str, node: Node) -> &'t str {
+    let start = node.start_byte().min(text.len());
+    let from = text[..start].rfind([';', '}', '{', '#']).map_or(0, |at| at + 1);
+    let end = text[start..].find('{').map_or(text.len(), |at| start + at);
+    text.get(from..end).unwrap_or_default()
 }
 
 /// `__mix__(1, 2)` on a kernel: its cube and vector cores per block.

@@ -493,6 +493,12 @@ impl<'u> Walker<'_, 'u> {
                 delta.map_or(Value::Unknown, |delta| advance(&left_value, delta))
             }
             (Value::Int(delta), Value::Buffer { .. }) if operator == "+" => advance(&right_value, *delta),
+            // Kernel code: a pointer moved by what has no value is somewhere in its buffer.
+            (Value::Buffer { .. } | Value::SymBuffer { .. }, Value::Unknown)
+                if self.aicore.is_some() && matches!(operator, "+" | "-") =>
+            {
+                super::aicore::anywhere_in(&left_value)
+            }
             (Value::Sym(a), Value::Sym(b)) if operator == "|" => {
                 Value::Sym(super::ast_binary(ast::BinaryOp::BitOr, a.clone(), b.clone()))
             }
@@ -597,6 +603,18 @@ impl<'u> Walker<'_, 'u> {
                 (buffer @ Value::Buffer { .. }, Value::Int(b)) if matches!(operator, "+=" | "-=") => {
                     let delta = if operator == "-=" { b.checked_neg() } else { Some(*b) };
                     delta.map_or(Value::Unknown, |delta| advance(&buffer, delta))
+                }
+                // Kernel code: `offset -= a * b` over tiling values stays an expression.
+                (current @ (Value::Int(_) | Value::Sym(_)), Value::Int(_) | Value::Sym(_)) if self.aicore.is_some() => {
+                    let span = self.range(node);
+                    match (
+                        binary_ast(operator.trim_end_matches('=')),
+                        symbolic(&current, span.clone()),
+                        symbolic(&value, span),
+                    ) {
+                        (Some(op), Some(a), Some(b)) => Value::Sym(super::ast_binary(op, a, b)),
+                        _ => Value::Unknown,
+                    }
                 }
                 _ => Value::Unknown,
             }
