@@ -39,7 +39,7 @@ pub(super) struct AicoreState {
     /// Queues and buffers `InitBuffer` declared, by `.sync` name: where their memory is.
     buffers: HashMap<String, Position>,
     /// Local tensors, by `.sync` name.
-    tensors: HashMap<String, ()>,
+    tensors: std::collections::HashSet<String>,
     /// Tiling fields (and other integers from outside) made parameters, by place.
     params: HashMap<Place, String>,
     /// Declared types of class members, by member name (`None`: not found).
@@ -599,7 +599,7 @@ impl<'u> Walker<'_, 'u> {
             return false;
         };
         match value {
-            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => state.tensors.contains_key(name),
+            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => state.tensors.contains(name),
             _ => false,
         }
     }
@@ -846,7 +846,7 @@ impl<'u> Walker<'_, 'u> {
             .or_else(|| self.declared_tensor_size(node))
             .unwrap_or(0);
         if let Some(state) = self.aicore.as_mut() {
-            state.tensors.insert(name.clone(), ());
+            state.tensors.insert(name.clone());
         }
         let tensor = Value::Buffer { name, offset: 0, scale };
         if call == "GetWithOffset" {
@@ -1129,7 +1129,7 @@ impl<'u> Walker<'_, 'u> {
         // Set on one path of a branch (after an early return on the others), it is
         // the parameter's memory wherever the tensor is used.
         if let Value::SymBuffer { offset, .. } = &value
-            && self.names_are_top_level(&[offset.clone()])
+            && self.names_are_top_level(std::slice::from_ref(offset))
             && let Some(state) = self.aicore.as_mut()
         {
             state.declared.insert(place.clone(), value.clone());
