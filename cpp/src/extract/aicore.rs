@@ -342,6 +342,8 @@ impl<'u> Walker<'_, 'u> {
                 })
             }
             "GetValue" | "SetValue" if receiver.is_some() => self.scalar_access(node, simple, receiver?, args),
+            // Ascend 950 vector-function code: an instruction on registers.
+            _ if args.iter().any(|arg| self.is_register(*arg)) => Some(self.micro_api(node, simple, args)),
             "DataCopy" | "DataCopyPad" | "LoadData" | "Fixpipe" => Some(self.copy(node, simple, args)),
             "Mmad" => Some(self.instruction(node, "Mmad", Pipe::M, args)),
             _ if VECTOR_OPS.binary_search(&simple).is_ok() && !args.is_empty() => {
@@ -592,6 +594,23 @@ impl<'u> Walker<'_, 'u> {
             "AscendC::GetValue"
         };
         self.emit_call(node, call, None, vec![access]);
+    }
+
+    /// An argument declared as a vector-function register (`RegTensor<float> x`,
+    /// `MaskReg m`), a local or a parameter.
+    fn is_register(&mut self, arg: Node<'u>) -> bool {
+        if !matches!(arg.kind(), "identifier" | "field_expression") {
+            return false;
+        }
+        let Some(place) = self.place_of(arg) else {
+            return false;
+        };
+        let declared = match self.store.get(&format!("{place}.#type")) {
+            Some(Value::Str(text)) => Some(text.clone()),
+            _ if place.contains('.') => self.declared_type(&place),
+            _ => None,
+        };
+        declared.is_some_and(|t| t.contains("RegTensor") || t.contains("MaskReg") || t.contains("AddrReg"))
     }
 
     fn is_tensor(&self, value: &Value) -> bool {

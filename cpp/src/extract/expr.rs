@@ -966,6 +966,11 @@ impl<'u> Walker<'_, 'u> {
                 }
                 _ => {
                     let local = self.declare(&param.name);
+                    if self.aicore.is_some() {
+                        // Kernel code: a register parameter (`RegTensor<float> &src`) is known by its type.
+                        self.store
+                            .insert(format!("{local}.#type"), Value::Str(param.type_text.clone()));
+                    }
                     self.store.insert(local, value);
                 }
             }
