@@ -50,11 +50,16 @@ fn sources(dir: &Path, headers: &HashMap<String, Vec<PathBuf>>) -> Vec<PathBuf> 
             };
             let file = name.rsplit('/').next().unwrap_or(name);
             let suffix = name.trim_start_matches("./").trim_start_matches("../");
+            // The build installs some headers elsewhere than the sources keep them
+            // (`../foreach_utils/arch35/x.h` is `foreach_utils/op_kernel/arch35/x.h`):
+            // failing the path, the file of that name nearest the includer.
+            let includer = out[at].clone();
             let best = headers.get(file).and_then(|paths| {
                 paths
                     .iter()
                     .filter(|p| p.to_string_lossy().ends_with(suffix))
-                    .max_by_key(|p| shared(p, &out[at]))
+                    .max_by_key(|p| shared(p, &includer))
+                    .or_else(|| paths.iter().max_by_key(|p| shared(p, &includer)))
             });
             if let Some(best) = best
                 && !out.contains(best)

@@ -55,6 +55,8 @@ pub(super) struct AicoreState {
     /// Members holding what went to the body block (a queue, a `TBuf::Get` tensor):
     /// they hold it on every path, also after the branch that set them.
     declared: HashMap<Place, Value>,
+    /// Counters of the `.sync` loops open at this point of the walk.
+    loop_vars: Vec<String>,
     cube: bool,
     vector: bool,
 }
@@ -1253,8 +1255,9 @@ impl<'u> Walker<'_, 'u> {
                     span,
                 };
             }
-            // Conditions nest in conditions: past a few, the value is unknown.
-            if expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES {
+            // Conditions nest in conditions: past a few, the value is unknown. And a
+            // value named in one arm's block (a fetched event id) is out of scope here.
+            if expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES && self.in_scope_everywhere(&chosen) {
                 self.store.insert(place, Value::Sym(chosen));
             }
         }
@@ -1277,6 +1280,20 @@ impl<'u> Walker<'_, 'u> {
             },
             span,
         });
+    }
+
+    /// Whether `expr` names only what is in scope wherever the walk is: top-level
+    /// parameters, declarations of the body block, counters of the loops open.
+    fn in_scope_everywhere(&self, expr: &ast::Expr) -> bool {
+        let Some(state) = self.aicore.as_ref() else {
+            return false;
+        };
+        expr.names().into_iter().all(|name| {
+            state.params.values().any(|p| p == name)
+                || state.hoisted.contains(name)
+                || state.loop_vars.iter().any(|v| v == name)
+                || matches!(name, "ASCEND_IS_AIV" | "ASCEND_IS_AIC")
+        })
     }
 
     /// Whether `exprs` name nothing but top-level parameters and body-block buffers.
@@ -1739,6 +1756,9 @@ impl<'u> Walker<'_, 'u> {
         let var = self.object_name(&counter_name);
         let before = self.store.freeze();
         let saved = self.snapshot();
+        if let Some(state) = self.aicore.as_mut() {
+            state.loop_vars.push(var.clone());
+        }
         self.store
             .insert(place.clone(), Value::Sym(ast::Expr::name(&var, span.clone())));
         self.open_block();
@@ -1761,6 +1781,9 @@ impl<'u> Walker<'_, 'u> {
             }
             // Values carried between iterations have no known value inside the loop.
             self.restore(saved);
+            if let Some(state) = self.aicore.as_mut() {
+                state.loop_vars.push(var.clone());
+            }
             self.store = before.clone();
             for p in &carried {
                 self.store.insert(p.clone(), Value::Unknown);
@@ -1771,6 +1794,9 @@ impl<'u> Walker<'_, 'u> {
             self.stmt(body);
             self.close_block()
         };
+        if let Some(state) = self.aicore.as_mut() {
+            state.loop_vars.retain(|v| *v != var);
+        }
         let after: Vec<Place> = self.store.changed_places(&before);
         self.store = before;
         for p in after {
