@@ -1558,6 +1558,11 @@ impl<'u> Walker<'_, 'u> {
     /// The declared type of a local (recorded when declared) or a class member (found
     /// among the files' field declarations).
     fn declared_type(&mut self, place: &Place) -> Option<String> {
+        // An element of an array (`addResQue_[0]`) has the array's element type.
+        let place = match place.strip_suffix(']').and_then(|p| p.rsplit_once('[')) {
+            Some((array, _)) => array.to_string(),
+            None => place.clone(),
+        };
         if let Some(Value::Str(text)) = self.store.get(&format!("{place}.#type")) {
             return Some(text.clone());
         }
