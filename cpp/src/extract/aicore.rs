@@ -1585,12 +1585,14 @@ impl<'u> Walker<'_, 'u> {
     fn field_default(&mut self, place: &Place) -> Option<i64> {
         // Only an object the kernel constructs (of a class with methods here): tiling
         // data comes from the host whatever its struct's defaults say.
+        // A `constexpr` or `static const` member is a constant of its class anyway.
         let (owner, member) = place.rsplit_once('.')?;
-        if !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
-            return None;
-        }
         let member = member.to_string();
         let text = self.find_field_text(&member)?;
+        let constant = text.contains("constexpr") || (text.contains("static") && text.contains("const"));
+        if !constant && !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
+            return None;
+        }
         let body = text.trim_end().trim_end_matches(';');
         let (_, declarators) = body.split_once(|c: char| c.is_whitespace())?;
         for part in split_top_level(declarators) {
