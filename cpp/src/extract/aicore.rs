@@ -651,10 +651,16 @@ impl<'u> Walker<'_, 'u> {
         let Some(state) = self.aicore.as_ref() else {
             return false;
         };
-        matches!(
-            callee,
-            "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" | "TPipe::AllocEventID"
-        ) && self.blocks.len() - 1 > state.body_block
+        // An event id only where the kernel sets up (`Init`), outside loops: one
+        // allocated per iteration is released per iteration too.
+        let setup = state.loop_vars.is_empty()
+            && self
+                .frame()
+                .function
+                .as_deref()
+                .is_some_and(|f| f.rsplit("::").next().unwrap_or(f).starts_with("Init"));
+        (matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get") || callee == "TPipe::AllocEventID" && setup)
+            && self.blocks.len() - 1 > state.body_block
             && self.names_are_top_level(args)
     }
 
