@@ -54,3 +54,30 @@ fn every_kernel_fixture_is_an_aicore_block() {
         insta::assert_snapshot!(stem, text);
     }
 }
+
+/// `--cce-auto-sync=off` in the kernel's compile command: the compiler inserts no
+/// scalar-pipe syncs, which the block says.
+#[test]
+fn a_compile_command_turning_auto_sync_off_is_read() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels/aicore");
+    let path = dir.join("low_level_flags.cpp");
+    let path_text = path.to_string_lossy().into_owned();
+    let database = serde_json::json!([{
+        "directory": dir.to_string_lossy(),
+        "file": path_text,
+        "arguments": ["ccec", "--cce-auto-sync=off", "-c", path_text],
+    }]);
+    let db = syncguard_cpp::CompileDb::parse(&dir.join("compile_commands.json"), &database.to_string())
+        .expect("the database reads");
+    let options = Options {
+        compile_db: Some(std::sync::Arc::new(db)),
+        ..Options::default()
+    };
+    let text = std::fs::read_to_string(&path).expect("the fixture reads");
+    let project = read_project(vec![SourceText { path: path_text, text }], options);
+    let entries = project.entries();
+    let printed: String = entries.iter().map(|entry| project.space().to_sync(entry)).collect();
+    assert!(printed.contains("auto_sync: false"), "{printed}");
+    let lowered = project.space().lower(&entries[0], &[FileId(0)]);
+    assert!(lowered.program.kernels.iter().all(|kernel| !kernel.auto_sync));
+}

@@ -39,7 +39,7 @@ pub(super) struct AicoreState {
     /// Queues and buffers `InitBuffer` declared, by `.sync` name: where their memory is.
     buffers: HashMap<String, Position>,
     /// Local tensors, by `.sync` name.
-    tensors: HashMap<String, ()>,
+    tensors: std::collections::HashSet<String>,
     /// Tiling fields (and other integers from outside) made parameters, by place.
     params: HashMap<Place, String>,
     /// Declared types of class members, by member name (`None`: not found).
@@ -55,6 +55,8 @@ pub(super) struct AicoreState {
     /// Members holding what went to the body block (a queue, a `TBuf::Get` tensor):
     /// they hold it on every path, also after the branch that set them.
     declared: HashMap<Place, Value>,
+    /// Counters of the `.sync` loops open at this point of the walk.
+    loop_vars: Vec<String>,
     cube: bool,
     vector: bool,
 }
@@ -87,8 +89,7 @@ pub fn is_ascend_kernel(index: &Index, def: &FnDef) -> bool {
         return false;
     }
     let unit = index.unit(def.unit);
-    let header = unit.text_of(def.node);
-    let header = &header[..header.find('{').unwrap_or(header.len())];
+    let header = kernel_head(&unit.text, def.node);
     !unit.cuda
         && (header.contains("__aicore__")
             || unit.path.ends_with(".asc")
@@ -175,12 +176,13 @@ impl<'u> Walker<'_, 'u> {
             );
             state.gm.push(name);
         }
-        state.kind = mix_attribute(self.text(kernel.node));
+        state.kind = mix_attribute(kernel_head(&self.index.unit(kernel.unit).text, kernel.node));
         self.open_block();
         state.body_block = self.blocks.len() - 1;
         self.aicore = Some(state);
         self.stmt(kernel.body);
-        let body = self.close_block();
+        let mut body = self.close_block();
+        prune_empty_branches(&mut body);
         let state = self.aicore.take().unwrap_or_default();
         let kind = state.kind.unwrap_or(match (state.cube, state.vector) {
             (true, true) => KernelKind::Mix { aic: 1, aiv: 2 },
@@ -240,13 +242,54 @@ impl<'u> Walker<'_, 'u> {
         &mut self,
         node: Node<'u>,
         function: Node<'u>,
+        name: &str,
         simple: &str,
         args: &[Node<'u>],
     ) -> Option<Value> {
+        if name.contains("MicroAPI::") || name.contains("Reg::") {
+            return Some(self.micro_api(node, simple, args));
+        }
+        // `op.InitBuffer()`, `ReleaseEventID()` of the kernel class: its own method.
+        if self.is_own_method(function, simple) || !api_arity(simple, args.len()) {
+            return None;
+        }
         let receiver = (function.kind() == "field_expression")
             .then(|| function.child_by_field_name("argument"))
             .flatten();
         match simple {
+            // The user workspace is the workspace parameter's memory.
+            "GetUserWorkspace" => Some(args.first().map_or(Value::Unknown, |a| self.eval(*a))),
+            "SetSysWorkspace" | "InitSocState" | "SetAtomicNone" | "SetMaskNorm" | "SetMaskCount" | "SetVectorMask"
+            | "ResetMask" | "SetAtomicAdd" | "SetAtomicType" => {
+                for arg in args {
+                    self.eval(*arg);
+                }
+                Some(Value::Int(0))
+            }
+            "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" | "AlignUp" | "CeilAlign" | "Align" | "AlignDown"
+            | "FloorAlign" | "Min" | "Max" | "min" | "max"
+                if args.len() == 2 && !self.defines_function(simple) =>
+            {
+                self.integer_helper(node, simple, args)
+            }
+            // `ParamOffset<half>(x, n)`: this core's `n` elements of `x`.
+            "ParamOffset" if args.len() == 2 => {
+                let base = self.eval(args[0]);
+                let count = self.eval(args[1]);
+                let size = self.template_type_size(function).unwrap_or(0);
+                let span = self.range(node);
+                let steps = super::expr::symbolic(&count, span.clone()).map(|count| {
+                    Value::Sym(ast_binary(
+                        ast::BinaryOp::Mul,
+                        sym_call("GetBlockIdx", Vec::new(), span.clone()),
+                        count,
+                    ))
+                });
+                Some(match steps {
+                    Some(steps) if size > 0 => super::expr::advance_by(&with_scale(&base, size), &steps, span),
+                    _ => anywhere_in(&base),
+                })
+            }
             "GetBlockNum" => Some(Value::Sym(sym_call("GetBlockNum", Vec::new(), self.range(node)))),
             "GET_TILING_DATA"
             | "GET_TILING_DATA_WITH_STRUCT"
@@ -280,8 +323,8 @@ impl<'u> Walker<'_, 'u> {
             "InitBuffer" => Some(self.init_buffer(node, args)),
             // SuperKernel early start belongs to the `superkernel` block.
             "SetNextTaskStart" | "WaitPreTaskEnd" => Some(Value::Int(0)),
-            "AllocTensor" | "DeQue" | "Get" if receiver.is_some() => {
-                self.take_tensor(node, function, simple, receiver?)
+            "AllocTensor" | "DeQue" | "Get" | "GetWithOffset" if receiver.is_some() => {
+                self.take_tensor(node, function, simple, receiver?, args)
             }
             "EnQue" | "FreeTensor" if receiver.is_some() => self.give_tensor(node, simple, receiver?, args),
             "SetFlag" | "WaitFlag" => Some(self.flag(node, function, simple, args)),
@@ -301,9 +344,15 @@ impl<'u> Walker<'_, 'u> {
                 })
             }
             "GetValue" | "SetValue" if receiver.is_some() => self.scalar_access(node, simple, receiver?, args),
+            // Ascend 950 vector-function code: an instruction on registers.
+            _ if args.iter().any(|arg| self.is_register(*arg)) => Some(self.micro_api(node, simple, args)),
             "DataCopy" | "DataCopyPad" | "LoadData" | "Fixpipe" => Some(self.copy(node, simple, args)),
             "Mmad" => Some(self.instruction(node, "Mmad", Pipe::M, args)),
             _ if VECTOR_OPS.binary_search(&simple).is_ok() && !args.is_empty() => {
+                // `Min(a, b)` of the files' own (a scalar helper) is theirs.
+                if self.defines_helper(simple, args) {
+                    return None;
+                }
                 Some(self.instruction(node, simple, Pipe::V, args))
             }
             _ => {
@@ -340,11 +389,18 @@ impl<'u> Walker<'_, 'u> {
         if let Some(name) = state.params.get(place) {
             return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
         }
+        // A member with a default initializer (`uint16_t m = 32;`) has its value.
+        if let Some(value) = self.field_default(place) {
+            self.store.insert(place.clone(), Value::Int(value));
+            return Some(Value::Int(value));
+        }
         // A member of a type other than an integer (a queue, a tensor, a parameter
         // struct) is no tiling value.
         if let Some(declared) = self.declared_type(place)
-            && super::expr::type_size(&declared).is_none()
-            && self.type_size_of(&declared).is_none()
+            && (super::expr::type_size(&declared).is_none() && self.type_size_of(&declared).is_none()
+                || ["float", "double", "half", "bfloat16"]
+                    .iter()
+                    .any(|t| declared.contains(t)))
         {
             return None;
         }
@@ -377,10 +433,16 @@ impl<'u> Walker<'_, 'u> {
     /// ASCEND_IS_AIV` in `Init`) holds it on every path.
     pub(super) fn keep_declared(&mut self, place: &Place, value: &Value) {
         let Some(state) = self.aicore.as_mut() else { return };
-        if let Value::Buffer { name, .. } | Value::SymBuffer { name, .. } = value
-            && place.contains('.')
-            && state.hoisted.contains(name)
-        {
+        let name = match value {
+            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => name.as_str(),
+            // An event id `AllocEventID` gave (`pingId_ = pipe.AllocEventID<...>()`).
+            Value::Sym(ast::Expr {
+                kind: ast::ExprKind::Name(path),
+                ..
+            }) => path.text.as_str(),
+            _ => return,
+        };
+        if place.contains('.') && state.hoisted.contains(name) {
             state.declared.insert(place.clone(), value.clone());
         }
     }
@@ -404,12 +466,161 @@ impl<'u> Walker<'_, 'u> {
         Some(Value::Int(id))
     }
 
+    fn defines_function(&self, name: &str) -> bool {
+        self.index.lookup_from(self.scope_unit(), name).next().is_some()
+    }
+
+    /// `DivCeil(a, b)`, `AlignUp(a, b)`, `Min(a, b)` of the library on integers: their
+    /// value, symbolic where the arguments are. `None` where an argument is a tensor
+    /// (`Min(dst, src0, src1, n)` is the vector instruction).
+    fn integer_helper(&mut self, node: Node<'u>, name: &str, args: &[Node<'u>]) -> Option<Value> {
+        let span = self.range(node);
+        let values: Vec<Value> = args.iter().map(|a| self.eval(*a)).collect();
+        let [a, b] = values.as_slice() else { return None };
+        if self.is_tensor(a) || self.is_gm(a) {
+            return None;
+        }
+        if let (Value::Int(a), Value::Int(b)) = (a, b) {
+            let (a, b) = (*a, *b);
+            let ceil = |a: i64, b: i64| (b != 0).then(|| a.checked_add(b - 1).map(|s| s / b)).flatten();
+            let value = match name {
+                "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" => ceil(a, b),
+                "AlignUp" | "CeilAlign" | "Align" => ceil(a, b).and_then(|q| q.checked_mul(b)),
+                "AlignDown" | "FloorAlign" => (b != 0).then(|| a / b * b),
+                "Min" | "min" => Some(a.min(b)),
+                _ => Some(a.max(b)),
+            };
+            return Some(value.map_or(Value::Unknown, Value::Int));
+        }
+        let (Some(a), Some(b)) = (
+            super::expr::symbolic(a, span.clone()),
+            super::expr::symbolic(b, span.clone()),
+        ) else {
+            return Some(Value::Unknown);
+        };
+        use ast::BinaryOp::{Add, Div, Gt, Lt, Mul, Sub};
+        let one = ast::Expr::int(1, span.clone());
+        let ceil = ast_binary(
+            Div,
+            ast_binary(Sub, ast_binary(Add, a.clone(), b.clone()), one),
+            b.clone(),
+        );
+        let expr = match name {
+            "DivCeil" | "CeilDiv" | "CeilDivision" | "Ceil" => ceil,
+            "AlignUp" | "CeilAlign" | "Align" => ast_binary(Mul, ceil, b),
+            "AlignDown" | "FloorAlign" => ast_binary(Mul, ast_binary(Div, a, b.clone()), b),
+            _ => {
+                let less = if name.eq_ignore_ascii_case("min") { Lt } else { Gt };
+                ast::Expr {
+                    kind: ast::ExprKind::Cond {
+                        cond: Box::new(ast_binary(less, a.clone(), b.clone())),
+                        then: Box::new(a),
+                        otherwise: Box::new(b),
+                    },
+                    span,
+                }
+            }
+        };
+        Some(Value::Sym(expr))
+    }
+
+    /// Whether the call names a method of a class the files define (on its object, or
+    /// unqualified inside one of its methods), which the walk inlines.
+    fn is_own_method(&mut self, function: Node<'u>, simple: &str) -> bool {
+        let class = match function.kind() {
+            "field_expression" => {
+                let Some(base) = function.child_by_field_name("argument") else {
+                    return false;
+                };
+                let arrow = function
+                    .child_by_field_name("operator")
+                    .is_some_and(|op| self.text(op) == "->");
+                let place = if arrow || base.kind() == "this" {
+                    match self.eval(base) {
+                        Value::Ref(place) => Some(place),
+                        _ => None,
+                    }
+                } else {
+                    self.place_of(base)
+                };
+                match place.and_then(|p| self.store.get(&format!("{p}.#class")).cloned()) {
+                    Some(Value::Str(class)) => Some(class),
+                    _ if base.kind() == "this" => self.frame().class.clone(),
+                    _ => None,
+                }
+            }
+            "identifier" => self.frame().class.clone(),
+            _ => None,
+        };
+        let Some(class) = class else { return false };
+        self.index
+            .lookup_from(self.scope_unit(), simple)
+            .any(|def| def.class.as_deref() == Some(class.as_str()))
+    }
+
+    /// Whether the files define a function `name` whose arguments are no tensors: a
+    /// helper of the same name as a vector instruction (`Min(a, b)` on integers).
+    fn defines_helper(&mut self, name: &str, args: &[Node<'u>]) -> bool {
+        if self.index.lookup_from(self.scope_unit(), name).next().is_none() {
+            return false;
+        }
+        let values: Vec<Value> = args.iter().map(|a| self.eval(*a)).collect();
+        !values.iter().any(|v| self.is_tensor(v) || self.is_gm(v))
+    }
+
+    /// Ascend 950's register-based vector functions (`MicroAPI::LoadAlign`, `Add` on
+    /// registers): registers are no memory, so only the loads and stores of the
+    /// unified buffer matter, and those are not followed yet (noted).
+    fn micro_api(&mut self, node: Node<'u>, simple: &str, args: &[Node<'u>]) -> Value {
+        for arg in args {
+            self.eval(*arg);
+        }
+        if simple.starts_with("Load") || simple.starts_with("Store") || simple.starts_with("DataCopy") {
+            self.unresolved(
+                node,
+                format!("`MicroAPI::{simple}`: a register load or store of the unified buffer (Ascend 950 vector function) is not followed"),
+            );
+        }
+        Value::Unknown
+    }
+
+    /// `*(__gm__ int32_t *)p`, `p[i] = v` in kernel code: a scalar read or write.
+    pub(super) fn scalar_memory_access(&mut self, node: Node<'u>, value: &Value, write: bool) {
+        let span = self.range(node);
+        let Some(access) = self.memory(value, Some(Value::Int(1)), span) else {
+            return;
+        };
+        let call = if write {
+            "AscendC::SetValue"
+        } else {
+            "AscendC::GetValue"
+        };
+        self.emit_call(node, call, None, vec![access]);
+    }
+
+    /// An argument declared as a vector-function register (`RegTensor<float> x`,
+    /// `MaskReg m`), a local or a parameter.
+    fn is_register(&mut self, arg: Node<'u>) -> bool {
+        if !matches!(arg.kind(), "identifier" | "field_expression") {
+            return false;
+        }
+        let Some(place) = self.place_of(arg) else {
+            return false;
+        };
+        let declared = match self.store.get(&format!("{place}.#type")) {
+            Some(Value::Str(text)) => Some(text.clone()),
+            _ if place.contains('.') => self.declared_type(&place),
+            _ => None,
+        };
+        declared.is_some_and(|t| t.contains("RegTensor") || t.contains("MaskReg") || t.contains("AddrReg"))
+    }
+
     fn is_tensor(&self, value: &Value) -> bool {
         let Some(state) = self.aicore.as_ref() else {
             return false;
         };
         match value {
-            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => state.tensors.contains_key(name),
+            Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => state.tensors.contains(name),
             _ => false,
         }
     }
@@ -440,12 +651,17 @@ impl<'u> Walker<'_, 'u> {
         let Some(state) = self.aicore.as_ref() else {
             return false;
         };
-        matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
+        // An event id only where the kernel sets up (`Init`), outside loops: one
+        // allocated per iteration is released per iteration too.
+        let setup = state.loop_vars.is_empty()
+            && self
+                .frame()
+                .function
+                .as_deref()
+                .is_some_and(|f| f.rsplit("::").next().unwrap_or(f).starts_with("Init"));
+        (matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get") || callee == "TPipe::AllocEventID" && setup)
             && self.blocks.len() - 1 > state.body_block
-            && args
-                .iter()
-                .flat_map(|a| a.names())
-                .all(|name| state.params.values().any(|p| p == name) || state.hoisted.contains(name))
+            && self.names_are_top_level(args)
     }
 
     fn emit_let(
@@ -463,7 +679,7 @@ impl<'u> Walker<'_, 'u> {
         let span = call.span.clone();
         let depth = self.blocks.len() - 1;
         if let Some(state) = self.aicore.as_mut()
-            && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get")
+            && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" | "TPipe::AllocEventID")
             && (hoist || depth == state.body_block)
         {
             state.hoisted.insert(bound.to_string());
@@ -559,21 +775,20 @@ impl<'u> Walker<'_, 'u> {
             },
         };
         let len_value = self.eval(len);
-        let len = match super::expr::symbolic(&len_value, self.range(len)) {
-            Some(len) => len,
-            None => {
-                self.unresolved(
-                    node,
-                    "`InitBuffer`: the buffer length has no value this reader can follow: not followed",
-                );
-                return Value::Unknown;
-            }
-        };
         let member = place.rsplit(['.', '#']).next().unwrap_or(&place).to_string();
         let wanted = if place.contains('.') {
             member
         } else {
             self.text(target).to_string()
+        };
+        let len = match super::expr::symbolic(&len_value, self.range(len)) {
+            Some(len) => len,
+            // A length computed from what the files do not say (a type trait, a
+            // helper of the library): a parameter of its own, any size.
+            None => match self.length_param(&place, &wanted, len) {
+                Some(Value::Sym(len)) => len,
+                _ => return Value::Unknown,
+            },
         };
         let name = self.object_name(&wanted);
         let span = self.range(node);
@@ -623,9 +838,17 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// `q.AllocTensor<T>()`, `q.DeQue<T>()`, `buf.Get<T>()`: a new local tensor.
-    fn take_tensor(&mut self, node: Node<'u>, function: Node<'u>, call: &str, receiver: Node<'u>) -> Option<Value> {
+    /// `buf.GetWithOffset<T>(count, offset)`: the buffer from byte `offset`.
+    fn take_tensor(
+        &mut self,
+        node: Node<'u>,
+        function: Node<'u>,
+        call: &str,
+        receiver: Node<'u>,
+        args: &[Node<'u>],
+    ) -> Option<Value> {
         // `Get` on something else than a buffer (a tiling getter) is no tensor.
-        if call == "Get" {
+        if call.starts_with("Get") {
             let value = self.eval(receiver);
             if !matches!(&value, Value::Handle(name) if self.aicore.as_ref().is_some_and(|s| s.buffers.contains_key(name)))
             {
@@ -650,9 +873,24 @@ impl<'u> Walker<'_, 'u> {
             .or_else(|| self.declared_tensor_size(node))
             .unwrap_or(0);
         if let Some(state) = self.aicore.as_mut() {
-            state.tensors.insert(name.clone(), ());
+            state.tensors.insert(name.clone());
         }
-        Some(Value::Buffer { name, offset: 0, scale })
+        let tensor = Value::Buffer { name, offset: 0, scale };
+        if call == "GetWithOffset" {
+            let offset = args.get(1).map_or(Value::Int(0), |a| self.eval(*a));
+            let span = self.range(node);
+            return Some(match (&offset, scale) {
+                // Stepping in bytes, then in elements again.
+                (Value::Int(_) | Value::Sym(_), scale) if scale > 0 => {
+                    match super::expr::advance_by(&with_scale(&tensor, 1), &offset, span) {
+                        Value::Unknown => Value::Unknown,
+                        moved => with_scale(&moved, scale),
+                    }
+                }
+                _ => tensor,
+            });
+        }
+        Some(tensor)
     }
 
     /// `q.EnQue(t)`, `q.FreeTensor(t)`.
@@ -894,7 +1132,13 @@ impl<'u> Walker<'_, 'u> {
         };
         let mut value = args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
         let declared = self.declared_type(&place).and_then(|t| self.element_size(&t));
-        if let Some(size) = declared {
+        // A pointer of unknown steps (`(__gm__ T *)x + off`) keeps them: its offset is
+        // not known in bytes.
+        let unknown_steps = matches!(
+            value,
+            Value::Buffer { scale: 0, .. } | Value::SymBuffer { scale: 0, .. }
+        );
+        if let Some(size) = declared.filter(|_| !unknown_steps) {
             value = match value {
                 Value::Buffer { name, offset, .. } => Value::Buffer {
                     name,
@@ -909,8 +1153,164 @@ impl<'u> Walker<'_, 'u> {
                 other => other,
             };
         }
+        // Set on one path of a branch (after an early return on the others), it is
+        // the parameter's memory wherever the tensor is used.
+        if let Value::SymBuffer { offset, .. } = &value
+            && self.names_are_top_level(std::slice::from_ref(offset))
+            && let Some(state) = self.aicore.as_mut()
+        {
+            state.declared.insert(place.clone(), value.clone());
+        }
+        if let (Value::Buffer { .. }, Some(state)) = (&value, self.aicore.as_mut()) {
+            state.declared.insert(place.clone(), value.clone());
+        }
         self.store.insert(place, value);
         Value::Int(0)
+    }
+
+    /// `sizeof(T)` of a type the files do not size (`DTYPE_X` from the build): a
+    /// top-level `param sizeof_T in 1..=8;`, so that lengths stay symbolic.
+    pub(super) fn sizeof_param(&mut self, type_text: &str, node: Node<'u>) -> Option<Value> {
+        let state = self.aicore.as_ref()?;
+        let text = type_text.trim();
+        let bound = state.type_args.get(text).map_or(text, String::as_str).to_string();
+        let key = format!("sizeof({bound})");
+        if let Some(name) = state.params.get(&key) {
+            return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        let name = self.object_name(&format!("sizeof_{bound}"));
+        let span = self.range(node);
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Param {
+                name: ast::Ident {
+                    name: name.clone(),
+                    span: span.clone(),
+                },
+                range: ast::RangeExpr {
+                    start: Box::new(ast::Expr::int(1, span.clone())),
+                    end: Some(Box::new(ast::Expr::int(8, span.clone()))),
+                    inclusive: true,
+                    span: span.clone(),
+                },
+            },
+            span: span.clone(),
+        });
+        if let Some(state) = self.aicore.as_mut() {
+            state.params.insert(key, name.clone());
+        }
+        Some(Value::Sym(ast::Expr::name(&name, span)))
+    }
+
+    /// The byte length of a buffer whose `InitBuffer` length has no value: `param
+    /// NAME_bytes in 1..;`, the same for the same buffer.
+    fn length_param(&mut self, place: &Place, wanted: &str, node: Node<'u>) -> Option<Value> {
+        let key = format!("{place}.#bytes");
+        if let Some(name) = self.aicore.as_ref()?.params.get(&key) {
+            return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
+        }
+        let name = self.object_name(&format!("{wanted}_bytes"));
+        let span = self.range(node);
+        self.declare_param(&name, 1, None, span.clone());
+        if let Some(state) = self.aicore.as_mut() {
+            state.params.insert(key, name.clone());
+        }
+        Some(Value::Sym(ast::Expr::name(&name, span)))
+    }
+
+    /// Kernel code: an integer the arms of a branch on a symbolic condition leave with
+    /// different values is that condition's choice between them (`blockLen_` after an
+    /// early return of `Init` is `cond ? 0 : len`), not unknown: tile loops over it
+    /// stay bounded.
+    pub(super) fn merge_as_conditions(
+        &mut self,
+        before: &super::store::Store,
+        arms: &[&super::store::Store],
+        conditions: &[Option<ast::Expr>],
+    ) {
+        if arms.len() != conditions.len() || conditions.last().is_none_or(Option::is_some) || arms.len() < 2 {
+            return;
+        }
+        let mut places: Vec<Place> = arms.iter().flat_map(|arm| arm.changed_places(before)).collect();
+        places.sort();
+        places.dedup();
+        for place in places {
+            if self.store.get(&place) != Some(&Value::Unknown) || place.contains(".#") {
+                continue;
+            }
+            let values: Vec<ast::Expr> = arms
+                .iter()
+                .filter_map(|arm| match arm.get(&place) {
+                    Some(Value::Int(v)) => Some(ast::Expr::int(*v, 0..0)),
+                    Some(Value::Sym(expr)) => Some(expr.clone()),
+                    _ => None,
+                })
+                .collect();
+            if values.len() != arms.len() {
+                continue;
+            }
+            let mut chosen = values.last().cloned().expect("two arms or more");
+            for (value, cond) in values.iter().zip(conditions).rev().skip(1) {
+                let Some(cond) = cond else { continue };
+                let span = cond.span.clone();
+                chosen = ast::Expr {
+                    kind: ast::ExprKind::Cond {
+                        cond: Box::new(cond.clone()),
+                        then: Box::new(value.clone()),
+                        otherwise: Box::new(chosen),
+                    },
+                    span,
+                };
+            }
+            // Conditions nest in conditions: past a few, the value is unknown. And a
+            // value named in one arm's block (a fetched event id) is out of scope here.
+            if expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES && self.in_scope_everywhere(&chosen) {
+                self.store.insert(place, Value::Sym(chosen));
+            }
+        }
+    }
+
+    /// `param NAME in min..=max;` (or `min..`) at the top of the program.
+    fn declare_param(&mut self, name: &str, min: i64, max: Option<i64>, span: std::ops::Range<usize>) {
+        self.prelude.push(ast::Stmt {
+            kind: ast::StmtKind::Param {
+                name: ast::Ident {
+                    name: name.to_string(),
+                    span: span.clone(),
+                },
+                range: ast::RangeExpr {
+                    start: Box::new(ast::Expr::int(min, span.clone())),
+                    end: max.map(|max| Box::new(ast::Expr::int(max, span.clone()))),
+                    inclusive: true,
+                    span: span.clone(),
+                },
+            },
+            span,
+        });
+    }
+
+    /// Whether `expr` names only what is in scope wherever the walk is: top-level
+    /// parameters, declarations of the body block, counters of the loops open.
+    fn in_scope_everywhere(&self, expr: &ast::Expr) -> bool {
+        let Some(state) = self.aicore.as_ref() else {
+            return false;
+        };
+        expr.names().into_iter().all(|name| {
+            state.params.values().any(|p| p == name)
+                || state.hoisted.contains(name)
+                || state.loop_vars.iter().any(|v| v == name)
+                || matches!(name, "ASCEND_IS_AIV" | "ASCEND_IS_AIC")
+        })
+    }
+
+    /// Whether `exprs` name nothing but top-level parameters and body-block buffers.
+    fn names_are_top_level(&self, exprs: &[ast::Expr]) -> bool {
+        let Some(state) = self.aicore.as_ref() else {
+            return false;
+        };
+        exprs
+            .iter()
+            .flat_map(|a| a.names())
+            .all(|name| state.params.values().any(|p| p == name) || state.hoisted.contains(name))
     }
 
     /// `t.GetValue(i)` / `t.SetValue(i, v)`: a scalar access of element `i`.
@@ -939,9 +1339,23 @@ impl<'u> Walker<'_, 'u> {
             .then(|| values.get(2).cloned())
             .flatten()
             .filter(|count| matches!(count, Value::Int(_) | Value::Sym(_)));
+        // `DataCopyPad(dst, src, {blockCount, blockLen (bytes), ...})`, `DataCopy(dst,
+        // src, {blockCount, blockLen (32-byte blocks), ...})`: the bytes, where the blocks
+        // follow each other.
+        let bytes = match (call, args.get(2)) {
+            ("DataCopyPad" | "DataCopy", Some(params)) if count.is_none() => {
+                let unit = if call == "DataCopy" { 32 } else { 1 };
+                self.copy_params_bytes(*params, unit)
+            }
+            _ => None,
+        };
         let mut accesses = Vec::new();
         for (position, value) in values.iter().take(2).enumerate() {
-            match self.memory(value, count.clone(), self.range(args[position])) {
+            let access = match &bytes {
+                Some(bytes) => self.memory_bytes(value, bytes.clone(), self.range(args[position])),
+                None => self.memory(value, count.clone(), self.range(args[position])),
+            };
+            match access {
                 Some(access) => accesses.push(access),
                 None => {
                     let text = self.text(args[position]).to_string();
@@ -1005,6 +1419,51 @@ impl<'u> Walker<'_, 'u> {
         }
         self.emit_call(node, &format!("AscendC::{call}"), None, accesses);
         Value::Int(0)
+    }
+
+    /// The bytes a copy's `DataCopyParams`/`DataCopyExtParams` move, where its blocks are
+    /// known and contiguous (one block, or no strides); `unit` is the size of a
+    /// `blockLen` step.
+    fn copy_params_bytes(&mut self, params: Node<'u>, unit: i64) -> Option<ast::Expr> {
+        let span = self.range(params);
+        let fields: Vec<Value> = if params.kind() == "initializer_list" {
+            let mut cursor = params.walk();
+            let items: Vec<Node<'u>> = params.named_children(&mut cursor).collect();
+            items.iter().take(4).map(|item| self.eval(*item)).collect()
+        } else {
+            let place = self.place_of(params)?;
+            ["blockCount", "blockLen", "srcStride", "dstStride"]
+                .iter()
+                .map(|field| self.load(&format!("{place}.{field}")))
+                .collect()
+        };
+        let [count, len, src, dst] = fields.as_slice() else {
+            return None;
+        };
+        let contiguous = matches!(count, Value::Int(1)) || matches!((src, dst), (Value::Int(0), Value::Int(0)));
+        if !contiguous {
+            return None;
+        }
+        let count = super::expr::symbolic(count, span.clone())?;
+        let len = super::expr::symbolic(len, span.clone())?;
+        let mut bytes = match &count.kind {
+            ast::ExprKind::Int(ast::IntLit { value: 1, .. }) => len,
+            _ => ast_binary(ast::BinaryOp::Mul, count, len),
+        };
+        if unit != 1 {
+            bytes = ast_binary(ast::BinaryOp::Mul, bytes, ast::Expr::int(unit, span));
+        }
+        Some(bytes)
+    }
+
+    /// A tensor value as `.sync` memory `bytes` long from its offset.
+    fn memory_bytes(&self, value: &Value, bytes: ast::Expr, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+        match value {
+            Value::Buffer { scale, .. } | Value::SymBuffer { scale, .. } if *scale > 0 => {
+                self.memory(&with_scale(value, 1), Some(Value::Sym(bytes)), span)
+            }
+            _ => self.memory(value, None, span),
+        }
     }
 
     /// A tensor value as `.sync` memory: `x`, `x[off..]`, `x[off..off + count * size]`.
@@ -1105,6 +1564,11 @@ impl<'u> Walker<'_, 'u> {
     /// The declared type of a local (recorded when declared) or a class member (found
     /// among the files' field declarations).
     fn declared_type(&mut self, place: &Place) -> Option<String> {
+        // An element of an array (`addResQue_[0]`) has the array's element type.
+        let place = match place.strip_suffix(']').and_then(|p| p.rsplit_once('[')) {
+            Some((array, _)) => array.to_string(),
+            None => place.clone(),
+        };
         if let Some(Value::Str(text)) = self.store.get(&format!("{place}.#type")) {
             return Some(text.clone());
         }
@@ -1123,9 +1587,59 @@ impl<'u> Walker<'_, 'u> {
         found
     }
 
+    /// The constant a member's declaration initializes it with (`uint16_t m = 32, k;`).
+    fn field_default(&mut self, place: &Place) -> Option<i64> {
+        // Only an object the kernel constructs (of a class with methods here): tiling
+        // data comes from the host whatever its struct's defaults say.
+        // A `constexpr` or `static const` member is a constant of its class anyway.
+        let (owner, member) = place.rsplit_once('.')?;
+        let member = member.to_string();
+        let text = self.find_field_text(&member)?;
+        let constant = text.contains("constexpr") || (text.contains("static") && text.contains("const"));
+        if !constant && !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
+            return None;
+        }
+        let body = text.trim_end().trim_end_matches(';');
+        let (_, declarators) = body.split_once(|c: char| c.is_whitespace())?;
+        for part in split_top_level(declarators) {
+            let (name, value) = match part.split_once('=') {
+                Some((name, value)) => (name, value),
+                None => match part.split_once('{') {
+                    Some((name, value)) => (name, value.trim_end_matches('}')),
+                    None => continue,
+                },
+            };
+            let name = name
+                .trim()
+                .rsplit(|c: char| c.is_whitespace() || c == '*')
+                .next()
+                .unwrap_or("");
+            if name == member {
+                let value = value.trim();
+                return super::expr::parse_int(value).or_else(|| self.named_constant(value));
+            }
+        }
+        None
+    }
+
+    /// The text of the field declaration of `name`.
+    fn find_field_text(&self, name: &str) -> Option<String> {
+        self.find_field(name)
+            .map(|(unit, node)| self.index.units[unit].text_of(node).to_string())
+    }
+
     /// The type of the class member `name`, from the first field declaration of that
     /// name in the file being walked or the files it sees.
     fn find_field_type(&self, name: &str) -> Option<String> {
+        let (unit, node) = self.find_field(name)?;
+        let source = &self.index.units[unit];
+        node.child_by_field_name("type")
+            .map(|ty| source.text_of(ty).to_string())
+    }
+
+    /// The first field declaration of `name` in the file being walked or the files it
+    /// sees: its unit and node.
+    fn find_field(&self, name: &str) -> Option<(usize, Node<'u>)> {
         let from = self.scope_unit();
         let mut units: Vec<usize> = (0..self.index.units.len())
             .filter(|unit| *unit == from || self.index.scopes.sees(from, *unit))
@@ -1142,9 +1656,9 @@ impl<'u> Walker<'_, 'u> {
                     let mut cursor = node.walk();
                     let named = node
                         .children_by_field_name("declarator", &mut cursor)
-                        .any(|d| source.text_of(d).trim() == name);
-                    if named && let Some(ty) = node.child_by_field_name("type") {
-                        return Some(source.text_of(ty).to_string());
+                        .any(|d| declared_identifier(source.text_of(d)) == name);
+                    if named {
+                        return Some((unit, node));
                     }
                     continue;
                 }
@@ -1255,6 +1769,9 @@ impl<'u> Walker<'_, 'u> {
         let var = self.object_name(&counter_name);
         let before = self.store.freeze();
         let saved = self.snapshot();
+        if let Some(state) = self.aicore.as_mut() {
+            state.loop_vars.push(var.clone());
+        }
         self.store
             .insert(place.clone(), Value::Sym(ast::Expr::name(&var, span.clone())));
         self.open_block();
@@ -1277,6 +1794,9 @@ impl<'u> Walker<'_, 'u> {
             }
             // Values carried between iterations have no known value inside the loop.
             self.restore(saved);
+            if let Some(state) = self.aicore.as_mut() {
+                state.loop_vars.push(var.clone());
+            }
             self.store = before.clone();
             for p in &carried {
                 self.store.insert(p.clone(), Value::Unknown);
@@ -1287,6 +1807,9 @@ impl<'u> Walker<'_, 'u> {
             self.stmt(body);
             self.close_block()
         };
+        if let Some(state) = self.aicore.as_mut() {
+            state.loop_vars.retain(|v| *v != var);
+        }
         let after: Vec<Place> = self.store.changed_places(&before);
         self.store = before;
         for p in after {
@@ -1467,6 +1990,101 @@ fn split_top_level(text: &str) -> Vec<String> {
     out
 }
 
+/// The most nodes a value merged from the arms of branches may have.
+const MAX_MERGED_NODES: usize = 48;
+
+/// The nodes of `expr`, counted up to a little past `cap`.
+fn expr_size(expr: &ast::Expr, cap: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![expr];
+    while let Some(expr) = stack.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        match &expr.kind {
+            ast::ExprKind::Unary(_, operand) => stack.push(operand),
+            ast::ExprKind::Binary(_, left, right) => stack.extend([left.as_ref(), right.as_ref()]),
+            ast::ExprKind::Cond { cond, then, otherwise } => {
+                stack.extend([cond.as_ref(), then.as_ref(), otherwise.as_ref()])
+            }
+            ast::ExprKind::Call(call) => stack.extend(call.args.iter().map(|a| &a.value)),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// `if c {} else {}` left by conditions whose arms issue nothing: out.
+fn prune_empty_branches(stmts: &mut Vec<ast::Stmt>) {
+    for stmt in stmts.iter_mut() {
+        for block in stmt.blocks_mut() {
+            prune_empty_branches(&mut block.stmts);
+        }
+    }
+    stmts.retain(|stmt| match &stmt.kind {
+        ast::StmtKind::If { then, otherwise, .. } => {
+            !then.stmts.is_empty()
+                || match otherwise {
+                    None => false,
+                    Some(ast::Else::Block(block)) => !block.stmts.is_empty(),
+                    Some(ast::Else::If(_)) => true,
+                }
+        }
+        _ => true,
+    });
+}
+
+/// Whether a call of `name` with `count` arguments can be the Ascend C API of that
+/// name (`op.InitBuffer()` of the kernel class cannot).
+fn api_arity(name: &str, count: usize) -> bool {
+    match name {
+        "InitBuffer" => (2..=3).contains(&count),
+        "ReleaseEventID" | "EnQue" | "FreeTensor" | "SetFlag" | "WaitFlag" => count >= 1,
+        "DataCopy" | "DataCopyPad" | "LoadData" | "Fixpipe" => count >= 2,
+        "Mmad" => count >= 3,
+        _ => true,
+    }
+}
+
+/// A tensor from an element of no known index: the tensor, whole (its steps unknown).
+pub(super) fn anywhere_in(value: &Value) -> Value {
+    match value {
+        Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => Value::Buffer {
+            name: name.clone(),
+            offset: 0,
+            scale: 0,
+        },
+        other => other.clone(),
+    }
+}
+
+/// A tensor value stepping by `scale` bytes.
+fn with_scale(value: &Value, scale: i64) -> Value {
+    match value {
+        Value::Buffer { name, offset, .. } => Value::Buffer {
+            name: name.clone(),
+            offset: *offset,
+            scale,
+        },
+        Value::SymBuffer { name, offset, .. } => Value::SymBuffer {
+            name: name.clone(),
+            offset: offset.clone(),
+            scale,
+        },
+        other => other.clone(),
+    }
+}
+
+/// `ALPHA = -1.0f` / `buf[4]` / `x{0}` → the declared name.
+fn declared_identifier(text: &str) -> &str {
+    text.split(['=', '{', '['])
+        .next()
+        .unwrap_or(text)
+        .trim()
+        .trim_start_matches(['*', '&'])
+}
+
 /// `HardEvent::MTE2_V`, `AscendC::HardEvent::MTE2_V`, `MTE2_V`.
 fn hard_event(text: &str) -> Option<HardEvent> {
     HardEvent::from_name(text.trim().rsplit("::").next()?)
@@ -1477,6 +2095,15 @@ fn short_pipe(text: &str) -> &str {
     let text = text.trim();
     let text = text.rsplit("::").next().unwrap_or(text);
     text.strip_prefix("PIPE_").unwrap_or(text)
+}
+
+/// A kernel's declaration up to its body, with the qualifiers before the node
+/// (`extern "C" __global__ __aicore__ __mix__(1, 2)`, which parsing blanks out).
+fn kernel_head<'t>(text: &'t str, node: Node) -> &'t str {
+    let start = node.start_byte().min(text.len());
+    let from = text[..start].rfind([';', '}', '{', '#']).map_or(0, |at| at + 1);
+    let end = text[start..].find('{').map_or(text.len(), |at| start + at);
+    text.get(from..end).unwrap_or_default()
 }
 
 /// `__mix__(1, 2)` on a kernel: its cube and vector cores per block.

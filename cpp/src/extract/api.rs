@@ -516,6 +516,11 @@ impl<'u> Walker<'_, 'u> {
 
     /// The host reads or writes a buffer directly (`h[i]`, `*h = x`, a loop over it).
     pub(super) fn host_access(&mut self, node: Node<'u>, buffer: &Value, write: bool) {
+        if self.aicore.is_some() {
+            // Kernel code: a scalar access of global or local memory.
+            self.scalar_memory_access(node, buffer, write);
+            return;
+        }
         let Value::Buffer { name, offset, .. } = buffer else {
             return;
         };

@@ -104,6 +104,18 @@ impl<'u> Walker<'_, 'u> {
                         self.aicore.as_ref().and(self.type_size_of(pointee))
                     })
                 });
+                // Kernel code: a pointer to a type of no known size (`(__gm__ T *)x`,
+                // `T` from the build) steps by an unknown size (0: whole tensors).
+                let pointee = match pointee {
+                    None if self.aicore.is_some()
+                        && node
+                            .child_by_field_name("type")
+                            .is_some_and(|t| self.text(t).trim_end().ends_with('*')) =>
+                    {
+                        Some(0)
+                    }
+                    known => known,
+                };
                 match (value, pointee) {
                     (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
                     (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
@@ -330,7 +342,11 @@ impl<'u> Walker<'_, 'u> {
                     // `xGm[k]` in kernel code: the global tensor from element `k`.
                     let index = node.child_by_field_name("indices").and_then(|list| list.named_child(0));
                     let steps = index.map_or(Value::Unknown, |index| self.eval(index));
-                    return advance_by(&base_value, &steps, self.range(node));
+                    return match advance_by(&base_value, &steps, self.range(node)) {
+                        // `aicore`: from an element of no known index, the whole tensor.
+                        Value::Unknown if self.aicore.is_some() => super::aicore::anywhere_in(&base_value),
+                        moved => moved,
+                    };
                 }
                 self.host_access(node, &base_value, false);
                 return Value::Unknown;
@@ -477,6 +493,12 @@ impl<'u> Walker<'_, 'u> {
                 delta.map_or(Value::Unknown, |delta| advance(&left_value, delta))
             }
             (Value::Int(delta), Value::Buffer { .. }) if operator == "+" => advance(&right_value, *delta),
+            // Kernel code: a pointer moved by what has no value is somewhere in its buffer.
+            (Value::Buffer { .. } | Value::SymBuffer { .. }, Value::Unknown)
+                if self.aicore.is_some() && matches!(operator, "+" | "-") =>
+            {
+                super::aicore::anywhere_in(&left_value)
+            }
             (Value::Sym(a), Value::Sym(b)) if operator == "|" => {
                 Value::Sym(super::ast_binary(ast::BinaryOp::BitOr, a.clone(), b.clone()))
             }
@@ -582,6 +604,18 @@ impl<'u> Walker<'_, 'u> {
                     let delta = if operator == "-=" { b.checked_neg() } else { Some(*b) };
                     delta.map_or(Value::Unknown, |delta| advance(&buffer, delta))
                 }
+                // Kernel code: `offset -= a * b` over tiling values stays an expression.
+                (current @ (Value::Int(_) | Value::Sym(_)), Value::Int(_) | Value::Sym(_)) if self.aicore.is_some() => {
+                    let span = self.range(node);
+                    match (
+                        binary_ast(operator.trim_end_matches('=')),
+                        symbolic(&current, span.clone()),
+                        symbolic(&value, span),
+                    ) {
+                        (Some(op), Some(a), Some(b)) => Value::Sym(super::ast_binary(op, a, b)),
+                        _ => Value::Unknown,
+                    }
+                }
                 _ => Value::Unknown,
             }
         };
@@ -618,15 +652,21 @@ impl<'u> Walker<'_, 'u> {
     fn size_of(&mut self, node: Node<'u>) -> Value {
         if let Some(ty) = node.child_by_field_name("type") {
             let text = self.text(ty);
-            return type_size(text)
-                .or_else(|| self.aicore.as_ref().and(self.type_size_of(text)))
-                .map_or(Value::Unknown, Value::Int);
+            return match type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
+                Some(size) => Value::Int(size),
+                None => self.sizeof_param(text, node).unwrap_or(Value::Unknown),
+            };
         }
         // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
         if let Some(value) = node.child_by_field_name("value") {
             let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
             if let Some(size) = type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
                 return Value::Int(size);
+            }
+            if is_type_name(text)
+                && let Some(size) = self.sizeof_param(text, node)
+            {
+                return size;
             }
         }
         Value::Unknown
@@ -926,6 +966,11 @@ impl<'u> Walker<'_, 'u> {
                 }
                 _ => {
                     let local = self.declare(&param.name);
+                    if self.aicore.is_some() {
+                        // Kernel code: a register parameter (`RegTensor<float> &src`) is known by its type.
+                        self.store
+                            .insert(format!("{local}.#type"), Value::Str(param.type_text.clone()));
+                    }
                     self.store.insert(local, value);
                 }
             }
@@ -1101,10 +1146,32 @@ fn qualifies(def: &FnDef, qualifier: &str) -> bool {
 
 /// `static_cast<aclrtStream>` → `static_cast`, `::aclrtFoo` → `aclrtFoo`, blanks out.
 fn callee_name(text: &str) -> String {
+    // `q.template AllocTensor<T>`: the keyword is no part of the name.
+    let text = text
+        .replace(".template ", ".")
+        .replace("->template ", "->")
+        .replace("::template ", "::");
     let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let text = text.trim_start_matches("::");
     match text.find('<') {
         Some(at) if !text.contains("->") => text[..at].to_string(),
+        // `pipe->AllocEventID<HardEvent::V_MTE3>`: the template arguments at the end.
+        _ if text.ends_with('>') => {
+            let mut depth = 0usize;
+            for (at, c) in text.char_indices().rev() {
+                match c {
+                    '>' => depth += 1,
+                    '<' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return text[..at].to_string();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            text.to_string()
+        }
         _ => text.to_string(),
     }
 }
@@ -1252,6 +1319,12 @@ fn advance(buffer: &Value, steps: i64) -> Value {
         })
 }
 
+/// `T`, `DTYPE_X`, `ns::Type`: a name that may be a type (in `sizeof(T)` the grammar
+/// cannot tell).
+fn is_type_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
 pub(super) fn type_size(text: &str) -> Option<i64> {
     let text: String = text
         .split_whitespace()
@@ -1290,5 +1363,10 @@ mod tests {
     fn callee_names_lose_templates_and_scope() {
         assert_eq!(callee_name("static_cast<aclrtStream>"), "static_cast");
         assert_eq!(callee_name(":: aclrtRecordEvent"), "aclrtRecordEvent");
+        assert_eq!(callee_name("q.template AllocTensor<T>"), "q.AllocTensor");
+        assert_eq!(
+            callee_name("pipe->AllocEventID<HardEvent::V_MTE3>"),
+            "pipe->AllocEventID"
+        );
     }
 }

@@ -124,7 +124,7 @@ impl<'u> Walker<'_, 'u> {
         args: &[Node<'u>],
     ) -> Option<Value> {
         if self.aicore.is_some()
-            && let Some(value) = self.aicore_call(node, function, simple, args)
+            && let Some(value) = self.aicore_call(node, function, name, simple, args)
         {
             return Some(value);
         }
@@ -132,7 +132,13 @@ impl<'u> Walker<'_, 'u> {
         match simple {
             "GetBlockIdx" => return Some(Value::Sym(call_expr("GetBlockIdx", Vec::new(), span))),
             "TILING_KEY_IS" => {
-                let key = args.first().and_then(|arg| self.eval(*arg).int())?;
+                let key = args.first().and_then(|arg| self.eval(*arg).int());
+                // `aicore`: a key of no known value (a constant of a header not read)
+                // leaves the branch a choice, as any condition of no known value.
+                let key = match key {
+                    None if self.aicore.is_some() => return Some(Value::Unknown),
+                    key => key?,
+                };
                 if let Some(core) = self.core.as_mut()
                     && !core.tiling_keys.contains(&key)
                 {

@@ -582,6 +582,10 @@ impl<'u> Walker<'_, 'u> {
             None => {}
         }
         self.store = store::merge(&before, &stores);
+        if self.aicore.is_some() {
+            let arms: Vec<&store::Store> = stores.iter().rev().collect();
+            self.merge_as_conditions(&before, &arms, conditions);
+        }
         if !consumed {
             return None;
         }

@@ -247,6 +247,14 @@ impl<'u> Walker<'_, 'u> {
                         .insert(format!("{place}.#len"), Value::Int(items.len() as i64));
                 } else {
                     let value = items.first().map_or(Value::Int(0), |item| self.eval(*item));
+                    // Kernel code: `DataCopyExtParams p{1, len, 0, 0, 0}` names its fields.
+                    if self.aicore.is_some() && type_text.contains("DataCopy") && type_text.contains("Params") {
+                        let fields = ["blockCount", "blockLen", "srcStride", "dstStride"];
+                        for (field, item) in fields.iter().zip(&items) {
+                            let value = self.eval(*item);
+                            self.store.insert(format!("{place}.{field}"), value);
+                        }
+                    }
                     self.store.insert(place, value);
                 }
             }
