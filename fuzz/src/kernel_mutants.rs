@@ -79,6 +79,21 @@ pub struct Mutant {
     pub class: Class,
     pub line: usize,
     pub text: String,
+    /// Per line of `text` (from 0), the original line (from 1) it comes from: a
+    /// finding of the mutant is compared with the original's at that line.
+    pub origin: Vec<usize>,
+    /// Why the mutant means the same as the original, when that is certain: it is then
+    /// reported apart and never counted as found.
+    pub equivalent: Option<&'static str>,
+}
+
+impl Mutant {
+    /// The original line (from 1) of the mutant's line `line` (from 1).
+    pub fn original_line(&self, line: usize) -> usize {
+        line.checked_sub(1)
+            .and_then(|index| self.origin.get(index).copied())
+            .unwrap_or(line)
+    }
 }
 
 /// The mutants of `source`; `sync` for the `.sync` form, C/C++ otherwise.
@@ -88,17 +103,29 @@ pub fn mutants(source: &str, sync: bool) -> Vec<Mutant> {
     let mut out = Vec::new();
     let mut add = |class: Class, line: usize, edit: Vec<(usize, Option<String>)>| {
         let mut text = String::with_capacity(source.len() + 64);
+        let mut origin = Vec::with_capacity(lines.len() + 1);
         for (index, original) in lines.iter().enumerate() {
-            match edit.iter().find(|(at, _)| *at == index) {
-                Some((_, Some(replacement))) => text.push_str(replacement),
-                Some((_, None)) => {}
-                None => text.push_str(original),
+            let replaced = match edit.iter().find(|(at, _)| *at == index) {
+                Some((_, Some(replacement))) => replacement.as_str(),
+                Some((_, None)) => "",
+                None => original,
+            };
+            if !text.is_empty() && !text.ends_with('\n') && !replaced.is_empty() {
+                text.push('\n');
             }
+            text.push_str(replaced);
+            origin.extend(std::iter::repeat_n(index + 1, replaced.split_inclusive('\n').count()));
         }
+        if text == source {
+            return;
+        }
+        let equivalent = equivalence(class, &lines, &code, &edit);
         out.push(Mutant {
             class,
             line: line + 1,
             text,
+            origin,
+            equivalent,
         });
     };
     let vector_only = !source.contains("__mix__") && !source.contains("MIX_") && !source.contains("ASCEND_IS_AIC");
@@ -120,14 +147,15 @@ pub fn mutants(source: &str, sync: bool) -> Vec<Mutant> {
         }
         if let Some(set) = &set {
             add(Class::DeleteSetFlag, i, vec![(i, None)]);
-            add(Class::DuplicateSetFlag, i, vec![(i, Some(format!("{line}{line}")))]);
+            let once = if line.ends_with('\n') { line.to_string() } else { format!("{line}\n") };
+            add(Class::DuplicateSetFlag, i, vec![(i, Some(format!("{once}{line}")))]);
             if let Some(next) = next_code_line(&lines, &code, i)
                 && flag_call(lines[next], "WaitFlag", "wait_flag").as_deref() == Some(set.as_str())
             {
                 add(Class::DeleteSetWaitPair, i, vec![(i, None), (next, None)]);
             }
         }
-        if line.contains("PipeBarrier<PIPE_ALL>") || line.contains("pipe_barrier(PIPE_ALL)") {
+        if is_barrier_all(line) {
             add(Class::DeleteBarrierAll, i, vec![(i, None)]);
         }
         if line.contains("EnQue(") {
@@ -209,6 +237,33 @@ fn code_lines(lines: &[&str]) -> Vec<bool> {
 
 fn next_code_line(lines: &[&str], code: &[bool], after: usize) -> Option<usize> {
     (after + 1..lines.len()).find(|&j| code[j])
+}
+
+fn previous_code_line(code: &[bool], before: usize) -> Option<usize> {
+    (0..before).rev().find(|&j| code[j])
+}
+
+fn is_barrier_all(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or(line);
+    code.contains("PipeBarrier<PIPE_ALL>") || code.contains("pipe_barrier(PIPE_ALL)")
+}
+
+/// Why a mutant is certainly equivalent to the original, in the two cases that are
+/// sure on the text alone: a set/wait pair deleted next to a `PIPE_ALL` barrier (the
+/// barrier waits for every pipe, which orders what the pair ordered), and a `PIPE_ALL`
+/// barrier deleted next to another one. Anything else is not equivalent.
+fn equivalence(class: Class, lines: &[&str], code: &[bool], edit: &[(usize, Option<String>)]) -> Option<&'static str> {
+    let deleted: Vec<usize> = edit.iter().filter(|(_, r)| r.is_none()).map(|(at, _)| *at).collect();
+    let (first, last) = (*deleted.iter().min()?, *deleted.iter().max()?);
+    let beside_barrier = || {
+        previous_code_line(code, first).is_some_and(|j| is_barrier_all(lines[j]))
+            || next_code_line(lines, code, last).is_some_and(|j| is_barrier_all(lines[j]))
+    };
+    match class {
+        Class::DeleteSetWaitPair if beside_barrier() => Some("a PipeBarrier<PIPE_ALL> beside the pair orders every pipe"),
+        Class::DeleteBarrierAll if beside_barrier() => Some("another PipeBarrier<PIPE_ALL> beside it"),
+        _ => None,
+    }
 }
 
 /// A flag call's event and id, normalized (`MTE2_V 0`), when `line` holds one: a
@@ -309,13 +364,24 @@ fn is_hard_sync_all(line: &str) -> bool {
 fn without_dequeue(lines: &[&str], code: &[bool], i: usize, sync: bool) -> Option<Vec<(usize, Option<String>)>> {
     let line = lines[i];
     let (queue, bound) = dequeue_parts(line, sync)?;
-    let enqueued = (i.saturating_sub(40)..i)
+    let (at, enqueued) = (i.saturating_sub(40)..i)
         .rev()
         .filter(|&j| code[j])
-        .find_map(|j| enqueued_tensor(lines[j], &queue, sync))?;
+        .find_map(|j| enqueued_tensor(lines[j], &queue, sync).map(|tensor| (j, tensor)))?;
+    // The enqueued tensor must be in scope: not in another function (an Ascend C
+    // `CopyIn` that enqueues and the `Compute` that dequeues), nor another `aicore`.
+    if lines[at + 1..i]
+        .iter()
+        .any(|l| l.contains("__aicore__") || l.trim_start().starts_with("aicore "))
+    {
+        return None;
+    }
     if sync {
         let mut edit = vec![(i, None)];
         for (j, later) in lines.iter().enumerate().skip(i + 1) {
+            if later.trim_start().starts_with("aicore ") {
+                break;
+            }
             let replaced = replace_word(later, &bound, &enqueued);
             if replaced != *later {
                 edit.push((j, Some(replaced)));
@@ -325,8 +391,10 @@ fn without_dequeue(lines: &[&str], code: &[bool], i: usize, sync: bool) -> Optio
     }
     let indent = &line[..line.len() - line.trim_start().len()];
     let lhs = line.split('=').next()?.trim();
-    if lhs == bound {
-        return (bound == enqueued).then(|| vec![(i, None)]);
+    if bound == enqueued {
+        // `xLocal = q.DeQue<T>();` of the tensor named `xLocal` already: the line goes;
+        // a declaration of the same name would shadow it, so it becomes nothing too.
+        return (lhs == bound).then(|| vec![(i, None)]);
     }
     Some(vec![(i, Some(format!("{indent}{lhs} = {enqueued};\n")))])
 }
@@ -455,5 +523,100 @@ mod tests {
         let flag = found.iter().find(|m| m.class == Class::CrossCoreFlagOfSyncAll).unwrap();
         assert!(flag.text.contains("CrossCoreSetFlag<2, PIPE_FIX>(12)"));
         assert!(found.iter().any(|m| m.class == Class::SyncAllWithCubeCores));
+    }
+
+    #[test]
+    fn mutant_lines_map_back_to_the_original() {
+        let source = "a;\nSetFlag<HardEvent::MTE2_V>(EVENT_ID0);\nWaitFlag<HardEvent::MTE2_V>(EVENT_ID0);\nb;\n";
+        let found = mutants(source, false);
+        let pair = found.iter().find(|m| m.class == Class::DeleteSetWaitPair).unwrap();
+        assert_eq!(pair.text, "a;\nb;\n");
+        assert_eq!((pair.original_line(1), pair.original_line(2)), (1, 4));
+        let twice = found.iter().find(|m| m.class == Class::DuplicateSetFlag).unwrap();
+        assert_eq!(twice.origin, vec![1, 2, 2, 3, 4]);
+        assert_eq!(twice.original_line(4), 3);
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_doubled_on_two_lines() {
+        let found = mutants("SetFlag<HardEvent::V_MTE3>(0);", false);
+        let twice = found.iter().find(|m| m.class == Class::DuplicateSetFlag).unwrap();
+        assert_eq!(twice.text, "SetFlag<HardEvent::V_MTE3>(0);\nSetFlag<HardEvent::V_MTE3>(0);");
+        assert_eq!(twice.origin, vec![1, 1]);
+    }
+
+    #[test]
+    fn only_sure_equivalents_are_marked() {
+        let source = "    AscendC::PipeBarrier<PIPE_ALL>();\n    AscendC::SetFlag<MTE2_V>(0);\n    AscendC::WaitFlag<MTE2_V>(0);\n    AscendC::PipeBarrier<PIPE_ALL>();\n";
+        let found = mutants(source, true);
+        let pair = found.iter().find(|m| m.class == Class::DeleteSetWaitPair).unwrap();
+        assert!(pair.equivalent.is_some());
+        // Deleting one side of the pair is a bug, barrier or not.
+        for m in found.iter().filter(|m| matches!(m.class, Class::DeleteWaitFlag | Class::DeleteSetFlag)) {
+            assert!(m.equivalent.is_none(), "{:?}", m.class);
+        }
+        // Each barrier has a pair between it and the other: deleting it is not sure.
+        assert!(
+            found
+                .iter()
+                .filter(|m| m.class == Class::DeleteBarrierAll)
+                .all(|m| m.equivalent.is_none())
+        );
+        let doubled = mutants("PipeBarrier<PIPE_ALL>();\n// why\npipe_barrier(PIPE_ALL);\n", false);
+        let barriers: Vec<_> = doubled.iter().filter(|m| m.class == Class::DeleteBarrierAll).collect();
+        assert_eq!(barriers.len(), 2);
+        assert!(barriers.iter().all(|m| m.equivalent.is_some()));
+        let alone = mutants("SetFlag<HardEvent::MTE2_V>(0);\nWaitFlag<HardEvent::MTE2_V>(0);\nAdd(z, x, y);\n", false);
+        assert!(alone.iter().all(|m| m.equivalent.is_none()));
+    }
+
+    #[test]
+    fn a_dequeue_in_another_function_than_its_enqueue_is_left_alone() {
+        let cpp = "    __aicore__ inline void CopyIn() {\n        inQueueX.EnQue(xLocal);\n    }\n    __aicore__ inline void Compute() {\n        LocalTensor<half> xLocal = inQueueX.DeQue<half>();\n    }\n";
+        let found = mutants(cpp, false);
+        assert!(found.iter().all(|m| m.class != Class::DeleteDeQue));
+        assert!(found.iter().any(|m| m.class == Class::DeleteEnQue));
+    }
+
+    #[test]
+    fn a_dequeued_name_is_replaced_only_in_its_own_aicore() {
+        let sync = "aicore a(x) {\n    TQue::EnQue(q, t);\n    let v = TQue::DeQue(q);\n    AscendC::Exp(v, v);\n}\naicore b(x) {\n    AscendC::Exp(v, v);\n}\n";
+        let found = mutants(sync, true);
+        let mutant = found.iter().find(|m| m.class == Class::DeleteDeQue).unwrap();
+        assert_eq!(
+            mutant.text,
+            "aicore a(x) {\n    TQue::EnQue(q, t);\n    AscendC::Exp(t, t);\n}\naicore b(x) {\n    AscendC::Exp(v, v);\n}\n"
+        );
+    }
+
+    #[test]
+    fn low_level_flags_and_cross_core_calls_are_deleted() {
+        let source = "set_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);\nwait_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);\nCrossCoreSetFlag<0x2, PIPE_MTE3>(5);\nCrossCoreWaitFlag(5);\nFreeTensor(q, t);\n";
+        let found = classes(source, false);
+        for (class, line) in [
+            (Class::DeleteSetFlag, 1),
+            (Class::DeleteWaitFlag, 2),
+            (Class::ChangeWaitId, 2),
+            (Class::DeleteCrossCoreSet, 3),
+            (Class::DeleteCrossCoreWait, 4),
+            (Class::DeleteFreeTensor, 5),
+        ] {
+            assert!(found.contains(&(class, line)), "{class:?} at {line}: {found:?}");
+        }
+        // No SyncAll in the kernel: the flag-12 class does not apply.
+        assert!(found.iter().all(|(class, _)| *class != Class::CrossCoreFlagOfSyncAll));
+    }
+
+    #[test]
+    fn a_mix_kernel_keeps_its_sync_all() {
+        let source = "aicore k(x, type: MIX_AIC_1_2) {\n    AscendC::SyncAll();\n}\n";
+        let found = classes(source, true);
+        assert!(found.contains(&(Class::SyncAllOnOneCore, 2)));
+        assert!(found.iter().all(|(class, _)| *class != Class::SyncAllWithCubeCores));
+        let vector = mutants("aicore k(x) {\n    AscendC::SyncAll();\n}\n", true);
+        let one = vector.iter().find(|m| m.class == Class::SyncAllOnOneCore).unwrap();
+        assert!(one.text.contains("    if GetBlockIdx() == 0 { AscendC::SyncAll(); }\n"));
+        let cube = vector.iter().find(|m| m.class == Class::SyncAllWithCubeCores).unwrap();
+        assert!(cube.text.contains("AscendC::SyncAll<false>();"));
     }
 }
