@@ -119,7 +119,7 @@ pub fn mutants(source: &str, sync: bool) -> Vec<Mutant> {
         if text == source {
             return;
         }
-        let equivalent = equivalence(class, &lines, &code, &edit);
+        let equivalent = equivalence(class, &lines, &code, line, &edit, sync);
         out.push(Mutant {
             class,
             line: line + 1,
@@ -248,22 +248,78 @@ fn is_barrier_all(line: &str) -> bool {
     code.contains("PipeBarrier<PIPE_ALL>") || code.contains("pipe_barrier(PIPE_ALL)")
 }
 
-/// Why a mutant is certainly equivalent to the original, in the two cases that are
-/// sure on the text alone: a set/wait pair deleted next to a `PIPE_ALL` barrier (the
-/// barrier waits for every pipe, which orders what the pair ordered), and a `PIPE_ALL`
-/// barrier deleted next to another one. Anything else is not equivalent.
-fn equivalence(class: Class, lines: &[&str], code: &[bool], edit: &[(usize, Option<String>)]) -> Option<&'static str> {
+/// Why a mutant is certainly equivalent to the original, in the cases that are sure on
+/// the text alone: a set/wait pair deleted next to a `PIPE_ALL` barrier (the barrier
+/// waits for every pipe, which orders what the pair ordered); a `PIPE_ALL` barrier
+/// deleted next to another one; and, in the `.sync` form, where the `aicore` block
+/// shows the rest of the kernel: a `PIPE_ALL` barrier that is the kernel's last
+/// statement, a `FreeTensor` at the kernel's top level with no `AllocTensor` of its
+/// queue after it, and `SyncAll` confined to block 0 of a one-block launch whose cores
+/// all have block index 0. Anything else is not equivalent.
+fn equivalence(
+    class: Class,
+    lines: &[&str],
+    code: &[bool],
+    at: usize,
+    edit: &[(usize, Option<String>)],
+    sync: bool,
+) -> Option<&'static str> {
     let deleted: Vec<usize> = edit.iter().filter(|(_, r)| r.is_none()).map(|(at, _)| *at).collect();
-    let (first, last) = (*deleted.iter().min()?, *deleted.iter().max()?);
+    let first = deleted.iter().min().copied().unwrap_or(at);
+    let last = deleted.iter().max().copied().unwrap_or(at);
     let beside_barrier = || {
         previous_code_line(code, first).is_some_and(|j| is_barrier_all(lines[j]))
             || next_code_line(lines, code, last).is_some_and(|j| is_barrier_all(lines[j]))
     };
+    let block = if sync { aicore_block(lines, at) } else { None };
     match class {
         Class::DeleteSetWaitPair if beside_barrier() => Some("a PipeBarrier<PIPE_ALL> beside the pair orders every pipe"),
         Class::DeleteBarrierAll if beside_barrier() => Some("another PipeBarrier<PIPE_ALL> beside it"),
+        Class::DeleteBarrierAll
+            if block.is_some_and(|(_, end)| (at + 1..end).all(|j| !code[j] || lines[j].trim() == "}")) =>
+        {
+            Some("the kernel ends right after the barrier")
+        }
+        Class::DeleteFreeTensor => {
+            let (start, end) = block?;
+            let queue = lines[at].split("FreeTensor(").nth(1)?.split(',').next()?.trim();
+            let top_level = depth_before(lines, start, at) == 1;
+            let allocated_later =
+                (at + 1..end).any(|j| code[j] && lines[j].contains(&format!("AllocTensor({queue})")));
+            (top_level && !allocated_later).then_some("nothing allocates from the queue after it")
+        }
+        Class::SyncAllOnOneCore => {
+            let (start, _) = block?;
+            let header = lines[start];
+            let one_block = header.contains("blocks: 1,") || header.contains("blocks: 1)");
+            (one_block && !header.contains("_1_2")).then_some("one block: every core has block index 0")
+        }
         _ => None,
     }
+}
+
+/// The `.sync` `aicore` block holding line `at`: its header line and the line of its
+/// closing brace.
+fn aicore_block(lines: &[&str], at: usize) -> Option<(usize, usize)> {
+    let start = (0..=at).rev().find(|&j| lines[j].trim_start().starts_with("aicore "))?;
+    let mut depth = 0i64;
+    for (j, line) in lines.iter().enumerate().skip(start) {
+        depth += brace_change(line);
+        if depth <= 0 && j > start {
+            return (j >= at).then_some((start, j));
+        }
+    }
+    None
+}
+
+/// The brace depth at the start of line `at`, counted from line `start`.
+fn depth_before(lines: &[&str], start: usize, at: usize) -> i64 {
+    lines[start..at].iter().map(|l| brace_change(l)).sum()
+}
+
+fn brace_change(line: &str) -> i64 {
+    let code = line.split("//").next().unwrap_or(line);
+    code.matches('{').count() as i64 - code.matches('}').count() as i64
 }
 
 /// A flag call's event and id, normalized (`MTE2_V 0`), when `line` holds one: a
@@ -618,5 +674,23 @@ mod tests {
         assert!(one.text.contains("    if GetBlockIdx() == 0 { AscendC::SyncAll(); }\n"));
         let cube = vector.iter().find(|m| m.class == Class::SyncAllWithCubeCores).unwrap();
         assert!(cube.text.contains("AscendC::SyncAll<false>();"));
+    }
+
+    #[test]
+    fn sync_kernels_show_equivalents_at_their_end() {
+        let source = "aicore k(x, blocks: 1, type: MIX_AIC_1_1) {\n    let q = TQue<VECIN>(1, 1 KiB);\n    for i in 0..2 {\n        let t = TQue::AllocTensor(q);\n        TQue::FreeTensor(q, t);\n    }\n    let u = TQue::AllocTensor(q);\n    TQue::FreeTensor(q, u);\n    AscendC::SyncAll();\n    AscendC::PipeBarrier<PIPE_ALL>();\n}\n";
+        let found = mutants(source, true);
+        let at = |class, line| found.iter().find(|m| m.class == class && m.line == line).unwrap();
+        // In the loop, the next iteration allocates again: not equivalent.
+        assert!(at(Class::DeleteFreeTensor, 5).equivalent.is_none());
+        assert!(at(Class::DeleteFreeTensor, 8).equivalent.is_some());
+        assert!(at(Class::DeleteBarrierAll, 10).equivalent.is_some());
+        assert!(at(Class::SyncAllOnOneCore, 9).equivalent.is_some());
+        let eight = mutants(&source.replace("blocks: 1,", "blocks: 8,"), true);
+        let one_core = eight.iter().find(|m| m.class == Class::SyncAllOnOneCore).unwrap();
+        assert!(one_core.equivalent.is_none());
+        // C/C++: the rest of the kernel is not seen, nothing is equivalent there.
+        let cpp = "    q.FreeTensor(t);\n    AscendC::PipeBarrier<PIPE_ALL>();\n}\n";
+        assert!(mutants(cpp, false).iter().all(|m| m.equivalent.is_none()));
     }
 }

@@ -15,8 +15,10 @@
 //!   compared by file, code and primary line (the mutant's lines mapped back to the
 //!   original's, so that a deleted line does not make old findings look new);
 //! - **equivalent** when it certainly means the same as the original (a set/wait pair or
-//!   a `PIPE_ALL` barrier deleted beside another `PIPE_ALL` barrier): reported apart,
-//!   never counted as found, and listed if syncguard flags it anyway;
+//!   a `PIPE_ALL` barrier deleted beside another `PIPE_ALL` barrier; in `.sync` kernels
+//!   also the last-statement barrier, a top-level `FreeTensor` never followed by an
+//!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch): reported
+//!   apart, never counted as found, and listed if syncguard flags it anyway;
 //! - **unchecked** when its check did not finish (timeout, crash, no JSON);
 //! - **missed** otherwise.
 //!
@@ -26,11 +28,11 @@
 //! ```sh
 //! cargo build --release --bin syncguard
 //! cargo run --release -p syncguard-fuzz --bin syncguard-kernel-mutants -- \
-//!     --syncguard target/release/syncguard [--jobs 2] [--timeout-ms 60000] [--json [OUT]] PATHS...
+//!     --syncguard target/release/syncguard [--jobs 2] [--timeout-ms 60000] [--json] [--json-out FILE] PATHS...
 //! ```
 //!
-//! `--json` alone prints the JSON report instead of the table; `--json OUT` writes it to
-//! OUT beside the table. Order and output are deterministic for any `--jobs`.
+//! `--json` prints the JSON report instead of the table; `--json-out FILE` also writes it
+//! to FILE. Order and output are deterministic for any `--jobs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -61,9 +63,12 @@ struct Args {
     /// Time one syncguard run may take, in milliseconds.
     #[arg(long, default_value_t = 60_000)]
     timeout_ms: u64,
-    /// The report as JSON: on standard output instead of the table, or into this file.
-    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
-    json: Option<PathBuf>,
+    /// Print the report as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    json_out: Option<PathBuf>,
 }
 
 const CPP: [&str; 7] = ["cpp", "cc", "h", "hpp", "cce", "asc", "cxx"];
@@ -169,19 +174,16 @@ fn main() -> ExitCode {
         outcomes: &outcomes,
         truncated,
     };
-    match args.json.as_deref() {
-        Some(path) if path == Path::new("-") => {
-            println!("{}", serde_json::to_string_pretty(&report.json()).unwrap_or_default());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.json()).unwrap_or_default());
+    } else {
+        report.print();
+    }
+    if let Some(path) = &args.json_out {
+        if let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&report.json()).unwrap_or_default()) {
+            eprintln!("cannot write {}: {error}", path.display());
+            return ExitCode::FAILURE;
         }
-        Some(path) => {
-            report.print();
-            if let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&report.json()).unwrap_or_default())
-            {
-                eprintln!("cannot write {}: {error}", path.display());
-                return ExitCode::FAILURE;
-            }
-        }
-        None => report.print(),
     }
     ExitCode::SUCCESS
 }
