@@ -147,7 +147,11 @@ pub fn mutants(source: &str, sync: bool) -> Vec<Mutant> {
         }
         if let Some(set) = &set {
             add(Class::DeleteSetFlag, i, vec![(i, None)]);
-            let once = if line.ends_with('\n') { line.to_string() } else { format!("{line}\n") };
+            let once = if line.ends_with('\n') {
+                line.to_string()
+            } else {
+                format!("{line}\n")
+            };
             add(Class::DuplicateSetFlag, i, vec![(i, Some(format!("{once}{line}")))]);
             if let Some(next) = next_code_line(&lines, &code, i)
                 && flag_call(lines[next], "WaitFlag", "wait_flag").as_deref() == Some(set.as_str())
@@ -273,7 +277,9 @@ fn equivalence(
     };
     let block = if sync { aicore_block(lines, at) } else { None };
     match class {
-        Class::DeleteSetWaitPair if beside_barrier() => Some("a PipeBarrier<PIPE_ALL> beside the pair orders every pipe"),
+        Class::DeleteSetWaitPair if beside_barrier() => {
+            Some("a PipeBarrier<PIPE_ALL> beside the pair orders every pipe")
+        }
         Class::DeleteBarrierAll if beside_barrier() => Some("another PipeBarrier<PIPE_ALL> beside it"),
         Class::DeleteBarrierAll
             if block.is_some_and(|(_, end)| (at + 1..end).all(|j| !code[j] || lines[j].trim() == "}")) =>
@@ -284,8 +290,7 @@ fn equivalence(
             let (start, end) = block?;
             let queue = lines[at].split("FreeTensor(").nth(1)?.split(',').next()?.trim();
             let top_level = depth_before(lines, start, at) == 1;
-            let allocated_later =
-                (at + 1..end).any(|j| code[j] && lines[j].contains(&format!("AllocTensor({queue})")));
+            let allocated_later = (at + 1..end).any(|j| code[j] && lines[j].contains(&format!("AllocTensor({queue})")));
             (top_level && !allocated_later).then_some("nothing allocates from the queue after it")
         }
         Class::SyncAllOnOneCore => {
@@ -597,7 +602,10 @@ mod tests {
     fn a_last_line_without_newline_is_doubled_on_two_lines() {
         let found = mutants("SetFlag<HardEvent::V_MTE3>(0);", false);
         let twice = found.iter().find(|m| m.class == Class::DuplicateSetFlag).unwrap();
-        assert_eq!(twice.text, "SetFlag<HardEvent::V_MTE3>(0);\nSetFlag<HardEvent::V_MTE3>(0);");
+        assert_eq!(
+            twice.text,
+            "SetFlag<HardEvent::V_MTE3>(0);\nSetFlag<HardEvent::V_MTE3>(0);"
+        );
         assert_eq!(twice.origin, vec![1, 1]);
     }
 
@@ -608,7 +616,10 @@ mod tests {
         let pair = found.iter().find(|m| m.class == Class::DeleteSetWaitPair).unwrap();
         assert!(pair.equivalent.is_some());
         // Deleting one side of the pair is a bug, barrier or not.
-        for m in found.iter().filter(|m| matches!(m.class, Class::DeleteWaitFlag | Class::DeleteSetFlag)) {
+        for m in found
+            .iter()
+            .filter(|m| matches!(m.class, Class::DeleteWaitFlag | Class::DeleteSetFlag))
+        {
             assert!(m.equivalent.is_none(), "{:?}", m.class);
         }
         // Each barrier has a pair between it and the other: deleting it is not sure.
@@ -622,7 +633,10 @@ mod tests {
         let barriers: Vec<_> = doubled.iter().filter(|m| m.class == Class::DeleteBarrierAll).collect();
         assert_eq!(barriers.len(), 2);
         assert!(barriers.iter().all(|m| m.equivalent.is_some()));
-        let alone = mutants("SetFlag<HardEvent::MTE2_V>(0);\nWaitFlag<HardEvent::MTE2_V>(0);\nAdd(z, x, y);\n", false);
+        let alone = mutants(
+            "SetFlag<HardEvent::MTE2_V>(0);\nWaitFlag<HardEvent::MTE2_V>(0);\nAdd(z, x, y);\n",
+            false,
+        );
         assert!(alone.iter().all(|m| m.equivalent.is_none()));
     }
 

@@ -293,8 +293,9 @@ fn unit(path: &Path) -> Option<Unit> {
                 .map(|e| e.path())
                 .filter(|p| p != &path && p.extension().and_then(|e| e.to_str()).is_some_and(|e| CPP.contains(&e)))
                 .filter(|p| {
-                    std::fs::read_to_string(p)
-                        .is_ok_and(|t| includes(&t).any(|i| Path::new(i).file_name().is_some_and(|n| n == name.as_str())))
+                    std::fs::read_to_string(p).is_ok_and(|t| {
+                        includes(&t).any(|i| Path::new(i).file_name().is_some_and(|n| n == name.as_str()))
+                    })
                 })
                 .collect();
             includers.sort();
@@ -304,9 +305,14 @@ fn unit(path: &Path) -> Option<Unit> {
         while at < paths.len() && paths.len() < MAX_UNIT_FILES {
             let from = paths[at].clone();
             at += 1;
-            let Ok(text) = std::fs::read_to_string(&from) else { continue };
+            let Ok(text) = std::fs::read_to_string(&from) else {
+                continue;
+            };
             for include in includes(&text) {
-                let Some(found) = from.parent().map(|d| d.join(include)).and_then(|p| std::fs::canonicalize(p).ok())
+                let Some(found) = from
+                    .parent()
+                    .map(|d| d.join(include))
+                    .and_then(|p| std::fs::canonicalize(p).ok())
                 else {
                     continue;
                 };
@@ -326,7 +332,12 @@ fn unit(path: &Path) -> Option<Unit> {
     }
     let files = paths
         .iter()
-        .map(|p| Some((p.strip_prefix(&base).ok()?.to_path_buf(), std::fs::read_to_string(p).ok()?)))
+        .map(|p| {
+            Some((
+                p.strip_prefix(&base).ok()?.to_path_buf(),
+                std::fs::read_to_string(p).ok()?,
+            ))
+        })
         .collect::<Option<Vec<_>>>()?;
     Some(Unit {
         path,
@@ -339,7 +350,12 @@ fn unit(path: &Path) -> Option<Unit> {
 /// The paths of a file's `#include "..."` and `#include <...>` lines.
 fn includes(text: &str) -> impl Iterator<Item = &str> {
     text.lines().filter_map(|line| {
-        let rest = line.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
+        let rest = line
+            .trim_start()
+            .strip_prefix('#')?
+            .trim_start()
+            .strip_prefix("include")?
+            .trim_start();
         let close = match rest.chars().next()? {
             '"' => '"',
             '<' => '>',
@@ -384,7 +400,11 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
             errors.push(format!("{code}@{line}"));
         }
         findings.insert(Finding {
-            file: diagnostic["file"].as_str().unwrap_or("").trim_start_matches("./").to_string(),
+            file: diagnostic["file"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("./")
+                .to_string(),
             kernel_rule: code.starts_with("SG8"),
             code,
             line,
@@ -494,7 +514,10 @@ impl Report<'_> {
         let mut per_class = BTreeMap::new();
         let mut total = Counts::default();
         for ((_, mutant), outcome) in self.jobs.iter().zip(self.outcomes) {
-            per_class.entry(mutant.class).or_insert_with(Counts::default).add(outcome.verdict);
+            per_class
+                .entry(mutant.class)
+                .or_insert_with(Counts::default)
+                .add(outcome.verdict);
             total.add(outcome.verdict);
         }
         (per_class, total)
@@ -568,7 +591,11 @@ impl Report<'_> {
                         line.push_str(&format!(" ({why})"));
                     }
                     if !outcome.new_kernel.is_empty() {
-                        let label = if verdict == Verdict::Equivalent { "flagged anyway" } else { "" };
+                        let label = if verdict == Verdict::Equivalent {
+                            "flagged anyway"
+                        } else {
+                            ""
+                        };
                         line.push_str(&format!("  {label} {}", outcome.new_kernel.join(" ")));
                     }
                     if !outcome.new_other.is_empty() {
