@@ -281,6 +281,24 @@ fn fmt_refuses_a_named_trace_and_skips_traces_in_folders() {
 }
 
 #[test]
+fn convert_reads_a_folder_of_sources_together() {
+    // The kernel class is in the header: read alone, the entry file has no program.
+    let output = syncguard(&["convert", "tests/cli/kernel-folder"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let printed = stdout(&output);
+    assert!(
+        printed.contains("aicore scale_kernel(x, y, type: AIV_ONLY)"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("let xIn = TQue::DeQue(inQueue); // scale_kernel.h:19"),
+        "{printed}"
+    );
+    let alone = syncguard(&["convert", "tests/cli/kernel-folder/scale_kernel.cpp"]);
+    assert!(!stdout(&alone).contains("aicore"), "{}", stdout(&alone));
+}
+
+#[test]
 fn convert_says_why_it_refuses_a_folder() {
     let empty = scratch_dir("convert-empty");
     let full = scratch_dir("convert-full");
@@ -292,7 +310,10 @@ fn convert_says_why_it_refuses_a_folder() {
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         assert_eq!(stdout(&output), "");
         let message = stderr(&output);
-        let expected = format!("cannot convert {}: it is a folder", dir.display());
+        let expected = format!(
+            "cannot convert {}: a folder is converted only for its C/C++ and Python sources",
+            dir.display()
+        );
         assert!(message.contains(&expected), "{message}");
         assert!(message.contains("one trace file"), "{message}");
     }

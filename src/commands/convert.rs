@@ -10,21 +10,26 @@ use crate::Outcome;
 use syncguard_project::inputs::{Input, InputKind, collect_inputs, report};
 
 pub fn run(path: &PathBuf) -> Outcome {
-    if path.is_dir() {
-        // One program on standard output: the traces of a folder would run together.
-        eprintln!(
-            "syncguard: cannot convert {}: it is a folder; convert takes one trace file and prints \
-             one program (`syncguard convert run.jsonl > run.sync`)",
-            path.display()
-        );
-        return Outcome::Failure;
-    }
     let (inputs, failures) = collect_inputs(std::slice::from_ref(path));
+    if path.is_dir() {
+        // The sources of a folder are one program, as `check` reads them (a kernel's class
+        // is in its headers); its traces would run together.
+        let sources: Vec<&Input> = inputs.iter().filter(|i| i.kind == InputKind::Source).collect();
+        if sources.is_empty() || failures > 0 {
+            eprintln!(
+                "syncguard: cannot convert {}: a folder is converted only for its C/C++ and Python \
+                 sources; convert takes one trace file and prints one program (`syncguard convert run.jsonl > run.sync`)",
+                path.display()
+            );
+            return Outcome::Failure;
+        }
+        return convert_sources(&sources, &path.display().to_string());
+    }
     let Some(input) = inputs.first().filter(|_| failures == 0) else {
         return Outcome::Failure;
     };
     if input.kind == InputKind::Source {
-        return convert_source(input);
+        return convert_sources(&[input], &input.display);
     }
     let file = match std::fs::File::open(&input.file) {
         Ok(file) => file,
@@ -64,48 +69,45 @@ fn warn_if_not_expressible(converted: &Converted) {
     }
 }
 
-/// A C/C++ or Python file: the program each entry point runs, as syncguard understood it, each
-/// statement with a comment naming its line.
-fn convert_source(input: &Input) -> Outcome {
+/// C/C++ or Python files, read together: the program each entry point runs, as syncguard
+/// understood it, each statement with a comment naming its line.
+fn convert_sources(inputs: &[&Input], what: &str) -> Outcome {
     let mut sources = Sources::default();
     let read = syncguard_project::sources::read_sources(
         &mut sources,
-        &[input],
+        inputs,
         &syncguard_project::sources::SourceOptions::default(),
     );
     if read.failures > 0 {
         return Outcome::Failure;
     }
-    let Some(group) = read.groups.first() else {
-        return Outcome::Failure;
-    };
-    let entries: Vec<_> = group
-        .project
-        .entries()
-        .into_iter()
-        // An entry point whose calls were all left out has no program to print.
-        .filter(|e| e.api_calls > 0 && !e.syntax.stmts.is_empty())
-        .collect();
-    if entries.is_empty() {
-        eprintln!(
-            "syncguard: {} calls no synchronization API that syncguard knows: there is no program to print",
-            input.display
-        );
+    let mut printed = 0;
+    for group in &read.groups {
+        let entries: Vec<_> = group
+            .project
+            .entries()
+            .into_iter()
+            // An entry point whose calls were all left out has no program to print.
+            .filter(|e| e.api_calls > 0 && !e.syntax.stmts.is_empty())
+            .collect();
+        for entry in entries {
+            if printed > 0 {
+                output::print("\n");
+            }
+            printed += 1;
+            let file = sources.get(group.files[entry.source]);
+            let line = file.line_col(entry.range.start).0;
+            output::print(&format!("// entry point `{}` ({}:{line})\n", entry.entry, file.path));
+            output::print(&group.project.space().to_sync(&entry));
+            for item in &entry.unresolved {
+                let file = sources.get(group.files[item.source]);
+                let line = file.line_col(item.range.start).0;
+                eprintln!("syncguard: note: {}:{line}: {}", file.path, item.message);
+            }
+        }
     }
-    for (position, entry) in entries.iter().enumerate() {
-        if position > 0 {
-            output::print("\n");
-        }
-        let line = sources.get(group.files[entry.source]).line_col(entry.range.start).0;
-        output::print(&format!(
-            "// entry point `{}` ({}:{line})\n",
-            entry.entry, input.display
-        ));
-        output::print(&group.project.space().to_sync(entry));
-        for item in &entry.unresolved {
-            let line = sources.get(group.files[item.source]).line_col(item.range.start).0;
-            eprintln!("syncguard: note: {}:{line}: {}", input.display, item.message);
-        }
+    if printed == 0 {
+        eprintln!("syncguard: {what} calls no synchronization API that syncguard knows: there is no program to print");
     }
     Outcome::Clean
 }

@@ -374,7 +374,7 @@ impl<'p> KernelFacts<'p> {
                             continue;
                         };
                         let other = &a_mems[am];
-                        if !(other.write || mem.write) || other.start >= mem.end || mem.start >= other.end {
+                        if !(other.write || mem.write) || !other.overlaps(mem) {
                             continue;
                         }
                         if order.before(instrs, b, a) || auto_synced(kernel, context.core, *a_pipe, *pipe) {

@@ -39,6 +39,7 @@ pub enum Region {
 
 #[derive(Clone, Debug)]
 pub struct Mem<'p> {
+    // `start..end` in bytes of `region`; a queue's tensor also names its slot.
     pub write: bool,
     pub region: Region,
     pub start: i64,
@@ -398,10 +399,11 @@ impl<'p> Walker<'p> {
                 )
             }
         };
+        // A length of zero (a tile of no elements) touches nothing.
         let start = base.saturating_add(offset);
         let end = match (len, whole) {
-            (Some(len), _) => start.saturating_add(len.max(1)),
-            (None, Some(whole)) => base.saturating_add(whole.max(1)),
+            (Some(len), _) => start.saturating_add(len.max(0)),
+            (None, Some(whole)) => base.saturating_add(whole.max(0)),
             (None, None) => i64::MAX,
         };
         Some(Mem {
@@ -471,5 +473,19 @@ impl<'p> Walker<'p> {
             freed: true,
         };
         self.push(op, Step::Set { pipe, key });
+    }
+}
+
+impl Mem<'_> {
+    /// Whether two accesses touch a common byte. Two slots of the kernel's queues and
+    /// buffers never do, whatever their sizes: `TPipe::InitBuffer` gives each its own
+    /// memory.
+    pub fn overlaps(&self, other: &Mem) -> bool {
+        if let (Some(a), Some(b)) = (self.slot, other.slot)
+            && a != b
+        {
+            return false;
+        }
+        self.region == other.region && self.start < other.end && other.start < self.end
     }
 }

@@ -97,6 +97,9 @@ struct Finding {
 struct Checked {
     findings: BTreeSet<Finding>,
     errors: Vec<String>,
+    /// What the reader left out of a kernel, or where a kernel's walk stopped: the
+    /// kernel's findings are undecided (`--explain` information), so would a mutant's be.
+    undecided: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -145,6 +148,9 @@ fn main() -> ExitCode {
         }
         if !has_kernel(&args, unit)? {
             return Err("no kernel read".into());
+        }
+        if let Some(limit) = &checked.undecided {
+            return Err(format!("not followed to the end: its findings are undecided ({limit})"));
         }
         Ok(checked)
     });
@@ -382,16 +388,26 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
         std::fs::write(&target, text).map_err(|e| e.to_string())?;
     }
     let mut command = Command::new(&args.syncguard);
-    command.current_dir(dir.path()).args(["check", "--format", "json"]);
+    command
+        .current_dir(dir.path())
+        .args(["check", "--format", "json", "--explain"]);
     command.args(files.iter().map(|(rel, _)| rel));
     let stdout = run(args, command)?;
     let json: serde_json::Value =
         serde_json::from_slice(&stdout).map_err(|_| "the check printed no JSON (a crash?)".to_string())?;
     let mut findings = BTreeSet::new();
     let mut errors = Vec::new();
+    let mut undecided = None;
     for diagnostic in json["diagnostics"].as_array().ok_or("no diagnostics in the JSON")? {
         let code = diagnostic["code"].as_str().unwrap_or("").to_string();
         let severity = diagnostic["severity"].as_str().unwrap_or("");
+        let message = diagnostic["message"].as_str().unwrap_or("");
+        let kernel_limit =
+            (code == "SG003" || code == "SG001") || (code == "SG006" && message.contains("kernel's walk stopped"));
+        if severity == "info" && kernel_limit && undecided.is_none() {
+            let line = diagnostic["line"].as_u64().unwrap_or(0);
+            undecided = Some(format!("{code}@{line}"));
+        }
         if !matches!(severity, "error" | "warning") {
             continue;
         }
@@ -410,11 +426,15 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
             line,
         });
     }
-    Ok(Checked { findings, errors })
+    Ok(Checked {
+        findings,
+        errors,
+        undecided,
+    })
 }
 
 /// Whether syncguard reads a kernel: an `aicore` block in the `.sync` file, or in what
-/// `syncguard convert` prints for one of the unit's C/C++ files.
+/// `syncguard convert` prints for the unit's C/C++ files read together.
 fn has_kernel(args: &Args, unit: &Unit) -> Result<bool, String> {
     if unit.sync {
         return Ok(true);
@@ -427,14 +447,10 @@ fn has_kernel(args: &Args, unit: &Unit) -> Result<bool, String> {
         }
         std::fs::write(&target, text).map_err(|e| e.to_string())?;
     }
-    for (rel, _) in &unit.files {
-        let mut command = Command::new(&args.syncguard);
-        command.current_dir(dir.path()).arg("convert").arg(rel);
-        if String::from_utf8_lossy(&run(args, command)?).contains("aicore ") {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    // The files together, as the check reads them: a kernel's class is in its headers.
+    let mut command = Command::new(&args.syncguard);
+    command.current_dir(dir.path()).arg("convert").arg(".");
+    Ok(String::from_utf8_lossy(&run(args, command)?).contains("aicore "))
 }
 
 /// Runs a syncguard command with the time limit; its standard output.
