@@ -19,6 +19,8 @@ use walk::{FlagKey, Instr, Mem, Region, Step};
 /// Most cores of one type walked per launch; beyond it, the first, second, middle and
 /// last two.
 const MAX_CORES: i64 = 64;
+/// Launches with every mentioned parameter at 1, 2, ... this many.
+const UNIFORM_LAUNCHES: i64 = 4;
 /// Most instructions walked for one kernel over all its runs; the runs beyond are said.
 const MAX_KERNEL_INSTRUCTIONS: usize = 4_000_000;
 
@@ -693,6 +695,28 @@ fn launches_to_walk(
             .into_iter()
             .map(|params| (params, Vec::new()))
             .collect();
+    // Tiling fields come in groups (a tile count, a tile length, a tail): the sampled
+    // combinations leave most of them at their smallest, where loops run once or not at
+    // all. Every field at 1 to 4 at once gives the first, second and steady-state
+    // iterations of every loop, and more tiles than a double-buffered queue has slots.
+    for k in 1..=UNIFORM_LAUNCHES {
+        let params: Vec<i64> = program
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let value = if mentioned.contains(&ParamId(i as u32)) {
+                    k
+                } else {
+                    p.min
+                };
+                value.clamp(p.min, p.max.unwrap_or(i64::MAX))
+            })
+            .collect();
+        if !launches.iter().any(|(known, _)| *known == params) {
+            launches.push((params, Vec::new()));
+        }
+    }
     for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {
         match launches.iter_mut().find(|(params, _)| *params == found.params) {
             Some((_, cores)) => cores.extend(found.cores),

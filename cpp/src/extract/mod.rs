@@ -597,7 +597,9 @@ impl<'u> Walker<'_, 'u> {
         } else if all(|f| matches!(f, Flow::Continue)) {
             Flow::Continue
         } else {
-            if flows.iter().any(|f| matches!(f, Flow::Return)) {
+            // In the entry's own body the rest of the function is in the arms: exact.
+            let in_entry_body = self.frames.len() == 1 && self.frame().scopes.len() <= 2;
+            if flows.iter().any(|f| matches!(f, Flow::Return)) && !in_entry_body {
                 // The rest of this block is skipped exactly; the code after the blocks
                 // around it is not.
                 self.unresolved(
