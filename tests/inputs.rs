@@ -283,7 +283,7 @@ fn fmt_refuses_a_named_trace_and_skips_traces_in_folders() {
 #[test]
 fn convert_reads_a_folder_of_sources_together() {
     // The kernel class is in the header: read alone, the entry file has no program.
-    let output = syncguard(&["convert", "tests/cli/kernel-folder"]);
+    let output = syncguard(&["convert", "tests/fixtures/kernel-folder"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let printed = stdout(&output);
     assert!(
@@ -294,7 +294,7 @@ fn convert_reads_a_folder_of_sources_together() {
         printed.contains("let xIn = TQue::DeQue(inQueue); // scale_kernel.h:19"),
         "{printed}"
     );
-    let alone = syncguard(&["convert", "tests/cli/kernel-folder/scale_kernel.cpp"]);
+    let alone = syncguard(&["convert", "tests/fixtures/kernel-folder/scale_kernel.cpp"]);
     assert!(!stdout(&alone).contains("aicore"), "{}", stdout(&alone));
 }
 

@@ -402,8 +402,10 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
         let code = diagnostic["code"].as_str().unwrap_or("").to_string();
         let severity = diagnostic["severity"].as_str().unwrap_or("");
         let message = diagnostic["message"].as_str().unwrap_or("");
-        let kernel_limit =
-            (code == "SG003" || code == "SG001") || (code == "SG006" && message.contains("kernel's walk stopped"));
+        // A call left out (SG001, SG003), a walk stopped at its budget of undecided
+        // conditions (SG004), a kernel's walk stopped (SG006).
+        let kernel_limit = matches!(code.as_str(), "SG001" | "SG003" | "SG004")
+            || (code == "SG006" && message.contains("kernel's walk stopped"));
         if severity == "info" && kernel_limit && undecided.is_none() {
             let line = diagnostic["line"].as_u64().unwrap_or(0);
             undecided = Some(format!("{code}@{line}"));
