@@ -59,8 +59,20 @@ fn verified_examples_run_and_their_traces_verify_again_while_the_others_never_ru
         let verdict = syncguard(&["check", path]).status.code();
         let output = syncguard(&["verify-then-run", path, "--trace-out", trace.to_str().unwrap()]);
         let stdout = text(&output.stdout);
-        let uses_state_from_before = std::fs::read_to_string(&example).unwrap().contains("existing_");
+        let source = std::fs::read_to_string(&example).unwrap();
+        let uses_state_from_before = source.contains("existing_");
+        let kernels = source.lines().any(|line| line.starts_with("aicore "));
         match verdict {
+            // Kernels' pipe programs are verified; only their host code could launch them.
+            Some(0) if kernels => {
+                assert_eq!(output.status.code(), Some(2), "{path}:\n{stdout}");
+                assert!(
+                    text(&output.stderr).contains("a kernel runs only when its host code launches it"),
+                    "{path}: {}",
+                    text(&output.stderr)
+                );
+                assert!(!trace.exists(), "{path} wrote a trace although it did not run");
+            }
             // A twin of code that receives buffers and communicators from its caller:
             // verified, but a run cannot recreate that state, and says so.
             Some(0) if uses_state_from_before => {

@@ -80,6 +80,17 @@ pub fn run(request: &Request) -> Outcome {
         eprintln!("syncguard: {} did not verify: nothing was executed", input.display);
         return refuse(&mut findings, &mut sources, json!(null), Outcome::Findings);
     }
+    if !program.kernels.is_empty() {
+        // A kernel's pipe program is checked, not run: the device runs it when host code
+        // launches it, and a `.sync` kernel has no host code that does.
+        let message = format!(
+            "{} holds Ascend C kernels (`aicore`): their pipe programs are verified, but a kernel runs only when \
+             its host code launches it: nothing was executed",
+            input.display
+        );
+        eprintln!("syncguard: {message}");
+        return refuse(&mut findings, &mut sources, json!({"error": message}), Outcome::Failure);
+    }
     let params = match parameter_values(&program, &request.params) {
         Ok(params) => params,
         Err(message) => {
