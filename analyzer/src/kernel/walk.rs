@@ -418,6 +418,11 @@ impl<'p> Walker<'p> {
     }
 
     fn alloc(&mut self, op: &'p KOp, buffer: BufferId, tensor: TensorId) {
+        // A `TBuf`'s `AllocTensor` is its `Get`: its one piece of memory, no queue.
+        if !self.kernel.buffers[buffer].queue {
+            self.tensors[tensor] = Some(0);
+            return;
+        }
         let depth = self.kernel.buffers[buffer].depth;
         let queue = &mut self.queues[buffer];
         let slot = queue.allocated % depth;
@@ -463,6 +468,9 @@ impl<'p> Walker<'p> {
     }
 
     fn free(&mut self, op: &'p KOp, buffer: BufferId, tensor: TensorId) {
+        if !self.kernel.buffers[buffer].queue {
+            return;
+        }
         let Some(slot) = self.tensors[tensor] else {
             return self.halt(&op.span, format!("`{}` frees a tensor that holds no slot", op.api));
         };

@@ -317,6 +317,13 @@ impl<'u> Walker<'_, 'u> {
                 None if !self.error_paths && then.is_some_and(|then| self.is_error_exit(then)) => {
                     otherwise.map_or(Flow::Normal, |otherwise| self.stmt(otherwise))
                 }
+                // `if constexpr (is_same_v<T, half>) {...} else if constexpr (is_same_v<T,
+                // float>) {...}` with no final `else`: the chain covers the types the
+                // operator is built for, so the last test holds when the earlier ones do
+                // not (the build with none of them does not exist).
+                None if otherwise.is_none() && self.is_last_type_test_of_chain(node) => {
+                    then.map_or(Flow::Normal, |then| self.stmt(then))
+                }
                 None => {
                     let key = self.condition_key("if", condition, true);
                     return self.alternatives(node, "branch", Some(key), &[then, otherwise], rest);
@@ -777,4 +784,21 @@ fn class_name(type_text: &str) -> &str {
     let text = text.split('<').next().unwrap_or(text);
     let text = text.rsplit("::").next().unwrap_or(text);
     text.rsplit(' ').next().unwrap_or(text).trim()
+}
+
+impl Walker<'_, '_> {
+    /// `node` tests a type trait and ends a chain of such tests (it is the `else` of an
+    /// `if` on a type trait, `if constexpr` or not).
+    fn is_last_type_test_of_chain(&self, node: Node) -> bool {
+        let tests_type = |n: Node| {
+            n.child_by_field_name("condition")
+                .is_some_and(|c| self.text(c).contains("is_same"))
+        };
+        let in_chain = node
+            .parent()
+            .filter(|p| p.kind() == "else_clause")
+            .and_then(|p| p.parent())
+            .is_some_and(|p| p.kind() == "if_statement" && tests_type(p));
+        tests_type(node) && in_chain
+    }
 }

@@ -185,11 +185,11 @@ fn main() -> ExitCode {
     } else {
         report.print();
     }
-    if let Some(path) = &args.json_out {
-        if let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&report.json()).unwrap_or_default()) {
-            eprintln!("cannot write {}: {error}", path.display());
-            return ExitCode::FAILURE;
-        }
+    if let Some(path) = &args.json_out
+        && let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&report.json()).unwrap_or_default())
+    {
+        eprintln!("cannot write {}: {error}", path.display());
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
