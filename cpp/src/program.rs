@@ -142,7 +142,9 @@ fn expand_macros(
     );
     // A macro body's names are looked up where the macro is defined.
     let wanted = |unit: usize, name: &str| {
-        syncguard_model::api::lookup(name).is_some() || probe.lookup_from(unit, name).next().is_some()
+        syncguard_model::api::lookup(name).is_some()
+            || syncguard_model::kernel::KernelCall::lookup(name).is_some()
+            || probe.lookup_from(unit, name).next().is_some()
     };
     let worth = macros::worth_expanding(macros, &wanted);
     let expansions = macros::expand_calls(units, scopes, &worth);

@@ -922,7 +922,8 @@ impl<'u> Walker<'_, 'u> {
 
     /// `SetFlag<HardEvent::MTE2_V>(id)`, `WaitFlag<...>(id)`.
     fn flag(&mut self, node: Node<'u>, function: Node<'u>, call: &str, args: &[Node<'u>]) -> Value {
-        let Some(event) = self.template_args(function).first().and_then(|t| hard_event(t)) else {
+        let event = self.template_args(function).first().and_then(|t| hard_event(t));
+        let Some(event) = event.or_else(|| self.que_sync_event(function)) else {
             self.unresolved(
                 node,
                 format!("`{call}`: its `HardEvent` is not one this reader knows: not followed"),
@@ -931,6 +932,17 @@ impl<'u> Walker<'_, 'u> {
         };
         self.emit_flag(node, call, event, args.first().copied());
         Value::Int(0)
+    }
+
+    /// `TQueSync<PIPE_V, PIPE_MTE3> sync; sync.SetFlag(id)`: the event its type names.
+    fn que_sync_event(&mut self, function: Node<'u>) -> Option<HardEvent> {
+        let receiver = function.child_by_field_name("argument")?;
+        let place = self.place_of(receiver)?;
+        let declared = self.declared_type(&place)?;
+        let args = declared.split_once("TQueSync<")?.1.split('>').next()?;
+        let pipes: Vec<&str> = args.split(',').map(str::trim).collect();
+        let [src, dst] = pipes.as_slice() else { return None };
+        HardEvent::from_name(&format!("{}_{}", short_pipe(src), short_pipe(dst)))
     }
 
     /// `set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0)`, `wait_flag(...)`: the same as
