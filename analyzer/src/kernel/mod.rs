@@ -90,7 +90,7 @@ pub struct FlagFinding<'p> {
 #[derive(Clone, Debug, Default)]
 pub struct CoreSyncs<'p> {
     /// Flag id → its sets and waits (a wait names no mode of its own on A2/A3: the
-    /// set's mode decides who takes part).
+    /// set's mode, in the kernel's code, decides who takes part).
     pub flags: std::collections::BTreeMap<i64, FlagCount<'p>>,
     pub sync_alls: Vec<&'p KOp>,
     /// Most sets of one flag in a row with no cross-core wait between: (count, flag, call).
@@ -100,7 +100,6 @@ pub struct CoreSyncs<'p> {
 
 #[derive(Clone, Debug, Default)]
 pub struct FlagCount<'p> {
-    pub mode: Option<u8>,
     pub sets: u32,
     pub waits: u32,
     pub set_call: Option<&'p KOp>,
@@ -485,9 +484,8 @@ fn core_syncs<'p>(instrs: &[Instr<'p>]) -> CoreSyncs<'p> {
     let mut burst: HashMap<i64, u32> = HashMap::new();
     for instr in instrs {
         match &instr.step {
-            Step::CrossSet { mode, flag, .. } => {
+            Step::CrossSet { flag, .. } => {
                 let count = syncs.flags.entry(*flag).or_default();
-                count.mode.get_or_insert(*mode);
                 count.sets += 1;
                 count.set_call.get_or_insert(instr.op);
                 let run = burst.entry(*flag).or_default();
