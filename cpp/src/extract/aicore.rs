@@ -406,21 +406,7 @@ impl<'u> Walker<'_, 'u> {
         }
         let name = self.object_name(place);
         let span = self.range(node);
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Param {
-                name: ast::Ident {
-                    name: name.clone(),
-                    span: span.clone(),
-                },
-                range: ast::RangeExpr {
-                    start: Box::new(ast::Expr::int(0, span.clone())),
-                    end: None,
-                    inclusive: false,
-                    span: span.clone(),
-                },
-            },
-            span: span.clone(),
-        });
+        self.declare_param(&name, 0, None, span.clone());
         if let Some(state) = self.aicore.as_mut() {
             state.params.insert(place.clone(), name.clone());
         }
@@ -1192,21 +1178,7 @@ impl<'u> Walker<'_, 'u> {
         }
         let name = self.object_name(&format!("sizeof_{bound}"));
         let span = self.range(node);
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Param {
-                name: ast::Ident {
-                    name: name.clone(),
-                    span: span.clone(),
-                },
-                range: ast::RangeExpr {
-                    start: Box::new(ast::Expr::int(1, span.clone())),
-                    end: Some(Box::new(ast::Expr::int(8, span.clone()))),
-                    inclusive: true,
-                    span: span.clone(),
-                },
-            },
-            span: span.clone(),
-        });
+        self.declare_param(&name, 1, Some(8), span.clone());
         if let Some(state) = self.aicore.as_mut() {
             state.params.insert(key, name.clone());
         }
@@ -1279,25 +1251,6 @@ impl<'u> Walker<'_, 'u> {
                 self.store.insert(place, Value::Sym(chosen));
             }
         }
-    }
-
-    /// `param NAME in min..=max;` (or `min..`) at the top of the program.
-    fn declare_param(&mut self, name: &str, min: i64, max: Option<i64>, span: std::ops::Range<usize>) {
-        self.prelude.push(ast::Stmt {
-            kind: ast::StmtKind::Param {
-                name: ast::Ident {
-                    name: name.to_string(),
-                    span: span.clone(),
-                },
-                range: ast::RangeExpr {
-                    start: Box::new(ast::Expr::int(min, span.clone())),
-                    end: max.map(|max| Box::new(ast::Expr::int(max, span.clone()))),
-                    inclusive: true,
-                    span: span.clone(),
-                },
-            },
-            span,
-        });
     }
 
     /// Whether `expr` names only what is in scope wherever the walk is: top-level

@@ -648,23 +648,27 @@ impl<'u> Walker<'_, 'u> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let name = self.object_name(&format!("{prefix}_{stem}_L{line}"));
-        let span = self.range(at);
+        self.declare_param(&name, 0, Some(max), self.range(at));
+        Some(name)
+    }
+
+    /// `param NAME in min..=max;` (or `min..` without a bound) at the top of the program.
+    fn declare_param(&mut self, name: &str, min: i64, max: Option<i64>, span: Range<usize>) {
         self.prelude.push(ast::Stmt {
             kind: ast::StmtKind::Param {
                 name: ast::Ident {
-                    name: name.clone(),
+                    name: name.to_string(),
                     span: span.clone(),
                 },
                 range: ast::RangeExpr {
-                    start: Box::new(ast::Expr::int(0, span.clone())),
-                    end: Some(Box::new(ast::Expr::int(max, span.clone()))),
-                    inclusive: true,
+                    start: Box::new(ast::Expr::int(min, span.clone())),
+                    inclusive: max.is_some(),
+                    end: max.map(|max| Box::new(ast::Expr::int(max, span.clone()))),
                     span: span.clone(),
                 },
             },
             span,
         });
-        Some(name)
     }
 }
 
