@@ -30,5 +30,5 @@ pub use source::{FileId, SourceFile, Sources};
 pub use suppress::apply_suppressions;
 pub use trace::{Converted, convert_trace};
 pub use trace::{check_merged_run, check_trace_file, check_trace_reader};
-pub use unfollowed::{Unfollowed, set_aside_dependent_findings};
+pub use unfollowed::{Unfollowed, set_aside_dependent_findings, set_aside_kernel_findings_after_stop};
 pub use window::run_timeline;

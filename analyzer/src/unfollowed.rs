@@ -33,9 +33,34 @@ pub fn set_aside_dependent_findings(checked: &mut CheckedFile, unfollowed: &[Unf
 /// kernel (a sync, a copy, a queue operation) may order or touch anything, so any
 /// finding inside a kernel whose entry point has one is undecided.
 fn set_aside_kernel_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
-    let Some(call) = unfollowed.first().filter(|_| !checked.program.kernels.is_empty()) else {
+    let Some(call) = unfollowed.first() else {
         return Vec::new();
     };
+    set_aside_kernel(
+        checked,
+        &call.span,
+        "undecided: the kernel has a call that could not be followed, and what it orders or touches is unknown",
+        "this call could not be followed",
+    )
+}
+
+/// The same where the reader's walk of the entry point stopped before its end: the rest
+/// of a loop body cut off there (its `FreeTensor`, its `WaitFlag`) is missing from every
+/// iteration the analysis runs.
+pub fn set_aside_kernel_findings_after_stop(checked: &mut CheckedFile, stop: &Span) -> Vec<Diagnostic> {
+    set_aside_kernel(
+        checked,
+        stop,
+        "undecided: the reading of the kernel stopped before its end, and what the code not read does to its \
+         queues, flags and memory is unknown",
+        "the reading of the kernel stopped here",
+    )
+}
+
+fn set_aside_kernel(checked: &mut CheckedFile, cause: &Span, why: &str, label: &str) -> Vec<Diagnostic> {
+    if checked.program.kernels.is_empty() {
+        return Vec::new();
+    }
     let (inside, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
         .into_iter()
         .partition(|d| d.severity != Severity::Info && d.code.starts_with("SG8"));
@@ -44,12 +69,8 @@ fn set_aside_kernel_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed
         .into_iter()
         .map(|mut diagnostic| {
             diagnostic.severity = Severity::Info;
-            diagnostic.notes.insert(
-                0,
-                "undecided: the kernel has a call that could not be followed, and what it orders or touches is unknown"
-                    .to_string(),
-            );
-            diagnostic.with_related(call.span.clone(), "this call could not be followed")
+            diagnostic.notes.insert(0, why.to_string());
+            diagnostic.with_related(cause.clone(), label)
         })
         .collect()
 }

@@ -471,7 +471,10 @@ impl<'u> Index<'u> {
         let class = class.or_else(|| {
             let mut parts: Vec<&str> = qualified.split("::").collect();
             parts.pop();
-            parts.last().map(|class| class.to_string())
+            // `Sorter<T>::Process`: the class is `Sorter`, as its objects name it.
+            parts
+                .last()
+                .map(|class| class.split('<').next().unwrap_or(class).to_string())
         });
         let params = declarator
             .child_by_field_name("parameters")

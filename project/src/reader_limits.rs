@@ -10,7 +10,9 @@
 
 use syncguard_analyzer::rules::UnknownName;
 use syncguard_analyzer::source::{FileId, Span};
-use syncguard_analyzer::{CheckedFile, Diagnostic, Severity, Unfollowed, set_aside_dependent_findings};
+use syncguard_analyzer::{
+    CheckedFile, Diagnostic, Severity, Unfollowed, set_aside_dependent_findings, set_aside_kernel_findings_after_stop,
+};
 use syncguard_grammar::extracted::{EntryProgram, SourceSpace};
 use syncguard_grammar::lower::Lowered;
 
@@ -83,6 +85,7 @@ pub fn take_lowering_failures(
 pub fn apply(checked: &mut CheckedFile, limits: Limits, explain: bool) -> usize {
     let mut set_aside = set_aside_dependent_findings(checked, &limits.unfollowed);
     if let Some(stop) = &limits.stopped_at {
+        set_aside.extend(set_aside_kernel_findings_after_stop(checked, stop));
         set_aside.extend(set_aside_absences(checked, stop));
     }
     let count = set_aside.len();

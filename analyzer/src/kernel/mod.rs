@@ -5,6 +5,7 @@
 //! never waited or waited and never set, and the cross-core flags and `SyncAll` each
 //! core reaches. Computed once per Program, read by every SG8xx rule.
 
+pub mod cases;
 pub mod order;
 pub mod walk;
 
@@ -60,6 +61,8 @@ pub struct Race<'p> {
     pub memory: String,
     /// The consumer's access to a queue's tensor that was never dequeued.
     pub without_dequeue: Option<String>,
+    /// A race on a queue's slot involving a pipe the queue's syncs do not order: why.
+    pub beyond_queue: Option<String>,
     pub context: RunContext,
     pub iterations: String,
 }
@@ -128,6 +131,8 @@ pub struct KernelFacts<'p> {
     pub launches: Vec<Launch<'p>>,
     /// What could not be followed, said (`--explain`).
     pub stops: Vec<(Span, String)>,
+    /// Tiling fields whose launches take only the constants the kernel compares them with.
+    pub assumptions: Vec<(Span, String)>,
 }
 
 impl<'p> KernelFacts<'p> {
@@ -135,7 +140,14 @@ impl<'p> KernelFacts<'p> {
     /// stop are not checked.
     pub fn stop_notes(&self) -> Vec<crate::Diagnostic> {
         let mut seen = HashSet::new();
-        self.stops
+        let assumptions = self.assumptions.iter().map(|(span, message)| {
+            crate::Diagnostic::new(&crate::rules::SolverUnknown::INFO, span.clone(), message.clone())
+                .with_severity(crate::Severity::Info)
+                .with_label("compared only with constants")
+                .with_help("if the host writes other values to it, handle them in the kernel (an `else`)")
+        });
+        let stops = self
+            .stops
             .iter()
             .filter(|(span, _)| seen.insert(span.clone()))
             .map(|(span, reason)| {
@@ -146,8 +158,8 @@ impl<'p> KernelFacts<'p> {
                 )
                 .with_severity(crate::Severity::Info)
                 .with_label("kernel walk stopped")
-            })
-            .collect()
+            });
+        assumptions.chain(stops).collect()
     }
 
     pub fn of(program: &'p Program) -> KernelFacts<'p> {
@@ -164,7 +176,15 @@ impl<'p> KernelFacts<'p> {
         let keys = tiling_keys(&kernel.body);
         let dequeued = dequeued_tensors(kernel);
         let mut walked = 0usize;
-        for (params, extra_cores) in launches_to_walk(program, kernel, &mentioned, &keys) {
+        let cases = cases::case_fields(program, kernel);
+        self.assumptions
+            .extend(cases.iter().map(|case| cases::assumption(program, kernel, case)));
+        let launches = if cases.is_empty() {
+            launches_to_walk(program, kernel, &mentioned, &keys)
+        } else {
+            launches_to_walk(&cases::narrowed(program, &cases), kernel, &mentioned, &keys)
+        };
+        for (params, extra_cores) in launches {
             if walked > MAX_KERNEL_INSTRUCTIONS {
                 let reason = format!(
                     "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
@@ -234,7 +254,7 @@ impl<'p> KernelFacts<'p> {
         seen: &mut Seen,
     ) {
         let instrs = &run.instrs;
-        let order = order::order(instrs);
+        let order = order::order(instrs, auto_synced(kernel, context.core, Pipe::S, Pipe::V));
         let finding = |i: usize, other: Option<usize>, key: FlagKey| FlagFinding {
             op: instrs[i].op,
             other: other.map(|o| instrs[o].op),
@@ -385,6 +405,7 @@ impl<'p> KernelFacts<'p> {
                             continue;
                         }
                         let without_dequeue = missing_dequeue(kernel, dequeued, other, mem, *a_pipe, *pipe);
+                        let beyond_queue = beyond_queue(kernel, other, mem, *a_pipe, *pipe);
                         self.races.push(Race {
                             first: instrs[a].op,
                             second: instr.op,
@@ -394,6 +415,7 @@ impl<'p> KernelFacts<'p> {
                             second_write: mem.write,
                             memory: memory_name(kernel, mem),
                             without_dequeue,
+                            beyond_queue,
                             context: context.clone(),
                             iterations: iterations(instrs, a, b),
                         });
@@ -432,6 +454,35 @@ fn missing_dequeue(kernel: &Kernel, dequeued: &[bool], a: &Mem, b: &Mem, a_pipe:
         .find(|(_, pipe)| *pipe == buffer.consumer())?;
     let tensor = consumer_side.0.tensor?;
     (!dequeued[tensor] && [a_pipe, b_pipe].contains(&buffer.producer())).then(|| kernel.tensors[tensor].name.clone())
+}
+
+/// For a race on one slot of a queue where one of the two pipes is neither the queue's
+/// producer nor its consumer (an input queue's tile copied out by MTE3): what the queue
+/// orders, and the queue that would order the pair.
+fn beyond_queue(kernel: &Kernel, a: &Mem, b: &Mem, a_pipe: Pipe, b_pipe: Pipe) -> Option<String> {
+    let (buffer, _) = a.slot.filter(|slot| Some(*slot) == b.slot)?;
+    let buffer = &kernel.buffers[buffer];
+    let (producer, consumer) = (buffer.producer(), buffer.consumer());
+    if !buffer.queue
+        || [a_pipe, b_pipe]
+            .iter()
+            .all(|pipe| *pipe == producer || *pipe == consumer)
+    {
+        return None;
+    }
+    let mut text = format!(
+        "`{}` is a queue from {} to {}: its EnQue/DeQue and FreeTensor/AllocTensor order those two pipes only",
+        buffer.name,
+        producer.name(),
+        consumer.name()
+    );
+    if buffer.src == syncguard_model::kernel::Position::VecIn && [a_pipe, b_pipe].contains(&Pipe::Mte3) {
+        text.push_str(
+            "; a tile copied out straight from the queue it came in by needs `TQueBind<TPosition::VECIN, \
+             TPosition::VECOUT>`, whose syncs order PIPE_MTE2 with PIPE_MTE3",
+        );
+    }
+    Some(text)
 }
 
 fn memory_name(kernel: &Kernel, mem: &Mem) -> String {
@@ -613,43 +664,53 @@ fn params_in(expr: &Expr, out: &mut HashSet<ParamId>) {
     }
 }
 
-fn stmt_params(stmts: &[KStmt], out: &mut HashSet<ParamId>) {
-    for stmt in stmts {
-        match stmt {
-            KStmt::If {
-                cond, then, otherwise, ..
-            } => {
-                params_in(cond, out);
-                stmt_params(then, out);
-                stmt_params(otherwise, out);
+/// Every expression of a kernel: its block count, buffer lengths, conditions, loop
+/// bounds and the operands of its calls.
+pub(crate) fn for_each_expr<'k>(kernel: &'k Kernel, visit: &mut dyn FnMut(&'k Expr)) {
+    fn stmts<'k>(body: &'k [KStmt], visit: &mut dyn FnMut(&'k Expr)) {
+        for stmt in body {
+            match stmt {
+                KStmt::If {
+                    cond, then, otherwise, ..
+                } => {
+                    visit(cond);
+                    stmts(then, visit);
+                    stmts(otherwise, visit);
+                }
+                KStmt::For { start, end, body, .. } => {
+                    visit(start);
+                    visit(end);
+                    stmts(body, visit);
+                }
+                KStmt::Op(_) | KStmt::Return(_) => {}
             }
-            KStmt::For { start, end, body, .. } => {
-                params_in(start, out);
-                params_in(end, out);
-                stmt_params(body, out);
-            }
-            KStmt::Op(_) | KStmt::Return(_) => {}
         }
     }
+    visit(&kernel.blocks);
+    for buffer in &kernel.buffers {
+        visit(&buffer.len);
+    }
+    for op in calls(kernel) {
+        op_exprs(op, visit);
+    }
+    stmts(&kernel.body, visit);
 }
 
-fn op_params(op: &KOp, out: &mut HashSet<ParamId>) {
-    let access = |a: &syncguard_model::kernel::Access, out: &mut HashSet<ParamId>| {
-        params_in(&a.offset, out);
+fn op_exprs<'k>(op: &'k KOp, visit: &mut dyn FnMut(&'k Expr)) {
+    let mut access = |a: &'k syncguard_model::kernel::Access| {
+        visit(&a.offset);
         if let Some(len) = &a.len {
-            params_in(len, out);
+            visit(len);
         }
     };
     match &op.kind {
-        KOpKind::Work { writes, reads, .. } => writes.iter().chain(reads).for_each(|a| access(a, out)),
-        KOpKind::SetFlag { id, .. } | KOpKind::WaitFlag { id, .. } | KOpKind::ReleaseEventId { id, .. } => {
-            params_in(id, out)
-        }
-        KOpKind::CrossCoreSetFlag { flag, .. } | KOpKind::CrossCoreWaitFlag { flag, .. } => params_in(flag, out),
+        KOpKind::Work { writes, reads, .. } => writes.iter().chain(reads).for_each(access),
+        KOpKind::SetFlag { id, .. } | KOpKind::WaitFlag { id, .. } | KOpKind::ReleaseEventId { id, .. } => visit(id),
+        KOpKind::CrossCoreSetFlag { flag, .. } | KOpKind::CrossCoreWaitFlag { flag, .. } => visit(flag),
         KOpKind::SyncAll {
             workspace: Some(workspace),
             ..
-        } => access(workspace, out),
+        } => access(workspace),
         _ => {}
     }
 }
@@ -668,14 +729,7 @@ fn describe_launch(program: &Program, params: &[i64], mentioned: &HashSet<ParamI
 /// The parameters a kernel's code mentions: the ones its launches vary.
 fn mentioned_params(kernel: &Kernel) -> HashSet<ParamId> {
     let mut mentioned = HashSet::new();
-    params_in(&kernel.blocks, &mut mentioned);
-    for buffer in &kernel.buffers {
-        params_in(&buffer.len, &mut mentioned);
-    }
-    for op in calls(kernel) {
-        op_params(op, &mut mentioned);
-    }
-    stmt_params(&kernel.body, &mut mentioned);
+    for_each_expr(kernel, &mut |expr| params_in(expr, &mut mentioned));
     mentioned
 }
 

@@ -2,7 +2,10 @@
 //! instructions in order; `PIPE_S` issues every instruction in program order, so an
 //! instruction starts after the scalar instructions issued before it; a `WaitFlag`
 //! runs after the `SetFlag` it consumes (the k-th wait of a flag after its k-th set);
-//! `PipeBarrier<PIPE_ALL>`, a cross-core wait and `SyncAll` wait for every pipe.
+//! `PipeBarrier<PIPE_ALL>`, a cross-core wait and `SyncAll` wait for every pipe. With the
+//! compiler's automatic sync on a vector core, a scalar access (`GetValue`, `SetValue`)
+//! waits for the last vector and MTE2/MTE3 instruction that touches its bytes: the
+//! compiler inserts that wait, and so orders what comes after the scalar access too.
 //! A wait whose set can only come after it (a cycle) or never comes blocks its pipe
 //! for good: the instructions that need it never run.
 
@@ -57,7 +60,9 @@ impl Order {
     }
 }
 
-pub fn order(instrs: &[Instr]) -> Order {
+/// `scalar_waits_for_memory`: the compiler's automatic sync is on and the core is a
+/// vector core.
+pub fn order(instrs: &[Instr], scalar_waits_for_memory: bool) -> Order {
     let n = instrs.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut seq = vec![0u32; n];
@@ -76,6 +81,9 @@ pub fn order(instrs: &[Instr]) -> Order {
         }
         if let Some(scalar) = last_scalar.filter(|s| Some(*s) != last_on_lane[l]) {
             preds[i].push(scalar);
+        }
+        if scalar_waits_for_memory && pipe == Pipe::S {
+            preds[i].extend(auto_synced_before(instrs, i));
         }
         if pipe == Pipe::All {
             preds[i].extend(last_on_lane.iter().flatten().copied());
@@ -135,6 +143,28 @@ pub fn order(instrs: &[Instr]) -> Order {
         unmatched_sets,
         cycles,
     }
+}
+
+/// For a scalar access at `i`: the last instruction of each of PIPE_V, PIPE_MTE2 and
+/// PIPE_MTE3 before it that touches its bytes, one of the two writing.
+fn auto_synced_before(instrs: &[Instr], i: usize) -> Vec<usize> {
+    let Step::Work { mems, .. } = &instrs[i].step else {
+        return Vec::new();
+    };
+    if mems.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for pipe in [Pipe::V, Pipe::Mte2, Pipe::Mte3] {
+        let conflicting = instrs[..i].iter().rposition(|earlier| match &earlier.step {
+            Step::Work { pipe: p, mems: others } if *p == pipe => others
+                .iter()
+                .any(|other| mems.iter().any(|mem| (mem.write || other.write) && mem.overlaps(other))),
+            _ => false,
+        });
+        found.extend(conflicting);
+    }
+    found
 }
 
 /// Vector clocks in topological order; an instruction in a cycle, blocked, or after

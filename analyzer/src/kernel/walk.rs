@@ -474,9 +474,12 @@ impl<'p> Walker<'p> {
         let Some(slot) = self.tensors[tensor] else {
             return self.halt(&op.span, format!("`{}` frees a tensor that holds no slot", op.api));
         };
+        // Freed through another queue (SG811): the slot is the tensor's own queue's,
+        // marked free with the called queue's event.
         let pipe = self.kernel.buffers[buffer].consumer();
+        let own = self.kernel.tensors[tensor].buffer;
         let key = FlagKey::Queue {
-            buffer,
+            buffer: if self.kernel.buffers[own].queue { own } else { buffer },
             slot,
             freed: true,
         };

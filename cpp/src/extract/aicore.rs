@@ -46,7 +46,9 @@ pub(super) struct AicoreState {
     field_types: HashMap<String, Option<String>>,
     /// Template parameters bound by the declaration of a kernel class object
     /// (`KernelAdd<half> op;`): `T` → `half`.
-    type_args: HashMap<String, String>,
+    pub(super) type_args: HashMap<String, String>,
+    /// Types from the build the kernel tests (`is_same_v<T, half>`), with their parameters.
+    pub(super) type_choices: super::type_tests::TypeChoices,
     /// The output block of the `aicore` body, where declarations made under a
     /// condition go (see [`Walker::hoistable`]).
     body_block: usize,
@@ -181,6 +183,7 @@ impl<'u> Walker<'_, 'u> {
         state.body_block = self.blocks.len() - 1;
         self.aicore = Some(state);
         self.stmt(kernel.body);
+        self.bound_type_choices();
         let mut body = self.close_block();
         prune_empty_branches(&mut body);
         let state = self.aicore.take().unwrap_or_default();
@@ -1528,7 +1531,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// The declared type of a local (recorded when declared) or a class member (found
     /// among the files' field declarations).
-    fn declared_type(&mut self, place: &Place) -> Option<String> {
+    pub(super) fn declared_type(&mut self, place: &Place) -> Option<String> {
         // An element of an array (`addResQue_[0]`) has the array's element type.
         let place = match place.strip_suffix(']').and_then(|p| p.rsplit_once('[')) {
             Some((array, _)) => array.to_string(),
@@ -1933,7 +1936,7 @@ fn note_position(state: &mut AicoreState, position: Position) {
 }
 
 /// Template arguments at the top level of `a, B<c, d>, e`.
-fn split_top_level(text: &str) -> Vec<String> {
+pub(super) fn split_top_level(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut current = String::new();

@@ -84,6 +84,7 @@ impl<'u> Walker<'_, 'u> {
                 .map_or(Value::Unknown, |c| Value::Int(c as i64)),
             // A type name is an expression where a declaration was parsed for a call
             // (`std::thread t(Worker, stream)`).
+            "qualified_identifier" | "template_function" if self.is_type_test(node) => self.type_test(node),
             "identifier" | "qualified_identifier" | "type_identifier" => self.name_value(node),
             "preproc_defined" => node
                 .named_child(0)
@@ -509,6 +510,11 @@ impl<'u> Walker<'_, 'u> {
                 advance_by(&left_value, &right_value, self.range(right))
             }
             // An expression over `rank` stays one, for the program to evaluate per rank.
+            (Value::Sym(_), Value::Int(_) | Value::Sym(_)) | (Value::Int(_), Value::Sym(_))
+                if too_large(&[&left_value, &right_value]) =>
+            {
+                Value::Unknown
+            }
             (Value::Sym(_), Value::Int(_) | Value::Sym(_)) | (Value::Int(_), Value::Sym(_)) => {
                 match (
                     binary_ast(operator),
@@ -557,6 +563,9 @@ impl<'u> Walker<'_, 'u> {
             return Value::Unknown;
         };
         let (then, otherwise) = (self.eval(then), self.eval(otherwise));
+        if too_large(&[&Value::Sym(cond.clone()), &then, &otherwise]) {
+            return Value::Unknown;
+        }
         match (
             symbolic(&then, self.range(node)),
             symbolic(&otherwise, self.range(node)),
@@ -737,6 +746,15 @@ impl<'u> Walker<'_, 'u> {
         if let Some(definition) = self.resolve(function, &simple, args.len()) {
             return self.inline(node, function, &definition, &args);
         }
+        if let Some(classes) = self.ambiguous_method(function, &simple, args.len()) {
+            self.unresolved(
+                node,
+                format!(
+                    "`{name}` is a method of {classes}, and the class of its object is not known: the call is not \
+                     followed"
+                ),
+            );
+        }
         self.opaque_call(node, &name, &args)
     }
 
@@ -842,17 +860,9 @@ impl<'u> Walker<'_, 'u> {
     /// A library API's own implementation is never one (`is_library_api`).
     fn resolve(&mut self, function: Node<'u>, simple: &str, argc: usize) -> Option<FnDef<'u>> {
         let is_method = function.kind() == "field_expression";
-        // `op.Process()`: the class `op` was declared with; `Process()`: the caller's.
-        let class = match function.child_by_field_name("argument") {
-            Some(base) if is_method => self
-                .place_of(base)
-                .and_then(|place| match self.store.get(&format!("{place}.#class")) {
-                    Some(Value::Str(class)) => Some(class.clone()),
-                    _ => None,
-                })
-                .or_else(|| self.frame().class.clone()),
-            _ => self.frame().class.clone(),
-        };
+        let class = self.receiver_class(function);
+        let ambiguous =
+            is_method && self.core.is_some() && class.is_none() && self.classes_defining(simple, argc).len() > 1;
         let qualifier = (!is_method).then(|| qualifier_of(self.text(function))).flatten();
         let from = self.scope_unit();
         self.index
@@ -865,6 +875,9 @@ impl<'u> Walker<'_, 'u> {
                 Some(qualifier) => qualifies(def, qualifier),
                 None => is_method || def.class.is_none() || def.class == class,
             })
+            // Kernel code: a method of an object of unknown class that several classes
+            // define is none of them (`ambiguous_method` says so), not the nearest file's.
+            .filter(|def| !ambiguous || def.class.is_none())
             .max_by_key(|def| {
                 let closeness = if def.unit == from {
                     2
@@ -882,6 +895,66 @@ impl<'u> Walker<'_, 'u> {
                 )
             })
             .cloned()
+    }
+
+    /// `op.Process()`: the class `op` was declared with (a member's from its field
+    /// declaration, in kernel code); `Process()` and `this->Process()`: the caller's.
+    fn receiver_class(&mut self, function: Node<'u>) -> Option<String> {
+        let base = (function.kind() == "field_expression")
+            .then(|| function.child_by_field_name("argument"))
+            .flatten();
+        let Some(base) = base.filter(|base| base.kind() != "this") else {
+            return self.frame().class.clone();
+        };
+        let place = self.place_of(base);
+        if let Some(Value::Str(class)) = place
+            .as_ref()
+            .and_then(|place| self.store.get(&format!("{place}.#class")))
+        {
+            return Some(class.clone());
+        }
+        if self.core.is_none() {
+            return self.frame().class.clone();
+        }
+        let declared = place.and_then(|place| self.declared_type(&place))?;
+        // `PolicyType policy;` in `template <typename PolicyType> class Kernel`.
+        let declared = self
+            .aicore
+            .as_ref()
+            .and_then(|state| state.type_args.get(super::stmt::class_name(&declared)))
+            .cloned()
+            .unwrap_or(declared);
+        let class = super::stmt::class_name(&declared);
+        self.index.classes.contains(class).then(|| class.to_string())
+    }
+
+    /// The classes that define a method `simple` taking `argc` arguments, sorted.
+    fn classes_defining(&self, simple: &str, argc: usize) -> Vec<String> {
+        let mut classes: Vec<String> = self
+            .index
+            .lookup_from(self.scope_unit(), simple)
+            .filter(|def| def.params.len() >= argc)
+            .filter_map(|def| def.class.clone())
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes
+    }
+
+    /// Kernel code: `obj.f()` where `obj`'s class is unknown and several classes define
+    /// `f`: their names, for the note that the call is not followed.
+    fn ambiguous_method(&mut self, function: Node<'u>, simple: &str, argc: usize) -> Option<String> {
+        if function.kind() != "field_expression" || self.core.is_none() || self.receiver_class(function).is_some() {
+            return None;
+        }
+        let classes = self.classes_defining(simple, argc);
+        (classes.len() > 1).then(|| {
+            let shown: Vec<String> = classes.iter().take(4).map(|class| format!("`{class}`")).collect();
+            match classes.len().saturating_sub(4) {
+                0 => shown.join(", "),
+                more => format!("{} and {more} more classes", shown.join(", ")),
+            }
+        })
     }
 
     fn inline(&mut self, node: Node<'u>, function: Node<'u>, definition: &FnDef<'u>, args: &[Node<'u>]) -> Value {
@@ -1194,6 +1267,42 @@ pub(super) fn parse_int(text: &str) -> Option<i64> {
     u64::from_str_radix(digits, radix)
         .ok()
         .and_then(|value| i64::try_from(value).ok())
+}
+
+/// Most nodes of an expression the walk keeps symbolic; a larger one has no value.
+/// An iteration like Newton's `y = (y + d / y) / 2` doubles its expression each pass:
+/// sixteen passes would build (and copy) millions of nodes for one loop bound.
+const MAX_SYMBOLIC_NODES: usize = 256;
+
+/// Whether the symbolic operands together exceed [`MAX_SYMBOLIC_NODES`] (counted only
+/// up to it).
+fn too_large(operands: &[&Value]) -> bool {
+    fn count(expr: &ast::Expr, budget: &mut usize) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        match &expr.kind {
+            ast::ExprKind::Unary(_, a) => count(a, budget),
+            ast::ExprKind::Binary(_, a, b) => {
+                count(a, budget);
+                count(b, budget);
+            }
+            ast::ExprKind::Cond { cond, then, otherwise } => {
+                count(cond, budget);
+                count(then, budget);
+                count(otherwise, budget);
+            }
+            _ => {}
+        }
+    }
+    let mut budget = MAX_SYMBOLIC_NODES + 1;
+    for operand in operands {
+        if let Value::Sym(expr) = operand {
+            count(expr, &mut budget);
+        }
+    }
+    budget == 0
 }
 
 fn unary_op(operator: &str, operand: i64) -> Option<i64> {

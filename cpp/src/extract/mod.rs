@@ -22,6 +22,7 @@ mod macro_call;
 mod stmt;
 mod store;
 mod threads;
+mod type_tests;
 pub mod value;
 
 use std::collections::{HashMap, HashSet};

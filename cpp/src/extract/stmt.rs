@@ -779,7 +779,7 @@ fn pointee_size(walker: &Walker, declarator: Node, type_text: &str) -> Option<i6
 }
 
 /// `const ns::Timer<T>` → `Timer`.
-fn class_name(type_text: &str) -> &str {
+pub(super) fn class_name(type_text: &str) -> &str {
     let text = type_text.trim();
     let text = text.split('<').next().unwrap_or(text);
     let text = text.rsplit("::").next().unwrap_or(text);

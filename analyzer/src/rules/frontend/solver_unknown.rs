@@ -17,7 +17,9 @@ declare_rule! {
     /// IPC export (`aclrtNotifyGetExportKey`, `aclrtIpcGetEventHandle`,
     /// `aclrtIpcMemGetExportKey`) that no process of the run opens: what the process
     /// that does records, waits on or writes is not checked, and a notify's waits here
-    /// are taken to be satisfied there.
+    /// are taken to be satisfied there. And, as a note: a kernel's tiling field that the
+    /// kernel only compares with constants (`if (hasBias == 1)`): its launches take only
+    /// the values from the smallest compared to the largest.
     ///
     /// ## Why is this a bug
     /// It is not a bug in the program: it is a hole in the verification, a limit of the

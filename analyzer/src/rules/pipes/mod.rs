@@ -11,6 +11,7 @@ pub mod flag_never_waited;
 pub mod missing_dequeue;
 pub mod pipe_barrier_scalar;
 pub mod pipe_race;
+pub mod tensor_to_another_queue;
 pub mod wait_never_set;
 
 use crate::kernel::walk::FlagKey;

@@ -91,6 +91,9 @@ pub(crate) fn report(context: &ProgramContext, race: &Race, rule: &crate::rules:
                 },
             ],
         });
+    if let Some(why) = &race.beyond_queue {
+        diagnostic = diagnostic.with_note(why.clone());
+    }
     if let Some(tensor) = &race.without_dequeue {
         diagnostic = diagnostic.with_help(format!(
             "`{tensor}` is used on {b} without `DeQue`: EnQue it after {a} writes it and use the tensor `DeQue` returns"

@@ -1,0 +1,225 @@
+//! Type tests in kernel code: `std::is_same<T, half>::value`, `std::is_same_v<T, half>`,
+//! `AscendC::IsSameType<T, half>::value`. Where the kernel class's template arguments
+//! name both types the test is decided. Where one comes from the build (`DTYPE_X`), the
+//! build picks one of the types the kernel tests it against: one parameter per such type
+//! for the whole entry point (`param type_DTYPE_X in 0..=2;`, one value per type tested),
+//! so that the same test in every tile, helper and `if constexpr` decides the same way and
+//! two tests of one type never both hold. Each test asked afresh would let the walk take
+//! builds that do not exist: none of three exclusive `if constexpr` blocks, or two.
+
+use tree_sitter::Node;
+
+use super::Walker;
+use super::ast;
+use super::value::Value;
+
+/// The types built from a name with no definition in the files, as tested so far.
+#[derive(Clone, Default)]
+pub(super) struct TypeChoices {
+    /// The type's name (`DTYPE_X`), its parameter, and the types tested against it in
+    /// the order first tested (the parameter's values).
+    choices: Vec<(String, String, Vec<String>)>,
+}
+
+/// Scalar types of Ascend C kernels: a test between two of them is decided.
+const KNOWN_TYPES: &[&str] = &[
+    "half",
+    "float",
+    "double",
+    "bfloat16_t",
+    "bool",
+    "int4b_t",
+    "int8_t",
+    "uint8_t",
+    "int16_t",
+    "uint16_t",
+    "int32_t",
+    "uint32_t",
+    "int64_t",
+    "uint64_t",
+    "int",
+    "char",
+    "hifloat8_t",
+    "fp8_e4m3fn_t",
+    "fp8_e5m2_t",
+    "fp4x2_e2m1_t",
+    "fp4x2_e1m2_t",
+];
+
+/// How deep template arguments are followed (`T` → `U` → `half`).
+const MAX_BINDINGS: usize = 4;
+
+impl<'u> Walker<'_, 'u> {
+    /// Whether `node` is a type test this module decides.
+    pub(super) fn is_type_test(&self, node: Node<'u>) -> bool {
+        self.aicore.is_some() && parse_type_test(self.text(node)).is_some()
+    }
+
+    /// The value of a type test: 1 or 0 where both types are known (or are the same
+    /// name), else `type_NAME == k` for the `k`-th type tested against the build's type.
+    pub(super) fn type_test(&mut self, node: Node<'u>) -> Value {
+        let Some((left, right)) = parse_type_test(self.text(node)) else {
+            return Value::Unknown;
+        };
+        let (left, right) = (self.bound_type(&left), self.bound_type(&right));
+        if left == right {
+            return Value::Int(1);
+        }
+        let known = |t: &str| KNOWN_TYPES.contains(&t);
+        let (built, tested) = match (known(&left), known(&right)) {
+            (true, true) => return Value::Int(0),
+            (false, true) => (left, right),
+            (true, false) => (right, left),
+            (false, false) => return Value::Unknown,
+        };
+        let span = self.range(node);
+        let (param, index) = self.type_choice(&built, &tested, span.clone());
+        Value::Sym(super::ast_binary(
+            ast::BinaryOp::Eq,
+            ast::Expr::name(&param, span.clone()),
+            ast::Expr::int(index as i64, span),
+        ))
+    }
+
+    /// The type a name stands for through the kernel class's template arguments.
+    fn bound_type(&self, name: &str) -> String {
+        let mut name = canonical(name);
+        for _ in 0..MAX_BINDINGS {
+            match self.aicore.as_ref().and_then(|state| state.type_args.get(&name)) {
+                Some(bound) if canonical(bound) != name => name = canonical(bound),
+                _ => break,
+            }
+        }
+        name
+    }
+
+    /// The parameter of `built` and the value that stands for `tested`, declaring them
+    /// on first use.
+    fn type_choice(&mut self, built: &str, tested: &str, span: std::ops::Range<usize>) -> (String, usize) {
+        let existing = self
+            .aicore
+            .as_ref()
+            .and_then(|state| state.type_choices.choices.iter().position(|(name, _, _)| name == built));
+        let at = match existing {
+            Some(at) => at,
+            None => {
+                let param = self.object_name(&format!("type_{}", identifier_of(built)));
+                self.declare_param(&param, 0, Some(0), span);
+                let state = self.aicore.as_mut().expect("type tests are decided in kernels");
+                state.type_choices.choices.push((built.to_string(), param, Vec::new()));
+                state.type_choices.choices.len() - 1
+            }
+        };
+        let state = self.aicore.as_mut().expect("type tests are decided in kernels");
+        let (_, param, tested_types) = &mut state.type_choices.choices[at];
+        let index = match tested_types.iter().position(|t| t == tested) {
+            Some(index) => index,
+            None => {
+                tested_types.push(tested.to_string());
+                tested_types.len() - 1
+            }
+        };
+        (param.clone(), index)
+    }
+
+    /// Give each type parameter one value per type tested (declared as `0..=0`).
+    pub(super) fn bound_type_choices(&mut self) {
+        let Some(state) = self.aicore.as_ref() else {
+            return;
+        };
+        for (_, param, tested) in &state.type_choices.choices {
+            for stmt in &mut self.prelude {
+                if let ast::StmtKind::Param { name, range } = &mut stmt.kind
+                    && name.name == *param
+                    && let Some(end) = &mut range.end
+                {
+                    **end = ast::Expr::int(tested.len().saturating_sub(1) as i64, end.span.clone());
+                }
+            }
+        }
+    }
+}
+
+/// `is_same<A, B>::value`, `is_same_v<A, B>`, `IsSameType<A, B>::value` (any namespace):
+/// `(A, B)`.
+fn parse_type_test(text: &str) -> Option<(String, String)> {
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let open = text.find('<')?;
+    let trait_name = text[..open].trim().rsplit("::").next()?.trim();
+    let close = text.rfind('>')?;
+    let suffix = text[close + 1..].trim();
+    let wants_value = match trait_name {
+        "is_same" | "IsSameType" => true,
+        "is_same_v" => false,
+        _ => return None,
+    };
+    if wants_value != (suffix == "::value") || (!wants_value && !suffix.is_empty()) {
+        return None;
+    }
+    let args = super::aicore::split_top_level(&text[open + 1..close]);
+    match args.as_slice() {
+        [left, right] => Some((left.trim().to_string(), right.trim().to_string())),
+        _ => None,
+    }
+}
+
+/// A type's name without qualifiers, namespaces or blanks; `float16_t` is `half`.
+fn canonical(name: &str) -> String {
+    let name = name
+        .trim()
+        .trim_start_matches("const ")
+        .trim_end_matches(" const")
+        .trim();
+    let name = name.trim_start_matches("::");
+    let name = name
+        .strip_prefix("std::")
+        .or_else(|| name.strip_prefix("AscendC::"))
+        .unwrap_or(name);
+    match name {
+        "float16_t" => "half".to_string(),
+        "float32_t" => "float".to_string(),
+        other => other.split_whitespace().collect(),
+    }
+}
+
+/// A type's name as part of a parameter name.
+fn identifier_of(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_three_spellings() {
+        let pair = |a: &str, b: &str| Some((a.to_string(), b.to_string()));
+        assert_eq!(parse_type_test("std::is_same<T, half>::value"), pair("T", "half"));
+        assert_eq!(
+            parse_type_test("std::is_same_v<T, bfloat16_t>"),
+            pair("T", "bfloat16_t")
+        );
+        assert_eq!(
+            parse_type_test("AscendC::IsSameType<U, float>::value"),
+            pair("U", "float")
+        );
+        assert_eq!(parse_type_test("is_same_v<T, Foo<int, 2>>"), pair("T", "Foo<int, 2>"));
+    }
+
+    #[test]
+    fn leaves_other_traits_and_forms() {
+        assert_eq!(parse_type_test("std::is_integral<T>::value"), None);
+        assert_eq!(parse_type_test("std::is_same<T, half>"), None);
+        assert_eq!(parse_type_test("std::is_same_v<T, half>::value"), None);
+        assert_eq!(parse_type_test("std::is_same<T>::value"), None);
+    }
+
+    #[test]
+    fn canonical_names() {
+        assert_eq!(canonical("const float16_t"), "half");
+        assert_eq!(canonical("std::int32_t"), "int32_t");
+        assert_eq!(canonical("AscendC::bfloat16_t"), "bfloat16_t");
+    }
+}
