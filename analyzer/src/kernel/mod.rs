@@ -184,7 +184,12 @@ impl<'p> KernelFacts<'p> {
         } else {
             launches_to_walk(&cases::narrowed(program, &cases), kernel, &mentioned, &keys)
         };
-        for (params, extra_cores) in launches {
+        for PlannedLaunch {
+            params,
+            cores: extra_cores,
+            counterexample,
+        } in launches
+        {
             if walked > MAX_KERNEL_INSTRUCTIONS {
                 let reason = format!(
                     "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
@@ -193,7 +198,7 @@ impl<'p> KernelFacts<'p> {
                 break;
             }
             let mut launch = describe_launch(program, &params, &mentioned);
-            if !extra_cores.is_empty() {
+            if counterexample {
                 launch = [launch, "z3's smallest counterexample".into()]
                     .into_iter()
                     .filter(|part| !part.is_empty())
@@ -733,19 +738,33 @@ fn mentioned_params(kernel: &Kernel) -> HashSet<ParamId> {
     mentioned
 }
 
-/// The sampled launches, then z3's launches where cross-core flags or SyncAll do not
-/// balance, each with the cores it involves (walked like the sampled ones, so that they
-/// are reported with their calls).
+/// A launch to walk: parameter values, the cores z3 asks for beside the sampled ones,
+/// and whether it is z3's counterexample to a balance (said in the finding).
+struct PlannedLaunch {
+    params: Vec<i64>,
+    cores: Vec<CoreIndex>,
+    counterexample: bool,
+}
+
+/// The sampled launches, then z3's: where cross-core flags or SyncAll do not balance,
+/// each with the cores it involves (walked like the sampled ones, so that they are
+/// reported with their calls), and launches that run each loop the sampled values leave
+/// at zero trips.
 fn launches_to_walk(
     program: &Program,
     kernel: &Kernel,
     mentioned: &HashSet<ParamId>,
     keys: &[i64],
-) -> Vec<(Vec<i64>, Vec<CoreIndex>)> {
-    let mut launches: Vec<(Vec<i64>, Vec<CoreIndex>)> =
+) -> Vec<PlannedLaunch> {
+    let planned = |params: Vec<i64>| PlannedLaunch {
+        params,
+        cores: Vec::new(),
+        counterexample: false,
+    };
+    let mut launches: Vec<PlannedLaunch> =
         crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32)))
             .into_iter()
-            .map(|params| (params, Vec::new()))
+            .map(planned)
             .collect();
     // Tiling fields come in groups (a tile count, a tile length, a tail): the sampled
     // combinations leave most of them at their smallest, where loops run once or not at
@@ -765,15 +784,29 @@ fn launches_to_walk(
                 value.clamp(p.min, p.max.unwrap_or(i64::MAX))
             })
             .collect();
-        if !launches.iter().any(|(known, _)| *known == params) {
-            launches.push((params, Vec::new()));
+        if !launches.iter().any(|known| known.params == params) {
+            launches.push(planned(params));
         }
     }
-    for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {
-        match launches.iter_mut().find(|(params, _)| *params == found.params) {
-            Some((_, cores)) => cores.extend(found.cores),
-            None => launches.push((found.params, found.cores)),
+    let mut add = |found: crate::smt::properties::core_counts::UnbalancedLaunch, counterexample: bool| match launches
+        .iter_mut()
+        .find(|known| known.params == found.params)
+    {
+        Some(known) => {
+            known.cores.extend(found.cores);
+            known.counterexample |= counterexample;
         }
+        None => launches.push(PlannedLaunch {
+            params: found.params,
+            cores: found.cores,
+            counterexample,
+        }),
+    };
+    for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {
+        add(found, true);
+    }
+    for found in crate::smt::properties::loop_reach::loop_launches(program, kernel, keys) {
+        add(found, false);
     }
     launches
 }

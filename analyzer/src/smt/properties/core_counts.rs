@@ -98,14 +98,14 @@ pub(crate) fn unbalanced_launches(program: &Program, kernel: &Kernel, keys: &[i6
     found
 }
 
-struct Launch {
-    params: Vec<Int>,
-    domain: Vec<Bool>,
-    blocks: Int,
-    key: Int,
+pub(super) struct Launch {
+    pub params: Vec<Int>,
+    pub domain: Vec<Bool>,
+    pub blocks: Int,
+    pub key: Int,
 }
 
-fn launch(program: &Program, kernel: &Kernel, keys: &[i64]) -> Option<Launch> {
+pub(super) fn launch(program: &Program, kernel: &Kernel, keys: &[i64]) -> Option<Launch> {
     let mut domain = Vec::new();
     let params: Vec<Int> = program
         .params
@@ -259,11 +259,16 @@ fn differs_between_cores(
     )
 }
 
-fn cores_of(kernel: &Kernel, blocks: &Int, core: CoreType) -> Int {
+pub(super) fn cores_of(kernel: &Kernel, blocks: &Int, core: CoreType) -> Int {
     Int::mul(&[blocks.clone(), Int::from_i64(kernel.kind.per_block(core))])
 }
 
-fn solve(launch: &Launch, facts: &[Bool], cores: &[(CoreType, Int)], options: &SmtOptions) -> Vec<UnbalancedLaunch> {
+pub(super) fn solve(
+    launch: &Launch,
+    facts: &[Bool],
+    cores: &[(CoreType, Int)],
+    options: &SmtOptions,
+) -> Vec<UnbalancedLaunch> {
     let query = Query::new(options);
     for fact in facts {
         query.assert(fact);

@@ -13,6 +13,7 @@
 
 pub(crate) mod core_counts;
 mod defined;
+pub(crate) mod loop_reach;
 
 pub(crate) use defined::PROPERTY as VALUES_DEFINED;
 mod early_start;

@@ -1,0 +1,169 @@
+//! Launches that run each loop of a kernel: the sampled tiling values (each field at 1
+//! to 4) leave a loop whose trip count divides by a constant (`seqLength / blockDim /
+//! 32` tiles) at zero trips, and its body is never walked. For every loop, z3 looks for
+//! the smallest tiling values, core index and TilingKey under which the loop's
+//! enclosing conditions hold and it runs three times (first, second, and a reuse of a
+//! double-buffered slot), or failing that once; the concrete walk adds that launch.
+
+use std::time::Duration;
+
+use z3::ast::{Bool, Int};
+
+use super::core_counts::{UnbalancedLaunch, cores_of, launch};
+use crate::model::Program;
+use crate::smt::encode::{Encoder, Scope};
+use crate::smt::{Answer, Query, SmtOptions, value_of};
+use syncguard_model::kernel::{CoreType, KStmt, Kernel};
+
+/// Most loops asked about per kernel, over its core types.
+const MAX_LOOPS: usize = 24;
+/// Deepest nesting followed.
+const MAX_DEPTH: usize = 32;
+/// Each question is small; a loop z3 cannot answer at once is left to the sampling.
+const TIMEOUT: Duration = Duration::from_millis(300);
+/// Largest tiling value looked at: enough for a tile count divided down by block and
+/// tile sizes, small enough that the walk of the launch stays short.
+const MAX_VALUE: i64 = 4096;
+
+/// Launches (with the core that runs the loop) that run each of the kernel's loops.
+pub(crate) fn loop_launches(program: &Program, kernel: &Kernel, keys: &[i64]) -> Vec<UnbalancedLaunch> {
+    let Some(launch) = launch(program, kernel, keys) else {
+        return Vec::new();
+    };
+    let options = SmtOptions {
+        timeout: TIMEOUT,
+        ..SmtOptions::default()
+    };
+    let mut search = Search {
+        launch: &launch,
+        options: &options,
+        found: Vec::new(),
+        asked: 0,
+    };
+    for core in kernel.kind.cores() {
+        let index = Int::new_const("block");
+        let mut facts = launch.domain.clone();
+        facts.push(index.ge(0));
+        facts.push(index.lt(&cores_of(kernel, &launch.blocks, core)));
+        let mut scope = Scope {
+            params: launch.params.clone(),
+            block_idx: Some(index.clone()),
+            tiling_key: Some(launch.key.clone()),
+            is_aiv: Some(Bool::from_bool(core == CoreType::Aiv)),
+            ..Scope::default()
+        };
+        // Every value the walk computes outside loops has one (no division by a zero
+        // block count): a launch that stops the walk elsewhere would check nothing.
+        facts.extend(defined_everywhere(kernel, &scope));
+        search.block(&kernel.body, &mut scope, &mut facts, (core, &index), 0);
+    }
+    search.found.dedup();
+    search.found
+}
+
+/// The definedness of each of the kernel's expressions that names no loop variable.
+fn defined_everywhere(kernel: &Kernel, scope: &Scope) -> Vec<Bool> {
+    let mut defined = Vec::new();
+    crate::kernel::for_each_expr(kernel, &mut |expr| {
+        let mut encoder = Encoder::new(scope);
+        if encoder.int(expr).is_ok() {
+            defined.push(encoder.definedness());
+        }
+    });
+    defined
+}
+
+struct Search<'a> {
+    launch: &'a super::core_counts::Launch,
+    options: &'a SmtOptions,
+    found: Vec<UnbalancedLaunch>,
+    asked: usize,
+}
+
+impl Search<'_> {
+    /// `path`: the launch's domain and the conditions that lead here.
+    fn block(
+        &mut self,
+        stmts: &[KStmt],
+        scope: &mut Scope,
+        path: &mut Vec<Bool>,
+        core: (CoreType, &Int),
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH || self.asked >= MAX_LOOPS {
+            return;
+        }
+        for stmt in stmts {
+            match stmt {
+                KStmt::If {
+                    cond, then, otherwise, ..
+                } => {
+                    let mut encoder = Encoder::new(scope);
+                    let Ok(cond) = encoder.bool(cond) else { continue };
+                    let defined = encoder.definedness();
+                    for (arm, holds) in [(then, cond.clone()), (otherwise, cond.not())] {
+                        path.extend([defined.clone(), holds]);
+                        self.block(arm, scope, path, core, depth + 1);
+                        path.truncate(path.len() - 2);
+                    }
+                }
+                KStmt::For {
+                    var, start, end, body, ..
+                } => {
+                    let mut encoder = Encoder::new(scope);
+                    let (Ok(start), Ok(end)) = (encoder.int(start), encoder.int(end)) else {
+                        continue;
+                    };
+                    path.push(encoder.definedness());
+                    self.ask(path, &start, &end, core);
+                    // The body, at some iteration of this loop.
+                    let counter = Int::new_const(format!("loop_{}", var.0));
+                    scope.vars.insert(*var, counter.clone());
+                    path.extend([counter.ge(&start), counter.lt(&end)]);
+                    self.block(body, scope, path, core, depth + 1);
+                    path.truncate(path.len() - 3);
+                    scope.vars.remove(var);
+                }
+                KStmt::Op(_) | KStmt::Return(_) => {}
+            }
+        }
+    }
+
+    /// The smallest launch on `path` that runs the loop three times, else once.
+    fn ask(&mut self, path: &[Bool], start: &Int, end: &Int, core: (CoreType, &Int)) {
+        if self.asked >= MAX_LOOPS {
+            return;
+        }
+        self.asked += 1;
+        for trips in [3, 1] {
+            let mut facts = path.to_vec();
+            facts.push(Int::sub(&[end.clone(), start.clone()]).ge(trips));
+            if let Some(found) = self.smallest(&facts, core) {
+                self.found.push(found);
+                return;
+            }
+        }
+    }
+
+    /// The launch with the smallest sum of values (and core index) where `facts` hold:
+    /// one objective, so that every other loop of the walk stays short too.
+    fn smallest(&self, facts: &[Bool], core: (CoreType, &Int)) -> Option<UnbalancedLaunch> {
+        let query = Query::new(self.options);
+        for fact in facts {
+            query.assert(fact);
+        }
+        for param in &self.launch.params {
+            query.assert(&param.le(MAX_VALUE));
+        }
+        let mut terms = self.launch.params.clone();
+        terms.push(core.1.clone());
+        let total = Int::add(&terms);
+        match query.solve(&[(total, 0)]) {
+            Answer::Fails(model) => Some(UnbalancedLaunch {
+                params: self.launch.params.iter().map(|p| value_of(&model, p)).collect(),
+                cores: vec![(core.0, value_of(&model, core.1))],
+            }),
+            Answer::Holds(_) | Answer::Unknown(_) => None,
+        }
+    }
+}
