@@ -2,7 +2,8 @@
 //! file with the other sources of its language in its project (a helper in one file
 //! is inlined into the entry points of another), unsaved buffers as they are.
 //! The project's configuration (`syncguard.toml`, `[tool.syncguard]`) and the
-//! suppressions in the code apply as on the command line.
+//! suppressions in the code apply as on the command line. A `.jsonl` file that is not
+//! a call trace (a dataset) is not checked, as `check DIR` skips it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use lsp_types::Url;
 use syncguard_analyzer::{
     Diagnostic, FileId, Overrides, SourceFile, Sources, check_sync_bytes_with, check_trace_reader,
 };
-use syncguard_project::inputs::{InputKind, collect_inputs};
+use syncguard_project::inputs::{InputKind, collect_inputs, is_call_trace_text};
 use syncguard_project::progress::Progress;
 use syncguard_project::sources::{SourceDocument, check_sources, decode_text, read_documents};
 use syncguard_project::{Config, Language, Selection, SourceOptions};
@@ -43,6 +44,19 @@ impl Analysis {
     pub fn file_of(&self, url: &Url) -> Option<FileId> {
         self.files.iter().find(|(_, at)| at == url).map(|(id, _)| *id)
     }
+
+    /// `target` covered with no findings: published, it clears what an earlier check
+    /// of the document showed (a trace edited into a dataset).
+    fn not_checked(target: &Url, document: &Document) -> Analysis {
+        let mut sources = Sources::default();
+        let file = sources.add(SourceFile::new(display_of(target), document.text.to_string()));
+        Analysis {
+            sources,
+            diagnostics: Vec::new(),
+            files: vec![(file, target.clone())],
+            config_error: None,
+        }
+    }
 }
 
 /// Check `target` as it is open in the editor (`documents`); `roots` are the editor's
@@ -57,6 +71,9 @@ pub fn analyze(
 ) -> Option<Analysis> {
     let document = documents.get(target)?;
     let kind = Kind::of(target, &document.language_id)?;
+    if kind == Kind::Trace && !is_call_trace_text(document.text.as_bytes()) {
+        return Some(Analysis::not_checked(target, document));
+    }
     let path = path_of(target);
     let (config, config_error) = match syncguard_project::config::load(None, false, path.as_deref()) {
         Ok(config) => (config, None),

@@ -495,3 +495,51 @@ fn an_unsaved_python_buffer_is_read_as_python() {
     let found = client.diagnostics(uri, |diagnostics| !diagnostics.is_empty());
     assert!(codes(&found).contains(&"SG104".to_string()), "{found:#?}");
 }
+
+/// A JSON Lines dataset of the kind kept next to training code: no syncguard trace.
+fn dataset(rows: usize) -> String {
+    (0..rows)
+        .map(|row| format!("{{\"text\": \"sentence number {row}\", \"label\": {}}}\n", row % 3))
+        .collect()
+}
+
+/// A trace whose event is recorded a second time without a reset (SG102).
+const UNRESET_EVENT_TRACE: &str = r#"{"syncguard_trace": 1, "world_size": 1}
+{"rank": 0, "thread": 0, "api": "aclrtCreateStream", "args": {"stream": "0xc0de1"}}
+{"rank": 0, "thread": 0, "api": "aclrtCreateStream", "args": {"stream": "0xc0de2"}}
+{"rank": 0, "thread": 0, "api": "aclrtCreateEventWithFlag", "args": {"event": "0xbee", "flag": "ACL_EVENT_SYNC"}}
+{"rank": 0, "thread": 0, "api": "aclrtRecordEvent", "args": {"event": "0xbee", "stream": "0xc0de1"}}
+{"rank": 0, "thread": 0, "api": "aclrtStreamWaitEvent", "args": {"stream": "0xc0de2", "event": "0xbee"}}
+{"rank": 0, "thread": 0, "api": "aclrtRecordEvent", "args": {"event": "0xbee", "stream": "0xc0de1"}}
+{"rank": 0, "thread": 0, "api": "aclrtStreamWaitEvent", "args": {"stream": "0xc0de2", "event": "0xbee"}}
+{"rank": 0, "thread": 0, "api": "aclrtSynchronizeDevice", "args": {}}
+"#;
+
+#[test]
+fn a_dataset_jsonl_is_skipped_as_check_dir_skips_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path());
+    let uri = url(&dir.path().join("train.jsonl"));
+    client.open(&uri, "jsonl", &dataset(120));
+    // The first publish is already empty: no malformed-line errors, one per row.
+    let found = client.diagnostics(&uri, |_| true);
+    assert!(found.is_empty(), "{:?}", codes(&found));
+    client.change(&uri, 2, &dataset(121));
+    let found = client.diagnostics(&uri, |_| true);
+    assert!(found.is_empty(), "{:?}", codes(&found));
+}
+
+#[test]
+fn a_trace_jsonl_is_checked_and_its_findings_clear_once_it_is_a_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path());
+    let uri = url(&dir.path().join("run-0.jsonl"));
+    client.open(&uri, "jsonl", UNRESET_EVENT_TRACE);
+    let found = client.diagnostics(&uri, |_| true);
+    assert!(codes(&found).contains(&"SG102".to_string()), "{found:#?}");
+    // Replaced by data, it is no trace: the stale findings are cleared.
+    client.change(&uri, 2, &dataset(5));
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+    client.change(&uri, 3, UNRESET_EVENT_TRACE);
+    client.diagnostics(&uri, has("SG102"));
+}

@@ -138,7 +138,7 @@ fn sniff(path: &Path) -> std::io::Result<InputKind> {
 /// a link back to a folder being searched is skipped, as its files are found anyway.
 /// Folders are searched in parallel, as `rg` does; the result is sorted.
 /// Entries that cannot be read are reported and counted in `failures`.
-/// A `.jsonl` file is taken only if it is a call trace (see `is_call_trace`): a folder
+/// A `.jsonl` file is taken only if it is a call trace (see [`is_call_trace_text`]): a folder
 /// may hold datasets; the others are named on stderr.
 fn folder_files(dir: &Path, failures: &mut usize) -> Vec<PathBuf> {
     let found = std::sync::Mutex::new(Vec::new());
@@ -240,18 +240,32 @@ fn is_jsonl(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == "jsonl")
 }
 
-/// The first line of a call trace is its header (`{"syncguard_trace": 1, ...}`) or a
-/// call (`{"api": ...}`); an empty file is an empty trace. Only the first 64 KiB are read.
+/// Whether the file at `path` is a call trace (see [`is_call_trace_text`]), judged on
+/// its first [`TRACE_HEAD_BYTES`] bytes.
 fn is_call_trace(path: &Path) -> bool {
     let Ok(file) = std::fs::File::open(path) else {
         // Unreadable: taken, so that the failure is reported where it is read.
         return true;
     };
     let mut head = Vec::new();
-    if file.take(64 << 10).read_to_end(&mut head).is_err() {
+    if file.take(TRACE_HEAD_BYTES as u64).read_to_end(&mut head).is_err() {
         return true;
     }
-    let text = String::from_utf8_lossy(&head);
+    is_call_trace_text(&head)
+}
+
+/// How much of a `.jsonl` file decides whether it is a call trace: a header or a call
+/// is far shorter, and a folder may hold gigabytes of datasets.
+const TRACE_HEAD_BYTES: usize = 64 << 10;
+
+/// Whether text starting with `head` is a call trace: its first line is a header
+/// (`{"syncguard_trace": 1, ...}`) or a call (`{"api": ...}`); empty text is an empty
+/// trace. Only the first 64 KiB count, so that a file on disk (`check DIR`)
+/// and the same text open in an editor (the language server) are judged alike: a
+/// dataset is skipped by both rather than reported line by line as malformed.
+pub fn is_call_trace_text(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(TRACE_HEAD_BYTES)];
+    let text = String::from_utf8_lossy(head);
     let Some(first) = text.lines().find(|line| !line.trim().is_empty()) else {
         return true;
     };
@@ -259,7 +273,8 @@ fn is_call_trace(path: &Path) -> bool {
         Ok(serde_json::Value::Object(fields)) => {
             fields.contains_key("syncguard_trace") || fields.get("api").is_some_and(|api| api.is_string())
         }
-        // A first line longer than what was read, or malformed: the reader reports it.
+        // A first line longer than what was read, or still being typed: the reader
+        // reports what is wrong with it.
         Err(err) if err.is_eof() => true,
         _ => first.contains("\"api\"") || first.contains("syncguard_trace"),
     }
@@ -295,4 +310,35 @@ fn walk_error_text(err: &ignore::Error) -> String {
         .and_then(|wrapper| wrapper.source())
         .and_then(|source| source.downcast_ref::<std::io::Error>());
     inner.unwrap_or(io).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_a_call_or_nothing_is_a_trace() {
+        assert!(is_call_trace_text(b"{\"syncguard_trace\": 1, \"world_size\": 2}\n"));
+        assert!(is_call_trace_text(b"\n{\"rank\": 0, \"api\": \"aclrtCreateStream\"}\n"));
+        assert!(is_call_trace_text(b""));
+        // Still being typed: the reader says what is wrong.
+        assert!(is_call_trace_text(b"{\"syncguard_tr"));
+    }
+
+    #[test]
+    fn records_of_other_data_are_not_a_trace() {
+        assert!(!is_call_trace_text(
+            b"{\"question\": \"why\", \"answer\": \"because\"}\n"
+        ));
+        assert!(!is_call_trace_text(b"[1, 2, 3]\n"));
+        assert!(!is_call_trace_text(b"{\"api\": 7}\n"));
+    }
+
+    #[test]
+    fn only_the_head_counts() {
+        let mut text = vec![b' '; TRACE_HEAD_BYTES];
+        text.extend_from_slice(b"{\"label\": 1}\n");
+        // All that is looked at is blank: an empty trace, as the file would be judged.
+        assert!(is_call_trace_text(&text));
+    }
 }
