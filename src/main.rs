@@ -233,12 +233,14 @@ struct AnalysisArgs {
     #[arg(long)]
     statistics: bool,
     /// Write the report to FILE instead of standard output (html, chrome-trace, dot,
-    /// json, sarif).
+    /// json, sarif). With dot, a directory (existing, or ending in `/`) gets one graph
+    /// per finding: DIR/001-SG501.dot, ...
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Open the written report (`--format html --output FILE`) in the browser: $BROWSER,
-    /// else the desktop's default.
-    #[arg(long, requires = "output")]
+    /// Open the HTML report (`--format html`) in the browser: $BROWSER, else the
+    /// desktop's default. Without --output it is written to a temporary file, whose
+    /// path is printed.
+    #[arg(long)]
     open: bool,
 }
 
@@ -376,7 +378,8 @@ pub enum Format {
     Html,
     /// Chrome Trace Event JSON of each finding's execution, for Perfetto or chrome://tracing.
     ChromeTrace,
-    /// Graphviz: each finding's happens-before neighbourhood (`dot -Tsvg`).
+    /// Graphviz: one graph with each finding's happens-before neighbourhood as a cluster
+    /// (`dot -Tsvg`); `-o DIR/` writes a graph per finding.
     Dot,
 }
 

@@ -1,7 +1,8 @@
 //! `--format html|chrome-trace|dot`: the documents that draw each finding's execution.
 //! The HTML page is self-contained (nothing it could load), draws every op of a
 //! deadlock cycle highlighted, and links each op to its source line; the Chrome trace
-//! loads back with consistent events and flows; the DOT graphs mark the cycle.
+//! loads back with consistent events and flows; the DOT output is one graph that marks
+//! the cycle, read back here by a small lexer (CI has no Graphviz).
 //! (tests/report_in_browser.rs opens the pages in Chromium.)
 
 use std::collections::{HashMap, HashSet};
@@ -332,11 +333,311 @@ fn chrome_trace_loads_back_with_consistent_events_and_flows() {
     }
 }
 
+/// A token of DOT as the renderer writes it.
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    /// A name or number: `digraph`, `f1_op0`, `2.5`.
+    Id(String),
+    /// A quoted string, its escapes decoded as Graphviz reads them (`\"`, `\\`, `\n`).
+    Str(String),
+    Arrow,
+    Punct(char),
+}
+
+/// The tokens of `dot`; panics on a string that is not closed.
+fn tokens(dot: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut chars = dot.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                let mut text = String::new();
+                loop {
+                    match chars.next().expect("a string literal is closed") {
+                        '"' => break,
+                        '\\' => match chars.next().expect("an escape is complete") {
+                            'n' => text.push('\n'),
+                            c @ ('"' | '\\') => text.push(c),
+                            c => text.extend(['\\', c]),
+                        },
+                        '\n' => panic!("a raw newline in a string literal"),
+                        c => text.push(c),
+                    }
+                }
+                out.push(Token::Str(text));
+            }
+            '-' if chars.peek() == Some(&'>') => {
+                chars.next();
+                out.push(Token::Arrow);
+            }
+            c if c.is_alphanumeric() || c == '_' || c == '.' => {
+                let mut id = String::from(c);
+                while let Some(&c) = chars.peek().filter(|c| c.is_alphanumeric() || **c == '_' || **c == '.') {
+                    id.push(c);
+                    chars.next();
+                }
+                out.push(Token::Id(id));
+            }
+            c if c.is_whitespace() => {}
+            c => out.push(Token::Punct(c)),
+        }
+    }
+    out
+}
+
+/// What a DOT document holds, read from its tokens.
+#[derive(Debug, Default)]
+struct DotGraph {
+    /// The top-level `digraph`s (the document must be exactly one).
+    graphs: usize,
+    /// The clusters directly inside the graph (one per finding): name and label.
+    clusters: Vec<(String, String)>,
+    /// The label of the graph itself.
+    label: Option<String>,
+    /// Every node statement: its id, and the top-level cluster it is in.
+    nodes: Vec<(String, Option<usize>)>,
+    /// Every edge: its ends, and the top-level cluster it is in.
+    edges: Vec<(String, String, Option<usize>)>,
+}
+
+/// Read `dot` back, checking that its braces and brackets nest and that nothing follows
+/// the graph.
+fn read_dot(dot: &str) -> DotGraph {
+    let tokens = tokens(dot);
+    let mut graph = DotGraph::default();
+    // The open braces: `Some(index into graph.clusters)` for a finding's cluster.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut in_attributes = false;
+    let current = |open: &[Option<usize>]| open.iter().flatten().next().copied();
+    for (at, token) in tokens.iter().enumerate() {
+        let next = |n: usize| tokens.get(at + n);
+        let prev = at.checked_sub(1).map(|i| &tokens[i]);
+        match token {
+            Token::Id(word) if word == "digraph" && open.is_empty() => {
+                graph.graphs += 1;
+                assert!(matches!(next(2), Some(Token::Punct('{'))), "digraph NAME {{");
+            }
+            Token::Id(word) if word == "subgraph" => {
+                let Some(Token::Id(name)) = next(1) else {
+                    panic!("a subgraph is named")
+                };
+                assert_eq!(next(2), Some(&Token::Punct('{')), "subgraph {name} {{");
+                if open.len() == 1 {
+                    assert!(name.starts_with("cluster_"), "{name} is drawn as a cluster");
+                    graph.clusters.push((name.clone(), String::new()));
+                }
+            }
+            Token::Punct('{') => {
+                assert!(!in_attributes);
+                let opens_cluster = open.len() == 1 && at >= 2 && tokens[at - 2] == Token::Id("subgraph".into());
+                open.push(opens_cluster.then(|| graph.clusters.len() - 1));
+            }
+            Token::Punct('}') => {
+                assert!(!in_attributes);
+                open.pop().expect("a closing brace closes something");
+                if open.is_empty() {
+                    assert_eq!(
+                        at + 1,
+                        tokens.len(),
+                        "nothing follows the graph: {:?}",
+                        &tokens[at + 1..]
+                    );
+                }
+            }
+            Token::Punct('[') => {
+                assert!(!in_attributes, "attribute lists do not nest");
+                in_attributes = true;
+            }
+            Token::Punct(']') => {
+                assert!(in_attributes);
+                in_attributes = false;
+            }
+            Token::Id(word) if word == "label" && !in_attributes => {
+                let Some(Token::Str(label)) = next(2) else {
+                    panic!("label=\"...\"")
+                };
+                match open.len() {
+                    1 => graph.label = Some(label.clone()),
+                    2 if open[1].is_some() => graph.clusters.last_mut().unwrap().1 = label.clone(),
+                    _ => {}
+                }
+            }
+            Token::Arrow => {
+                let (Some(Token::Id(from)), Some(Token::Id(to))) = (prev, next(1)) else {
+                    panic!("an edge joins two node ids")
+                };
+                graph.edges.push((from.clone(), to.clone(), current(&open)));
+            }
+            Token::Id(id)
+                if !in_attributes
+                    && next(1) == Some(&Token::Punct('['))
+                    && prev != Some(&Token::Arrow)
+                    && !["node", "edge", "graph"].contains(&id.as_str()) =>
+            {
+                graph.nodes.push((id.clone(), current(&open)));
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "every brace is closed");
+    assert_eq!(graph.graphs, 1, "exactly one top-level digraph: {dot}");
+    graph
+}
+
+/// Node ids are unique over the whole graph, and each edge joins two of its nodes.
+fn assert_edges_join_unique_nodes(graph: &DotGraph) {
+    let mut ids = HashSet::new();
+    for (id, _) in &graph.nodes {
+        assert!(ids.insert(id), "node {id} is defined twice");
+    }
+    for (from, to, _) in &graph.edges {
+        assert!(
+            ids.contains(from) && ids.contains(to),
+            "{from} -> {to} joins drawn nodes"
+        );
+    }
+}
+
+/// With a cluster per finding: each edge is in a finding's cluster, with both its nodes.
+fn assert_edges_stay_in_their_finding(graph: &DotGraph) {
+    let clusters: HashMap<&String, Option<usize>> = graph.nodes.iter().map(|(id, c)| (id, *c)).collect();
+    for (from, to, cluster) in &graph.edges {
+        assert!(cluster.is_some(), "{from} -> {to} is in a finding's cluster");
+        assert_eq!(
+            clusters[from], *cluster,
+            "{from} -> {to}: {from} is in the edge's finding"
+        );
+        assert_eq!(clusters[to], *cluster, "{from} -> {to}: {to} is in the edge's finding");
+    }
+}
+
+/// The findings of `path` as (code, message), in report order.
+fn findings_of(path: &str) -> Vec<(String, String)> {
+    let json: Value = serde_json::from_str(&stdout_of(&["check", "--format", "json", path])).unwrap();
+    json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dot_output_is_one_graph_with_a_cluster_per_finding() {
+    let dot = stdout_of(&["check", "--format", "dot", "examples/"]);
+    let graph = read_dot(&dot);
+    let findings = findings_of("examples/");
+    assert!(findings.len() > 20, "the examples find plenty: {}", findings.len());
+    assert_eq!(graph.clusters.len(), findings.len(), "one cluster per finding");
+    for (number, ((name, label), (code, message))) in graph.clusters.iter().zip(&findings).enumerate() {
+        assert_eq!(name, &format!("cluster_{}", number + 1));
+        assert!(
+            label.starts_with(&format!("{code} ")) && label.contains(message.as_str()),
+            "{name} is labelled with its finding, {code}: {message}; got {label}"
+        );
+    }
+    assert_eq!(
+        graph.label.as_deref(),
+        Some(format!("syncguard: {} findings", findings.len()).as_str())
+    );
+    assert!(graph.nodes.len() > findings.len(), "the findings' ops are drawn");
+    assert!(
+        graph.nodes.iter().all(|(_, cluster)| cluster.is_some()),
+        "every node is in a finding"
+    );
+    assert_edges_join_unique_nodes(&graph);
+    assert_edges_stay_in_their_finding(&graph);
+}
+
+#[test]
+fn dot_labels_escape_quotes_and_backslashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("race.sync");
+    // A kernel name with both characters that end or bend a DOT string.
+    std::fs::write(
+        &path,
+        r#"target A3;
+let s1 = aclrtCreateStream();
+let s2 = aclrtCreateStream();
+let buf = aclrtMalloc(4 KiB, ACL_MEM_MALLOC_HUGE_FIRST);
+kernel(s1, "say \"hi\" \\ bye\\", writes: [buf]);
+kernel(s2, "read", reads: [buf]);
+aclrtSynchronizeStream(s1);
+aclrtSynchronizeStream(s2);
+aclrtFree(buf);
+"#,
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let findings = findings_of(path);
+    let (_, message) = findings
+        .iter()
+        .find(|(code, _)| code == "SG601")
+        .expect("the kernels race");
+    assert!(message.contains(r#"say "hi" \ bye\"#), "{message}");
+    let dot = stdout_of(&["check", "--format", "dot", path]);
+    assert!(dot.contains(r#"say \"hi\" \\ bye\\"#), "escaped as DOT: {dot}");
+    let graph = read_dot(&dot);
+    assert_eq!(graph.clusters.len(), findings.len());
+    assert!(
+        graph.clusters.iter().any(|(_, label)| label.contains(message.as_str())),
+        "the label reads back as the message: {:?}",
+        graph.clusters
+    );
+    assert_edges_join_unique_nodes(&graph);
+    assert_edges_stay_in_their_finding(&graph);
+}
+
+#[test]
+fn dot_output_to_a_directory_writes_a_graph_per_finding() {
+    let findings = findings_of("examples/acl-event-sync");
+    let existing = tempfile::tempdir().unwrap();
+    let new = existing.path().join("graphs").join("deadlocks");
+    let trailing_slash = format!("{}/", new.display());
+    for dir in [existing.path().to_str().unwrap(), &trailing_slash] {
+        let output = syncguard(&["check", "--format", "dot", "-o", dir, "examples/acl-event-sync"]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.stdout.is_empty());
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.ends_with(".dot"))
+            .collect();
+        names.sort();
+        let expected: Vec<String> = findings
+            .iter()
+            .enumerate()
+            .map(|(index, (code, _))| format!("{:03}-{code}.dot", index + 1))
+            .collect();
+        assert_eq!(names, expected, "one file per finding, in report order");
+        for (name, (code, message)) in names.iter().zip(&findings) {
+            let graph = read_dot(&std::fs::read_to_string(std::path::Path::new(dir).join(name)).unwrap());
+            let label = graph.label.clone().expect("the graph is labelled");
+            assert!(
+                label.starts_with(&format!("{code} ")) && label.contains(message.as_str()),
+                "{name}: {label}"
+            );
+            assert!(!graph.nodes.is_empty(), "{name} draws its finding");
+            assert_edges_join_unique_nodes(&graph);
+        }
+    }
+}
+
 #[test]
 fn dot_graph_marks_the_cycle() {
     let dot = stdout_of(&["check", "--format", "dot", DEADLOCK]);
-    assert!(dot.starts_with("digraph finding_0 {"), "{dot}");
-    assert_eq!(dot.matches('{').count(), dot.matches('}').count(), "balanced: {dot}");
+    assert!(dot.starts_with("digraph syncguard {"), "{dot}");
+    assert_eq!(read_dot(&dot).clusters.len(), 1, "{dot}");
     let red_nodes = dot.matches("color=\"#cf222e\", fillcolor=\"#ffebe9\"").count();
     let red_edges = dot.matches("color=\"#cf222e\", penwidth=2.5]").count();
     let length = cycle_length(DEADLOCK);
@@ -367,19 +668,16 @@ fn output_writes_the_report_to_a_file_and_refuses_line_formats() {
     assert_eq!(refused.status.code(), Some(2));
 }
 
-#[test]
-fn open_launches_the_browser_on_the_written_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("report.html");
-    let opened = dir.path().join("opened");
-    // A "browser" that records what it was asked to open.
-    let browser = dir.path().join("browser.sh");
+/// A "browser" in `dir` that records what it was asked to open in `dir/opened`: its
+/// path, for `$BROWSER`.
+fn recording_browser(dir: &std::path::Path) -> std::path::PathBuf {
+    let browser = dir.join("browser.sh");
     // Written whole, then renamed: the test never reads it half-written.
     std::fs::write(
         &browser,
         format!(
             "#!/bin/sh\necho \"$1\" > {0}.part && mv {0}.part {0}\n",
-            opened.display()
+            dir.join("opened").display()
         ),
     )
     .unwrap();
@@ -388,6 +686,28 @@ fn open_launches_the_browser_on_the_written_report() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    browser
+}
+
+/// What the browser of [`recording_browser`] was asked to open (it runs detached:
+/// waited for).
+fn opened_by_browser(dir: &std::path::Path) -> String {
+    let opened = dir.join("opened");
+    for _ in 0..400 {
+        if opened.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let said = std::fs::read_to_string(&opened).expect("the browser was started");
+    said.trim().to_string()
+}
+
+#[test]
+fn open_launches_the_browser_on_the_written_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    let browser = recording_browser(dir.path());
     let output = Command::new(env!("CARGO_BIN_EXE_syncguard"))
         .args([
             "check",
@@ -408,14 +728,60 @@ fn open_launches_the_browser_on_the_written_report() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for _ in 0..400 {
-        if opened.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let said = std::fs::read_to_string(&opened).expect("the browser was started");
-    assert_eq!(said.trim(), file.to_str().unwrap());
+    assert_eq!(opened_by_browser(dir.path()), file.to_str().unwrap());
+}
+
+#[test]
+fn open_without_output_writes_the_report_to_a_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let browser = recording_browser(dir.path());
+    let temporary = dir.path().join("tmp");
+    std::fs::create_dir(&temporary).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "--format", "html", "--open", DEADLOCK])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("BROWSER", &browser)
+        .env("TMPDIR", &temporary)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let report = std::path::Path::new(printed.trim_end_matches('\n'));
+    assert_eq!(
+        printed.lines().count(),
+        1,
+        "only the report's path is printed: {printed}"
+    );
+    assert_eq!(report.parent(), Some(temporary.as_path()), "{printed}");
+    let name = report.file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with("syncguard-report-") && name.ends_with(".html"),
+        "{name}"
+    );
+    let html = std::fs::read_to_string(report).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_self_contained(&html);
+    assert_eq!(opened_by_browser(dir.path()), report.to_str().unwrap());
+    // A second run gets a file of its own.
+    let again = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "--format", "html", "--open", DEADLOCK])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("BROWSER", "true")
+        .env("TMPDIR", &temporary)
+        .output()
+        .unwrap();
+    let second = String::from_utf8(again.stdout).unwrap();
+    assert_ne!(second, printed);
+    assert!(std::path::Path::new(second.trim_end()).exists());
+    // Still only for the HTML report.
+    let refused = syncguard(&["check", "--format", "dot", "--open", DEADLOCK]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--open opens an HTML report"));
 }
 
 #[test]

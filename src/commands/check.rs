@@ -1,11 +1,11 @@
 //! `syncguard check`: read every input, lower it, report.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use syncguard_analyzer::render::{
-    HtmlReport, RunSection, SarifTool, TextOptions, render_chrome_trace, render_concise, render_dot, render_github,
-    render_html, render_json, render_proofs, render_sarif, render_text,
+    FindingGraph, HtmlReport, RunSection, SarifTool, TextOptions, render_chrome_trace, render_concise, render_dot,
+    render_dot_graphs, render_github, render_html, render_json, render_proofs, render_sarif, render_text,
 };
 use syncguard_analyzer::smt::{Proof, Unproved};
 use syncguard_analyzer::timeline::Timeline;
@@ -35,9 +35,11 @@ pub struct Report {
     pub show_proofs: bool,
     /// A count of findings per rule after them.
     pub statistics: bool,
-    /// Where a document format is written (standard output when `None`).
+    /// Where a document format is written (standard output when `None`); for `dot`, a
+    /// directory (existing, or named with a trailing `/`) takes a file per finding.
     pub output: Option<PathBuf>,
-    /// Open the written HTML report in the browser.
+    /// Open the written HTML report in the browser (written to a temporary file when
+    /// there is no `output`).
     pub open: bool,
     /// What a document is of: "syncguard check examples/".
     pub title: String,
@@ -135,11 +137,18 @@ impl Findings {
                             ..section
                         }),
                 };
-                write_document(&render_html(&self.diagnostics, sources, &html), report);
-                if report.open
-                    && let Some(path) = &report.output
-                {
-                    open_in_browser(path);
+                let page = render_html(&self.diagnostics, sources, &html);
+                match (&report.output, report.open) {
+                    (_, false) => write_document(&page, report),
+                    (Some(path), true) => {
+                        write_file(path, &page);
+                        open_in_browser(path);
+                    }
+                    (None, true) => {
+                        let path = write_temporary_report(&page);
+                        output::println(&path.display().to_string());
+                        open_in_browser(&path);
+                    }
                 }
             }
             Format::ChromeTrace => {
@@ -152,7 +161,10 @@ impl Findings {
             }
             Format::Dot => {
                 sources.load_deferred();
-                write_document(&render_dot(&self.diagnostics, sources), report);
+                match report.output.as_deref().filter(|path| names_directory(path)) {
+                    Some(dir) => write_graphs(dir, &render_dot_graphs(&self.diagnostics, sources)),
+                    None => write_document(&render_dot(&self.diagnostics, sources), report),
+                }
             }
             Format::Concise => {
                 output::print(&render_concise(&self.diagnostics, sources));
@@ -182,19 +194,71 @@ impl Findings {
 /// A whole document, to `--output` or standard output. A file that cannot be written
 /// ends the command with exit 2, as standard output does.
 fn write_document(document: &str, report: &Report) {
-    let Some(path) = &report.output else {
-        output::println(document);
-        return;
-    };
-    if let Err(err) = std::fs::write(path, format!("{document}\n")) {
-        eprintln!("syncguard: cannot write {}: {err}", path.display());
-        std::process::exit(crate::Outcome::Failure as i32);
+    match &report.output {
+        Some(path) => write_file(path, document),
+        None => output::println(document),
     }
+}
+
+/// `document` as the whole of `path`; exit 2 when it cannot be written.
+fn write_file(path: &Path, document: &str) {
+    if let Err(err) = std::fs::write(path, format!("{document}\n")) {
+        cannot_write(path, &err);
+    }
+}
+
+/// Say what could not be written and end the command with exit 2, as a failed write to
+/// standard output does.
+fn cannot_write(path: &Path, err: &std::io::Error) -> ! {
+    eprintln!("syncguard: cannot write {}: {err}", path.display());
+    std::process::exit(crate::Outcome::Failure as i32);
+}
+
+/// Whether `--output` names a directory to write a file per finding in: one that
+/// exists, or a path ending in a separator (`-o graphs/`), which is created.
+fn names_directory(path: &Path) -> bool {
+    let text = path.as_os_str().to_string_lossy();
+    path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
+}
+
+/// Each finding's graph as `dir/001-SG501.dot`: numbered in report order, padded so
+/// that the names sort in it. Other files in `dir` are left as they are.
+fn write_graphs(dir: &Path, graphs: &[FindingGraph]) {
+    if let Err(err) = std::fs::create_dir_all(dir) {
+        cannot_write(dir, &err);
+    }
+    let width = graphs.len().to_string().len().max(3);
+    for graph in graphs {
+        let path = dir.join(format!("{:0width$}-{}.dot", graph.number, graph.code));
+        if let Err(err) = std::fs::write(&path, &graph.dot) {
+            cannot_write(&path, &err);
+        }
+    }
+}
+
+/// `--open` without `--output`: the page goes to a new file in the temporary
+/// directory, `syncguard-report-XXXXXX.html`, created exclusively (never an existing
+/// file or link) and kept after exit, since the browser reads it after syncguard ends.
+fn write_temporary_report(page: &str) -> PathBuf {
+    use std::io::Write as _;
+    let created = tempfile::Builder::new()
+        .prefix("syncguard-report-")
+        .suffix(".html")
+        .tempfile()
+        .and_then(|file| file.keep().map_err(|err| err.error));
+    let (mut file, path) = match created {
+        Ok(kept) => kept,
+        Err(err) => cannot_write(&std::env::temp_dir(), &err),
+    };
+    if let Err(err) = file.write_all(page.as_bytes()).and_then(|()| file.write_all(b"\n")) {
+        cannot_write(&path, &err);
+    }
+    path
 }
 
 /// Launch the browser on `path` without waiting for it: `$BROWSER`, else the desktop's
 /// opener. A browser that cannot be started is said, and the report stays written.
-fn open_in_browser(path: &std::path::Path) {
+fn open_in_browser(path: &Path) {
     let opener = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
     let opener = opener.unwrap_or_else(|| {
         if cfg!(target_os = "macos") {

@@ -15,7 +15,7 @@ mod sarif;
 mod text;
 
 pub use chrome_trace::render_chrome_trace;
-pub use dot::render_dot;
+pub use dot::{FindingGraph, render_dot, render_dot_graphs};
 pub use fingerprint::fingerprints;
 pub use html::{HtmlReport, MAX_TIMELINES, RunSection, render_html};
 pub use json::render_json;

@@ -44,7 +44,7 @@ pub(crate) fn loop_launches(program: &Program, kernel: &Kernel, keys: &[i64]) ->
         let index = Int::new_const("block");
         let mut facts = launch.domain.clone();
         facts.push(index.ge(0));
-        facts.push(index.lt(&cores_of(kernel, &launch.blocks, core)));
+        facts.push(index.lt(cores_of(kernel, &launch.blocks, core)));
         let mut scope = Scope {
             params: launch.params.clone(),
             block_idx: Some(index.clone()),
