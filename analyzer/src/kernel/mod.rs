@@ -12,7 +12,7 @@ pub mod walk;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use crate::model::{BinOp, Expr, ParamId, Pipe, Program};
+use crate::model::{BinOp, Expr, ParamId, Pipe, Program, VarId};
 use crate::source::Span;
 use syncguard_model::kernel::{CoreType, HardEvent, KOp, KOpKind, KStmt, Kernel};
 use walk::{FlagKey, Instr, Mem, Region, Step};
@@ -172,82 +172,124 @@ impl<'p> KernelFacts<'p> {
     }
 
     fn kernel(&mut self, program: &'p Program, index: usize, kernel: &'p Kernel, seen: &mut Seen) {
-        let mentioned = mentioned_params(kernel);
-        let keys = tiling_keys(&kernel.body);
-        let dequeued = dequeued_tensors(kernel);
-        let mut walked = 0usize;
         let cases = cases::case_fields(program, kernel);
         self.assumptions
             .extend(cases.iter().map(|case| cases::assumption(program, kernel, case)));
-        let launches = if cases.is_empty() {
-            launches_to_walk(program, kernel, &mentioned, &keys)
+        // The values launches take: the case fields cut to the values compared.
+        let domain = if cases.is_empty() {
+            std::borrow::Cow::Borrowed(program)
         } else {
-            launches_to_walk(&cases::narrowed(program, &cases), kernel, &mentioned, &keys)
+            std::borrow::Cow::Owned(cases::narrowed(program, &cases))
         };
-        for PlannedLaunch {
+        let mut walk = KernelWalk {
+            index,
+            kernel,
+            mentioned: mentioned_params(kernel),
+            keys: tiling_keys(&kernel.body),
+            dequeued: dequeued_tensors(kernel),
+            walked: 0,
+            entered: HashSet::new(),
+        };
+        for planned in launches_to_walk(&domain, kernel, &walk.mentioned, &walk.keys) {
+            if !self.walk_launch(program, &mut walk, planned, seen) {
+                return;
+            }
+        }
+        // Loops no launch entered (a tile count divided down by block and tile sizes):
+        // z3's launch for each.
+        let unentered: HashSet<VarId> = kernel_loops(&kernel.body)
+            .into_iter()
+            .filter(|var| !walk.entered.contains(var))
+            .collect();
+        if unentered.is_empty() {
+            return;
+        }
+        for found in crate::smt::properties::loop_reach::loop_launches(&domain, kernel, &walk.keys, &unentered) {
+            let planned = PlannedLaunch {
+                params: found.params,
+                cores: found.cores,
+                counterexample: false,
+            };
+            if !self.walk_launch(program, &mut walk, planned, seen) {
+                return;
+            }
+        }
+    }
+
+    /// Walk every core of one launch; `false` once the kernel's instruction budget is
+    /// spent (said as a stop).
+    fn walk_launch(
+        &mut self,
+        program: &'p Program,
+        walk: &mut KernelWalk<'p>,
+        planned: PlannedLaunch,
+        seen: &mut Seen,
+    ) -> bool {
+        let (index, kernel) = (walk.index, walk.kernel);
+        if walk.walked > MAX_KERNEL_INSTRUCTIONS {
+            let reason = format!(
+                "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
+            );
+            self.stops.push((kernel.span.clone(), reason));
+            return false;
+        }
+        let PlannedLaunch {
             params,
             cores: extra_cores,
             counterexample,
-        } in launches
-        {
-            if walked > MAX_KERNEL_INSTRUCTIONS {
-                let reason = format!(
-                    "its runs issue more than {MAX_KERNEL_INSTRUCTIONS} instructions; later launches are not walked"
-                );
-                self.stops.push((kernel.span.clone(), reason));
-                break;
-            }
-            let mut launch = describe_launch(program, &params, &mentioned);
-            if counterexample {
-                launch = [launch, "z3's smallest counterexample".into()]
-                    .into_iter()
-                    .filter(|part| !part.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-            }
-            let env = crate::exec::Env {
-                params: params.clone(),
-                rank: 0,
-                vars: vec![None; program.vars.len()],
-                core: None,
-            };
-            let Some(blocks) = env.eval(&kernel.blocks).ok().filter(|blocks| *blocks > 0) else {
-                self.stops
-                    .push((kernel.span.clone(), "its block count has no value here".into()));
-                continue;
-            };
-            let mut cores = Vec::new();
-            for core in kernel.kind.cores() {
-                let mut indices = sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core)));
-                indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
-                indices.sort_unstable();
-                indices.dedup();
-                for (block, key) in indices.into_iter().flat_map(|b| keys.iter().map(move |k| (b, *k))) {
-                    let run = walk::run(program, kernel, &params, core, block, key);
-                    walked += run.instrs.len();
-                    let context = RunContext {
-                        kernel: index,
-                        core,
-                        block,
-                        launch: launch.clone(),
-                    };
-                    if let Some(stop) = &run.stop {
-                        self.stops
-                            .push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
-                    }
-                    cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
-                    if seen.runs.insert(fingerprint(index, &run.instrs)) {
-                        self.check_run(kernel, &run, &context, &dequeued, seen);
-                    }
+        } = planned;
+        let mut launch = describe_launch(program, &params, &walk.mentioned);
+        if counterexample {
+            launch = [launch, "z3's smallest counterexample".into()]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        let env = crate::exec::Env {
+            params: params.clone(),
+            rank: 0,
+            vars: vec![None; program.vars.len()],
+            core: None,
+        };
+        let Some(blocks) = env.eval(&kernel.blocks).ok().filter(|blocks| *blocks > 0) else {
+            self.stops
+                .push((kernel.span.clone(), "its block count has no value here".into()));
+            return true;
+        };
+        let mut cores = Vec::new();
+        for core in kernel.kind.cores() {
+            let mut indices = sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core)));
+            indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
+            indices.sort_unstable();
+            indices.dedup();
+            for (block, key) in indices.into_iter().flat_map(|b| walk.keys.iter().map(move |k| (b, *k))) {
+                let run = walk::run(program, kernel, &params, core, block, key);
+                walk.walked += run.instrs.len();
+                walk.entered.extend(run.entered.iter().copied());
+                let context = RunContext {
+                    kernel: index,
+                    core,
+                    block,
+                    launch: launch.clone(),
+                };
+                if let Some(stop) = &run.stop {
+                    self.stops
+                        .push((stop.span.clone(), format!("{} on {}", stop.reason, context.describe())));
+                }
+                cores.push((context.clone(), core_syncs(&run.instrs), run.stop.is_none()));
+                if seen.runs.insert(fingerprint(index, &run.instrs)) {
+                    self.check_run(kernel, &run, &context, &walk.dequeued, seen);
                 }
             }
-            self.launches.push(Launch {
-                kernel: index,
-                launch,
-                blocks,
-                cores,
-            });
         }
+        self.launches.push(Launch {
+            kernel: index,
+            launch,
+            blocks,
+            cores,
+        });
+        true
     }
 
     fn check_run(
@@ -738,6 +780,38 @@ fn mentioned_params(kernel: &Kernel) -> HashSet<ParamId> {
     mentioned
 }
 
+/// What the walks of one kernel share.
+struct KernelWalk<'p> {
+    index: usize,
+    kernel: &'p Kernel,
+    mentioned: HashSet<ParamId>,
+    keys: Vec<i64>,
+    dequeued: Vec<bool>,
+    /// Instructions issued over all runs so far.
+    walked: usize,
+    /// Loops some run entered.
+    entered: HashSet<VarId>,
+}
+
+/// Every loop of a kernel body, by its variable.
+fn kernel_loops(stmts: &[KStmt]) -> Vec<VarId> {
+    let mut loops = Vec::new();
+    for stmt in stmts {
+        match stmt {
+            KStmt::If { then, otherwise, .. } => {
+                loops.extend(kernel_loops(then));
+                loops.extend(kernel_loops(otherwise));
+            }
+            KStmt::For { var, body, .. } => {
+                loops.push(*var);
+                loops.extend(kernel_loops(body));
+            }
+            KStmt::Op(_) | KStmt::Return(_) => {}
+        }
+    }
+    loops
+}
+
 /// A launch to walk: parameter values, the cores z3 asks for beside the sampled ones,
 /// and whether it is z3's counterexample to a balance (said in the finding).
 struct PlannedLaunch {
@@ -746,10 +820,9 @@ struct PlannedLaunch {
     counterexample: bool,
 }
 
-/// The sampled launches, then z3's: where cross-core flags or SyncAll do not balance,
+/// The sampled launches, then z3's where cross-core flags or SyncAll do not balance,
 /// each with the cores it involves (walked like the sampled ones, so that they are
-/// reported with their calls), and launches that run each loop the sampled values leave
-/// at zero trips.
+/// reported with their calls).
 fn launches_to_walk(
     program: &Program,
     kernel: &Kernel,
@@ -804,9 +877,6 @@ fn launches_to_walk(
     };
     for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {
         add(found, true);
-    }
-    for found in crate::smt::properties::loop_reach::loop_launches(program, kernel, keys) {
-        add(found, false);
     }
     launches
 }

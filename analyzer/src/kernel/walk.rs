@@ -3,7 +3,7 @@
 //! the instructions it issues, in program order, with memory at concrete addresses and
 //! queue operations turned into the flags they set and wait for.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use crate::exec::{CoreEnv, Env};
 use crate::model::{Expr, Pipe, Program};
@@ -96,6 +96,8 @@ pub struct Stop {
 pub struct Run<'p> {
     pub instrs: Vec<Instr<'p>>,
     pub stop: Option<Stop>,
+    /// The loops whose body ran at least once.
+    pub entered: HashSet<crate::model::VarId>,
 }
 
 struct QueueState {
@@ -113,6 +115,7 @@ struct Walker<'p> {
     /// The slot each tensor variable holds now.
     tensors: Vec<Option<u32>>,
     iterations: Vec<(crate::model::VarId, i64)>,
+    entered: HashSet<crate::model::VarId>,
     walked: usize,
     out: Vec<Instr<'p>>,
     stop: Option<Stop>,
@@ -146,6 +149,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
             .collect(),
         tensors: vec![None; kernel.tensors.len()],
         iterations: Vec::new(),
+        entered: HashSet::new(),
         walked: 0,
         out: Vec::new(),
         stop: None,
@@ -157,6 +161,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
     Run {
         instrs: walker.out,
         stop: walker.stop,
+        entered: walker.entered,
     }
 }
 
@@ -253,6 +258,9 @@ impl<'p> Walker<'p> {
                 ) else {
                     return;
                 };
+                if end > start {
+                    self.entered.insert(*var);
+                }
                 let mut i = start;
                 while i < end && self.going() {
                     self.walked += 1;

@@ -1,32 +1,41 @@
 //! Launches that run each loop of a kernel: the sampled tiling values (each field at 1
 //! to 4) leave a loop whose trip count divides by a constant (`seqLength / blockDim /
-//! 32` tiles) at zero trips, and its body is never walked. For every loop, z3 looks for
+//! 32` tiles) at zero trips, and its body is never walked. For each such loop, z3 looks for
 //! the smallest tiling values, core index and TilingKey under which the loop's
 //! enclosing conditions hold and it runs three times (first, second, and a reuse of a
 //! double-buffered slot), or failing that once; the concrete walk adds that launch.
 
-use std::time::Duration;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use z3::ast::{Bool, Int};
 
 use super::core_counts::{UnbalancedLaunch, cores_of, launch};
-use crate::model::Program;
+use crate::model::{Program, VarId};
 use crate::smt::encode::{Encoder, Scope};
 use crate::smt::{Answer, Query, SmtOptions, value_of};
 use syncguard_model::kernel::{CoreType, KStmt, Kernel};
 
 /// Most loops asked about per kernel, over its core types.
-const MAX_LOOPS: usize = 24;
+const MAX_LOOPS: usize = 8;
 /// Deepest nesting followed.
 const MAX_DEPTH: usize = 32;
 /// Each question is small; a loop z3 cannot answer at once is left to the sampling.
-const TIMEOUT: Duration = Duration::from_millis(300);
+const TIMEOUT: Duration = Duration::from_millis(100);
+/// All questions of one kernel together: a kernel with many loops out of reach costs
+/// at most this much more than its sampled walks.
+const BUDGET: Duration = Duration::from_secs(1);
 /// Largest tiling value looked at: enough for a tile count divided down by block and
 /// tile sizes, small enough that the walk of the launch stays short.
-const MAX_VALUE: i64 = 4096;
+const MAX_VALUES: [i64; 2] = [16, 256];
 
-/// Launches (with the core that runs the loop) that run each of the kernel's loops.
-pub(crate) fn loop_launches(program: &Program, kernel: &Kernel, keys: &[i64]) -> Vec<UnbalancedLaunch> {
+/// Launches (with the core that runs the loop) that run each loop in `wanted`.
+pub(crate) fn loop_launches(
+    program: &Program,
+    kernel: &Kernel,
+    keys: &[i64],
+    wanted: &HashSet<VarId>,
+) -> Vec<UnbalancedLaunch> {
     let Some(launch) = launch(program, kernel, keys) else {
         return Vec::new();
     };
@@ -36,9 +45,11 @@ pub(crate) fn loop_launches(program: &Program, kernel: &Kernel, keys: &[i64]) ->
     };
     let mut search = Search {
         launch: &launch,
+        wanted,
         options: &options,
         found: Vec::new(),
         asked: 0,
+        deadline: Instant::now() + BUDGET,
     };
     for core in kernel.kind.cores() {
         let index = Int::new_const("block");
@@ -75,9 +86,11 @@ fn defined_everywhere(kernel: &Kernel, scope: &Scope) -> Vec<Bool> {
 
 struct Search<'a> {
     launch: &'a super::core_counts::Launch,
+    wanted: &'a HashSet<VarId>,
     options: &'a SmtOptions,
     found: Vec<UnbalancedLaunch>,
     asked: usize,
+    deadline: Instant,
 }
 
 impl Search<'_> {
@@ -115,7 +128,9 @@ impl Search<'_> {
                         continue;
                     };
                     path.push(encoder.definedness());
-                    self.ask(path, &start, &end, core);
+                    if self.wanted.contains(var) {
+                        self.ask(path, &start, &end, core);
+                    }
                     // The body, at some iteration of this loop.
                     let counter = Int::new_const(format!("loop_{}", var.0));
                     scope.vars.insert(*var, counter.clone());
@@ -129,31 +144,34 @@ impl Search<'_> {
         }
     }
 
-    /// The smallest launch on `path` that runs the loop three times, else once.
+    /// The smallest launch on `path` that runs the loop three times, else once, with
+    /// small values first.
     fn ask(&mut self, path: &[Bool], start: &Int, end: &Int, core: (CoreType, &Int)) {
-        if self.asked >= MAX_LOOPS {
+        if self.asked >= MAX_LOOPS || Instant::now() > self.deadline {
             return;
         }
         self.asked += 1;
-        for trips in [3, 1] {
-            let mut facts = path.to_vec();
-            facts.push(Int::sub(&[end.clone(), start.clone()]).ge(trips));
-            if let Some(found) = self.smallest(&facts, core) {
-                self.found.push(found);
-                return;
+        for cap in MAX_VALUES {
+            for trips in [3, 1] {
+                let mut facts = path.to_vec();
+                facts.push(Int::sub(&[end.clone(), start.clone()]).ge(trips));
+                if let Some(found) = self.smallest(&facts, core, cap) {
+                    self.found.push(found);
+                    return;
+                }
             }
         }
     }
 
     /// The launch with the smallest sum of values (and core index) where `facts` hold:
     /// one objective, so that every other loop of the walk stays short too.
-    fn smallest(&self, facts: &[Bool], core: (CoreType, &Int)) -> Option<UnbalancedLaunch> {
+    fn smallest(&self, facts: &[Bool], core: (CoreType, &Int), cap: i64) -> Option<UnbalancedLaunch> {
         let query = Query::new(self.options);
         for fact in facts {
             query.assert(fact);
         }
         for param in &self.launch.params {
-            query.assert(&param.le(MAX_VALUE));
+            query.assert(&param.le(cap));
         }
         let mut terms = self.launch.params.clone();
         terms.push(core.1.clone());
