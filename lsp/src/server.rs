@@ -33,6 +33,26 @@ pub fn serve_stdio() -> Result<(), String> {
     io_threads.join().map_err(|err| err.to_string())
 }
 
+/// Where the rules' documentation is written: the user's cache folder
+/// (`$XDG_CACHE_HOME`, else `~/.cache`, else `%LOCALAPPDATA%`), per version, so that
+/// each user's links point at files of their own that outlive a reboot; the temporary
+/// folder only where no cache folder is known.
+fn rule_docs_folder(var: impl Fn(&str) -> Option<String>) -> std::path::PathBuf {
+    let set = |name: &str| {
+        var(name)
+            .filter(|value| !value.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    let cache = set("XDG_CACHE_HOME")
+        .or_else(|| set("HOME").map(|home| home.join(".cache")))
+        .or_else(|| set("LOCALAPPDATA"));
+    let version = format!("rules-{}", env!("CARGO_PKG_VERSION"));
+    match cache {
+        Some(cache) => cache.join("syncguard").join(version),
+        None => std::env::temp_dir().join(format!("syncguard-{version}")),
+    }
+}
+
 /// Serve on `connection` until the client shuts the server down.
 pub fn serve(connection: Connection) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|err| err.to_string())?;
@@ -47,10 +67,8 @@ pub fn serve(connection: Connection) -> Result<(), String> {
     connection
         .initialize_finish(id, serde_json::to_value(initialized).expect("results serialize"))
         .map_err(|err| err.to_string())?;
-    crate::diagnostics::RULE_DOCS.get_or_init(|| {
-        let folder = std::env::temp_dir().join(format!("syncguard-{}-rules", env!("CARGO_PKG_VERSION")));
-        crate::diagnostics::RuleDocs::write(folder)
-    });
+    crate::diagnostics::RULE_DOCS
+        .get_or_init(|| crate::diagnostics::RuleDocs::write(rule_docs_folder(|name| std::env::var(name).ok())));
     let shared = Arc::new(Shared::default());
     let (jobs, queue) = crossbeam_channel::unbounded();
     let checker = {
@@ -467,4 +485,30 @@ fn publish_analysis(
 /// A request id for tests and benchmarks that drive the server in memory.
 pub fn request_id(id: i32) -> RequestId {
     RequestId::from(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rule_docs_folder;
+    use std::path::PathBuf;
+
+    fn folder(vars: &[(&str, &str)]) -> PathBuf {
+        rule_docs_folder(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn rule_docs_go_to_the_users_cache_folder() {
+        let version = format!("rules-{}", env!("CARGO_PKG_VERSION"));
+        let xdg = folder(&[("XDG_CACHE_HOME", "/c"), ("HOME", "/h")]);
+        assert_eq!(xdg, PathBuf::from("/c/syncguard").join(&version));
+        assert_eq!(
+            folder(&[("HOME", "/h")]),
+            PathBuf::from("/h/.cache/syncguard").join(&version)
+        );
+        assert_eq!(
+            folder(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]),
+            PathBuf::from("/h/.cache/syncguard").join(&version)
+        );
+        assert!(folder(&[]).starts_with(std::env::temp_dir()));
+    }
 }
