@@ -189,22 +189,23 @@ impl<'p> KernelFacts<'p> {
             dequeued: dequeued_tensors(kernel),
             walked: 0,
             entered: HashSet::new(),
+            arms: HashSet::new(),
         };
         for planned in launches_to_walk(&domain, kernel, &walk.mentioned, &walk.keys) {
             if !self.walk_launch(program, &mut walk, planned, seen) {
                 return;
             }
         }
-        // Loops no launch entered (a tile count divided down by block and tile sizes):
-        // z3's launch for each.
-        let unentered: HashSet<VarId> = kernel_loops(&kernel.body)
-            .into_iter()
-            .filter(|var| !walk.entered.contains(var))
-            .collect();
-        if unentered.is_empty() {
+        // Loops no launch entered (a tile count divided down by block and tile sizes) and
+        // arms no launch took: z3's launch for each.
+        let mut unreached = Unreached::default();
+        collect_targets(&kernel.body, &mut unreached);
+        unreached.loops.retain(|var| !walk.entered.contains(var));
+        unreached.arms.retain(|arm| !walk.arms.contains(arm));
+        if unreached.loops.is_empty() && unreached.arms.is_empty() {
             return;
         }
-        for found in crate::smt::properties::loop_reach::loop_launches(&domain, kernel, &walk.keys, &unentered) {
+        for found in crate::smt::properties::loop_reach::loop_launches(&domain, kernel, &walk.keys, &unreached) {
             let planned = PlannedLaunch {
                 params: found.params,
                 cores: found.cores,
@@ -267,6 +268,7 @@ impl<'p> KernelFacts<'p> {
                 let run = walk::run(program, kernel, &params, core, block, key);
                 walk.walked += run.instrs.len();
                 walk.entered.extend(run.entered.iter().copied());
+                walk.arms.extend(run.arms.iter().cloned());
                 let context = RunContext {
                     kernel: index,
                     core,
@@ -791,25 +793,38 @@ struct KernelWalk<'p> {
     walked: usize,
     /// Loops some run entered.
     entered: HashSet<VarId>,
+    /// Arms of `if`s some run took.
+    arms: HashSet<(Span, bool)>,
 }
 
-/// Every loop of a kernel body, by its variable.
-fn kernel_loops(stmts: &[KStmt]) -> Vec<VarId> {
-    let mut loops = Vec::new();
+/// What a kernel's walks may leave unreached: its loops, by variable, and the arms of
+/// its `if`s that hold a call, by the `if`'s span and whether the arm is `then`.
+#[derive(Default)]
+pub(crate) struct Unreached {
+    pub loops: HashSet<VarId>,
+    pub arms: HashSet<(Span, bool)>,
+}
+
+fn collect_targets(stmts: &[KStmt], out: &mut Unreached) {
     for stmt in stmts {
         match stmt {
-            KStmt::If { then, otherwise, .. } => {
-                loops.extend(kernel_loops(then));
-                loops.extend(kernel_loops(otherwise));
+            KStmt::If {
+                then, otherwise, span, ..
+            } => {
+                for (arm, is_then) in [(then, true), (otherwise, false)] {
+                    if !arm.is_empty() {
+                        out.arms.insert((span.clone(), is_then));
+                    }
+                    collect_targets(arm, out);
+                }
             }
             KStmt::For { var, body, .. } => {
-                loops.push(*var);
-                loops.extend(kernel_loops(body));
+                out.loops.insert(*var);
+                collect_targets(body, out);
             }
             KStmt::Op(_) | KStmt::Return(_) => {}
         }
     }
-    loops
 }
 
 /// A launch to walk: parameter values, the cores z3 asks for beside the sampled ones,

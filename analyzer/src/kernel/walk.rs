@@ -98,6 +98,8 @@ pub struct Run<'p> {
     pub stop: Option<Stop>,
     /// The loops whose body ran at least once.
     pub entered: HashSet<crate::model::VarId>,
+    /// The arms of `if`s taken: the `if`'s span, and whether the arm is `then`.
+    pub arms: HashSet<(Span, bool)>,
 }
 
 struct QueueState {
@@ -116,6 +118,7 @@ struct Walker<'p> {
     tensors: Vec<Option<u32>>,
     iterations: Vec<(crate::model::VarId, i64)>,
     entered: HashSet<crate::model::VarId>,
+    arms: HashSet<(Span, bool)>,
     walked: usize,
     out: Vec<Instr<'p>>,
     stop: Option<Stop>,
@@ -150,6 +153,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         tensors: vec![None; kernel.tensors.len()],
         iterations: Vec::new(),
         entered: HashSet::new(),
+        arms: HashSet::new(),
         walked: 0,
         out: Vec::new(),
         stop: None,
@@ -162,6 +166,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         instrs: walker.out,
         stop: walker.stop,
         entered: walker.entered,
+        arms: walker.arms,
     }
 }
 
@@ -240,6 +245,7 @@ impl<'p> Walker<'p> {
                 let Some(taken) = self.eval(cond, span, "the condition") else {
                     return;
                 };
+                self.arms.insert((span.clone(), taken != 0));
                 self.stmts(if taken != 0 { then } else { otherwise }, depth + 1);
             }
             KStmt::For {

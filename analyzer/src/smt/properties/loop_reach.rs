@@ -3,21 +3,22 @@
 //! 32` tiles) at zero trips, and its body is never walked. For each such loop, z3 looks for
 //! the smallest tiling values, core index and TilingKey under which the loop's
 //! enclosing conditions hold and it runs three times (first, second, and a reuse of a
-//! double-buffered slot), or failing that once; the concrete walk adds that launch.
+//! double-buffered slot), or failing that once; the concrete walk adds that launch. The
+//! same for each arm of an `if` no sampled launch took (`if (isElementWise)` at 0 in
+//! every sampled launch): a launch under which the arm's conditions hold.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use z3::ast::{Bool, Int};
 
 use super::core_counts::{UnbalancedLaunch, cores_of, launch};
-use crate::model::{Program, VarId};
+use crate::model::Program;
 use crate::smt::encode::{Encoder, Scope};
 use crate::smt::{Answer, Query, SmtOptions, value_of};
 use syncguard_model::kernel::{CoreType, KStmt, Kernel};
 
-/// Most loops asked about per kernel, over its core types.
-const MAX_LOOPS: usize = 8;
+/// Most loops and arms asked about per kernel, over its core types.
+const MAX_TARGETS: usize = 12;
 /// Deepest nesting followed.
 const MAX_DEPTH: usize = 32;
 /// Each question is small; a loop z3 cannot answer at once is left to the sampling.
@@ -27,14 +28,15 @@ const TIMEOUT: Duration = Duration::from_millis(100);
 const BUDGET: Duration = Duration::from_secs(1);
 /// Largest tiling value looked at: enough for a tile count divided down by block and
 /// tile sizes, small enough that the walk of the launch stays short.
-const MAX_VALUES: [i64; 2] = [16, 256];
+const MAX_VALUES: [i64; 3] = [16, 256, 4096];
 
-/// Launches (with the core that runs the loop) that run each loop in `wanted`.
+/// Launches (with the core that runs the loop or arm) that run each loop and take each
+/// arm in `wanted`.
 pub(crate) fn loop_launches(
     program: &Program,
     kernel: &Kernel,
     keys: &[i64],
-    wanted: &HashSet<VarId>,
+    wanted: &crate::kernel::Unreached,
 ) -> Vec<UnbalancedLaunch> {
     let Some(launch) = launch(program, kernel, keys) else {
         return Vec::new();
@@ -86,7 +88,7 @@ fn defined_everywhere(kernel: &Kernel, scope: &Scope) -> Vec<Bool> {
 
 struct Search<'a> {
     launch: &'a super::core_counts::Launch,
-    wanted: &'a HashSet<VarId>,
+    wanted: &'a crate::kernel::Unreached,
     options: &'a SmtOptions,
     found: Vec<UnbalancedLaunch>,
     asked: usize,
@@ -103,19 +105,25 @@ impl Search<'_> {
         core: (CoreType, &Int),
         depth: usize,
     ) {
-        if depth > MAX_DEPTH || self.asked >= MAX_LOOPS {
+        if depth > MAX_DEPTH || self.asked >= MAX_TARGETS {
             return;
         }
         for stmt in stmts {
             match stmt {
                 KStmt::If {
-                    cond, then, otherwise, ..
+                    cond,
+                    then,
+                    otherwise,
+                    span,
                 } => {
                     let mut encoder = Encoder::new(scope);
                     let Ok(cond) = encoder.bool(cond) else { continue };
                     let defined = encoder.definedness();
-                    for (arm, holds) in [(then, cond.clone()), (otherwise, cond.not())] {
+                    for (arm, holds, is_then) in [(then, cond.clone(), true), (otherwise, cond.not(), false)] {
                         path.extend([defined.clone(), holds]);
+                        if self.wanted.arms.contains(&(span.clone(), is_then)) {
+                            self.ask_first(std::slice::from_ref(path), core);
+                        }
                         self.block(arm, scope, path, core, depth + 1);
                         path.truncate(path.len() - 2);
                     }
@@ -128,8 +136,12 @@ impl Search<'_> {
                         continue;
                     };
                     path.push(encoder.definedness());
-                    if self.wanted.contains(var) {
-                        self.ask(path, &start, &end, core);
+                    if self.wanted.loops.contains(var) {
+                        // Three trips (first, second, and a reuse of a double-buffered
+                        // slot), else one.
+                        let trips = Int::sub(&[end.clone(), start.clone()]);
+                        let with = |n: i64| [path.as_slice(), &[trips.ge(n)]].concat();
+                        self.ask_first(&[with(3), with(1)], core);
                     }
                     // The body, at some iteration of this loop.
                     let counter = Int::new_const(format!("loop_{}", var.0));
@@ -144,18 +156,16 @@ impl Search<'_> {
         }
     }
 
-    /// The smallest launch on `path` that runs the loop three times, else once, with
-    /// small values first.
-    fn ask(&mut self, path: &[Bool], start: &Int, end: &Int, core: (CoreType, &Int)) {
-        if self.asked >= MAX_LOOPS || Instant::now() > self.deadline {
+    /// The smallest launch where the first of `alternatives` that can hold holds, small
+    /// values first.
+    fn ask_first(&mut self, alternatives: &[Vec<Bool>], core: (CoreType, &Int)) {
+        if self.asked >= MAX_TARGETS || Instant::now() > self.deadline {
             return;
         }
         self.asked += 1;
         for cap in MAX_VALUES {
-            for trips in [3, 1] {
-                let mut facts = path.to_vec();
-                facts.push(Int::sub(&[end.clone(), start.clone()]).ge(trips));
-                if let Some(found) = self.smallest(&facts, core, cap) {
+            for facts in alternatives {
+                if let Some(found) = self.smallest(facts, core, cap) {
                     self.found.push(found);
                     return;
                 }
