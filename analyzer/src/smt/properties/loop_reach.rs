@@ -48,6 +48,7 @@ pub(crate) fn loop_launches(
     let mut search = Search {
         launch: &launch,
         wanted,
+        unbounded: program.params.iter().map(|param| param.max.is_none()).collect(),
         options: &options,
         found: Vec::new(),
         asked: 0,
@@ -89,6 +90,8 @@ fn defined_everywhere(kernel: &Kernel, scope: &Scope) -> Vec<Bool> {
 struct Search<'a> {
     launch: &'a super::core_counts::Launch,
     wanted: &'a crate::kernel::Unreached,
+    /// Per parameter: a tiling value (no upper bound), not a choice or a case.
+    unbounded: Vec<bool>,
     options: &'a SmtOptions,
     found: Vec<UnbalancedLaunch>,
     asked: usize,
@@ -180,8 +183,13 @@ impl Search<'_> {
         for fact in facts {
             query.assert(fact);
         }
-        for param in &self.launch.params {
+        for (param, unbounded) in self.launch.params.iter().zip(&self.unbounded) {
             query.assert(&param.le(cap));
+            // A tiling size of zero describes no data (a tile of capacity 0 that still
+            // computes one element): the sampled launches cover zeros; z3's do not.
+            if *unbounded {
+                query.assert(&param.ge(1));
+            }
         }
         let mut terms = self.launch.params.clone();
         terms.push(core.1.clone());
