@@ -21,30 +21,20 @@ pub(super) struct TypeChoices {
     choices: Vec<(String, String, Vec<String>)>,
 }
 
-/// Scalar types of Ascend C kernels: a test between two of them is decided.
-const KNOWN_TYPES: &[&str] = &[
-    "half",
-    "float",
-    "double",
-    "bfloat16_t",
-    "bool",
+/// Ascend C scalar types the C/C++ sizes table (`expr::type_size`) does not size: with
+/// those it sizes, a test between two of them is decided.
+const UNSIZED_KERNEL_TYPES: &[&str] = &[
     "int4b_t",
-    "int8_t",
-    "uint8_t",
-    "int16_t",
-    "uint16_t",
-    "int32_t",
-    "uint32_t",
-    "int64_t",
-    "uint64_t",
-    "int",
-    "char",
     "hifloat8_t",
     "fp8_e4m3fn_t",
     "fp8_e5m2_t",
     "fp4x2_e2m1_t",
     "fp4x2_e1m2_t",
 ];
+
+fn is_known_type(name: &str) -> bool {
+    super::expr::type_size(name).is_some() || UNSIZED_KERNEL_TYPES.contains(&name)
+}
 
 /// How deep template arguments are followed (`T` → `U` → `half`).
 const MAX_BINDINGS: usize = 4;
@@ -65,8 +55,7 @@ impl<'u> Walker<'_, 'u> {
         if left == right {
             return Value::Int(1);
         }
-        let known = |t: &str| KNOWN_TYPES.contains(&t);
-        let (built, tested) = match (known(&left), known(&right)) {
+        let (built, tested) = match (is_known_type(&left), is_known_type(&right)) {
             (true, true) => return Value::Int(0),
             (false, true) => (left, right),
             (true, false) => (right, left),
