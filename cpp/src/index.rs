@@ -12,6 +12,7 @@ use crate::mask::{Masked, mask};
 use crate::scope::Scopes;
 
 /// One source file, parsed.
+#[derive(Clone)]
 pub struct Unit {
     pub path: String,
     /// The text as the user wrote it.

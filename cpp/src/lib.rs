@@ -15,4 +15,7 @@ mod scope;
 
 pub use compile_db::{BuildFlags, CompileDb};
 pub use index::EXTENSIONS;
-pub use program::{EntryProgram, Options, Project, SourceText, Unresolved, parse_rank_counts, read_project};
+pub use program::{
+    EntryProgram, Options, ParseCache, Project, SourceText, Unresolved, parse_rank_counts, read_project,
+    read_project_cached,
+};

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// A source text made readable for the C++ grammar, and what was taken out of it.
+#[derive(Clone)]
 pub struct Masked {
     pub text: String,
     /// Launch configurations by the offset of their `<<<` (where the kernel name

@@ -67,6 +67,19 @@ pub fn parse_rank_counts(spec: &str) -> Option<Vec<i64>> {
 
 /// Parse `sources` and index them together.
 pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
+    read_project_cached(sources, options, &mut ParseCache::default())
+}
+
+/// Parsed files kept from one read to the next read of the same project (an editor's
+/// checks): a file whose text is unchanged is not parsed again.
+#[derive(Default)]
+pub struct ParseCache {
+    units: HashMap<String, Unit>,
+}
+
+/// [`read_project`], parsing only the files `cache` does not hold with the same text;
+/// afterwards `cache` holds exactly the files of this read.
+pub fn read_project_cached(sources: Vec<SourceText>, options: Options, cache: &mut ParseCache) -> Project {
     use rayon::prelude::*;
     let (space, bases) = SourceSpace::new(&sources);
     let base = space.end();
@@ -74,7 +87,10 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
         .into_par_iter()
         .zip(bases)
         .map(|(source, base)| {
-            let mut unit = Unit::parse(source.path, source.text, base);
+            let mut unit = match cache.units.get(&source.path) {
+                Some(unit) if unit.text == source.text => Unit { base, ..unit.clone() },
+                _ => Unit::parse(source.path, source.text, base),
+            };
             unit.build = options
                 .compile_db
                 .as_ref()
@@ -82,6 +98,7 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
             unit
         })
         .collect();
+    cache.units = units.iter().map(|unit| (unit.path.clone(), unit.clone())).collect();
     // Definitions on the command line come first: the first definition of a name wins.
     // Then the database's, where every command agrees on the value.
     let common = options

@@ -1,8 +1,9 @@
-//! Span-insensitive comparison of syntax trees.
+//! Span-insensitive comparison of syntax trees, and moving spans.
 //!
 //! Two parses of differently laid out source (for example before and after
 //! `syncguard fmt`) differ only in their spans. [`strip_spans`] resets every span to
-//! `0..0` so that the derived `PartialEq` compares syntax alone.
+//! `0..0` so that the derived `PartialEq` compares syntax alone; [`map_spans`] moves
+//! each span (a program extracted before an edit, moved to where its code is now).
 //!
 //! The walk destructures every struct and matches every enum without wildcards, so a
 //! new node type or field fails to compile here until its spans are handled.
@@ -11,8 +12,13 @@ use crate::ast::*;
 
 /// Set every span in `file` to `0..0`.
 pub fn strip_spans(file: &mut File) {
+    map_spans(file, &mut |span| *span = 0..0);
+}
+
+/// Apply `f` to every span in `file`.
+pub fn map_spans(file: &mut File, f: &mut dyn FnMut(&mut Span)) {
     let File { stmts } = file;
-    stmts.iter_mut().for_each(strip_stmt);
+    stmts.iter_mut().for_each(|stmt| visit_stmt(stmt, f));
 }
 
 /// Whether `a` and `b` are the same tree apart from spans.
@@ -23,187 +29,183 @@ pub fn same_syntax(a: &File, b: &File) -> bool {
     a == b
 }
 
-fn clear(span: &mut Span) {
-    *span = 0..0;
-}
-
-fn strip_stmt(stmt: &mut Stmt) {
+fn visit_stmt(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Span)) {
     let Stmt { kind, span } = stmt;
-    clear(span);
+    f(span);
     match kind {
         StmtKind::Setting { key, value } => {
-            strip_ident(key);
-            strip_expr(value);
+            visit_ident(key, f);
+            visit_expr(value, f);
         }
-        StmtKind::Ranks(count) => strip_rank_count(count),
+        StmtKind::Ranks(count) => visit_rank_count(count, f),
         StmtKind::Param { name, range } => {
-            strip_ident(name);
-            strip_range(range);
+            visit_ident(name, f);
+            visit_range(range, f);
         }
         StmtKind::Let { pattern, value } => {
-            strip_pattern(pattern);
-            strip_expr(value);
+            visit_pattern(pattern, f);
+            visit_expr(value, f);
         }
         StmtKind::LetMut { name, value } | StmtKind::Assign { name, value } => {
-            strip_ident(name);
-            strip_expr(value);
+            visit_ident(name, f);
+            visit_expr(value, f);
         }
         StmtKind::While { cond, body } => {
-            strip_expr(cond);
-            strip_block(body);
+            visit_expr(cond, f);
+            visit_block(body, f);
         }
-        StmtKind::Call(call) => strip_call(call),
+        StmtKind::Call(call) => visit_call(call, f),
         StmtKind::If { cond, then, otherwise } => {
-            strip_expr(cond);
-            strip_block(then);
+            visit_expr(cond, f);
+            visit_block(then, f);
             if let Some(otherwise) = otherwise {
-                strip_else(otherwise);
+                visit_else(otherwise, f);
             }
         }
         StmtKind::For { var, range, body } => {
-            strip_ident(var);
-            strip_range(range);
-            strip_block(body);
+            visit_ident(var, f);
+            visit_range(range, f);
+            visit_block(body, f);
         }
         StmtKind::Thread { name, body } => {
-            strip_ident(name);
-            strip_block(body);
+            visit_ident(name, f);
+            visit_block(body, f);
         }
         StmtKind::GeOp { name, attrs, body } => {
-            strip_ident(name);
-            attrs.iter_mut().for_each(strip_ident);
-            strip_block(body);
+            visit_ident(name, f);
+            attrs.iter_mut().for_each(|item| visit_ident(item, f));
+            visit_block(body, f);
         }
         StmtKind::SuperKernel { name, args, body }
         | StmtKind::SubKernel { name, args, body }
         | StmtKind::AiCore { name, args, body } => {
-            strip_ident(name);
-            args.iter_mut().for_each(strip_arg);
-            strip_block(body);
+            visit_ident(name, f);
+            args.iter_mut().for_each(|item| visit_arg(item, f));
+            visit_block(body, f);
         }
         StmtKind::Return | StmtKind::Error => {}
     }
 }
 
-fn strip_block(block: &mut Block) {
+fn visit_block(block: &mut Block, f: &mut dyn FnMut(&mut Span)) {
     let Block { stmts, span } = block;
-    clear(span);
-    stmts.iter_mut().for_each(strip_stmt);
+    f(span);
+    stmts.iter_mut().for_each(|item| visit_stmt(item, f));
 }
 
-fn strip_else(otherwise: &mut Else) {
+fn visit_else(otherwise: &mut Else, f: &mut dyn FnMut(&mut Span)) {
     match otherwise {
-        Else::If(stmt) => strip_stmt(stmt),
-        Else::Block(block) => strip_block(block),
+        Else::If(stmt) => visit_stmt(stmt, f),
+        Else::Block(block) => visit_block(block, f),
     }
 }
 
-fn strip_rank_count(count: &mut RankCount) {
+fn visit_rank_count(count: &mut RankCount, f: &mut dyn FnMut(&mut Span)) {
     match count {
-        RankCount::Fixed(expr) => strip_expr(expr),
+        RankCount::Fixed(expr) => visit_expr(expr, f),
         RankCount::Param { name, range } => {
-            strip_ident(name);
-            strip_range(range);
+            visit_ident(name, f);
+            visit_range(range, f);
         }
     }
 }
 
-fn strip_pattern(pattern: &mut Pattern) {
+fn visit_pattern(pattern: &mut Pattern, f: &mut dyn FnMut(&mut Span)) {
     match pattern {
-        Pattern::Name(name) => strip_ident(name),
+        Pattern::Name(name) => visit_ident(name, f),
         Pattern::List(names, span) => {
-            names.iter_mut().for_each(strip_ident);
-            clear(span);
+            names.iter_mut().for_each(|item| visit_ident(item, f));
+            f(span);
         }
     }
 }
 
-fn strip_range(range: &mut RangeExpr) {
+fn visit_range(range: &mut RangeExpr, f: &mut dyn FnMut(&mut Span)) {
     let RangeExpr {
         start,
         end,
         inclusive: _,
         span,
     } = range;
-    clear(span);
-    strip_expr(start);
+    f(span);
+    visit_expr(start, f);
     if let Some(end) = end {
-        strip_expr(end);
+        visit_expr(end, f);
     }
 }
 
-fn strip_call(call: &mut Call) {
+fn visit_call(call: &mut Call, f: &mut dyn FnMut(&mut Span)) {
     let Call {
         callee,
         generics,
         args,
         span,
     } = call;
-    clear(span);
-    strip_path(callee);
+    f(span);
+    visit_path(callee, f);
     if let Some(generics) = generics {
-        generics.iter_mut().for_each(strip_expr);
+        generics.iter_mut().for_each(|item| visit_expr(item, f));
     }
-    args.iter_mut().for_each(strip_arg);
+    args.iter_mut().for_each(|item| visit_arg(item, f));
 }
 
-fn strip_arg(arg: &mut Arg) {
+fn visit_arg(arg: &mut Arg, f: &mut dyn FnMut(&mut Span)) {
     let Arg { name, value } = arg;
     if let Some(name) = name {
-        strip_ident(name);
+        visit_ident(name, f);
     }
-    strip_expr(value);
+    visit_expr(value, f);
 }
 
-fn strip_expr(expr: &mut Expr) {
+fn visit_expr(expr: &mut Expr, f: &mut dyn FnMut(&mut Span)) {
     let Expr { kind, span } = expr;
-    clear(span);
+    f(span);
     match kind {
         ExprKind::Int(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::Null => {}
-        ExprKind::Name(path) => strip_path(path),
-        ExprKind::Unary(_, operand) => strip_expr(operand),
+        ExprKind::Name(path) => visit_path(path, f),
+        ExprKind::Unary(_, operand) => visit_expr(operand, f),
         ExprKind::Binary(_, lhs, rhs) => {
-            strip_expr(lhs);
-            strip_expr(rhs);
+            visit_expr(lhs, f);
+            visit_expr(rhs, f);
         }
         ExprKind::Cond { cond, then, otherwise } => {
-            strip_expr(cond);
-            strip_expr(then);
-            strip_expr(otherwise);
+            visit_expr(cond, f);
+            visit_expr(then, f);
+            visit_expr(otherwise, f);
         }
-        ExprKind::Call(call) => strip_call(call),
+        ExprKind::Call(call) => visit_call(call, f),
         ExprKind::Slice { base, range } => {
-            strip_expr(base);
-            strip_range(range);
+            visit_expr(base, f);
+            visit_range(range, f);
         }
         ExprKind::Index { base, index } => {
-            strip_expr(base);
-            strip_expr(index);
+            visit_expr(base, f);
+            visit_expr(index, f);
         }
-        ExprKind::List(items) => items.iter_mut().for_each(strip_expr),
+        ExprKind::List(items) => items.iter_mut().for_each(|item| visit_expr(item, f)),
         ExprKind::ListFor(list) => {
             let ListFor { item, var, range } = &mut **list;
-            strip_expr(item);
-            strip_ident(var);
-            strip_range(range);
+            visit_expr(item, f);
+            visit_ident(var, f);
+            visit_range(range, f);
         }
-        ExprKind::Struct(fields) => fields.iter_mut().for_each(strip_field),
+        ExprKind::Struct(fields) => fields.iter_mut().for_each(|item| visit_field(item, f)),
         ExprKind::Error => {}
     }
 }
 
-fn strip_field(field: &mut Field) {
+fn visit_field(field: &mut Field, f: &mut dyn FnMut(&mut Span)) {
     let Field { name, value } = field;
-    strip_ident(name);
-    strip_expr(value);
+    visit_ident(name, f);
+    visit_expr(value, f);
 }
 
-fn strip_ident(ident: &mut Ident) {
+fn visit_ident(ident: &mut Ident, f: &mut dyn FnMut(&mut Span)) {
     let Ident { name: _, span } = ident;
-    clear(span);
+    f(span);
 }
 
-fn strip_path(path: &mut Path) {
+fn visit_path(path: &mut Path, f: &mut dyn FnMut(&mut Span)) {
     let Path { text: _, span } = path;
-    clear(span);
+    f(span);
 }

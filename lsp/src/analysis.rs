@@ -14,9 +14,10 @@ use lsp_types::Url;
 use syncguard_analyzer::{
     Diagnostic, FileId, Overrides, SourceFile, Sources, check_sync_bytes_with, check_trace_reader,
 };
+use syncguard_project::incremental::Incremental;
 use syncguard_project::inputs::{InputKind, collect_inputs, is_call_trace_text};
 use syncguard_project::progress::Progress;
-use syncguard_project::sources::{SourceDocument, check_sources, decode_text, read_documents};
+use syncguard_project::sources::{SourceDocument, decode_text};
 use syncguard_project::{Config, Language, Selection, SourceOptions};
 
 use crate::documents::{Document, Kind, Snapshot, display_of, path_of};
@@ -32,6 +33,9 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The files checked together, with their URLs.
     pub files: Vec<(FileId, Url)>,
+    /// Files with findings, and the files of the entry points that found them (a
+    /// helper's finding belongs to the file whose entry point calls it too).
+    pub found_from: HashMap<FileId, HashSet<FileId>>,
     /// The configuration could not be read: said, and the defaults used.
     pub config_error: Option<String>,
 }
@@ -54,6 +58,7 @@ impl Analysis {
             sources,
             diagnostics: Vec::new(),
             files: vec![(file, target.clone())],
+            found_from: HashMap::new(),
             config_error: None,
         }
     }
@@ -68,6 +73,7 @@ pub fn analyze(
     documents: &Snapshot,
     roots: &[PathBuf],
     cancelled: &(dyn Fn() -> bool + Sync),
+    workspace: &mut Workspace,
 ) -> Option<Analysis> {
     let document = documents.get(target)?;
     let kind = Kind::of(target, &document.language_id)?;
@@ -83,6 +89,7 @@ pub fn analyze(
     let mut options = SourceOptions::default();
     let config_error = config_error.or_else(|| config.settle(&mut overrides, &mut options).err());
     let mut sources = Sources::default();
+    let mut found_from = HashMap::new();
     let (diagnostics, files) = match kind {
         Kind::Sync => {
             let checked = check_sync_bytes_with(&mut sources, display_of(target), document.text.as_bytes(), &overrides);
@@ -103,8 +110,16 @@ pub fn analyze(
             (checked.diagnostics, vec![(file, target.clone())])
         }
         Kind::Source(language) => {
-            let group = source_group(target, language, documents, roots, &config);
-            check_group(&mut sources, language, group, &options, &overrides, cancelled)
+            let (scope, group) = source_group(target, language, documents, roots, &config);
+            let project = workspace.project(scope, language);
+            check_group(
+                &mut sources,
+                project,
+                group,
+                (&options, &overrides),
+                cancelled,
+                &mut found_from,
+            )
         }
     };
     let mut diagnostics = diagnostics;
@@ -118,6 +133,7 @@ pub fn analyze(
         sources,
         diagnostics,
         files,
+        found_from,
         config_error,
     })
 }
@@ -130,6 +146,7 @@ fn checked_file(sources: &Sources) -> FileId {
 /// A source file to check, and where its text comes from.
 struct Member {
     url: Url,
+    language: Language,
     path: Option<PathBuf>,
     /// The editor's text; `None`: read from disk.
     open: Option<Document>,
@@ -145,7 +162,7 @@ fn source_group(
     documents: &Snapshot,
     roots: &[PathBuf],
     config: &Config,
-) -> Vec<Member> {
+) -> (Option<PathBuf>, Vec<Member>) {
     let path = path_of(target);
     let root = project_root(path.as_deref(), roots, config);
     let mut members = Vec::new();
@@ -153,7 +170,12 @@ fn source_group(
     let mut add = |url: Url, path: Option<PathBuf>| {
         if seen.insert(url.clone()) {
             let open = documents.get(&url).cloned();
-            members.push(Member { url, path, open });
+            members.push(Member {
+                url,
+                language,
+                path,
+                open,
+            });
         }
     };
     add(target.clone(), path.clone());
@@ -195,7 +217,7 @@ fn source_group(
             add(url.clone(), open_path);
         }
     }
-    members
+    (scope, members)
 }
 
 /// The folder a file's project is: its configuration file's, else the innermost
@@ -256,23 +278,28 @@ fn untitled_path(language: Language) -> PathBuf {
 
 fn check_group(
     sources: &mut Sources,
-    language: Language,
+    project: &mut ProjectCache,
     group: Vec<Member>,
-    options: &SourceOptions,
-    overrides: &Overrides,
+    (options, overrides): (&SourceOptions, &Overrides),
     cancelled: &(dyn Fn() -> bool + Sync),
+    found_from: &mut HashMap<FileId, HashSet<FileId>>,
 ) -> (Vec<Diagnostic>, Vec<(FileId, Url)>) {
     let mut documents = Vec::new();
     let mut urls = Vec::new();
+    let mut on_disk = HashMap::new();
     for member in group {
         let text = match (&member.open, &member.path) {
             (Some(open), _) => open.text.to_string(),
-            (None, Some(path)) => match std::fs::read(path) {
-                Ok(bytes) => decode_text(&bytes),
-                Err(_) => continue,
+            (None, Some(path)) => match project.disk_text(path) {
+                Some(text) => {
+                    on_disk.insert(path.clone(), text.clone());
+                    text
+                }
+                None => continue,
             },
             (None, None) => continue,
         };
+        let language = member.language;
         documents.push(SourceDocument {
             // An unsaved buffer has no path: its language gives its extension.
             file: member.path.clone().unwrap_or_else(|| untitled_path(language)),
@@ -281,16 +308,78 @@ fn check_group(
         });
         urls.push(member.url);
     }
-    let read = read_documents(sources, documents, options);
-    let checked = check_sources(&read, overrides, false, &Cancellable(cancelled));
+    // Only the files of this check are kept: memory follows the project.
+    project.disk = std::mem::take(&mut project.disk)
+        .into_iter()
+        .filter(|(path, _)| on_disk.contains_key(path))
+        .collect();
+    let read = project.incremental.read(sources, documents, options);
+    let checked = project
+        .incremental
+        .check(&read, sources, overrides, &Cancellable(cancelled));
     let files = read
         .groups
         .iter()
         .flat_map(|group| group.files.iter().copied())
         .zip(urls)
         .collect();
-    let diagnostics = checked.checked.into_iter().flat_map(|file| file.diagnostics).collect();
+    let mut diagnostics = Vec::new();
+    for entry in checked.checked {
+        // A checked program's main thread is its entry point.
+        let entry_file = entry.program.threads.first().map(|main| main.span.file);
+        for diagnostic in &entry.diagnostics {
+            found_from
+                .entry(diagnostic.primary.file)
+                .or_default()
+                .extend(entry_file);
+        }
+        diagnostics.extend(entry.diagnostics);
+    }
     (diagnostics, files)
+}
+
+/// What the server keeps between checks: per project and language, the files read
+/// from disk and what [`Incremental`] keeps.
+#[derive(Default)]
+pub struct Workspace {
+    projects: HashMap<(Option<PathBuf>, Language), ProjectCache>,
+}
+
+/// Projects kept at once: a session that visits more starts over.
+const MAX_PROJECTS: usize = 16;
+
+impl Workspace {
+    fn project(&mut self, scope: Option<PathBuf>, language: Language) -> &mut ProjectCache {
+        let key = (scope, language);
+        if !self.projects.contains_key(&key) && self.projects.len() >= MAX_PROJECTS {
+            self.projects.clear();
+        }
+        self.projects.entry(key).or_default()
+    }
+}
+
+/// One project's files as last read, and its parses and results.
+#[derive(Default)]
+pub struct ProjectCache {
+    /// Files read from disk: the text, kept while the file's size and modification
+    /// time are those it was read at.
+    disk: HashMap<PathBuf, (Option<std::time::SystemTime>, u64, String)>,
+    incremental: Incremental,
+}
+
+impl ProjectCache {
+    fn disk_text(&mut self, path: &Path) -> Option<String> {
+        let metadata = std::fs::metadata(path).ok()?;
+        let stamp = (metadata.modified().ok(), metadata.len());
+        if let Some((modified, len, text)) = self.disk.get(path)
+            && (*modified, *len) == stamp
+        {
+            return Some(text.clone());
+        }
+        let text = decode_text(&std::fs::read(path).ok()?);
+        self.disk.insert(path.to_path_buf(), (stamp.0, stamp.1, text.clone()));
+        Some(text)
+    }
 }
 
 /// Checking that stops between entry points once its result is no longer wanted.

@@ -22,9 +22,10 @@ use lsp_types::request::{
 };
 use lsp_types::*;
 
-use crate::analysis::{Analysis, analyze};
+use crate::analysis::{Analysis, Workspace, analyze};
 use crate::documents::{Document, Kind, Snapshot};
 use crate::positions::LineIndex;
+use syncguard_analyzer::FileId;
 
 /// Serve on standard input and output until the client exits.
 pub fn serve_stdio() -> Result<(), String> {
@@ -405,8 +406,9 @@ fn publish(sender: &Sender<Message>, uri: &Url, diagnostics: Vec<lsp_types::Diag
 
 /// Run checks as they come, a burst of edits once, until the protocol loop ends.
 fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, roots: &[PathBuf]) {
-    let mut shown: HashSet<Url> = HashSet::new();
+    let mut published = Published::default();
     let mut said: HashSet<String> = HashSet::new();
+    let mut workspace = Workspace::default();
     while let Ok(first) = queue.recv() {
         let mut pending: Vec<Job> = vec![first];
         while let Ok(job) = queue.try_recv() {
@@ -418,7 +420,13 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
                 continue;
             }
             match catch_unwind(AssertUnwindSafe(|| {
-                analyze(&job.target, &job.documents, roots, &|| shared.is_stale(&job))
+                analyze(
+                    &job.target,
+                    &job.documents,
+                    roots,
+                    &|| shared.is_stale(&job),
+                    &mut workspace,
+                )
             })) {
                 Ok(Some(analysis)) if !shared.is_stale(&job) => {
                     if let Some(err) = &analysis.config_error
@@ -426,7 +434,7 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
                     {
                         show(sender, &format!("syncguard: {err} (the defaults are used)"));
                     }
-                    publish_analysis(sender, shared, &job, analysis, &mut shown);
+                    publish_analysis(sender, shared, &job, analysis, &mut published);
                 }
                 Ok(_) => {}
                 Err(panic) => log(
@@ -454,32 +462,63 @@ fn show(sender: &Sender<Message>, message: &str) {
     )));
 }
 
-/// Publish the findings of every file the check covered that has findings now or had
-/// them before (so they clear), and keep the check for code actions.
+/// What the client was last sent, and what the latest checks found, per file.
+#[derive(Default)]
+struct Published {
+    /// Files whose findings the client shows.
+    shown: HashSet<Url>,
+    /// The findings of each file a check covered, as the latest check covering it found them.
+    found: HashMap<Url, Vec<lsp_types::Diagnostic>>,
+}
+
+/// Publish the findings of the files the check is about: the open ones, those an open
+/// file's entry points found findings in (the helpers they call), those whose findings
+/// the client shows (they may clear), and those whose findings the edit changed. The other files of the project are checked but not published: a project's
+/// fixtures and libraries are not the user's work in progress. Keep the check for code
+/// actions.
 fn publish_analysis(
     sender: &Sender<Message>,
     shared: &Shared,
     job: &Job,
     analysis: Analysis,
-    shown: &mut HashSet<Url>,
+    published: &mut Published,
 ) {
     let analysis = Arc::new(analysis);
+    let from_open = found_from_open(&analysis, job);
     let mut analyses = lock(&shared.analyses);
-    for (_, uri) in &analysis.files {
+    for (file, uri) in &analysis.files {
         let version = job.documents.get(uri).map(|document| document.version);
         analyses.insert(uri.clone(), (analysis.clone(), version));
         let diagnostics = crate::diagnostics::for_file(&analysis, uri);
-        // Findings now, or findings before that must be cleared.
-        let changed = if diagnostics.is_empty() {
-            shown.remove(uri)
-        } else {
-            shown.insert(uri.clone());
-            true
-        };
-        if changed || *uri == job.target {
-            publish(sender, uri, diagnostics, version);
+        // A file's first check is its project's index: it is not news.
+        let before = published.found.insert(uri.clone(), diagnostics.clone());
+        let changed = before.is_some_and(|before| before != diagnostics);
+        let wanted = version.is_some() || published.shown.contains(uri) || changed || from_open.contains(file);
+        if !wanted {
+            continue;
         }
+        if diagnostics.is_empty() {
+            published.shown.remove(uri);
+        } else {
+            published.shown.insert(uri.clone());
+        }
+        publish(sender, uri, diagnostics, version);
     }
+}
+
+/// The files an entry point in an open file found something in (the helpers it calls).
+fn found_from_open(analysis: &Analysis, job: &Job) -> HashSet<FileId> {
+    let open = |entry: &FileId| {
+        analysis
+            .url_of(*entry)
+            .is_some_and(|url| job.documents.contains_key(url))
+    };
+    analysis
+        .found_from
+        .iter()
+        .filter(|(_, entries)| entries.iter().any(open))
+        .map(|(file, _)| *file)
+        .collect()
 }
 
 /// A request id for tests and benchmarks that drive the server in memory.

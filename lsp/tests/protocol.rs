@@ -12,6 +12,10 @@ struct Client {
     server: Option<std::thread::JoinHandle<Result<(), String>>>,
     next_id: i32,
     notifications: VecDeque<Notification>,
+    /// Every file diagnostics were published for.
+    published: std::collections::BTreeSet<String>,
+    /// The version of the diagnostics [`Client::diagnostics`] last looked at.
+    last_version: Option<i64>,
 }
 
 fn fixtures() -> PathBuf {
@@ -31,6 +35,8 @@ impl Client {
             server: Some(server),
             next_id: 0,
             notifications: VecDeque::new(),
+            published: Default::default(),
+            last_version: None,
         };
         let initialized = client.request("initialize", json!({"rootUri": url(root), "capabilities": {}}));
         assert_eq!(initialized["serverInfo"]["name"], "syncguard");
@@ -79,7 +85,12 @@ impl Client {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             while let Some(notification) = self.notifications.pop_front() {
+                if notification.method == "textDocument/publishDiagnostics" {
+                    self.published
+                        .insert(notification.params["uri"].as_str().unwrap_or("").to_string());
+                }
                 if notification.method == "textDocument/publishDiagnostics" && notification.params["uri"] == uri {
+                    self.last_version = notification.params["version"].as_i64();
                     let found = notification.params["diagnostics"].as_array().unwrap().clone();
                     if wanted(&found) {
                         return found;
@@ -89,6 +100,17 @@ impl Client {
             assert!(Instant::now() < deadline, "no wanted diagnostics for {uri}");
             if let Message::Notification(notification) = self.receive() {
                 self.notifications.push_back(notification);
+            }
+        }
+    }
+
+    /// Wait for the diagnostics of `uri` at `version` (all that checks before it
+    /// published has arrived by then).
+    fn published_version(&mut self, uri: &str, version: i64) {
+        loop {
+            self.diagnostics(uri, |_| true);
+            if self.last_version == Some(version) {
+                return;
             }
         }
     }
@@ -299,6 +321,32 @@ fn a_helper_in_another_file_is_checked_with_its_caller_and_the_project_configura
     );
     client.change(&helper, 2, &fixed);
     client.diagnostics(&helper, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn opening_a_file_publishes_it_and_what_its_entry_points_reach_not_the_whole_project() {
+    let project = fixtures().join("project");
+    let mut client = Client::start(&project);
+    let caller = url(&project.join("pipeline.cpp"));
+    let text = std::fs::read_to_string(project.join("pipeline.cpp")).unwrap();
+    client.open(&caller, "cpp", &text);
+    client.diagnostics(&url(&project.join("handoff.cpp")), has("SG102"));
+    // A second check, so that everything the first one published has arrived.
+    client.change(&caller, 2, &format!("// edited\n{text}"));
+    client.published_version(&caller, 2);
+    assert!(
+        !client.published.contains(&url(&project.join("unrelated.cpp"))),
+        "{:?}",
+        client.published
+    );
+    // Opened, the other file gets its own finding.
+    let unrelated = url(&project.join("unrelated.cpp"));
+    client.open(
+        &unrelated,
+        "cpp",
+        &std::fs::read_to_string(project.join("unrelated.cpp")).unwrap(),
+    );
+    assert_eq!(codes(&client.diagnostics(&unrelated, has("SG102"))), ["SG102"]);
 }
 
 #[test]

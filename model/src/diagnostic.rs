@@ -112,6 +112,22 @@ pub enum FixEdit {
 }
 
 impl Diagnostic {
+    /// Every place the finding points at, its fix's included; not its timeline's.
+    pub fn spans_mut(&mut self) -> Vec<&mut Span> {
+        let mut spans = vec![&mut self.primary];
+        spans.extend(self.related.iter_mut().map(|related| &mut related.span));
+        spans.extend(self.starves.iter_mut());
+        spans.extend(self.unorders.iter_mut());
+        if let Some(fix) = &mut self.fix {
+            spans.extend(fix.edits.iter_mut().map(|edit| match edit {
+                FixEdit::InsertCall { after: span, .. }
+                | FixEdit::Remove { span }
+                | FixEdit::SwapArguments { span, .. } => span,
+            }));
+        }
+        spans
+    }
+
     pub fn new(rule: &impl Rule, primary: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             code: rule.code(),

@@ -5,6 +5,7 @@
 
 mod choices;
 pub mod config;
+pub mod incremental;
 pub mod inputs;
 pub mod progress;
 mod reader_limits;

@@ -184,6 +184,23 @@ pub struct SourceDocument {
 
 /// Register `documents` in `sources` and parse them, one group per language.
 pub fn read_documents(sources: &mut Sources, documents: Vec<SourceDocument>, options: &SourceOptions) -> ReadSources {
+    read_documents_cached(sources, documents, options, &mut ParseCaches::default())
+}
+
+/// Each frontend's parses, kept from one read of a project to the next.
+#[derive(Default)]
+pub struct ParseCaches {
+    cpp: syncguard_cpp::ParseCache,
+    python: syncguard_python::ParseCache,
+}
+
+/// [`read_documents`], parsing only what `caches` does not hold with the same text.
+pub fn read_documents_cached(
+    sources: &mut Sources,
+    documents: Vec<SourceDocument>,
+    options: &SourceOptions,
+    caches: &mut ParseCaches,
+) -> ReadSources {
     let mut groups = Vec::new();
     let mut documents: Vec<(Language, SourceDocument)> = documents
         .into_iter()
@@ -209,9 +226,17 @@ pub fn read_documents(sources: &mut Sources, documents: Vec<SourceDocument>, opt
             Language::Cpp => {
                 let mut cpp = options.cpp.clone();
                 compile_db_for(&paths, &mut cpp);
-                Project::Cpp(Box::new(syncguard_cpp::read_project(texts, cpp)))
+                Project::Cpp(Box::new(syncguard_cpp::read_project_cached(
+                    texts,
+                    cpp,
+                    &mut caches.cpp,
+                )))
             }
-            Language::Python => Project::Python(syncguard_python::read_project(texts, options.python.clone())),
+            Language::Python => Project::Python(syncguard_python::read_project_cached(
+                texts,
+                options.python.clone(),
+                &mut caches.python,
+            )),
         };
         groups.push(ReadGroup {
             language,
@@ -282,6 +307,63 @@ pub fn check_entries(
     explain: bool,
     progress: &dyn Progress,
 ) -> SourceFindings {
+    let (entries, idle): (Vec<EntryProgram>, Vec<EntryProgram>) =
+        entries.into_iter().partition(|entry| entry.api_calls > 0);
+    for _ in &idle {
+        progress.finish_one();
+    }
+    // Entry points are checked in parallel; what they found is merged in order.
+    let results: Vec<Option<EntryChecked>> = entries
+        .par_iter()
+        .map(|entry| {
+            if progress.cancelled() {
+                return None;
+            }
+            progress.start(&entry.entry);
+            let checked = check_entry(language, space, files, entry, overrides, explain);
+            progress.finish_one();
+            Some(checked)
+        })
+        .collect();
+    merge_entries(&entries, results)
+}
+
+/// What checking one entry point found.
+pub(crate) struct EntryChecked {
+    pub result: CheckedFile,
+    /// Calls the lowering could not take.
+    pub not_lowered: usize,
+    /// Findings set aside because they rest on what was not followed.
+    pub set_aside: usize,
+}
+
+/// Check one entry point that does some synchronization.
+pub(crate) fn check_entry(
+    language: Language,
+    space: &SourceSpace,
+    files: &[FileId],
+    entry: &EntryProgram,
+    overrides: &Overrides,
+    explain: bool,
+) -> EntryChecked {
+    let reading = reading_diagnostics(language, entry, files, explain);
+    let mut lowered = space.lower(entry, files);
+    let limits = reader_limits::take_lowering_failures(&mut lowered, entry, space, files);
+    let not_lowered = limits.notes.len();
+    let mut result = check_lowered(lowered, reading, overrides);
+    let set_aside = reader_limits::apply(&mut result, limits, explain);
+    choices::in_source_terms(&mut result, language, space, files);
+    EntryChecked {
+        result,
+        not_lowered,
+        set_aside,
+    }
+}
+
+/// The findings of `entries` (each checked, `None` where checking was cancelled), in
+/// order: a problem two entry points reach is reported once, and an SPMD entry point's
+/// finding once, for its smallest rank count.
+pub(crate) fn merge_entries(entries: &[EntryProgram], results: Vec<Option<EntryChecked>>) -> SourceFindings {
     let mut checked = Vec::new();
     let mut seen = HashSet::new();
     // SPMD code is checked once per rank count: a finding at the same call for
@@ -290,32 +372,13 @@ pub fn check_entries(
     let mut entries_with_calls = 0;
     let mut unresolved = 0;
     let mut undecided = 0;
-    let (entries, idle): (Vec<EntryProgram>, Vec<EntryProgram>) =
-        entries.into_iter().partition(|entry| entry.api_calls > 0);
-    for _ in &idle {
-        progress.finish_one();
-    }
-    // Entry points are checked in parallel; what they found is merged in order.
-    let results: Vec<Option<(CheckedFile, usize, usize)>> = entries
-        .par_iter()
-        .map(|entry| {
-            if progress.cancelled() {
-                return None;
-            }
-            progress.start(&entry.entry);
-            let reading = reading_diagnostics(language, entry, files, explain);
-            let mut lowered = space.lower(entry, files);
-            let limits = reader_limits::take_lowering_failures(&mut lowered, entry, space, files);
-            let not_lowered = limits.notes.len();
-            let mut result = check_lowered(lowered, reading, overrides);
-            let set_aside = reader_limits::apply(&mut result, limits, explain);
-            choices::in_source_terms(&mut result, language, space, files);
-            progress.finish_one();
-            Some((result, not_lowered, set_aside))
-        })
-        .collect();
-    for (entry, result) in entries.into_iter().zip(results) {
-        let Some((mut result, not_lowered, set_aside)) = result else {
+    for (entry, result) in entries.iter().zip(results) {
+        let Some(EntryChecked {
+            mut result,
+            not_lowered,
+            set_aside,
+        }) = result
+        else {
             break;
         };
         if entry.ranks <= 1

@@ -9,13 +9,26 @@ use tree_sitter::{Node, Parser, Tree};
 /// The file extensions read as Python.
 pub const EXTENSIONS: &[&str] = &["py", "pyi"];
 
-/// One parsed file, its text laid at `base` in the run's byte space.
+/// One parsed file, its text laid at `base` in the run's byte space. A file whose
+/// text is unchanged is reused by the next run at its new `base` (see [`Unit::moved_to`]).
+#[derive(Clone)]
 pub struct Unit {
     pub path: String,
     pub text: String,
     pub base: usize,
     /// `None` when tree-sitter gave up (a cancelled or failed parse).
     pub tree: Option<Tree>,
+    /// Its imports and the names its functions mention: scanned once, with the parse.
+    pub names: UnitNames,
+}
+
+/// What one walk over a whole file finds.
+#[derive(Clone, Default)]
+pub struct UnitNames {
+    /// Imported names: `np` → `numpy`, `Stream` → `torch.npu.Stream`.
+    pub aliases: HashMap<String, String>,
+    /// Names that function bodies call or mention (`f`, `obj.method`).
+    pub mentioned: HashSet<String>,
 }
 
 impl Unit {
@@ -25,7 +38,22 @@ impl Unit {
             .set_language(&tree_sitter_python::LANGUAGE.into())
             .ok()
             .and_then(|()| parser.parse(&text, None));
-        Unit { path, text, base, tree }
+        let mut unit = Unit {
+            path,
+            text,
+            base,
+            tree,
+            names: UnitNames::default(),
+        };
+        if let Some(tree) = &unit.tree {
+            unit.names = scan_names(&unit, tree.root_node());
+        }
+        unit
+    }
+
+    /// The same parse, laid at `base`.
+    pub fn moved_to(&self, base: usize) -> Unit {
+        Unit { base, ..self.clone() }
     }
 
     /// The module name: the file stem (`runner` for `pkg/runner.py`).
@@ -114,9 +142,9 @@ impl<'t> Index<'t> {
                 .extend(folders.map(|folder| folder.to_string_lossy().into_owned()));
             let mut scope = ModuleScope::default();
             if let Some(tree) = &unit.tree {
-                let root = tree.root_node();
-                index.scan_definitions(position, unit, root, None, &mut scope, 0);
-                index.scan_names(unit, root, &mut scope);
+                index.scan_definitions(position, unit, tree.root_node(), None, &mut scope, 0);
+                scope.aliases = unit.names.aliases.clone();
+                index.mentioned.extend(unit.names.mentioned.iter().cloned());
             }
             index.modules.push(scope);
         }
@@ -222,104 +250,6 @@ impl<'t> Index<'t> {
         }
     }
 
-    /// An `import` (at any depth): `import torch_npu`, `import acl as a`, `from
-    /// torch_npu import npu`, `from acl import rt`.
-    fn scan_import(unit: &Unit, node: Node<'t>, scope: &mut ModuleScope<'t>) {
-        {
-            match node.kind() {
-                "import_statement" => {
-                    let mut cursor = node.walk();
-                    for name in node.children_by_field_name("name", &mut cursor) {
-                        match name.kind() {
-                            "aliased_import" => {
-                                if let (Some(full), Some(alias)) =
-                                    (name.child_by_field_name("name"), name.child_by_field_name("alias"))
-                                {
-                                    scope
-                                        .aliases
-                                        .insert(text(unit, alias).to_string(), dotted(text(unit, full)));
-                                }
-                            }
-                            _ => {
-                                let full = dotted(text(unit, name));
-                                let first = full.split('.').next().unwrap_or("").to_string();
-                                scope.aliases.entry(first.clone()).or_insert(first);
-                            }
-                        }
-                    }
-                }
-                "import_from_statement" => {
-                    let Some(module) = node.child_by_field_name("module_name") else {
-                        return;
-                    };
-                    let module = dotted(text(unit, module));
-                    let mut cursor = node.walk();
-                    for name in node.children_by_field_name("name", &mut cursor) {
-                        let (full, alias) = match name.kind() {
-                            "aliased_import" => (name.child_by_field_name("name"), name.child_by_field_name("alias")),
-                            _ => (Some(name), Some(name)),
-                        };
-                        if let (Some(full), Some(alias)) = (full, alias) {
-                            scope.aliases.insert(
-                                text(unit, alias).to_string(),
-                                format!("{module}.{}", dotted(text(unit, full))),
-                            );
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Imports, and names called or mentioned inside function bodies: one walk with a
-    /// cursor that counts the functions it is inside (a node's parent is not cheap in
-    /// tree-sitter).
-    fn scan_names(&mut self, unit: &Unit, root: Node<'t>, scope: &mut ModuleScope<'t>) {
-        let mut cursor = root.walk();
-        // The kinds of the nodes above the cursor.
-        let mut parents: Vec<&'static str> = Vec::new();
-        let mut inside = 0usize;
-        let mut visited = 0usize;
-        loop {
-            let node = cursor.node();
-            visited += 1;
-            if visited > MAX_SCAN {
-                return;
-            }
-            if node.kind() == "identifier" && inside > 0 {
-                // The name of a definition is not a mention of it.
-                let defines = cursor.field_name() == Some("name")
-                    && parents
-                        .last()
-                        .is_some_and(|kind| matches!(*kind, "function_definition" | "class_definition"));
-                if !defines {
-                    self.mentioned.insert(text(unit, node).to_string());
-                }
-            }
-            if matches!(node.kind(), "import_statement" | "import_from_statement") {
-                Self::scan_import(unit, node, scope);
-            }
-            let is_function = node.kind() == "function_definition";
-            if cursor.goto_first_child() {
-                parents.push(node.kind());
-                inside += usize::from(is_function);
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return;
-                }
-                if parents.pop() == Some("function_definition") {
-                    inside -= 1;
-                }
-            }
-        }
-    }
-
     pub fn class(&self, name: &str) -> Option<&ClassDef> {
         self.classes_by_name.get(name).map(|at| &self.classes[*at])
     }
@@ -395,6 +325,101 @@ pub fn preorder(root: Node) -> Vec<Node> {
             }
             if !cursor.goto_parent() {
                 return out;
+            }
+        }
+    }
+}
+
+/// An `import` (at any depth): `import torch_npu`, `import acl as a`, `from
+/// torch_npu import npu`, `from acl import rt`.
+fn scan_import(unit: &Unit, node: Node, aliases: &mut HashMap<String, String>) {
+    match node.kind() {
+        "import_statement" => {
+            let mut cursor = node.walk();
+            for name in node.children_by_field_name("name", &mut cursor) {
+                match name.kind() {
+                    "aliased_import" => {
+                        if let (Some(full), Some(alias)) =
+                            (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                        {
+                            aliases.insert(text(unit, alias).to_string(), dotted(text(unit, full)));
+                        }
+                    }
+                    _ => {
+                        let full = dotted(text(unit, name));
+                        let first = full.split('.').next().unwrap_or("").to_string();
+                        aliases.entry(first.clone()).or_insert(first);
+                    }
+                }
+            }
+        }
+        "import_from_statement" => {
+            let Some(module) = node.child_by_field_name("module_name") else {
+                return;
+            };
+            let module = dotted(text(unit, module));
+            let mut cursor = node.walk();
+            for name in node.children_by_field_name("name", &mut cursor) {
+                let (full, alias) = match name.kind() {
+                    "aliased_import" => (name.child_by_field_name("name"), name.child_by_field_name("alias")),
+                    _ => (Some(name), Some(name)),
+                };
+                if let (Some(full), Some(alias)) = (full, alias) {
+                    aliases.insert(
+                        text(unit, alias).to_string(),
+                        format!("{module}.{}", dotted(text(unit, full))),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Imports, and names called or mentioned inside function bodies: one walk with a
+/// cursor that counts the functions it is inside (a node's parent is not cheap in
+/// tree-sitter).
+fn scan_names(unit: &Unit, root: Node) -> UnitNames {
+    let mut names = UnitNames::default();
+    let mut cursor = root.walk();
+    // The kinds of the nodes above the cursor.
+    let mut parents: Vec<&'static str> = Vec::new();
+    let mut inside = 0usize;
+    let mut visited = 0usize;
+    loop {
+        let node = cursor.node();
+        visited += 1;
+        if visited > MAX_SCAN {
+            return names;
+        }
+        if node.kind() == "identifier" && inside > 0 {
+            // The name of a definition is not a mention of it.
+            let defines = cursor.field_name() == Some("name")
+                && parents
+                    .last()
+                    .is_some_and(|kind| matches!(*kind, "function_definition" | "class_definition"));
+            if !defines {
+                names.mentioned.insert(text(unit, node).to_string());
+            }
+        }
+        if matches!(node.kind(), "import_statement" | "import_from_statement") {
+            scan_import(unit, node, &mut names.aliases);
+        }
+        let is_function = node.kind() == "function_definition";
+        if cursor.goto_first_child() {
+            parents.push(node.kind());
+            inside += usize::from(is_function);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return names;
+            }
+            if parents.pop() == Some("function_definition") {
+                inside -= 1;
             }
         }
     }

@@ -11,4 +11,6 @@ mod value;
 mod walk;
 
 pub use index::EXTENSIONS;
-pub use program::{EntryProgram, Options, Project, SourceText, Unresolved, read_project};
+pub use program::{
+    EntryProgram, Options, ParseCache, Project, SourceText, Unresolved, read_project, read_project_cached,
+};

@@ -28,13 +28,30 @@ pub struct Options {
 
 /// Parse `sources` (in parallel) and lay them out in one byte space.
 pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
+    read_project_cached(sources, options, &mut ParseCache::default())
+}
+
+/// Parsed files kept from one read to the next read of the same project (an editor's
+/// checks): a file whose text is unchanged is not parsed again.
+#[derive(Default)]
+pub struct ParseCache {
+    units: std::collections::HashMap<String, Unit>,
+}
+
+/// [`read_project`], parsing only the files `cache` does not hold with the same text;
+/// afterwards `cache` holds exactly the files of this read.
+pub fn read_project_cached(sources: Vec<SourceText>, options: Options, cache: &mut ParseCache) -> Project {
     use rayon::prelude::*;
     let (space, bases) = SourceSpace::new(&sources);
     let units: Vec<Unit> = sources
         .into_par_iter()
         .zip(bases)
-        .map(|(source, base)| Unit::parse(source.path, source.text, base))
+        .map(|(source, base)| match cache.units.get(&source.path) {
+            Some(unit) if unit.text == source.text => unit.moved_to(base),
+            _ => Unit::parse(source.path, source.text, base),
+        })
         .collect();
+    cache.units = units.iter().map(|unit| (unit.path.clone(), unit.clone())).collect();
     Project { space, units, options }
 }
 
