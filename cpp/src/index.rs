@@ -26,6 +26,8 @@ pub struct Unit {
     pub base: usize,
     /// The `-D`/`-U` flags the compilation database compiles it with, if it lists it.
     pub build: Option<BuildFlags>,
+    /// Which parse this is: a file parsed again gets a new id, one reused keeps its id.
+    pub id: u64,
 }
 
 /// Extensions of the files this frontend reads.
@@ -45,6 +47,7 @@ impl Unit {
             .parse(&masked.text, None)
             .expect("parsing without a timeout completes");
         let cuda = path.ends_with(".cu") || path.ends_with(".cuh");
+        static PARSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Unit {
             path,
             text,
@@ -53,6 +56,7 @@ impl Unit {
             cuda,
             base,
             build: None,
+            id: PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -363,8 +367,13 @@ impl<'u> Index<'u> {
     }
 
     /// The file `unit` names: an analyzed file, or the macro expansions.
+    /// A unit, by index (or [`EXPANSIONS`], [`DEFINES`]): every read of a file's code
+    /// during a walk goes through here, so that [`reading`] knows which files it read.
     pub fn unit(&self, unit: usize) -> &'u Unit {
-        if unit == EXPANSIONS {
+        note_read(unit);
+        if unit == DEFINES {
+            self.defines
+        } else if unit == EXPANSIONS {
             self.expansions
         } else {
             &self.units[unit]
@@ -738,7 +747,7 @@ pub fn op_attributes(index: &Index, op: &str) -> Option<Vec<(String, std::ops::R
     let constructor = index
         .lookup(op)
         .find(|def| def.class.as_deref() == Some(op) && def.simple_name() == op)?;
-    let unit = &index.units[constructor.unit];
+    let unit = index.unit(constructor.unit);
     let start = constructor.body.start_byte();
     let body = unit.text_of(constructor.body);
     let mut attrs = Vec::new();
@@ -771,6 +780,30 @@ pub fn is_library_api(name: &str) -> bool {
 
 /// The `unit` of a constant defined by `#define`: the index's `defines`.
 pub const DEFINES: usize = usize::MAX;
+
+thread_local! {
+    /// The units read by the walk running on this thread, while [`reading`] records.
+    static READ: std::cell::RefCell<Option<std::collections::BTreeSet<usize>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn note_read(unit: usize) {
+    READ.with(|read| {
+        if let Some(read) = read.borrow_mut().as_mut() {
+            read.insert(unit);
+        }
+    });
+}
+
+/// Run `walk` (which runs on this thread alone), and say which units it read.
+pub fn reading<T>(walk: impl FnOnce() -> T) -> (T, std::collections::BTreeSet<usize>) {
+    let outer = READ.with(|read| read.borrow_mut().replace(Default::default()));
+    let result = walk();
+    let read = READ
+        .with(|read| std::mem::replace(&mut *read.borrow_mut(), outer))
+        .unwrap_or_default();
+    (result, read)
+}
 /// The unit of the macro expansions (`Index::unit`).
 pub const EXPANSIONS: usize = usize::MAX - 1;
 

@@ -7,6 +7,7 @@
 
 mod compile_db;
 mod extract;
+mod extract_cache;
 mod index;
 mod macros;
 mod mask;
@@ -16,6 +17,6 @@ mod scope;
 pub use compile_db::{BuildFlags, CompileDb};
 pub use index::EXTENSIONS;
 pub use program::{
-    EntryProgram, Options, ParseCache, Project, SourceText, Unresolved, parse_rank_counts, read_project,
+    EntryProgram, ExtractCache, Options, ParseCache, Project, SourceText, Unresolved, parse_rank_counts, read_project,
     read_project_cached,
 };

@@ -4,7 +4,7 @@
 
 pub use syncguard_grammar::extracted::{EntryProgram, SourceSpace, SourceText, Unresolved};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::compile_db::CompileDb;
 use crate::extract::{self, Extracted};
@@ -70,6 +70,8 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     read_project_cached(sources, options, &mut ParseCache::default())
 }
 
+pub use crate::extract_cache::ExtractCache;
+
 /// Parsed files kept from one read to the next read of the same project (an editor's
 /// checks): a file whose text is unchanged is not parsed again.
 #[derive(Default)]
@@ -83,22 +85,29 @@ pub fn read_project_cached(sources: Vec<SourceText>, options: Options, cache: &m
     use rayon::prelude::*;
     let (space, bases) = SourceSpace::new(&sources);
     let base = space.end();
-    let units: Vec<Unit> = sources
+    let units: Vec<(Unit, bool)> = sources
         .into_par_iter()
         .zip(bases)
         .map(|(source, base)| {
-            let mut unit = match cache.units.get(&source.path) {
-                Some(unit) if unit.text == source.text => Unit { base, ..unit.clone() },
-                _ => Unit::parse(source.path, source.text, base),
+            let (mut unit, parsed) = match cache.units.get(&source.path) {
+                Some(unit) if unit.text == source.text => (Unit { base, ..unit.clone() }, false),
+                _ => (Unit::parse(source.path, source.text, base), true),
             };
             unit.build = options
                 .compile_db
                 .as_ref()
                 .and_then(|db| db.flags_for(std::path::Path::new(&unit.path)).cloned());
-            unit
+            (unit, parsed)
         })
         .collect();
-    cache.units = units.iter().map(|unit| (unit.path.clone(), unit.clone())).collect();
+    let paths: HashSet<&str> = units.iter().map(|(unit, _)| unit.path.as_str()).collect();
+    cache.units.retain(|path, _| paths.contains(path.as_str()));
+    for (unit, parsed) in &units {
+        if *parsed {
+            cache.units.insert(unit.path.clone(), unit.clone());
+        }
+    }
+    let units: Vec<Unit> = units.into_iter().map(|(unit, _)| unit).collect();
     // Definitions on the command line come first: the first definition of a name wins.
     // Then the database's, where every command agrees on the value.
     let common = options
@@ -175,15 +184,21 @@ impl Project {
     /// Every entry point (a function that no analyzed function calls or mentions,
     /// `main`, not a kernel), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
+        self.entries_cached(&mut ExtractCache::default())
+    }
+
+    /// [`Project::entries`], walking again only the entry points whose walk read a file
+    /// that changed since `cache` was filled (see [`ExtractCache`]).
+    pub fn entries_cached(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
         // The walk recurses with the code's nesting (bounded by `MAX_NESTING`, with
         // frames larger than the default 2 MiB stacks allow for): the walk pool's threads.
         match syncguard_grammar::extracted::walk_pool() {
-            Some(pool) => pool.install(|| self.entries_here()),
-            None => self.entries_here(),
+            Some(pool) => pool.install(|| self.entries_here(cache)),
+            None => self.entries_here(cache),
         }
     }
 
-    fn entries_here(&self) -> Vec<EntryProgram> {
+    fn entries_here(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
         let mut index = Index::build(
             &self.units,
             &self.scopes,
@@ -203,7 +218,7 @@ impl Project {
                     .iter()
                     .any(|(_, kernels)| kernels.iter().any(|k| k == def.simple_name()))
         };
-        let mut entries: Vec<EntryProgram> = index
+        let chosen: Vec<&FnDef> = index
             .functions
             .par_iter()
             .filter(|def| match self.options.entries.as_slice() {
@@ -219,18 +234,28 @@ impl Project {
                     .iter()
                     .any(|name| *name == def.qualified || name == def.simple_name()),
             })
-            .flat_map_iter(|def| {
-                if def.kernel && extract::is_ascend_kernel(&index, def) {
-                    // The SuperKernel of its early start (unless a fused one holds it),
-                    // then its `aicore` block.
-                    let superkernel = (self.is_entry_kind(def) && !in_fused(def))
-                        .then(|| extract::extract(&index, def, None, self.walk_options()));
-                    let extracted = extract::extract_kernel(&index, def, superkernel, self.walk_options());
-                    return vec![self.entry_program(extracted, 1)];
-                }
-                self.extract_entry(&index, def)
+            .collect();
+        let reuse = crate::extract_cache::prepare(cache, self);
+        let key = |def: &FnDef| (self.units[def.unit].path.clone(), def.qualified.clone());
+        let repeated = syncguard_grammar::reuse::repeated(index.functions.iter().map(key));
+        let extracted: Vec<(Vec<EntryProgram>, Option<syncguard_grammar::reuse::Kept>)> = chosen
+            .par_iter()
+            .map(|def| {
+                let key = Some(key(def)).filter(|key| !repeated.contains(key));
+                reuse.programs(key, || {
+                    let (programs, mut read) = crate::index::reading(|| self.entry_programs(&index, def, &in_fused));
+                    read.insert(def.unit);
+                    (programs, crate::extract_cache::state_indices(self, read))
+                })
             })
             .collect();
+        let mut entries = Vec::new();
+        let mut kept = Vec::new();
+        for (programs, keep) in extracted {
+            kept.extend(keep);
+            entries.extend(programs);
+        }
+        cache.finish(reuse, kept);
         for (name, kernels) in &fused {
             let defs: Option<Vec<&FnDef>> = kernels
                 .iter()
@@ -247,6 +272,36 @@ impl Project {
         }
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
         entries
+    }
+
+    /// The programs of entry point `def`: a kernel's, or a host function's (one per
+    /// rank count for SPMD code).
+    fn entry_programs(&self, index: &Index, def: &FnDef, in_fused: &dyn Fn(&FnDef) -> bool) -> Vec<EntryProgram> {
+        if def.kernel && extract::is_ascend_kernel(index, def) {
+            // The SuperKernel of its early start (unless a fused one holds it),
+            // then its `aicore` block.
+            let superkernel = (self.is_entry_kind(def) && !in_fused(def))
+                .then(|| extract::extract(index, def, None, self.walk_options()));
+            let extracted = extract::extract_kernel(index, def, superkernel, self.walk_options());
+            return vec![self.entry_program(extracted, 1)];
+        }
+        self.extract_entry(index, def)
+    }
+
+    pub(crate) fn units(&self) -> &[Unit] {
+        &self.units
+    }
+
+    pub(crate) fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub(crate) fn defines_unit(&self) -> &Unit {
+        &self.defines
+    }
+
+    pub(crate) fn expansions_unit(&self) -> &Unit {
+        &self.expansions
     }
 
     /// `// syncguard: superkernel NAME(aiv: 48) = k1, k2` lines: the SuperKernels the
@@ -347,6 +402,7 @@ impl Project {
                     (source, range, api)
                 })
                 .collect(),
+            walk: 0,
         }
     }
 

@@ -55,6 +55,7 @@ pub struct Unresolved {
 pub const GE_OP_PREFIX: &str = "op ";
 
 /// The program one entry point runs.
+#[derive(Clone)]
 pub struct EntryProgram {
     /// The function, as written (`main`, `Runner::Run`, `runner:ModelRunner.execute`).
     pub entry: String,
@@ -72,6 +73,10 @@ pub struct EntryProgram {
     pub incomplete: Option<Unresolved>,
     /// Calls whose return code is discarded (SG701): file, range, API.
     pub unchecked_returns: Vec<(usize, Range<usize>, &'static Api)>,
+    /// Which walk made it: a program reused from an earlier read of the same files
+    /// (see [`crate::reuse`]) keeps its walk's number, moved with its files; 0 for one
+    /// no cache saw.
+    pub walk: u64,
 }
 
 /// The byte space of a run's sources: file `k` starts at `bases[k]`, one byte after

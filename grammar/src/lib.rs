@@ -13,6 +13,7 @@ mod format;
 pub mod lexer;
 pub mod lower;
 mod parser;
+pub mod reuse;
 pub mod spanless;
 
 pub use ast::File;

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -66,13 +67,14 @@ impl Analysis {
 
 /// Check `target` as it is open in the editor (`documents`); `roots` are the editor's
 /// workspace folders. `None` when `target` is not a file syncguard reads.
-/// `cancelled` says when the result is no longer wanted; a source check then stops
-/// early and its incomplete result must be dropped.
+/// `watch` says when the result is no longer wanted (a source check then stops early
+/// and its incomplete result must be dropped) and hears how a project's first check
+/// (its index) goes.
 pub fn analyze(
     target: &Url,
     documents: &Snapshot,
     roots: &[PathBuf],
-    cancelled: &(dyn Fn() -> bool + Sync),
+    watch: &Watch,
     workspace: &mut Workspace,
 ) -> Option<Analysis> {
     let document = documents.get(target)?;
@@ -117,7 +119,7 @@ pub fn analyze(
                 project,
                 group,
                 (&options, &overrides),
-                cancelled,
+                watch,
                 &mut found_from,
             )
         }
@@ -281,7 +283,7 @@ fn check_group(
     project: &mut ProjectCache,
     group: Vec<Member>,
     (options, overrides): (&SourceOptions, &Overrides),
-    cancelled: &(dyn Fn() -> bool + Sync),
+    watch: &Watch,
     found_from: &mut HashMap<FileId, HashSet<FileId>>,
 ) -> (Vec<Diagnostic>, Vec<(FileId, Url)>) {
     let mut documents = Vec::new();
@@ -313,10 +315,22 @@ fn check_group(
         .into_iter()
         .filter(|(path, _)| on_disk.contains_key(path))
         .collect();
+    let first = !project.indexed;
+    if first {
+        (watch.indexing)(Indexing::Begin { files: documents.len() });
+    }
+    let progress = Watched {
+        watch,
+        first,
+        total: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+    };
     let read = project.incremental.read(sources, documents, options);
-    let checked = project
-        .incremental
-        .check(&read, sources, overrides, &Cancellable(cancelled));
+    let checked = project.incremental.check(&read, sources, overrides, &progress);
+    if first {
+        (watch.indexing)(Indexing::End);
+        project.indexed = !(watch.cancelled)();
+    }
     let files = read
         .groups
         .iter()
@@ -365,6 +379,8 @@ pub struct ProjectCache {
     /// time are those it was read at.
     disk: HashMap<PathBuf, (Option<std::time::SystemTime>, u64, String)>,
     incremental: Incremental,
+    /// A check of it has run to the end.
+    indexed: bool,
 }
 
 impl ProjectCache {
@@ -382,14 +398,44 @@ impl ProjectCache {
     }
 }
 
-/// Checking that stops between entry points once its result is no longer wanted.
-struct Cancellable<'a>(&'a (dyn Fn() -> bool + Sync));
+/// What a check tells its caller, and asks it.
+pub struct Watch<'a> {
+    /// Whether the result is still wanted.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// How a project's first check (reading and checking all of it) goes.
+    pub indexing: &'a (dyn Fn(Indexing) + Sync),
+}
 
-impl Progress for Cancellable<'_> {
-    fn add_work(&self, _: usize) {}
+/// A project's first check: begun (with its files), entry points done, ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Indexing {
+    Begin { files: usize },
+    Checked { done: usize, total: usize },
+    End,
+}
+
+/// Checking that stops between entry points once its result is no longer wanted, and
+/// says how far a first check is.
+struct Watched<'a> {
+    watch: &'a Watch<'a>,
+    first: bool,
+    total: AtomicUsize,
+    done: AtomicUsize,
+}
+
+impl Progress for Watched<'_> {
+    fn add_work(&self, entries: usize) {
+        self.total.fetch_add(entries, Ordering::Relaxed);
+    }
     fn start(&self, _: &str) {}
-    fn finish_one(&self) {}
+    fn finish_one(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.first {
+            let total = self.total.load(Ordering::Relaxed);
+            (self.watch.indexing)(Indexing::Checked { done, total });
+        }
+    }
     fn cancelled(&self) -> bool {
-        (self.0)()
+        (self.watch.cancelled)()
     }
 }

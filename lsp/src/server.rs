@@ -14,15 +14,15 @@ use crossbeam_channel::{Receiver, Sender};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument, LogMessage,
-    Notification as _, PublishDiagnostics, ShowMessage,
+    Notification as _, Progress, PublishDiagnostics, ShowMessage,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, References,
-    Request as _, SemanticTokensFullRequest,
+    Request as _, SemanticTokensFullRequest, WorkDoneProgressCreate,
 };
 use lsp_types::*;
 
-use crate::analysis::{Analysis, Workspace, analyze};
+use crate::analysis::{Analysis, Indexing, Watch, Workspace, analyze};
 use crate::documents::{Document, Kind, Snapshot};
 use crate::positions::LineIndex;
 use syncguard_analyzer::FileId;
@@ -74,7 +74,13 @@ pub fn serve(connection: Connection) -> Result<(), String> {
     let (jobs, queue) = crossbeam_channel::unbounded();
     let checker = {
         let (sender, shared, roots) = (connection.sender.clone(), shared.clone(), workspace_roots(&params));
-        std::thread::spawn(move || check_loop(&queue, &sender, &shared, &roots))
+        let shows_progress = params
+            .capabilities
+            .window
+            .as_ref()
+            .and_then(|window| window.work_done_progress)
+            .unwrap_or(false);
+        std::thread::spawn(move || check_loop(&queue, &sender, &shared, &roots, shows_progress))
     };
     let mut server = Server {
         documents: HashMap::new(),
@@ -405,7 +411,13 @@ fn publish(sender: &Sender<Message>, uri: &Url, diagnostics: Vec<lsp_types::Diag
 }
 
 /// Run checks as they come, a burst of edits once, until the protocol loop ends.
-fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, roots: &[PathBuf]) {
+fn check_loop(
+    queue: &Receiver<Job>,
+    sender: &Sender<Message>,
+    shared: &Shared,
+    roots: &[PathBuf],
+    shows_progress: bool,
+) {
     let mut published = Published::default();
     let mut said: HashSet<String> = HashSet::new();
     let mut workspace = Workspace::default();
@@ -419,14 +431,13 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
             if shared.is_stale(&job) {
                 continue;
             }
+            let report = IndexReport::new(sender, shows_progress, job.generation);
+            let watch = Watch {
+                cancelled: &|| shared.is_stale(&job),
+                indexing: &|event| report.send(event),
+            };
             match catch_unwind(AssertUnwindSafe(|| {
-                analyze(
-                    &job.target,
-                    &job.documents,
-                    roots,
-                    &|| shared.is_stale(&job),
-                    &mut workspace,
-                )
+                analyze(&job.target, &job.documents, roots, &watch, &mut workspace)
             })) {
                 Ok(Some(analysis)) if !shared.is_stale(&job) => {
                     if let Some(err) = &analysis.config_error
@@ -448,6 +459,77 @@ fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, 
                 ),
             }
         }
+    }
+}
+
+/// `$/progress` for a project's first check, in a client that shows progress.
+struct IndexReport<'a> {
+    sender: &'a Sender<Message>,
+    shown: bool,
+    token: NumberOrString,
+    /// The percentage last reported.
+    percent: std::sync::atomic::AtomicUsize,
+}
+
+impl<'a> IndexReport<'a> {
+    fn new(sender: &'a Sender<Message>, shown: bool, generation: u64) -> Self {
+        IndexReport {
+            sender,
+            shown,
+            token: NumberOrString::String(format!("syncguard/index/{generation}")),
+            percent: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn send(&self, event: Indexing) {
+        if !self.shown {
+            return;
+        }
+        let progress = match event {
+            Indexing::Begin { files } => {
+                let create = WorkDoneProgressCreateParams {
+                    token: self.token.clone(),
+                };
+                let id = RequestId::from(format!("syncguard/progress/{}", token_text(&self.token)));
+                let request = Request::new(id, WorkDoneProgressCreate::METHOD.to_string(), create);
+                let _ = self.sender.send(Message::Request(request));
+                WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                    title: "syncguard: checking the project".to_string(),
+                    cancellable: Some(false),
+                    message: Some(format!("reading {files} files")),
+                    percentage: Some(0),
+                })
+            }
+            Indexing::Checked { done, total } => {
+                let percent = done * 100 / total.max(1);
+                // One report per 5%: a project has thousands of entry points.
+                let before = self.percent.fetch_max(percent, std::sync::atomic::Ordering::Relaxed);
+                if percent / 5 == before / 5 {
+                    return;
+                }
+                WorkDoneProgress::Report(WorkDoneProgressReport {
+                    cancellable: Some(false),
+                    message: Some(format!("{done} of {total} entry points checked")),
+                    percentage: Some(percent.min(100) as u32),
+                })
+            }
+            Indexing::End => WorkDoneProgress::End(WorkDoneProgressEnd { message: None }),
+        };
+        let params = ProgressParams {
+            token: self.token.clone(),
+            value: ProgressParamsValue::WorkDone(progress),
+        };
+        let _ = self.sender.send(Message::Notification(Notification::new(
+            Progress::METHOD.to_string(),
+            params,
+        )));
+    }
+}
+
+fn token_text(token: &NumberOrString) -> String {
+    match token {
+        NumberOrString::Number(number) => number.to_string(),
+        NumberOrString::String(text) => text.clone(),
     }
 }
 

@@ -16,6 +16,10 @@ struct Client {
     published: std::collections::BTreeSet<String>,
     /// The version of the diagnostics [`Client::diagnostics`] last looked at.
     last_version: Option<i64>,
+    /// The methods of the requests the server sent.
+    server_requests: Vec<String>,
+    /// The values of the `$/progress` notifications [`Client::diagnostics`] went past.
+    progress: Vec<Value>,
 }
 
 fn fixtures() -> PathBuf {
@@ -28,6 +32,11 @@ fn url(path: &Path) -> String {
 
 impl Client {
     fn start(root: &Path) -> Client {
+        Client::start_with(root, json!({}))
+    }
+
+    /// A client with these capabilities.
+    fn start_with(root: &Path, capabilities: Value) -> Client {
         let (server, connection) = Connection::memory();
         let server = std::thread::spawn(move || syncguard_lsp::serve(server));
         let mut client = Client {
@@ -37,8 +46,13 @@ impl Client {
             notifications: VecDeque::new(),
             published: Default::default(),
             last_version: None,
+            server_requests: Vec::new(),
+            progress: Vec::new(),
         };
-        let initialized = client.request("initialize", json!({"rootUri": url(root), "capabilities": {}}));
+        let initialized = client.request(
+            "initialize",
+            json!({"rootUri": url(root), "capabilities": capabilities}),
+        );
         assert_eq!(initialized["serverInfo"]["name"], "syncguard");
         client.notify("initialized", json!({}));
         client
@@ -68,6 +82,7 @@ impl Client {
                     };
                 }
                 Message::Notification(notification) => self.notifications.push_back(notification),
+                Message::Request(request) => self.server_requests.push(request.method),
                 _ => {}
             }
         }
@@ -85,6 +100,9 @@ impl Client {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             while let Some(notification) = self.notifications.pop_front() {
+                if notification.method == "$/progress" {
+                    self.progress.push(notification.params["value"].clone());
+                }
                 if notification.method == "textDocument/publishDiagnostics" {
                     self.published
                         .insert(notification.params["uri"].as_str().unwrap_or("").to_string());
@@ -98,8 +116,10 @@ impl Client {
                 }
             }
             assert!(Instant::now() < deadline, "no wanted diagnostics for {uri}");
-            if let Message::Notification(notification) = self.receive() {
-                self.notifications.push_back(notification);
+            match self.receive() {
+                Message::Notification(notification) => self.notifications.push_back(notification),
+                Message::Request(request) => self.server_requests.push(request.method),
+                Message::Response(_) => {}
             }
         }
     }
@@ -347,6 +367,29 @@ fn opening_a_file_publishes_it_and_what_its_entry_points_reach_not_the_whole_pro
         &std::fs::read_to_string(project.join("unrelated.cpp")).unwrap(),
     );
     assert_eq!(codes(&client.diagnostics(&unrelated, has("SG102"))), ["SG102"]);
+}
+
+#[test]
+fn a_projects_first_check_reports_its_progress_and_later_ones_do_not() {
+    let project = fixtures().join("project");
+    let mut client = Client::start_with(&project, json!({"window": {"workDoneProgress": true}}));
+    let caller = url(&project.join("pipeline.cpp"));
+    let text = std::fs::read_to_string(project.join("pipeline.cpp")).unwrap();
+    client.open(&caller, "cpp", &text);
+    client.published_version(&caller, 1);
+    assert_eq!(client.server_requests, ["window/workDoneProgress/create"]);
+    let progress = std::mem::take(&mut client.progress);
+    let kinds: Vec<&str> = progress.iter().map(|value| value["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"begin"), "{progress:?}");
+    assert_eq!(kinds.last(), Some(&"end"), "{progress:?}");
+    assert!(
+        progress[0]["message"].as_str().unwrap().contains("3 files"),
+        "{progress:?}"
+    );
+    client.change(&caller, 2, &format!("// edited\n{text}"));
+    client.published_version(&caller, 2);
+    assert_eq!(client.server_requests.len(), 1);
+    assert_eq!(client.progress, Vec::<Value>::new());
 }
 
 #[test]

@@ -21,14 +21,14 @@ use syncguard_model::Program;
 
 use crate::progress::Progress;
 use crate::sources::{
-    EntryChecked, ParseCaches, ReadSources, SourceDocument, SourceFindings, SourceOptions, check_entry, merge_entries,
-    read_documents_cached,
+    EntryChecked, FrontendCaches, ReadSources, SourceDocument, SourceFindings, SourceOptions, check_entry,
+    merge_entries, read_documents_cached,
 };
 
 /// What is kept from one check of a project to the next.
 #[derive(Default)]
 pub struct Incremental {
-    parses: ParseCaches,
+    frontends: FrontendCaches,
     entries: EntryResults,
     /// Entry points checked and reused by the latest check.
     pub last: Reuse,
@@ -49,7 +49,7 @@ impl Incremental {
         documents: Vec<SourceDocument>,
         options: &SourceOptions,
     ) -> ReadSources {
-        read_documents_cached(sources, documents, options, &mut self.parses)
+        read_documents_cached(sources, documents, options, &mut self.frontends)
     }
 
     /// Check every entry point that does some synchronization, as
@@ -84,7 +84,7 @@ impl Incremental {
             let movers = files.movers(sources, &self.entries.texts);
             let entries: Vec<EntryProgram> = group
                 .project
-                .entries()
+                .entries_cached(&mut self.frontends)
                 .into_iter()
                 .filter(|entry| entry.api_calls > 0)
                 .collect();
@@ -97,18 +97,26 @@ impl Incremental {
                         return None;
                     }
                     progress.start(&entry.entry);
-                    let normal = files.normalize(entry, space);
-                    let reused = self.entries.find(&normal, &movers, &files);
-                    let (checked, was_reused) = match reused {
-                        Some(checked) => (checked, true),
+                    let result = match self.entries.same_walk(entry, &movers, &files) {
+                        Some(reused) => reused,
                         None => {
-                            let checked = check_entry(group.language, space, &group.files, entry, overrides, false);
-                            (checked, false)
+                            let normal = files.normalize(entry, space);
+                            match self.entries.find(&normal, &movers, &files) {
+                                Some(checked) => {
+                                    let stored = files.store(normal, &checked, entry.walk);
+                                    (checked, stored, true)
+                                }
+                                None => {
+                                    let checked =
+                                        check_entry(group.language, space, &group.files, entry, overrides, false);
+                                    let stored = files.store(normal, &checked, entry.walk);
+                                    (checked, stored, false)
+                                }
+                            }
                         }
                     };
-                    let stored = files.store(normal, &checked);
                     progress.finish_one();
-                    Some((checked, stored, was_reused))
+                    Some(result)
                 })
                 .collect();
             let mut merged = Vec::new();
@@ -159,11 +167,28 @@ struct EntryResults {
 }
 
 impl EntryResults {
+    /// The stored result of the very program `entry` is (the frontend reused it: its
+    /// walk and the files it read are those of the stored one), moved.
+    fn same_walk(
+        &self,
+        entry: &EntryProgram,
+        movers: &HashMap<u32, Mover>,
+        files: &Layout,
+    ) -> Option<(EntryChecked, Option<Stored>, bool)> {
+        if entry.walk == 0 {
+            return None;
+        }
+        let candidates = self.stored.get(&(entry.entry.clone(), entry.ranks))?;
+        let stored = candidates.iter().find(|stored| stored.walk == entry.walk)?;
+        let checked = files.restore(&stored.checked, movers)?;
+        Some((checked, Some(stored.clone()), true))
+    }
+
     /// The stored result of an entry point whose moved program is `normal`, moved.
     fn find(&self, normal: &Normal, movers: &HashMap<u32, Mover>, files: &Layout) -> Option<EntryChecked> {
         let candidates = self.stored.get(&normal.key())?;
         candidates.iter().find_map(|stored| {
-            let mut program = stored.program.clone();
+            let mut program = (*stored.program).clone();
             program.move_through(movers)?;
             (program == *normal).then_some(())?;
             files.restore(&stored.checked, movers)
@@ -172,10 +197,13 @@ impl EntryResults {
 }
 
 /// An entry point's result as stored.
+#[derive(Clone)]
 struct Stored {
-    program: Normal,
+    program: std::sync::Arc<Normal>,
     /// Spans in stored coordinates: the file id is the path's number.
-    checked: StoredChecked,
+    checked: std::sync::Arc<StoredChecked>,
+    /// The frontend's walk that made the program.
+    walk: u64,
 }
 
 struct StoredChecked {
@@ -322,7 +350,7 @@ impl Layout {
 
     /// `checked` in stored coordinates; `None` if a span is outside the group's files
     /// or a finding carries a timeline (not stored).
-    fn store(&self, program: Normal, checked: &EntryChecked) -> Option<Stored> {
+    fn store(&self, program: Normal, checked: &EntryChecked, walk: u64) -> Option<Stored> {
         let to_stored = |span: &mut Span| -> bool {
             match self.files.iter().position(|file| *file == span.file) {
                 Some(position) => {
@@ -346,9 +374,10 @@ impl Layout {
                 .diagnostics
                 .iter()
                 .all(|diagnostic| diagnostic.timeline.is_none());
-        all_stored.then_some(Stored {
-            program,
-            checked: stored,
+        all_stored.then(|| Stored {
+            program: std::sync::Arc::new(program),
+            checked: std::sync::Arc::new(stored),
+            walk,
         })
     }
 

@@ -77,6 +77,14 @@ impl Project {
             Project::Python(project) => project.entries(),
         }
     }
+
+    /// [`Project::entries`], reusing what `caches` kept where the frontend can.
+    pub fn entries_cached(&self, caches: &mut FrontendCaches) -> Vec<EntryProgram> {
+        match self {
+            Project::Cpp(project) => project.entries_cached(&mut caches.cpp_programs),
+            Project::Python(project) => project.entries_cached(&mut caches.python_programs),
+        }
+    }
 }
 
 /// The files of one language, read and registered.
@@ -184,14 +192,17 @@ pub struct SourceDocument {
 
 /// Register `documents` in `sources` and parse them, one group per language.
 pub fn read_documents(sources: &mut Sources, documents: Vec<SourceDocument>, options: &SourceOptions) -> ReadSources {
-    read_documents_cached(sources, documents, options, &mut ParseCaches::default())
+    read_documents_cached(sources, documents, options, &mut FrontendCaches::default())
 }
 
-/// Each frontend's parses, kept from one read of a project to the next.
+/// What the frontends keep from one read of a project to the next: each one's parses
+/// and extracted programs.
 #[derive(Default)]
-pub struct ParseCaches {
+pub struct FrontendCaches {
     cpp: syncguard_cpp::ParseCache,
     python: syncguard_python::ParseCache,
+    python_programs: syncguard_python::ExtractCache,
+    cpp_programs: syncguard_cpp::ExtractCache,
 }
 
 /// [`read_documents`], parsing only what `caches` does not hold with the same text.
@@ -199,7 +210,7 @@ pub fn read_documents_cached(
     sources: &mut Sources,
     documents: Vec<SourceDocument>,
     options: &SourceOptions,
-    caches: &mut ParseCaches,
+    caches: &mut FrontendCaches,
 ) -> ReadSources {
     let mut groups = Vec::new();
     let mut documents: Vec<(Language, SourceDocument)> = documents

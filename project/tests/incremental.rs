@@ -220,3 +220,71 @@ fn replace_last(text: &str, from: &str, to: &str) -> String {
     let at = text.rfind(from).expect("the text holds it");
     format!("{}{to}{}", &text[..at], &text[at + from.len()..])
 }
+
+/// The source files under `folders` (of this repository), as a project's documents.
+fn fixture_texts(folders: &[&str]) -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let (inputs, _) =
+        syncguard_project::inputs::collect_inputs(&folders.iter().map(|folder| root.join(folder)).collect::<Vec<_>>());
+    let mut texts: Vec<(String, String)> = inputs
+        .into_iter()
+        .filter(|input| input.kind == syncguard_project::inputs::InputKind::Source)
+        .filter_map(|input| {
+            Some((
+                input.file.display().to_string(),
+                std::fs::read_to_string(&input.file).ok()?,
+            ))
+        })
+        .collect();
+    texts.sort();
+    texts
+}
+
+/// Edits as typing makes them, each somewhere else: a comment line added at the top, a
+/// digit changed in a body, a space after a brace, a line removed.
+fn edited(text: &str, edit: usize) -> String {
+    match edit % 4 {
+        0 => format!("// edit {edit}\n{text}"),
+        1 => text.replacen("0;", "1;", 1),
+        2 => text.replacen('{', "{ ", 1),
+        _ => {
+            let lines: Vec<&str> = text.lines().collect();
+            let middle = lines.len() / 2;
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(at, _)| *at != middle)
+                .map(|(_, line)| format!("{line}\n"))
+                .collect()
+        }
+    }
+}
+
+#[test]
+fn edits_across_the_repositorys_own_sources_find_what_a_check_from_scratch_finds() {
+    for folders in [
+        &["cpp/tests/fixtures/hccl", "tests/realcode"][..],
+        &["python/tests/fixtures"][..],
+    ] {
+        let mut texts = fixture_texts(folders);
+        assert!(texts.len() > 5, "{folders:?}: {}", texts.len());
+        let mut incremental = Incremental::default();
+        let check = |incremental: &mut Incremental, texts: &[(String, String)]| {
+            let borrowed: Vec<(&str, &str)> = texts
+                .iter()
+                .map(|(path, text)| (path.as_str(), text.as_str()))
+                .collect();
+            again(incremental, &borrowed)
+        };
+        let (_, first) = check(&mut incremental, &texts);
+        assert_eq!(first.reused, 0);
+        let mut reused = 0;
+        for edit in 0..8 {
+            let at = (edit * 7) % texts.len();
+            texts[at].1 = edited(&texts[at].1, edit);
+            let (_, reuse) = check(&mut incremental, &texts);
+            reused += reuse.reused;
+        }
+        assert!(reused > 0, "{folders:?}: nothing was reused");
+    }
+}

@@ -18,8 +18,11 @@ pub struct Unit {
     pub base: usize,
     /// `None` when tree-sitter gave up (a cancelled or failed parse).
     pub tree: Option<Tree>,
-    /// Its imports and the names its functions mention: scanned once, with the parse.
-    pub names: UnitNames,
+    /// Its imports and the names its functions mention: scanned once, with the parse
+    /// (shared by the copies a reused parse makes).
+    pub names: std::sync::Arc<UnitNames>,
+    /// Which parse this is: a file parsed again gets a new id, one reused keeps its id.
+    pub id: u64,
 }
 
 /// What one walk over a whole file finds.
@@ -38,15 +41,17 @@ impl Unit {
             .set_language(&tree_sitter_python::LANGUAGE.into())
             .ok()
             .and_then(|()| parser.parse(&text, None));
+        static PARSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let mut unit = Unit {
             path,
             text,
             base,
             tree,
-            names: UnitNames::default(),
+            names: Default::default(),
+            id: PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         if let Some(tree) = &unit.tree {
-            unit.names = scan_names(&unit, tree.root_node());
+            unit.names = std::sync::Arc::new(scan_names(&unit, tree.root_node()));
         }
         unit
     }
@@ -84,6 +89,7 @@ impl FnDef<'_> {
 }
 
 pub struct ClassDef {
+    pub unit: usize,
     pub name: String,
     /// Base classes as written (`nn.Module`, `Base`).
     pub bases: Vec<String>,
@@ -93,7 +99,8 @@ pub struct ClassDef {
 /// module-level assignments (evaluated on use).
 #[derive(Default)]
 pub struct ModuleScope<'t> {
-    pub aliases: HashMap<String, String>,
+    /// The unit's own (scanned with its parse), borrowed.
+    pub aliases: Option<&'t HashMap<String, String>>,
     pub globals: HashMap<String, Node<'t>>,
 }
 
@@ -104,7 +111,7 @@ pub struct Index<'t> {
     pub modules: Vec<ModuleScope<'t>>,
     /// Names that function bodies call or mention (`f`, `obj.method`): a function
     /// mentioned is not an entry point.
-    pub mentioned: HashSet<String>,
+    pub mentioned: HashSet<&'t str>,
     /// The module names (file stems) of the run, and their packages (folders).
     pub stems: HashSet<String>,
     /// Module-level functions by name, in file order.
@@ -114,63 +121,16 @@ pub struct Index<'t> {
     classes_by_name: HashMap<String, usize>,
 }
 
-/// Nodes visited by one scan of a file, at most: the scans are iterative, and this
-/// bounds a pathological file's cost.
-const MAX_SCAN: usize = 4_000_000;
+/// What one file defines: its functions, classes and module scope.
+#[derive(Default)]
+struct Definitions<'t> {
+    functions: Vec<FnDef<'t>>,
+    classes: Vec<ClassDef>,
+    scope: ModuleScope<'t>,
+}
 
-impl<'t> Index<'t> {
-    pub fn build(units: &'t [Unit]) -> Index<'t> {
-        let mut index = Index {
-            units,
-            functions: Vec::new(),
-            classes: Vec::new(),
-            modules: Vec::new(),
-            mentioned: HashSet::new(),
-            stems: HashSet::new(),
-            by_name: HashMap::new(),
-            methods: HashMap::new(),
-            classes_by_name: HashMap::new(),
-        };
-        for (position, unit) in units.iter().enumerate() {
-            index.stems.insert(unit.stem());
-            let folders = std::path::Path::new(&unit.path)
-                .parent()
-                .into_iter()
-                .flat_map(|p| p.iter());
-            index
-                .stems
-                .extend(folders.map(|folder| folder.to_string_lossy().into_owned()));
-            let mut scope = ModuleScope::default();
-            if let Some(tree) = &unit.tree {
-                index.scan_definitions(position, unit, tree.root_node(), None, &mut scope, 0);
-                scope.aliases = unit.names.aliases.clone();
-                index.mentioned.extend(unit.names.mentioned.iter().cloned());
-            }
-            index.modules.push(scope);
-        }
-        for (at, def) in index.functions.iter().enumerate() {
-            match &def.class {
-                Some(class) => {
-                    index.methods.entry((class.clone(), def.name.clone())).or_insert(at);
-                }
-                None => index.by_name.entry(def.name.clone()).or_default().push(at),
-            }
-        }
-        for (at, class) in index.classes.iter().enumerate() {
-            index.classes_by_name.entry(class.name.clone()).or_insert(at);
-        }
-        index
-    }
-
-    fn scan_definitions(
-        &mut self,
-        unit_at: usize,
-        unit: &Unit,
-        body: Node<'t>,
-        class: Option<&str>,
-        scope: &mut ModuleScope<'t>,
-        depth: usize,
-    ) {
+impl<'t> Definitions<'t> {
+    fn scan(&mut self, unit_at: usize, unit: &Unit, body: Node<'t>, class: Option<&str>, depth: usize) {
         if depth > 8 {
             return;
         }
@@ -212,10 +172,11 @@ impl<'t> Index<'t> {
                         })
                         .unwrap_or_default();
                     self.classes.push(ClassDef {
+                        unit: unit_at,
                         name: name.clone(),
                         bases,
                     });
-                    self.scan_definitions(unit_at, unit, class_body, Some(&name), scope, depth + 1);
+                    self.scan(unit_at, unit, class_body, Some(&name), depth + 1);
                 }
                 "expression_statement" if class.is_none() => {
                     if let Some(assignment) = child.named_child(0).filter(|node| node.kind() == "assignment")
@@ -225,7 +186,7 @@ impl<'t> Index<'t> {
                         )
                         && left.kind() == "identifier"
                     {
-                        scope.globals.insert(text(unit, left).to_string(), right);
+                        self.scope.globals.insert(text(unit, left).to_string(), right);
                     }
                 }
                 // `if __name__ == "__main__":`, `try: import torch_npu`: definitions and
@@ -241,13 +202,75 @@ impl<'t> Index<'t> {
                             node.kind(),
                             "block" | "else_clause" | "elif_clause" | "except_clause" | "finally_clause"
                         ) {
-                            self.scan_definitions(unit_at, unit, node, None, scope, depth + 1);
+                            self.scan(unit_at, unit, node, None, depth + 1);
                         }
                     }
                 }
                 _ => {}
             }
         }
+    }
+}
+
+/// Nodes visited by one scan of a file, at most: the scans are iterative, and this
+/// bounds a pathological file's cost.
+const MAX_SCAN: usize = 4_000_000;
+
+impl<'t> Index<'t> {
+    pub fn build(units: &'t [Unit]) -> Index<'t> {
+        let mut index = Index {
+            units,
+            functions: Vec::new(),
+            classes: Vec::new(),
+            modules: Vec::new(),
+            mentioned: HashSet::new(),
+            stems: HashSet::new(),
+            by_name: HashMap::new(),
+            methods: HashMap::new(),
+            classes_by_name: HashMap::new(),
+        };
+        // The files' definitions are scanned in parallel, then laid out in file order.
+        let scanned: Vec<Definitions<'t>> = {
+            use rayon::prelude::*;
+            units
+                .par_iter()
+                .enumerate()
+                .map(|(position, unit)| {
+                    let mut found = Definitions::default();
+                    if let Some(tree) = &unit.tree {
+                        found.scan(position, unit, tree.root_node(), None, 0);
+                        found.scope.aliases = Some(&unit.names.aliases);
+                    }
+                    found
+                })
+                .collect()
+        };
+        for (unit, found) in units.iter().zip(scanned) {
+            index.stems.insert(unit.stem());
+            let folders = std::path::Path::new(&unit.path)
+                .parent()
+                .into_iter()
+                .flat_map(|p| p.iter());
+            index
+                .stems
+                .extend(folders.map(|folder| folder.to_string_lossy().into_owned()));
+            index.mentioned.extend(unit.names.mentioned.iter().map(String::as_str));
+            index.functions.extend(found.functions);
+            index.classes.extend(found.classes);
+            index.modules.push(found.scope);
+        }
+        for (at, def) in index.functions.iter().enumerate() {
+            match &def.class {
+                Some(class) => {
+                    index.methods.entry((class.clone(), def.name.clone())).or_insert(at);
+                }
+                None => index.by_name.entry(def.name.clone()).or_default().push(at),
+            }
+        }
+        for (at, class) in index.classes.iter().enumerate() {
+            index.classes_by_name.entry(class.name.clone()).or_insert(at);
+        }
+        index
     }
 
     pub fn class(&self, name: &str) -> Option<&ClassDef> {

@@ -5,6 +5,7 @@
 //! tree-sitter's types stay inside this crate. Reading never fails: what does not
 //! parse or cannot be followed is reported as unresolved.
 
+mod extract_cache;
 mod index;
 mod program;
 mod value;
@@ -12,5 +13,5 @@ mod walk;
 
 pub use index::EXTENSIONS;
 pub use program::{
-    EntryProgram, Options, ParseCache, Project, SourceText, Unresolved, read_project, read_project_cached,
+    EntryProgram, ExtractCache, Options, ParseCache, Project, SourceText, Unresolved, read_project, read_project_cached,
 };

@@ -31,6 +31,8 @@ pub fn read_project(sources: Vec<SourceText>, options: Options) -> Project {
     read_project_cached(sources, options, &mut ParseCache::default())
 }
 
+pub use crate::extract_cache::ExtractCache;
+
 /// Parsed files kept from one read to the next read of the same project (an editor's
 /// checks): a file whose text is unchanged is not parsed again.
 #[derive(Default)]
@@ -43,15 +45,22 @@ pub struct ParseCache {
 pub fn read_project_cached(sources: Vec<SourceText>, options: Options, cache: &mut ParseCache) -> Project {
     use rayon::prelude::*;
     let (space, bases) = SourceSpace::new(&sources);
-    let units: Vec<Unit> = sources
+    let units: Vec<(Unit, bool)> = sources
         .into_par_iter()
         .zip(bases)
         .map(|(source, base)| match cache.units.get(&source.path) {
-            Some(unit) if unit.text == source.text => unit.moved_to(base),
-            _ => Unit::parse(source.path, source.text, base),
+            Some(unit) if unit.text == source.text => (unit.moved_to(base), false),
+            _ => (Unit::parse(source.path, source.text, base), true),
         })
         .collect();
-    cache.units = units.iter().map(|unit| (unit.path.clone(), unit.clone())).collect();
+    let paths: std::collections::HashSet<&str> = units.iter().map(|(unit, _)| unit.path.as_str()).collect();
+    cache.units.retain(|path, _| paths.contains(path.as_str()));
+    for (unit, parsed) in &units {
+        if *parsed {
+            cache.units.insert(unit.path.clone(), unit.clone());
+        }
+    }
+    let units = units.into_iter().map(|(unit, _)| unit).collect();
     Project { space, units, options }
 }
 
@@ -59,30 +68,61 @@ impl Project {
     /// Every entry point (a function or method that no analyzed function calls or
     /// mentions, not a special method), extracted; in file and line order.
     pub fn entries(&self) -> Vec<EntryProgram> {
+        self.entries_cached(&mut ExtractCache::default())
+    }
+
+    /// [`Project::entries`], walking again only the entry points whose walk read a file
+    /// that changed since `cache` was filled (see [`ExtractCache`]).
+    pub fn entries_cached(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
         match syncguard_grammar::extracted::walk_pool() {
-            Some(pool) => pool.install(|| self.entries_here()),
-            None => self.entries_here(),
+            Some(pool) => pool.install(|| self.entries_here(cache)),
+            None => self.entries_here(cache),
         }
     }
 
-    fn entries_here(&self) -> Vec<EntryProgram> {
+    fn entries_here(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
         use rayon::prelude::*;
         let index = Index::build(&self.units);
-        let mut entries: Vec<EntryProgram> = (0..index.functions.len())
+        let reuse = crate::extract_cache::prepare(cache, self, &index);
+        let chosen: Vec<usize> = (0..index.functions.len())
             .into_par_iter()
             .filter(|at| {
                 let def = &index.functions[*at];
                 match self.options.entries.as_slice() {
                     [] => {
                         is_entry_kind(def)
-                            && !index.mentioned.contains(&def.name)
+                            && !index.mentioned.contains(def.name.as_str())
                             && !called_through_objects(&index, def)
                     }
                     named => named.iter().any(|name| self.names(def, name)),
                 }
             })
-            .map(|at| self.extract(&index, at))
             .collect();
+        let repeated = syncguard_grammar::reuse::repeated(
+            index
+                .functions
+                .iter()
+                .map(|def| (self.units[def.unit].path.clone(), def.qualified())),
+        );
+        let extracted: Vec<(Vec<EntryProgram>, Option<syncguard_grammar::reuse::Kept>)> = chosen
+            .par_iter()
+            .map(|at| {
+                let def = &index.functions[*at];
+                let key = (self.units[def.unit].path.clone(), def.qualified());
+                let key = (!repeated.contains(&key)).then_some(key);
+                reuse.programs(key, || {
+                    let (program, touched) = self.extract(&index, *at);
+                    (vec![program], touched)
+                })
+            })
+            .collect();
+        let mut entries = Vec::with_capacity(extracted.len());
+        let mut kept = Vec::new();
+        for (programs, keep) in extracted {
+            kept.extend(keep);
+            entries.extend(programs);
+        }
+        cache.finish(reuse, kept);
         entries.sort_by_key(|entry| (entry.source, entry.range.start));
         entries
     }
@@ -96,10 +136,13 @@ impl Project {
         }
     }
 
-    fn extract(&self, index: &Index, at: usize) -> EntryProgram {
+    /// The program of entry point `at`, and the units its walk read.
+    fn extract(&self, index: &Index, at: usize) -> (EntryProgram, std::collections::BTreeSet<usize>) {
         let def = &index.functions[at];
         let unit = &self.units[def.unit];
-        let walked = Walker::new(index, &self.options.aliases).run(at);
+        let mut walked = Walker::new(index, &self.options.aliases).run(at);
+        let mut touched = std::mem::take(&mut walked.touched);
+        touched.insert(def.unit);
         let name_node = def.node.child_by_field_name("name").unwrap_or(def.node);
         let (source, range) = self.space.locate(&space_range(unit, name_node));
         let located = |(span, message, touches): (std::ops::Range<usize>, String, Vec<String>)| {
@@ -111,7 +154,7 @@ impl Project {
                 touches,
             }
         };
-        EntryProgram {
+        let program = EntryProgram {
             entry: format!("{}:{}", unit.stem(), def.qualified()),
             ranks: 1,
             source,
@@ -130,7 +173,17 @@ impl Project {
                     (source, range, api)
                 })
                 .collect(),
-        }
+            walk: 0,
+        };
+        (program, touched)
+    }
+
+    pub(crate) fn units(&self) -> &[Unit] {
+        &self.units
+    }
+
+    pub(crate) fn options(&self) -> &Options {
+        &self.options
     }
 
     /// Where the entry points' spans are: lowering and printing them.
@@ -143,7 +196,11 @@ impl Project {
 /// `forward` runs where its objects are called (`model(x)`), not on its own; so does
 /// the `run` of a `threading.Thread` subclass, where its objects are started.
 fn called_through_objects(index: &Index, def: &FnDef) -> bool {
-    let Some(class) = def.class.as_ref().filter(|class| index.mentioned.contains(*class)) else {
+    let Some(class) = def
+        .class
+        .as_ref()
+        .filter(|class| index.mentioned.contains(class.as_str()))
+    else {
         return false;
     };
     def.name == "forward" || (def.name == "run" && index.derives_from_thread(class))

@@ -1593,14 +1593,14 @@ impl<'u> Walker<'_, 'u> {
     /// The text of the field declaration of `name`.
     fn find_field_text(&self, name: &str) -> Option<String> {
         self.find_field(name)
-            .map(|(unit, node)| self.index.units[unit].text_of(node).to_string())
+            .map(|(unit, node)| self.index.unit(unit).text_of(node).to_string())
     }
 
     /// The type of the class member `name`, from the first field declaration of that
     /// name in the file being walked or the files it sees.
     fn find_field_type(&self, name: &str) -> Option<String> {
         let (unit, node) = self.find_field(name)?;
-        let source = &self.index.units[unit];
+        let source = self.index.unit(unit);
         node.child_by_field_name("type")
             .map(|ty| source.text_of(ty).to_string())
     }
@@ -1614,7 +1614,7 @@ impl<'u> Walker<'_, 'u> {
             .collect();
         units.sort_by_key(|unit| *unit != from);
         for unit in units {
-            let source = &self.index.units[unit];
+            let source = self.index.unit(unit);
             if !source.text.contains(name) {
                 continue;
             }
@@ -1663,6 +1663,8 @@ impl<'u> Walker<'_, 'u> {
 
     /// `template <typename T, typename U> class NAME`: `["T", "U"]`.
     fn template_params_of(&self, class: &str) -> Option<Vec<String>> {
+        // Template declarations are outside function bodies, in what each file offers
+        // the others: not a read of a file's code (see `extract_cache`).
         for unit in self.index.units {
             let mut stack = vec![unit.tree.root_node()];
             while let Some(node) = stack.pop() {

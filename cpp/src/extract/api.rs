@@ -802,7 +802,7 @@ fn kernel_access(index: &crate::index::Index, definition: &crate::index::FnDef, 
     if param.is_const {
         return Access::Read;
     }
-    let unit = &index.units[definition.unit];
+    let unit = index.unit(definition.unit);
     let mut stack = vec![definition.body];
     while let Some(node) = stack.pop() {
         if matches!(node.kind(), "assignment_expression" | "update_expression")

@@ -236,7 +236,7 @@ impl<'u> Walker<'_, 'u> {
             return None;
         }
         let (unit, from) = at;
-        let source = unit.map_or(self.index.defines, |unit| &self.index.units[unit]);
+        let source = self.index.unit(unit.unwrap_or(crate::index::DEFINES));
         match node.kind() {
             "number_literal" => parse_int(source.text_of(node)),
             "true" => Some(1),

@@ -367,7 +367,7 @@ impl<'u> Walker<'_, 'u> {
         if unit == EXPANSIONS {
             return self.sites.last().map_or(0..0, |site| site.range.clone());
         }
-        let base = self.index.units[unit].base;
+        let base = self.index.unit(unit).base;
         base + node.start_byte()..base + node.end_byte()
     }
 

@@ -274,7 +274,7 @@ impl<'t> Walker<'_, 't> {
     pub(super) fn global(&mut self, name: &str, at: Node<'t>) -> Value {
         let unit = self.frames.last().map_or(0, |frame| frame.unit);
         let scope = &self.index.modules[unit];
-        if let Some(full) = scope.aliases.get(name) {
+        if let Some(full) = scope.aliases.and_then(|aliases| aliases.get(name)) {
             let full = full.clone();
             let simple = full.rsplit('.').next().unwrap_or(&full).to_string();
             // `from helpers import setup`: a function of another analyzed file.
@@ -298,7 +298,7 @@ impl<'t> Walker<'_, 't> {
             // A module constant, evaluated in its module (once per use; bounded by
             // the nesting limit, which also stops `A = A`).
             let hint = self.hint.take();
-            self.frames.push(Frame::new(unit, HashMap::new()));
+            self.enter(unit, HashMap::new());
             let value = if self.nesting < 16 {
                 self.eval(expr)
             } else {

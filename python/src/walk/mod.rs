@@ -53,6 +53,9 @@ pub struct Walked {
     pub unresolved: Vec<(Range<usize>, String, Vec<String>)>,
     pub incomplete: Option<(Range<usize>, String)>,
     pub unchecked: Vec<(Range<usize>, &'static Api)>,
+    /// The files (units) whose code the walk read: the program depends on no other
+    /// file's text, only on what the files define (by name).
+    pub touched: std::collections::BTreeSet<usize>,
 }
 
 /// How a block ended.
@@ -126,6 +129,8 @@ pub struct Walker<'i, 't> {
     /// outside.
     prelude: Vec<ast::Stmt>,
     frames: Vec<Frame>,
+    /// The units of every frame entered.
+    touched: std::collections::BTreeSet<usize>,
     heap: Vec<Obj>,
     /// The `threading.Thread`s made (`Value::HostThread`), and those started on the
     /// way walked, with their `thread` blocks' names.
@@ -215,6 +220,7 @@ impl<'i, 't> Walker<'i, 't> {
             owned: vec![Vec::new()],
             prelude: Vec::new(),
             frames: Vec::new(),
+            touched: std::collections::BTreeSet::new(),
             heap: Vec::new(),
             threads: Vec::new(),
             started: HashMap::new(),
@@ -269,10 +275,18 @@ impl<'i, 't> Walker<'i, 't> {
             unresolved: self.unresolved,
             incomplete: self.incomplete,
             unchecked: self.unchecked,
+            touched: self.touched,
         }
     }
 
     // ---- helpers -------------------------------------------------------------------
+
+    /// Walk on in a frame of code of module `unit`: every read of a file's code is in
+    /// a frame of its unit.
+    fn enter(&mut self, unit: usize, locals: HashMap<String, Value>) {
+        self.touched.insert(unit);
+        self.frames.push(Frame::new(unit, locals));
+    }
 
     fn unit(&self) -> &'t Unit {
         let at = self.frames.last().map_or(0, |frame| frame.unit);
@@ -543,7 +557,7 @@ impl<'i, 't> Walker<'i, 't> {
         let target = self.hint.take();
         let start = self.blocks.last().map_or(0, Vec::len);
         let locals = self.bind_parameters(function, locals, args, kwargs);
-        self.frames.push(Frame::new(function.unit, locals));
+        self.enter(function.unit, locals);
         self.inlined.push(function.callee);
         if let Some(body) = function.node.child_by_field_name("body") {
             self.block(body);
@@ -627,14 +641,14 @@ impl<'i, 't> Walker<'i, 't> {
                     (Some(value), _) => value,
                     (None, Some(default)) => {
                         // Defaults are evaluated in the function's module.
-                        self.frames.push(Frame::new(function.unit, HashMap::new()));
+                        self.enter(function.unit, HashMap::new());
                         let value = self.eval(default);
                         self.frames.pop();
                         value
                     }
                     (None, None) if self.inlined.is_empty() => {
                         let annotation = param.child_by_field_name("type").map(|node| text(unit, node));
-                        self.frames.push(Frame::new(function.unit, HashMap::new()));
+                        self.enter(function.unit, HashMap::new());
                         let value = self.receive(&name, name_node, annotation);
                         self.frames.pop();
                         value
