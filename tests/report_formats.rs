@@ -879,3 +879,24 @@ fn html_report_of_a_data_race_highlights_its_two_accesses() {
     let involved = ops_with_role(finding, "involved");
     assert_eq!(involved.len(), 2, "the two unordered accesses: {involved:?}");
 }
+
+#[test]
+fn html_report_lists_what_was_proved_for_every_parameter_value() {
+    let html = html_of("examples/parametric-ring");
+    assert_self_contained(&html);
+    assert!(html.contains(r#"<section id="proofs">"#), "a proofs section");
+    assert!(
+        html.contains("proved <code>notify-balance</code> for N in 2..=1024"),
+        "the proof as the text output says it"
+    );
+    let proof_link = html
+        .split(r#"<section id="proofs">"#)
+        .nth(1)
+        .and_then(|proofs| proofs.split("href=\"#").nth(1))
+        .and_then(|link| link.split('"').next())
+        .unwrap();
+    assert!(
+        html.contains(&format!("id=\"{proof_link}\"")),
+        "the proof links to its source line"
+    );
+}

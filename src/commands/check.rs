@@ -130,6 +130,8 @@ impl Findings {
                 let html = HtmlReport {
                     title: report.title.clone(),
                     files_checked: self.files,
+                    proofs: self.proofs.clone(),
+                    unproved: self.unproved.clone(),
                     run: extra
                         .and_then(|(key, value)| (key == "run").then(|| run_section(&value)))
                         .map(|section| RunSection {

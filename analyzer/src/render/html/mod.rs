@@ -14,6 +14,7 @@ use source_lines::SourceIndex;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::Sources;
 use crate::timeline::{Highlight, Timeline};
+use crate::smt::{Proof, Unproved};
 
 /// Findings drawn with their timelines; past it they are listed without one, so that a
 /// report of thousands of findings stays a page a browser opens.
@@ -31,6 +32,9 @@ pub struct HtmlReport {
     pub files_checked: usize,
     /// `verify-then-run`: what the run did.
     pub run: Option<RunSection>,
+    /// What z3 proved for every parameter value, and what it left to the concrete runs.
+    pub proofs: Vec<Proof>,
+    pub unproved: Vec<Unproved>,
 }
 
 /// A run's outcome: its summary line, and the failed calls (a wait that timed out is
@@ -56,6 +60,7 @@ pub fn render_html(diagnostics: &[Diagnostic], sources: &Sources, report: &HtmlR
     for (number, diagnostic) in diagnostics.iter().enumerate() {
         body.push_str(&finding(diagnostic, number, &index));
     }
+    body.push_str(&proofs_section(&report.proofs, &report.unproved, &index));
     let listing = index.listing();
     if !listing.is_empty() {
         let _ = write!(
@@ -88,6 +93,57 @@ pub fn render_html(diagnostics: &[Diagnostic], sources: &Sources, report: &HtmlR
         title = escape(&report.title),
         markers = svg::markers(),
     )
+}
+
+/// What was proved for every parameter value (with the facts a proof rests on, where
+/// `--explain` asked for them), and what was only checked with some values.
+fn proofs_section(proofs: &[Proof], unproved: &[Unproved], index: &SourceIndex) -> String {
+    if proofs.is_empty() && unproved.is_empty() {
+        return String::new();
+    }
+    let place = |span: &crate::source::Span| {
+        let location = index.location(span);
+        format!(
+            r##"<a href="#{}">{}:{}</a>"##,
+            location.anchor(),
+            escape(&location.path),
+            location.line
+        )
+    };
+    let mut out = String::from(r#"<section id="proofs"><h2>Proofs</h2><ul class="proofs">"#);
+    for proof in proofs {
+        let _ = write!(
+            out,
+            r#"<li class="proved">proved <code>{}</code> for {} ({})"#,
+            proof.property,
+            escape(&proof.scope),
+            place(&proof.span)
+        );
+        if !proof.because.is_empty() {
+            out.push_str(r#"<ul class="because">"#);
+            for (span, why) in &proof.because {
+                let _ = write!(out, "<li>because {}: {}</li>", place(span), escape(why));
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</li>");
+    }
+    for entry in unproved {
+        let checked = match entry.checked.as_slice() {
+            [] => String::new(),
+            values => format!("; checked only with {}", values.join("; ")),
+        };
+        let _ = write!(
+            out,
+            r#"<li class="unproved">not proved <code>{}</code> ({}): {}{}</li>"#,
+            entry.property,
+            place(&entry.span),
+            escape(&entry.reason),
+            escape(&checked)
+        );
+    }
+    out.push_str("</ul></section>");
+    out
 }
 
 fn header(diagnostics: &[Diagnostic], report: &HtmlReport) -> String {
