@@ -900,3 +900,21 @@ fn html_report_lists_what_was_proved_for_every_parameter_value() {
         "the proof links to its source line"
     );
 }
+
+#[test]
+fn html_report_labels_a_traces_boxes_with_their_source_line_from_loc() {
+    let html = html_of("tests/fixtures/traces/missing-reset-with-loc.jsonl");
+    assert_self_contained(&html);
+    let details: Vec<&str> = html
+        .split(r#"class="op-detail""#)
+        .skip(1)
+        .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+        .collect();
+    assert!(!details.is_empty());
+    // Each box names the program's line (`loc`), not the trace's line.
+    assert!(
+        details.iter().all(|detail| detail.contains("train.cpp:1") && !detail.contains("line ")),
+        "{details:?}"
+    );
+    assert!(html.contains("in the source: src/train.cpp:1"), "the tooltip says the whole path");
+}

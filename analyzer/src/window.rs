@@ -185,6 +185,7 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
                     .call_times
                     .get(&exec.node(node).op.span.range.start)
                     .copied(),
+                source: None,
             }
         })
         .collect();

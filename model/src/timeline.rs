@@ -93,6 +93,9 @@ pub struct TimelineOp {
     pub number: Option<u32>,
     /// When the call was made (ns), for a call trace that carries `ts`.
     pub time_ns: Option<u64>,
+    /// Where the call is in the program's source when the input says so apart from
+    /// its span (a call trace's `loc`: "train.cpp:100").
+    pub source: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -79,6 +79,14 @@ impl<'s> SourceFiles<'s> {
                 related.message.push_str(&format!(" (source: {loc})"));
             }
         }
+        // The timeline's boxes name the program's line, not the trace's.
+        if let Some(timeline) = &mut diagnostic.timeline {
+            for op in &mut timeline.ops {
+                if let Some(loc) = locs.get(&op.span.range.start) {
+                    op.source = Some(format!("{}:{}", loc.file, loc.line));
+                }
+            }
+        }
     }
 
     /// The span of the location's line, from its column, in the opened source file.

@@ -198,6 +198,9 @@ fn op_box(timeline: &Timeline, op: &TimelineOp, index: &SourceIndex, id: &str, g
     if let Some(object) = &op.object {
         tooltip = format!("{} ({object})\n{}", op.label, location.describe());
     }
+    if let Some(source) = &op.source {
+        tooltip.push_str(&format!("\nin the source: {source}"));
+    }
     if !op.executed {
         tooltip.push_str("\nnever runs");
     }
@@ -232,9 +235,14 @@ fn op_box(timeline: &Timeline, op: &TimelineOp, index: &SourceIndex, id: &str, g
     }
     // The second line is smaller: about 5.8 px a character.
     let room = ((box_width - 60.0) / 5.8) as usize;
-    let detail = match &op.object {
-        Some(object) => format!("{} · line {}", shorten(object, room.max(6)), location.line),
+    // A trace's call is where its `loc` says, not on the trace's line.
+    let place = match &op.source {
+        Some(source) => source.rsplit('/').next().unwrap_or(source).to_string(),
         None => format!("line {}", location.line),
+    };
+    let detail = match &op.object {
+        Some(object) => format!("{} · {place}", shorten(object, room.max(6))),
+        None => place,
     };
     let _ = write!(
         out,
