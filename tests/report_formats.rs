@@ -913,8 +913,46 @@ fn html_report_labels_a_traces_boxes_with_their_source_line_from_loc() {
     assert!(!details.is_empty());
     // Each box names the program's line (`loc`), not the trace's line.
     assert!(
-        details.iter().all(|detail| detail.contains("train.cpp:1") && !detail.contains("line ")),
+        details
+            .iter()
+            .all(|detail| detail.contains("train.cpp:1") && !detail.contains("line ")),
         "{details:?}"
     );
-    assert!(html.contains("in the source: src/train.cpp:1"), "the tooltip says the whole path");
+    assert!(
+        html.contains("in the source: src/train.cpp:1"),
+        "the tooltip says the whole path"
+    );
+}
+
+#[test]
+fn html_report_puts_each_lanes_rank_where_no_name_cuts_it_and_tints_ranks_apart() {
+    let html = html_of("examples/traces/hccl-write-before-ready.jsonl");
+    let names = html.split(r#"<svg class="lane-names""#).nth(1).unwrap();
+    let names = names.split("</svg>").next().unwrap();
+    let kinds: Vec<&str> = names
+        .split(r#"class="lane-kind""#)
+        .skip(1)
+        .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+        .collect();
+    assert!(
+        kinds.contains(&"HCCL thread · rank 0") && kinds.contains(&"HCCL thread · rank 1"),
+        "{kinds:?}"
+    );
+    let lane_names: Vec<&str> = names
+        .split(r#"class="lane-name""#)
+        .skip(1)
+        .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+        .collect();
+    assert!(
+        lane_names
+            .iter()
+            .all(|name| !name.contains("rank") && !name.contains('…')),
+        "{lane_names:?}"
+    );
+    // The full name on hover, and one tint (and stripe) per rank.
+    assert!(
+        names.contains("<title>HCCL thread thread_0x55a0e100 (rank 0)</title>"),
+        "{names}"
+    );
+    assert!(names.contains(r#"class="rank-stripe rank-0""#) && names.contains(r#"class="rank-stripe rank-1""#));
 }

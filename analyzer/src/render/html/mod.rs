@@ -12,9 +12,9 @@ use std::fmt::Write;
 use source_lines::SourceIndex;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::smt::{Proof, Unproved};
 use crate::source::Sources;
 use crate::timeline::{Highlight, Timeline};
-use crate::smt::{Proof, Unproved};
 
 /// Findings drawn with their timelines; past it they are listed without one, so that a
 /// report of thousands of findings stays a page a browser opens.

@@ -107,30 +107,66 @@ pub fn timeline_svg(timeline: &Timeline, index: &SourceIndex, id: &str) -> Strin
     svg
 }
 
-/// The column of lane names: each lane's kind and name, on its band.
+/// The column of lane names: each lane's kind and name, on its band. With several
+/// ranks, each rank's lanes share a tint and a stripe, and the rank stands on the kind
+/// line, where no name can cut it; the name's full text is the lane's tooltip.
 fn lane_names(timeline: &Timeline, height: f64) -> String {
     let mut out = format!(
-        r#"<svg class="lane-names" width="{NAMES_WIDTH}" height="{height}" viewBox="0 0 {NAMES_WIDTH} {height}" aria-hidden="true">"#
+        r#"<svg class="lane-names" width="{NAMES_WIDTH}" height="{height}" viewBox="0 0 {NAMES_WIDTH} {height}">"#
     );
+    let ranked = timeline.lanes.iter().any(|lane| lane.rank != timeline.lanes[0].rank);
     for (index, lane) in timeline.lanes.iter().enumerate() {
         let y = lane_y(index);
-        let kind = match lane.kind {
-            LaneKind::HostThread => "lane-host",
-            LaneKind::Stream => "lane-stream",
-            LaneKind::HcclThread => "lane-hccl",
+        // The kind line says what the name's prefix would ("stream s1").
+        let prefix = format!("{} ", lane.kind.as_str());
+        let name = lane.name.strip_prefix(&prefix).unwrap_or(&lane.name);
+        let (kind_name, name) = if ranked {
+            let suffix = format!(" (rank {})", lane.rank);
+            (
+                format!("{} · rank {}", lane.kind.as_str(), lane.rank),
+                name.strip_suffix(&suffix).unwrap_or(name),
+            )
+        } else {
+            (lane.kind.as_str().to_string(), name)
         };
         let _ = write!(
             out,
-            r#"<g class="lane {kind}"><rect class="band {shade}" x="0" y="{y}" width="{NAMES_WIDTH}" height="{LANE_HEIGHT}"/><text class="lane-kind" x="12" y="{kind_y}">{kind_name}</text><text class="lane-name" x="12" y="{name_y}">{name}</text></g>"#,
-            shade = if lane.rank % 2 == 0 { "rank-even" } else { "rank-odd" },
+            r#"<g class="lane {kind}"><title>{full}</title><rect class="band {shade}" x="0" y="{y}" width="{NAMES_WIDTH}" height="{LANE_HEIGHT}"/>"#,
+            kind = lane_class(lane.kind),
+            full = escape(&lane.name),
+            shade = rank_shade(lane.rank),
+        );
+        if ranked {
+            let _ = write!(
+                out,
+                r#"<rect class="rank-stripe {shade}" x="0" y="{y}" width="5" height="{LANE_HEIGHT}"/>"#,
+                shade = rank_shade(lane.rank),
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<text class="lane-kind" x="12" y="{kind_y}">{kind_name}</text><text class="lane-name" x="12" y="{name_y}">{name}</text></g>"#,
             kind_y = y + 29.0,
             name_y = y + 47.0,
-            kind_name = escape(lane.kind.as_str()),
-            name = escape(&shorten(&lane.name, 26)),
+            kind_name = escape(&kind_name),
+            name = escape(&shorten(name, 26)),
         );
     }
     out.push_str("</svg>");
     out
+}
+
+/// Ranks cycle through six tints: neighbouring ranks never share one.
+fn rank_shade(rank: u32) -> String {
+    format!("rank-{}", rank % 6)
+}
+
+fn lane_class(kind: LaneKind) -> &'static str {
+    match kind {
+        LaneKind::HostThread => "lane-host",
+        LaneKind::Stream => "lane-stream",
+        LaneKind::HcclThread => "lane-hccl",
+    }
 }
 
 fn lane_y(lane: usize) -> f64 {
@@ -141,17 +177,13 @@ fn box_y(lane: usize) -> f64 {
     lane_y(lane) + (LANE_HEIGHT - BOX_HEIGHT) / 2.0
 }
 
-/// Lane bands (ranks alternate their shade), names and the count of ops left out.
+/// Lane bands (each rank its tint), names and the count of ops left out.
 fn lanes(timeline: &Timeline, width: f64) -> String {
     let mut out = String::new();
     for (index, lane) in timeline.lanes.iter().enumerate() {
         let y = lane_y(index);
-        let shade = if lane.rank % 2 == 0 { "rank-even" } else { "rank-odd" };
-        let kind = match lane.kind {
-            LaneKind::HostThread => "lane-host",
-            LaneKind::Stream => "lane-stream",
-            LaneKind::HcclThread => "lane-hccl",
-        };
+        let shade = rank_shade(lane.rank);
+        let kind = lane_class(lane.kind);
         let _ = write!(
             out,
             r#"<g class="lane {kind}"><rect class="band {shade}" x="0" y="{y}" width="{width}" height="{LANE_HEIGHT}"/><line class="lane-axis" x1="{GUTTER}" y1="{mid}" x2="{width}" y2="{mid}"/>"#,
