@@ -956,3 +956,29 @@ fn html_report_puts_each_lanes_rank_where_no_name_cuts_it_and_tints_ranks_apart(
     );
     assert!(names.contains(r#"class="rank-stripe rank-0""#) && names.contains(r#"class="rank-stripe rank-1""#));
 }
+
+#[test]
+fn html_report_draws_a_race_as_a_mark_between_its_two_accesses_with_a_title_naming_it() {
+    let html = html_of(TRACE);
+    assert_self_contained(&html);
+    let race = html
+        .split(r#"<g class="race""#)
+        .nth(1)
+        .and_then(|rest| rest.split("</g>").next())
+        .expect("a race mark");
+    let title = race
+        .split("<title>")
+        .nth(1)
+        .and_then(|rest| rest.split("</title>").next())
+        .unwrap();
+    assert!(title.starts_with("data race: "), "{title}");
+    assert!(
+        title.contains("cudaMemcpyAsync") && title.contains("embedding_fwd"),
+        "{title}"
+    );
+    assert!(race.contains(r#"class="race-line""#), "{race}");
+    assert!(
+        race.contains(&format!(r#"aria-label="{title}""#)),
+        "screen readers read it too"
+    );
+}

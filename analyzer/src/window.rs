@@ -23,6 +23,8 @@ const NODES_PER_SPAN: usize = 3;
 pub(crate) struct Focus<'n> {
     pub nodes: &'n [NodeId],
     pub highlight: Highlight,
+    /// The first two nodes are accesses nothing orders (a race): the timeline marks them.
+    pub race: bool,
 }
 
 /// Attach a timeline to each finding that has none, centred on the ops of the calls it
@@ -43,6 +45,7 @@ pub(crate) fn attach_missing(analysis: &Analysis, found: &mut [Diagnostic]) {
             let focus = Focus {
                 nodes: &nodes,
                 highlight: Highlight::Involved,
+                race: false,
             };
             diagnostic.timeline = Some(Box::new(build(analysis.exec, analysis.hb, &focus)));
         }
@@ -127,6 +130,7 @@ pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> O
     let focus = Focus {
         nodes: if failed.is_empty() { &first } else { failed },
         highlight: Highlight::Involved,
+        race: false,
     };
     let mut timeline = build_with(exec, &hb, &focus, &|node| was_called[node.index()]);
     if failed.is_empty() {
@@ -198,6 +202,13 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
     }
     let mut sorted: Vec<Option<TimelineOp>> = ops.drain(..).map(Some).collect();
     let ops: Vec<TimelineOp> = order.iter().map(|&i| sorted[i].take().expect("each op once")).collect();
+    let race = match focus_nodes.as_slice() {
+        [first, second, ..] if focus.race => index_of
+            .get(first)
+            .zip(index_of.get(second))
+            .map(|(&first, &second)| [new_index[first], new_index[second]]),
+        _ => None,
+    };
     let edges = edges
         .into_iter()
         .map(|edge| TimelineEdge {
@@ -213,6 +224,7 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
         edges,
         omitted: exec.nodes.len() - nodes.len(),
         highlight: focus.highlight,
+        race,
     }
 }
 

@@ -19,6 +19,9 @@ pub struct Timeline {
     pub omitted: usize,
     /// What the highlighted ops are.
     pub highlight: Highlight,
+    /// Two ops (indices into `ops`) that access the same bytes with nothing ordering
+    /// them: the race a finding is about.
+    pub race: Option<[usize; 2]>,
 }
 
 impl Timeline {

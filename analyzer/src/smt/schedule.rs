@@ -260,6 +260,7 @@ pub(crate) fn confirm(
             let focus = crate::window::Focus {
                 nodes: &order,
                 highlight: crate::timeline::Highlight::Witness,
+                race: false,
             };
             let diagnostic = crate::window::with_timeline(analysis, diagnostic, &focus);
             out.push(diagnostic.with_note(describe(analysis, &order, before)));

@@ -103,8 +103,50 @@ pub fn timeline_svg(timeline: &Timeline, index: &SourceIndex, id: &str) -> Strin
     for edge in timeline.edges.iter().filter(|e| e.on_cycle) {
         svg.push_str(&arrow(timeline, edge, geometry, &mut tracks));
     }
+    if let Some(race) = timeline.race {
+        svg.push_str(&race_mark(timeline, race, geometry));
+    }
     svg.push_str("</svg></div></div>");
     svg
+}
+
+/// A race: a jagged line between the two accesses nothing orders, with a mark at its
+/// middle; its title names the race (read by screen readers too).
+fn race_mark(timeline: &Timeline, [first, second]: [usize; 2], geometry: Geometry) -> String {
+    let (Some(a), Some(b)) = (timeline.ops.get(first), timeline.ops.get(second)) else {
+        return String::new();
+    };
+    // From edge to edge, not over the boxes' labels.
+    let (ax, ay) = (geometry.box_x(a.step), box_y(a.lane));
+    let (bx, by) = (geometry.box_x(b.step), box_y(b.lane));
+    let half = geometry.box_width / 2.0;
+    let ((x1, y1), (x2, y2)) = if a.lane == b.lane {
+        let (left, right) = if ax <= bx {
+            ((ax, a), (bx, b))
+        } else {
+            ((bx, b), (ax, a))
+        };
+        let mid = box_y(left.1.lane) + BOX_HEIGHT / 2.0;
+        ((left.0 + geometry.box_width, mid), (right.0, mid))
+    } else if ay < by {
+        ((ax + half, ay + BOX_HEIGHT), (bx + half, by))
+    } else {
+        ((ax + half, ay), (bx + half, by + BOX_HEIGHT))
+    };
+    let (mx, my) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+    let lane_name = |op: &TimelineOp| timeline.lanes.get(op.lane).map_or("", |lane| lane.name.as_str());
+    let title = format!(
+        "data race: {} on {} and {} on {} touch the same bytes, and nothing orders them",
+        a.label,
+        lane_name(a),
+        b.label,
+        lane_name(b)
+    );
+    format!(
+        r#"<g class="race" role="img" aria-label="{title}"><title>{title}</title><line class="race-line" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/><circle class="race-dot" cx="{mx}" cy="{my}" r="11"/><text class="race-text" x="{mx}" y="{ty}" text-anchor="middle">≠</text></g>"#,
+        title = escape(&title),
+        ty = my + 5.0,
+    )
 }
 
 /// The column of lane names: each lane's kind and name, on its band. With several

@@ -95,6 +95,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         let focus = Focus {
             nodes: &ordered,
             highlight: Highlight::Cycle,
+            race: false,
         };
         out.push(with_timeline(analysis, diagnostic, &focus));
     }

@@ -45,6 +45,7 @@ fn with_race_timeline(analysis: &Analysis, race: &Race, diagnostic: Diagnostic) 
     let focus = crate::window::Focus {
         nodes: &[race.first, race.second],
         highlight: crate::timeline::Highlight::Involved,
+        race: true,
     };
     crate::window::with_timeline(analysis, diagnostic, &focus)
 }
