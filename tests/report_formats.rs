@@ -330,6 +330,44 @@ fn chrome_trace_loads_back_with_consistent_events_and_flows() {
         for (id, ends) in &flows {
             assert_eq!(*ends, (1, 1), "{path}: flow {id} starts once and ends once");
         }
+        // A flow leaves at the end of its signalling slice and never ends before it
+        // leaves (unless the waiting slice is over before that).
+        let flow_ts = |ph: &str, id: u64| {
+            events
+                .iter()
+                .find(|e| e["ph"] == ph && e["id"] == id)
+                .and_then(|e| e["ts"].as_f64())
+                .unwrap()
+        };
+        for id in flows.keys() {
+            let (leaves, arrives) = (flow_ts("s", *id), flow_ts("f", *id));
+            let start = events.iter().find(|e| e["ph"] == "s" && e["id"] == *id).unwrap();
+            let source = slices
+                .iter()
+                .find(|s| {
+                    s["pid"] == start["pid"] && s["tid"] == start["tid"] && {
+                        let begin = s["ts"].as_f64().unwrap();
+                        (begin..begin + s["dur"].as_f64().unwrap()).contains(&leaves)
+                    }
+                })
+                .unwrap();
+            let end = source["ts"].as_f64().unwrap() + source["dur"].as_f64().unwrap();
+            assert!(
+                end - leaves <= source["dur"].as_f64().unwrap() * 0.05,
+                "{path}: flow {id} leaves at its slice's end"
+            );
+            let target = events.iter().find(|e| e["ph"] == "f" && e["id"] == *id).unwrap();
+            let target_end = slices
+                .iter()
+                .filter(|s| s["pid"] == target["pid"] && s["tid"] == target["tid"])
+                .map(|s| s["ts"].as_f64().unwrap() + s["dur"].as_f64().unwrap())
+                .find(|end| *end > arrives)
+                .unwrap();
+            assert!(
+                arrives >= leaves || target_end <= leaves,
+                "{path}: flow {id} ends before it starts"
+            );
+        }
     }
 }
 

@@ -153,8 +153,10 @@ fn slices(timeline: &Timeline, times: &Times, pid: u64, diagnostic: &Diagnostic,
         .collect()
 }
 
-/// A flow ("s" then "f", same id) per edge: it starts inside the source op's slice and
-/// binds to the slice enclosing its end.
+/// A flow ("s" then "f", same id) per edge: it leaves at the end of the signalling op's
+/// slice (what it orders happens when that op is done) and binds to the slice that
+/// encloses its end, as late in the waiting op's slice as needed never to end before it
+/// starts.
 fn flows(timeline: &Timeline, times: &Times, pid: u64, next_flow: &mut u64) -> Vec<Value> {
     let mut events = Vec::new();
     for edge in &timeline.edges {
@@ -163,19 +165,28 @@ fn flows(timeline: &Timeline, times: &Times, pid: u64, next_flow: &mut u64) -> V
         *next_flow += 1;
         let category = if edge.on_cycle { "cycle" } else { edge.kind.as_str() };
         let name = format!("{} → {}", from.label, to.label);
+        let leaves = near_end(times, edge.from);
+        let arrives = leaves.clamp(near_start(times, edge.to), near_end(times, edge.to));
         events.push(json!({
-            "ph": "s", "id": id, "pid": pid, "tid": from.lane, "ts": middle(times, edge.from),
+            "ph": "s", "id": id, "pid": pid, "tid": from.lane, "ts": leaves,
             "name": name, "cat": category,
         }));
         events.push(json!({
-            "ph": "f", "bp": "e", "id": id, "pid": pid, "tid": to.lane, "ts": middle(times, edge.to),
+            "ph": "f", "bp": "e", "id": id, "pid": pid, "tid": to.lane, "ts": arrives,
             "name": name, "cat": category,
         }));
     }
     events
 }
 
-/// The middle of an op's slice: where its flows attach.
-fn middle(times: &Times, op: usize) -> f64 {
-    times.starts[op] + times.durations[op] / 2.0
+/// Flows attach inside a slice, this share of it from its ends: a flow event on the
+/// slice's very edge may bind to the neighbouring slice.
+const FLOW_INSET: f64 = 0.02;
+
+fn near_end(times: &Times, op: usize) -> f64 {
+    times.starts[op] + times.durations[op] * (1.0 - FLOW_INSET)
+}
+
+fn near_start(times: &Times, op: usize) -> f64 {
+    times.starts[op] + times.durations[op] * FLOW_INSET
 }
