@@ -204,3 +204,28 @@ fn each_example_report_renders_in_chromium_without_network_access() {
         }
     }
 }
+
+#[test]
+fn no_card_runs_off_the_page_sideways_however_long_its_source_lines() {
+    // A call trace's lines are long JSON: the finding's location, its involved calls
+    // and the source listing wrap them inside their cards.
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_report("examples/traces/cuda-stream-race.jsonl", dir.path());
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Measured by the browser, in a copy of the page: the cards wider than their box.
+    let measure = "<script>document.body.setAttribute('data-overflowing', \
+                   [...document.querySelectorAll('.finding, #sources, #summary')]\
+                   .filter(card => card.scrollWidth > card.clientWidth + 1)\
+                   .map(card => card.id || card.className).join(','));</script></body>";
+    let measured = dir.path().join("measured.html");
+    std::fs::write(&measured, html.replace("</body>", measure)).unwrap();
+    let dom = String::from_utf8(browse(&measured, &["--window-size=1000,800", "--dump-dom"]).stdout).unwrap();
+    assert!(
+        dom.contains("data-overflowing=\"\""),
+        "cards overflow: {}",
+        dom.split("data-overflowing=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("(not measured)")
+    );
+}
