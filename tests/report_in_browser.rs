@@ -229,3 +229,53 @@ fn no_card_runs_off_the_page_sideways_however_long_its_source_lines() {
             .unwrap_or("(not measured)")
     );
 }
+
+#[test]
+fn a_page_of_many_findings_filters_searches_and_collapses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_report("examples/acl-event-sync", dir.path());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let total = html.matches(r#"<section class="finding "#).count();
+    assert!(total >= 4, "{total} findings");
+    // Driven in a copy of the page, after the report's own script: pick the first
+    // rule, then search instead, then collapse every card; each result is written down.
+    let drive = r#"<script>
+      var cards = () => [...document.querySelectorAll('section.finding')];
+      var shown = () => cards().filter(card => !card.hidden).length;
+      var rule = document.getElementById('finder-rule');
+      rule.value = rule.options[1].value; rule.dispatchEvent(new Event('change'));
+      document.body.dataset.byRule = shown() + ' ' + rule.value.split(' ')[0];
+      rule.value = ''; rule.dispatchEvent(new Event('change'));
+      var text = document.getElementById('finder-text');
+      text.value = 'forever deadlock'; text.dispatchEvent(new Event('input'));
+      document.body.dataset.bySearch = shown();
+      text.value = ''; text.dispatchEvent(new Event('input'));
+      document.getElementById('finder-collapse').click();
+      document.body.dataset.collapsed = cards().filter(card => card.classList.contains('collapsed')).length;
+      document.body.dataset.count = document.getElementById('finder-count').textContent;
+    </script></body>"#;
+    let driven = dir.path().join("driven.html");
+    std::fs::write(&driven, html.replace("</body>", drive)).unwrap();
+    let dom = String::from_utf8(browse(&driven, &["--dump-dom"]).stdout).unwrap();
+    let data = |name: &str| {
+        dom.split(&format!("data-{name}=\""))
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("data-{name} was written: the script ran"))
+            .to_string()
+    };
+    assert!(
+        dom.contains(r#"<section id="finder" aria-label="filter findings">"#),
+        "the finder is shown"
+    );
+    let by_rule = data("by-rule");
+    let (count, code) = by_rule.split_once(' ').unwrap();
+    assert_eq!(
+        count.parse::<usize>().unwrap(),
+        html.matches(&format!(r#"data-code="{code}""#)).count(),
+        "{by_rule}"
+    );
+    assert_eq!(data("by-search"), "1", "the deadlock alone says both words");
+    assert_eq!(data("collapsed"), total.to_string());
+    assert_eq!(data("count"), format!("{total} of {total} findings shown"));
+}

@@ -56,6 +56,7 @@ pub fn render_html(diagnostics: &[Diagnostic], sources: &Sources, report: &HtmlR
         body.push_str(&run_section(run, &index));
     }
     body.push_str(&summary_table(diagnostics, &index));
+    body.push_str(&finder(diagnostics, &index));
     body.push_str(&legend());
     for (number, diagnostic) in diagnostics.iter().enumerate() {
         body.push_str(&finding(diagnostic, number, &index));
@@ -159,6 +160,29 @@ fn header(diagnostics: &[Diagnostic], report: &HtmlReport) -> String {
     )
 }
 
+/// Filters for a page of many findings (rule, severity, file, text) and collapsing the
+/// cards: hidden until the script runs, since only the script can act on them.
+fn finder(diagnostics: &[Diagnostic], index: &SourceIndex) -> String {
+    if diagnostics.len() < 2 {
+        return String::new();
+    }
+    let options = |values: std::collections::BTreeSet<String>| -> String {
+        values
+            .iter()
+            .map(|value| format!(r#"<option value="{0}">{0}</option>"#, escape(value)))
+            .collect()
+    };
+    let rules = diagnostics.iter().map(|d| format!("{} {}", d.code, d.name)).collect();
+    let severities = diagnostics.iter().map(|d| d.severity.as_str().to_string()).collect();
+    let files = diagnostics.iter().map(|d| index.location(&d.primary).path).collect();
+    format!(
+        r#"<section id="finder" aria-label="filter findings" hidden><input type="search" id="finder-text" placeholder="Search messages, calls, notes" aria-label="search findings"> <select id="finder-rule" aria-label="rule"><option value="">every rule</option>{rules}</select> <select id="finder-severity" aria-label="severity"><option value="">every severity</option>{severities}</select> <select id="finder-file" aria-label="file"><option value="">every file</option>{files}</select> <button type="button" id="finder-collapse">Collapse all</button> <button type="button" id="finder-expand">Expand all</button> <span id="finder-count" aria-live="polite"></span></section>"#,
+        rules = options(rules),
+        severities = options(severities),
+        files = options(files),
+    )
+}
+
 /// One row per file and rule, linking to its first finding.
 fn summary_table(diagnostics: &[Diagnostic], index: &SourceIndex) -> String {
     if diagnostics.is_empty() {
@@ -196,7 +220,7 @@ fn legend() -> String {
 fn finding(diagnostic: &Diagnostic, number: usize, index: &SourceIndex) -> String {
     let primary = index.location(&diagnostic.primary);
     let mut out = format!(
-        r##"<section class="finding sev-border-{severity}" id="finding-{number}" data-code="{code}"><h2><span class="sev sev-{severity}">{severity}</span> <code>{code}</code> {name}</h2><p class="message">{message}</p><p class="where"><a href="#{anchor}">{path}:{line}:{column}</a> <code class="snippet">{text}</code></p>"##,
+        r##"<section class="finding sev-border-{severity}" id="finding-{number}" data-code="{code}" data-severity="{severity}" data-file="{path}"><h2><span class="sev sev-{severity}">{severity}</span> <code>{code}</code> {name}</h2><p class="message">{message}</p><p class="where"><a href="#{anchor}">{path}:{line}:{column}</a> <code class="snippet">{text}</code></p>"##,
         severity = diagnostic.severity.as_str(),
         code = diagnostic.code,
         name = escape(diagnostic.name),

@@ -47,4 +47,53 @@
       scroll.scrollLeft = Math.max(0, Math.min(left - 90, right + 40 - scroll.clientWidth));
     }
   });
+  // A page of many findings: filters, search and collapsible cards.
+  var finder = document.getElementById("finder");
+  var cards = Array.prototype.slice.call(document.querySelectorAll("section.finding"));
+  Array.prototype.forEach.call(cards, function (card) {
+    var heading = card.querySelector("h2");
+    heading.setAttribute("role", "button");
+    heading.setAttribute("tabindex", "0");
+    heading.setAttribute("aria-expanded", "true");
+    function toggle() {
+      var collapsed = card.classList.toggle("collapsed");
+      heading.setAttribute("aria-expanded", collapsed ? "false" : "true");
+    }
+    heading.addEventListener("click", toggle);
+    heading.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(); }
+    });
+  });
+  if (!finder) { return; }
+  finder.hidden = false;
+  var text = document.getElementById("finder-text");
+  var rule = document.getElementById("finder-rule");
+  var severity = document.getElementById("finder-severity");
+  var file = document.getElementById("finder-file");
+  var count = document.getElementById("finder-count");
+  function apply() {
+    var words = text.value.toLowerCase().split(/\s+/).filter(function (w) { return w; });
+    var shown = 0;
+    cards.forEach(function (card) {
+      var code = card.dataset.code;
+      var matches = (!rule.value || rule.value.split(" ")[0] === code) &&
+        (!severity.value || severity.value === card.dataset.severity) &&
+        (!file.value || file.value === card.dataset.file) &&
+        words.every(function (word) { return card.textContent.toLowerCase().indexOf(word) >= 0; });
+      card.hidden = !matches;
+      if (matches) { shown += 1; }
+    });
+    count.textContent = shown + " of " + cards.length + " findings shown";
+  }
+  [text, rule, severity, file].forEach(function (control) {
+    control.addEventListener("input", apply);
+    control.addEventListener("change", apply);
+  });
+  document.getElementById("finder-collapse").addEventListener("click", function () {
+    cards.forEach(function (card) { card.classList.add("collapsed"); card.querySelector("h2").setAttribute("aria-expanded", "false"); });
+  });
+  document.getElementById("finder-expand").addEventListener("click", function () {
+    cards.forEach(function (card) { card.classList.remove("collapsed"); card.querySelector("h2").setAttribute("aria-expanded", "true"); });
+  });
+  apply();
 })();
