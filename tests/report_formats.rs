@@ -1020,3 +1020,21 @@ fn html_report_draws_a_race_as_a_mark_between_its_two_accesses_with_a_title_nami
         "screen readers read it too"
     );
 }
+
+#[test]
+fn html_report_tells_apart_the_boxes_of_a_line_that_runs_twice() {
+    // The loop runs its body twice: each line's two boxes say which run they are.
+    let html = html_of("examples/acl-event-sync/missing-reset.sync");
+    for figure in html.split(r#"<svg class="timeline""#).skip(1) {
+        let figure = figure.split("</svg>").next().unwrap();
+        let details: Vec<&str> = figure
+            .split(r#"class="op-detail""#)
+            .skip(1)
+            .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+            .collect();
+        let lanes_of = |detail: &str| details.iter().filter(|other| **other == detail).count();
+        assert!(details.iter().any(|detail| detail.ends_with("#2")), "{details:?}");
+        // Per lane a line's runs are numbered; two boxes alike are on different lanes.
+        assert!(details.iter().all(|detail| lanes_of(detail) <= 2), "{details:?}");
+    }
+}

@@ -96,8 +96,10 @@ pub fn timeline_svg(timeline: &Timeline, index: &SourceIndex, id: &str) -> Strin
     for edge in timeline.edges.iter().filter(|e| !e.on_cycle) {
         svg.push_str(&arrow(timeline, edge, geometry, &mut tracks));
     }
+    let runs = runs_of_lines(timeline);
     for (number, op) in timeline.ops.iter().enumerate() {
-        svg.push_str(&op_box(timeline, op, index, &format!("{id}-op{number}"), geometry));
+        let id = format!("{id}-op{number}");
+        svg.push_str(&op_box(timeline, op, runs[number], index, &id, geometry));
     }
     // Cycle steps last, so that they are drawn over the boxes they join.
     for edge in timeline.edges.iter().filter(|e| e.on_cycle) {
@@ -255,7 +257,36 @@ fn lanes(timeline: &Timeline, width: f64) -> String {
 }
 
 /// One op: a box linked to its source line, the line's text as its tooltip.
-fn op_box(timeline: &Timeline, op: &TimelineOp, index: &SourceIndex, id: &str, geometry: Geometry) -> String {
+/// For each op whose line runs more than once in the window (a loop's iterations, a
+/// helper called twice), which run of the line it is: boxes that read the same line
+/// are told apart. Ops are in step order.
+fn runs_of_lines(timeline: &Timeline) -> Vec<Option<(usize, usize)>> {
+    let mut totals: std::collections::HashMap<(&crate::source::Span, usize), usize> = Default::default();
+    for op in &timeline.ops {
+        *totals.entry((&op.span, op.lane)).or_default() += 1;
+    }
+    let mut seen: std::collections::HashMap<(&crate::source::Span, usize), usize> = Default::default();
+    timeline
+        .ops
+        .iter()
+        .map(|op| {
+            let key = (&op.span, op.lane);
+            let run = seen.entry(key).or_default();
+            *run += 1;
+            let total = totals[&key];
+            (total > 1).then_some((*run, total))
+        })
+        .collect()
+}
+
+fn op_box(
+    timeline: &Timeline,
+    op: &TimelineOp,
+    run: Option<(usize, usize)>,
+    index: &SourceIndex,
+    id: &str,
+    geometry: Geometry,
+) -> String {
     let (x, y) = (geometry.box_x(op.step), box_y(op.lane));
     let box_width = geometry.box_width;
     let mut classes = vec!["op"];
@@ -274,6 +305,9 @@ fn op_box(timeline: &Timeline, op: &TimelineOp, index: &SourceIndex, id: &str, g
     }
     if let Some(source) = &op.source {
         tooltip.push_str(&format!("\nin the source: {source}"));
+    }
+    if let Some((run, total)) = run {
+        tooltip.push_str(&format!("\nrun {run} of {total} of this line here"));
     }
     if !op.executed {
         tooltip.push_str("\nnever runs");
@@ -310,10 +344,13 @@ fn op_box(timeline: &Timeline, op: &TimelineOp, index: &SourceIndex, id: &str, g
     // The second line is smaller: about 5.8 px a character.
     let room = ((box_width - 60.0) / 5.8) as usize;
     // A trace's call is where its `loc` says, not on the trace's line.
-    let place = match &op.source {
+    let mut place = match &op.source {
         Some(source) => source.rsplit('/').next().unwrap_or(source).to_string(),
         None => format!("line {}", location.line),
     };
+    if let Some((run, _)) = run {
+        place.push_str(&format!(" #{run}"));
+    }
     let detail = match &op.object {
         Some(object) => format!("{} · {place}", shorten(object, room.max(6))),
         None => place,
