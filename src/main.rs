@@ -105,6 +105,14 @@ enum Command {
         /// Accepted for clients that pass it; standard input and output is the only transport.
         #[arg(long, hide = true)]
         stdio: bool,
+        /// The configuration file for every file checked (by default each file's
+        /// `syncguard.toml`, or `pyproject.toml` with `[tool.syncguard]`, in its folder
+        /// or above).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Read no configuration file.
+        #[arg(long, conflicts_with = "config")]
+        isolated: bool,
     },
     /// Rewrite `.sync` files in canonical form (comments are kept); `-` prints the
     /// formatted standard input.
@@ -562,13 +570,15 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut command(), "syncguard", &mut std::io::stdout());
             Outcome::Clean
         }
-        Command::Lsp { .. } => match syncguard_lsp::serve_stdio() {
-            Ok(()) => Outcome::Clean,
-            Err(err) => {
-                eprintln!("syncguard lsp: {err}");
-                Outcome::Failure
+        Command::Lsp { config, isolated, .. } => {
+            match syncguard_lsp::serve_stdio(syncguard_lsp::ServerOptions { config, isolated }) {
+                Ok(()) => Outcome::Clean,
+                Err(err) => {
+                    eprintln!("syncguard lsp: {err}");
+                    Outcome::Failure
+                }
             }
-        },
+        }
         Command::Man => match clap_mangen::Man::new(command()).render(&mut std::io::stdout()) {
             Ok(()) => Outcome::Clean,
             Err(err) => {

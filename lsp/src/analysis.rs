@@ -65,7 +65,18 @@ impl Analysis {
     }
 }
 
-/// Check `target` as it is open in the editor (`documents`); `roots` are the editor's
+/// Where the server looks for projects and their configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// The editor's workspace folders.
+    pub roots: Vec<PathBuf>,
+    /// `syncguard lsp --config FILE`: this configuration file for every file.
+    pub config: Option<PathBuf>,
+    /// `syncguard lsp --isolated`: no configuration file.
+    pub isolated: bool,
+}
+
+/// Check `target` as it is open in the editor (`documents`); `setup.roots` are the editor's
 /// workspace folders. `None` when `target` is not a file syncguard reads.
 /// `watch` says when the result is no longer wanted (a source check then stops early
 /// and its incomplete result must be dropped) and hears how a project's first check
@@ -73,7 +84,7 @@ impl Analysis {
 pub fn analyze(
     target: &Url,
     documents: &Snapshot,
-    roots: &[PathBuf],
+    setup: &Setup,
     watch: &Watch,
     workspace: &mut Workspace,
 ) -> Option<Analysis> {
@@ -83,10 +94,11 @@ pub fn analyze(
         return Some(Analysis::not_checked(target, document));
     }
     let path = path_of(target);
-    let (config, config_error) = match syncguard_project::config::load(None, false, path.as_deref()) {
-        Ok(config) => (config, None),
-        Err(err) => (Config::default(), Some(err)),
-    };
+    let (config, config_error) =
+        match syncguard_project::config::load(setup.config.as_deref(), setup.isolated, path.as_deref()) {
+            Ok(config) => (config, None),
+            Err(err) => (Config::default(), Some(err)),
+        };
     let mut overrides = Overrides::default();
     let mut options = SourceOptions::default();
     let config_error = config_error.or_else(|| config.settle(&mut overrides, &mut options).err());
@@ -112,7 +124,7 @@ pub fn analyze(
             (checked.diagnostics, vec![(file, target.clone())])
         }
         Kind::Source(language) => {
-            let (scope, group) = source_group(target, language, documents, roots, &config);
+            let (scope, group) = source_group(target, language, documents, &setup.roots, &config);
             let project = workspace.project(scope, language);
             check_group(
                 &mut sources,

@@ -13,4 +13,4 @@ mod positions;
 mod server;
 mod sync_editing;
 
-pub use server::{request_id, serve, serve_stdio};
+pub use server::{ServerOptions, request_id, serve, serve_stdio, serve_with};

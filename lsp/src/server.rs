@@ -22,16 +22,30 @@ use lsp_types::request::{
 };
 use lsp_types::*;
 
-use crate::analysis::{Analysis, Indexing, Watch, Workspace, analyze};
+use crate::analysis::{Analysis, Indexing, Setup, Watch, Workspace, analyze};
 use crate::documents::{Document, Kind, Snapshot};
 use crate::positions::LineIndex;
 use syncguard_analyzer::FileId;
 
+/// What `syncguard lsp` is started with (the editor's `syncguard.args`).
+#[derive(Clone, Debug, Default)]
+pub struct ServerOptions {
+    /// `--config FILE`: this configuration file for every file, as `check --config`.
+    pub config: Option<PathBuf>,
+    /// `--isolated`: no configuration file, as `check --isolated`.
+    pub isolated: bool,
+}
+
 /// Serve on standard input and output until the client exits.
-pub fn serve_stdio() -> Result<(), String> {
+pub fn serve_stdio(options: ServerOptions) -> Result<(), String> {
     let (connection, io_threads) = Connection::stdio();
-    serve(connection)?;
+    serve_with(connection, options)?;
     io_threads.join().map_err(|err| err.to_string())
+}
+
+/// Serve on `connection` until the client shuts the server down.
+pub fn serve(connection: Connection) -> Result<(), String> {
+    serve_with(connection, ServerOptions::default())
 }
 
 /// Where the rules' documentation is written: the user's cache folder
@@ -54,8 +68,8 @@ fn rule_docs_folder(var: impl Fn(&str) -> Option<String>) -> std::path::PathBuf 
     }
 }
 
-/// Serve on `connection` until the client shuts the server down.
-pub fn serve(connection: Connection) -> Result<(), String> {
+/// [`serve`] with `options`.
+pub fn serve_with(connection: Connection, options: ServerOptions) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|err| err.to_string())?;
     let params: InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let initialized = InitializeResult {
@@ -73,14 +87,19 @@ pub fn serve(connection: Connection) -> Result<(), String> {
     let shared = Arc::new(Shared::default());
     let (jobs, queue) = crossbeam_channel::unbounded();
     let checker = {
-        let (sender, shared, roots) = (connection.sender.clone(), shared.clone(), workspace_roots(&params));
+        let setup = Setup {
+            roots: workspace_roots(&params),
+            config: options.config,
+            isolated: options.isolated,
+        };
+        let (sender, shared) = (connection.sender.clone(), shared.clone());
         let shows_progress = params
             .capabilities
             .window
             .as_ref()
             .and_then(|window| window.work_done_progress)
             .unwrap_or(false);
-        std::thread::spawn(move || check_loop(&queue, &sender, &shared, &roots, shows_progress))
+        std::thread::spawn(move || check_loop(&queue, &sender, &shared, &setup, shows_progress))
     };
     let mut server = Server {
         documents: HashMap::new(),
@@ -411,13 +430,7 @@ fn publish(sender: &Sender<Message>, uri: &Url, diagnostics: Vec<lsp_types::Diag
 }
 
 /// Run checks as they come, a burst of edits once, until the protocol loop ends.
-fn check_loop(
-    queue: &Receiver<Job>,
-    sender: &Sender<Message>,
-    shared: &Shared,
-    roots: &[PathBuf],
-    shows_progress: bool,
-) {
+fn check_loop(queue: &Receiver<Job>, sender: &Sender<Message>, shared: &Shared, setup: &Setup, shows_progress: bool) {
     let mut published = Published::default();
     let mut said: HashSet<String> = HashSet::new();
     let mut workspace = Workspace::default();
@@ -437,7 +450,7 @@ fn check_loop(
                 indexing: &|event| report.send(event),
             };
             match catch_unwind(AssertUnwindSafe(|| {
-                analyze(&job.target, &job.documents, roots, &watch, &mut workspace)
+                analyze(&job.target, &job.documents, setup, &watch, &mut workspace)
             })) {
                 Ok(Some(analysis)) if !shared.is_stale(&job) => {
                     if let Some(err) = &analysis.config_error

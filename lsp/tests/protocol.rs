@@ -37,8 +37,13 @@ impl Client {
 
     /// A client with these capabilities.
     fn start_with(root: &Path, capabilities: Value) -> Client {
+        Client::start_server(root, capabilities, syncguard_lsp::ServerOptions::default())
+    }
+
+    /// A client of a server started with `options` (`syncguard lsp --isolated`, ...).
+    fn start_server(root: &Path, capabilities: Value, options: syncguard_lsp::ServerOptions) -> Client {
         let (server, connection) = Connection::memory();
-        let server = std::thread::spawn(move || syncguard_lsp::serve(server));
+        let server = std::thread::spawn(move || syncguard_lsp::serve_with(server, options));
         let mut client = Client {
             connection,
             server: Some(server),
@@ -390,6 +395,37 @@ fn a_projects_first_check_reports_its_progress_and_later_ones_do_not() {
     client.published_version(&caller, 2);
     assert_eq!(client.server_requests.len(), 1);
     assert_eq!(client.progress, Vec::<Value>::new());
+}
+
+#[test]
+fn the_servers_own_options_choose_the_configuration_as_checks_do() {
+    let project = fixtures().join("project");
+    let helper = url(&project.join("handoff.cpp"));
+    let text = std::fs::read_to_string(project.join("handoff.cpp")).unwrap();
+    // `syncguard lsp --isolated`: the project's `ignore = ["SG701"]` is not read.
+    let options = syncguard_lsp::ServerOptions {
+        isolated: true,
+        ..Default::default()
+    };
+    let mut client = Client::start_server(&project, json!({}), options);
+    client.open(&helper, "cpp", &text);
+    client.diagnostics(&helper, has("SG701"));
+    drop(client);
+    // `--config FILE`: that file, wherever the checked file is.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = elsewhere.path().join("syncguard.toml");
+    std::fs::write(&config, "[lint]\nignore = [\"SG701\", \"SG102\"]\n").unwrap();
+    let options = syncguard_lsp::ServerOptions {
+        config: Some(config),
+        ..Default::default()
+    };
+    let mut client = Client::start_server(&project, json!({}), options);
+    client.open(&helper, "cpp", &text);
+    let found = client.diagnostics(&helper, |_| true);
+    assert!(
+        !found.iter().any(|d| d["code"] == "SG102" || d["code"] == "SG701"),
+        "{found:?}"
+    );
 }
 
 #[test]
