@@ -61,9 +61,49 @@ fn lua_string(path: &Path) -> String {
     format!("{:?}", path.display().to_string())
 }
 
-/// Run the script on a copy of `fixture` (with the fixtures' configuration next to
-/// it); the report's lines and the buffer's text afterwards.
+/// Lua run inside Neovim: open `file`, wait for a finding of `code`, write its float's
+/// lines and the quickfix list `:SyncguardRelated` makes to `report`.
+const RELATED_SCRIPT: &str = r#"
+local file, code, report, fixed = FILE, CODE, REPORT, FIXED
+local lines = {}
+local function say(text) table.insert(lines, text) end
+package.path = EDITORS .. "/?.lua;" .. package.path
+require("syncguard").setup({ cmd = { SYNCGUARD, "lsp" } })
+vim.cmd("filetype on")
+vim.cmd("edit " .. file)
+local buf = vim.api.nvim_get_current_buf()
+local function found()
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    if d.code == code then return d end
+  end
+end
+if not vim.wait(60000, function() return found() ~= nil end, 50) then
+  say("no diagnostic " .. code)
+else
+  local d = found()
+  vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
+  local float_buf = vim.diagnostic.open_float(buf, { scope = "cursor" })
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(float_buf, 0, -1, false)) do
+    say("float " .. line)
+  end
+  vim.cmd("SyncguardRelated")
+  for _, item in ipairs(vim.fn.getqflist()) do
+    say("quickfix " .. vim.fn.fnamemodify(vim.fn.bufname(item.bufnr), ":t") .. ":" .. item.lnum .. " " .. item.text)
+  end
+end
+vim.fn.writefile(lines, report)
+vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), fixed)
+vim.cmd("qall!")
+"#;
+
+/// Run the editing script on a copy of `fixture` (with the fixtures' configuration
+/// next to it); the report's lines and the buffer's text afterwards.
 fn edit_in_neovim(fixture: &str, code: &str) -> (Vec<String>, String) {
+    run_in_neovim(SCRIPT, fixture, code)
+}
+
+/// Run `script` on a copy of `fixture`, as [`edit_in_neovim`] does.
+fn run_in_neovim(script: &str, fixture: &str, code: &str) -> (Vec<String>, String) {
     let work = tempfile::tempdir().unwrap();
     let fixtures = root().join("tests/fixtures/editor");
     for name in [fixture, "syncguard.toml"] {
@@ -71,7 +111,7 @@ fn edit_in_neovim(fixture: &str, code: &str) -> (Vec<String>, String) {
     }
     let report = work.path().join("report.txt");
     let fixed = work.path().join("fixed.txt");
-    let script = SCRIPT
+    let script = script
         .replace(
             "FILE, CODE, REPORT, FIXED",
             &format!(
@@ -86,7 +126,10 @@ fn edit_in_neovim(fixture: &str, code: &str) -> (Vec<String>, String) {
         .replace("SYNCGUARD", &lua_string(Path::new(env!("CARGO_BIN_EXE_syncguard"))));
     let script_file: PathBuf = work.path().join("test.lua");
     std::fs::write(&script_file, script).unwrap();
-    let output = Command::new("nvim")
+    // A script that fails leaves Neovim waiting for input: stopped after two minutes,
+    // it fails the test instead of the run's time limit.
+    let output = Command::new("timeout")
+        .args(["--kill-after=5", "120", "nvim"])
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
         .arg("-c")
         .arg(format!("luafile {}", script_file.display()))
@@ -139,5 +182,27 @@ fn neovim_shows_the_missing_reset_in_a_cpp_file_and_applies_the_fix_as_the_code_
             "        CHECK(aclrtStreamWaitEvent(compute, loaded));\n        CHECK(aclrtResetEvent(loaded, compute));\n"
         ),
         "{text}"
+    );
+}
+
+#[test]
+fn neovim_shows_a_findings_involved_calls_in_its_float_and_in_the_quickfix_list() {
+    let (report, _) = run_in_neovim(RELATED_SCRIPT, "pipeline.sync", "SG102");
+    let float: Vec<&String> = report.iter().filter(|line| line.starts_with("float ")).collect();
+    // Neovim 0.7's own float shows the message alone: each involved call follows it.
+    assert!(
+        float
+            .iter()
+            .any(|line| line.contains("pipeline.sync:") && line.trim_start_matches("float ").starts_with("  ")),
+        "{report:#?}"
+    );
+    let quickfix: Vec<&String> = report.iter().filter(|line| line.starts_with("quickfix ")).collect();
+    assert!(quickfix.len() >= 2, "the finding and its calls: {report:#?}");
+    assert!(quickfix[0].contains("SG102"), "{report:#?}");
+    assert!(
+        quickfix[1..]
+            .iter()
+            .all(|line| line.starts_with("quickfix pipeline.sync:")),
+        "{report:#?}"
     );
 }

@@ -46,9 +46,77 @@ local function attach(bufnr, cmd)
   vim.lsp.buf_attach_client(bufnr, id)
 end
 
+-- The calls a syncguard finding involves (the LSP related information): where each is,
+-- and what it does in the finding.
+function M.related_calls(diagnostic)
+  local lsp = diagnostic.user_data and diagnostic.user_data.lsp or {}
+  local calls = {}
+  for _, related in ipairs(lsp.relatedInformation or diagnostic.relatedInformation or {}) do
+    local location = related.location
+    table.insert(calls, {
+      filename = vim.uri_to_fname(location.uri),
+      lnum = location.range.start.line + 1,
+      col = location.range.start.character + 1,
+      text = related.message,
+    })
+  end
+  return calls
+end
+
+-- A finding's message with its involved calls, one per line: what the float shows.
+-- Neovim 0.7's float shows the message alone.
+function M.format(diagnostic)
+  local lines = { diagnostic.message }
+  for _, call in ipairs(M.related_calls(diagnostic)) do
+    table.insert(lines, string.format("  %s:%d: %s", vim.fn.fnamemodify(call.filename, ":."), call.lnum, call.text))
+  end
+  return table.concat(lines, "\n")
+end
+
+-- The involved calls of the findings on the cursor's line, in the quickfix list.
+function M.related_to_quickfix()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local items = {}
+  for _, diagnostic in ipairs(vim.diagnostic.get(bufnr, { lnum = line })) do
+    if diagnostic.source == "syncguard" then
+      table.insert(items, {
+        bufnr = bufnr,
+        lnum = diagnostic.lnum + 1,
+        col = diagnostic.col + 1,
+        text = (diagnostic.code or "") .. " " .. diagnostic.message,
+      })
+      for _, call in ipairs(M.related_calls(diagnostic)) do
+        table.insert(items, call)
+      end
+    end
+  end
+  vim.fn.setqflist({}, " ", { title = "syncguard: involved calls", items = items })
+  return #items
+end
+
 function M.setup(options)
   options = options or {}
   local cmd = options.cmd or { "syncguard", "lsp" }
+  -- The float lists a syncguard finding's involved calls; other sources' findings keep
+  -- whatever format was configured.
+  local float = vim.diagnostic.config().float
+  local previous = type(float) == "table" and float.format or nil
+  vim.diagnostic.config({
+    float = vim.tbl_extend("force", type(float) == "table" and float or {}, {
+      format = function(diagnostic)
+        if diagnostic.source == "syncguard" then
+          return M.format(diagnostic)
+        end
+        return previous and previous(diagnostic) or diagnostic.message
+      end,
+    }),
+  })
+  vim.api.nvim_create_user_command("SyncguardRelated", function()
+    if M.related_to_quickfix() > 0 then
+      vim.cmd("copen")
+    end
+  end, { desc = "the involved calls of the syncguard findings on this line, in the quickfix list" })
   local group = vim.api.nvim_create_augroup("syncguard", { clear = true })
   vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, {
     group = group,
