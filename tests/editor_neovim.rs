@@ -10,10 +10,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Lua run inside Neovim: open `file`, wait for a finding of `code`, apply the quick
-/// fix whose title starts with "Insert", wait for the finding to go, and write what
-/// happened to `report` and the buffer to `fixed`.
-const SCRIPT: &str = r#"
+/// Lua both scripts start with: the plugin set up, `file` open, `found()` the finding of
+/// `code`, `say` a line of the report.
+const PRELUDE: &str = r#"
 local file, code, report, fixed = FILE, CODE, REPORT, FIXED
 local lines = {}
 local function say(text) table.insert(lines, text) end
@@ -27,7 +26,12 @@ local function found()
     if d.code == code then return d end
   end
 end
-if not vim.wait(60000, function() return found() ~= nil end, 50) then
+"#;
+
+/// Lua run inside Neovim: open `file`, wait for a finding of `code`, apply the quick
+/// fix whose title starts with "Insert", wait for the finding to go, and write what
+/// happened to `report` and the buffer to `fixed`.
+const SCRIPT: &str = r#"if not vim.wait(60000, function() return found() ~= nil end, 50) then
   say("no diagnostic " .. code)
 else
   local d = found()
@@ -63,21 +67,7 @@ fn lua_string(path: &Path) -> String {
 
 /// Lua run inside Neovim: open `file`, wait for a finding of `code`, write its float's
 /// lines and the quickfix list `:SyncguardRelated` makes to `report`.
-const RELATED_SCRIPT: &str = r#"
-local file, code, report, fixed = FILE, CODE, REPORT, FIXED
-local lines = {}
-local function say(text) table.insert(lines, text) end
-package.path = EDITORS .. "/?.lua;" .. package.path
-require("syncguard").setup({ cmd = { SYNCGUARD, "lsp" } })
-vim.cmd("filetype on")
-vim.cmd("edit " .. file)
-local buf = vim.api.nvim_get_current_buf()
-local function found()
-  for _, d in ipairs(vim.diagnostic.get(buf)) do
-    if d.code == code then return d end
-  end
-end
-if not vim.wait(60000, function() return found() ~= nil end, 50) then
+const RELATED_SCRIPT: &str = r#"if not vim.wait(60000, function() return found() ~= nil end, 50) then
   say("no diagnostic " .. code)
 else
   local d = found()
@@ -111,7 +101,7 @@ fn run_in_neovim(script: &str, fixture: &str, code: &str) -> (Vec<String>, Strin
     }
     let report = work.path().join("report.txt");
     let fixed = work.path().join("fixed.txt");
-    let script = script
+    let script = format!("{PRELUDE}{script}")
         .replace(
             "FILE, CODE, REPORT, FIXED",
             &format!(

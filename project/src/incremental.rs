@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use syncguard_analyzer::source::{FileId, Span};
 use syncguard_analyzer::{CheckedFile, Overrides, Sources};
 use syncguard_grammar::ast;
-use syncguard_grammar::extracted::EntryProgram;
+use syncguard_grammar::extracted::{EntryProgram, SourceSpace};
 use syncguard_model::Program;
 
 use crate::progress::Progress;
@@ -97,24 +97,9 @@ impl Incremental {
                         return None;
                     }
                     progress.start(&entry.entry);
-                    let result = match self.entries.same_walk(entry, &movers, &files) {
-                        Some(reused) => reused,
-                        None => {
-                            let normal = files.normalize(entry, space);
-                            match self.entries.find(&normal, &movers, &files) {
-                                Some(checked) => {
-                                    let stored = files.store(normal, &checked, entry.walk);
-                                    (checked, stored, true)
-                                }
-                                None => {
-                                    let checked =
-                                        check_entry(group.language, space, &group.files, entry, overrides, false);
-                                    let stored = files.store(normal, &checked, entry.walk);
-                                    (checked, stored, false)
-                                }
-                            }
-                        }
-                    };
+                    let result = self.entries.result(entry, (&files, &movers, space), || {
+                        check_entry(group.language, space, &group.files, entry, overrides, false)
+                    });
                     progress.finish_one();
                     Some(result)
                 })
@@ -167,6 +152,26 @@ struct EntryResults {
 }
 
 impl EntryResults {
+    /// What checking `entry` finds: the stored result of the same program, moved, or
+    /// `check()`'s; with what to store of it, and whether it was reused.
+    fn result(
+        &self,
+        entry: &EntryProgram,
+        (files, movers, space): (&Layout, &HashMap<u32, Mover>, &SourceSpace),
+        check: impl FnOnce() -> EntryChecked,
+    ) -> (EntryChecked, Option<Stored>, bool) {
+        if let Some(reused) = self.same_walk(entry, movers, files) {
+            return reused;
+        }
+        let normal = files.normalize(entry, space);
+        let (checked, reused) = match self.find(&normal, movers, files) {
+            Some(checked) => (checked, true),
+            None => (check(), false),
+        };
+        let stored = files.store(normal, &checked, entry.walk);
+        (checked, stored, reused)
+    }
+
     /// The stored result of the very program `entry` is (the frontend reused it: its
     /// walk and the files it read are those of the stored one), moved.
     fn same_walk(
@@ -309,7 +314,7 @@ impl Layout {
             .collect()
     }
 
-    fn normalize(&self, entry: &EntryProgram, space: &syncguard_grammar::extracted::SourceSpace) -> Normal {
+    fn normalize(&self, entry: &EntryProgram, space: &SourceSpace) -> Normal {
         let id = |source: usize| self.ids.get(source).copied().unwrap_or(u32::MAX);
         let mut syntax = entry.syntax.clone();
         syncguard_grammar::spanless::map_spans(&mut syntax, &mut |span| {
