@@ -52,6 +52,9 @@ fn workspace_edit(url: Url, edits: Vec<TextEdit>) -> WorkspaceEdit {
     }
 }
 
+/// What a new suppression says in place of its reason, for the user to replace.
+const REASON_PLACEHOLDER: &str = "<why this is safe here>";
+
 /// The finding's fix, if every edit can be written in the file's language.
 fn fix(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Option<CodeAction> {
     let fix = diagnostic.fix.as_ref()?;
@@ -197,8 +200,9 @@ fn removal(analysis: &Analysis, span: &syncguard_analyzer::source::Span) -> Text
     TextEdit::new(index.range(span.range.clone()), String::new())
 }
 
-/// `// syncguard: ignore[SG102]` on the line above the finding, indented as it is, or
-/// the code added to a suppression already there.
+/// `// syncguard: ignore[SG102] <why this is safe here>` on the line above the finding,
+/// indented as it is (the placeholder asks for the reason the README wants next to every
+/// suppression), or the code added to a suppression already there.
 fn suppression(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Option<TextEdit> {
     let comment = kind.comment()?;
     let text = &analysis.sources.get(diagnostic.primary.file).text;
@@ -220,6 +224,9 @@ fn suppression(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Opti
     let start = index.position(bytes.start);
     Some(TextEdit::new(
         Range::new(start, start),
-        format!("{indent}{comment} syncguard: ignore[{}]\n", diagnostic.code),
+        format!(
+            "{indent}{comment} syncguard: ignore[{}] {REASON_PLACEHOLDER}\n",
+            diagnostic.code
+        ),
     ))
 }

@@ -314,7 +314,7 @@ fn every_finding_can_be_suppressed_on_its_line() {
     let suppress = action(&actions, "Suppress SG601 on this line");
     let suppressed = apply(&text, suppress["edit"]["changes"][&uri].as_array().unwrap());
     assert!(
-        suppressed.contains("    // syncguard: ignore[SG601]\n    kernel(consumer, \"drain\""),
+        suppressed.contains("    // syncguard: ignore[SG601] <why this is safe here>\n    kernel(consumer, \"drain\""),
         "{suppressed}"
     );
     client.change(&uri, 2, &suppressed);
