@@ -462,3 +462,23 @@ fn a_drifted_prototype_is_caught() {
     // aclrtCreateEvent is wrong twice: `ev` is no parameter, and its output is missing.
     assert_eq!(problems.len(), 5, "{problems:#?}");
 }
+
+#[test]
+fn the_example_folder_traces_and_checks_without_a_device() {
+    // What its README says: `make check` builds the fake libraries and the two
+    // programs, traces each with its bug and with `fixed`, and checks the traces
+    // (the buggy ones must fail, the fixed ones pass).
+    let build = tempfile::tempdir().unwrap();
+    let output = Command::new("make")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trace-without-device"))
+        .arg("check")
+        .arg(format!("SYNCGUARD={SYNCGUARD}"))
+        .arg(format!("BUILD={}", build.path().display()))
+        .output()
+        .expect("the example needs `make`");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{said}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(said.contains("[SG103"), "{said}");
+    assert!(said.contains("[SG601 data-race]"), "{said}");
+    assert_eq!(said.matches("checked 1 file: 0 errors").count(), 2, "{said}");
+}
