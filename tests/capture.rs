@@ -477,7 +477,11 @@ fn the_example_folder_traces_and_checks_without_a_device() {
         .output()
         .expect("the example needs `make`");
     let said = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{said}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(said.contains("[SG103"), "{said}");
     assert!(said.contains("[SG601 data-race]"), "{said}");
     assert_eq!(said.matches("checked 1 file: 0 errors").count(), 2, "{said}");
