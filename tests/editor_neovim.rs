@@ -26,15 +26,18 @@ local function found()
     if d.code == code then return d end
   end
 end
+-- The finding, once the server published it; nil (and said) if it never came.
+local function wait_for_finding()
+  if vim.wait(60000, function() return found() ~= nil end, 50) then return found() end
+  say("no diagnostic " .. code)
+end
 "#;
 
 /// Lua run inside Neovim: open `file`, wait for a finding of `code`, apply the quick
 /// fix whose title starts with "Insert", wait for the finding to go, and write what
 /// happened to `report` and the buffer to `fixed`.
-const SCRIPT: &str = r#"if not vim.wait(60000, function() return found() ~= nil end, 50) then
-  say("no diagnostic " .. code)
-else
-  local d = found()
+const SCRIPT: &str = r#"local d = wait_for_finding()
+if d then
   say("found " .. code .. " at " .. (d.lnum + 1) .. ":" .. (d.col + 1))
   local client = vim.lsp.get_active_clients()[1]
   local params = {
@@ -67,10 +70,8 @@ fn lua_string(path: &Path) -> String {
 
 /// Lua run inside Neovim: open `file`, wait for a finding of `code`, write its float's
 /// lines and the quickfix list `:SyncguardRelated` makes to `report`.
-const RELATED_SCRIPT: &str = r#"if not vim.wait(60000, function() return found() ~= nil end, 50) then
-  say("no diagnostic " .. code)
-else
-  local d = found()
+const RELATED_SCRIPT: &str = r#"local d = wait_for_finding()
+if d then
   vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
   local float_buf = vim.diagnostic.open_float(buf, { scope = "cursor" })
   for _, line in ipairs(vim.api.nvim_buf_get_lines(float_buf, 0, -1, false)) do

@@ -150,3 +150,39 @@ fn only_entry_points_that_read_a_changed_file_are_walked_again() {
         (2, 0)
     );
 }
+
+/// SPMD code (the bundled mesh all-gather): one program per rank count, each naming the
+/// rank where the code asks for it and computing peers from it.
+const SPMD: &str = include_str!("../../examples/cpp/fail_mesh_allgather.cpp");
+
+#[test]
+fn an_spmd_entry_point_is_reused_when_another_file_changes() {
+    let read = |other: &str, cache: &mut ExtractCache, parses: &mut ParseCache| {
+        // The other file first: an edit of it moves the ring's file.
+        let sources = vec![
+            SourceText {
+                path: "op/other.cpp".into(),
+                text: other.into(),
+            },
+            SourceText {
+                path: "op/ring.cpp".into(),
+                text: SPMD.into(),
+            },
+        ];
+        let project = read_project_cached(sources, Options::default(), parses);
+        let programs = project.entries_cached(cache);
+        assert!(
+            programs.iter().any(|entry| entry.ranks == 3),
+            "one program per rank count"
+        );
+        cache.last_read()
+    };
+    let (mut parses, mut cache) = (ParseCache::default(), ExtractCache::default());
+    let first = read("// other\nint Other(void) { return 0; }\n", &mut cache, &mut parses);
+    assert_eq!(first.1, 0);
+    // Before, the made-up `rank` had no place (`0..0`), and the sums over it spanned
+    // from the start of the space into the file: they could not move, so the entry
+    // point was walked again on every edit of any file.
+    let again = read("// the other\nint Other(void) { return 0; }\n", &mut cache, &mut parses);
+    assert_eq!(again, (1, first.0 - 1), "only the other file's entry point is walked");
+}

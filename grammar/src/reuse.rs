@@ -187,25 +187,15 @@ impl Reuse {
         layout: &[String],
     ) -> Option<EntryProgram> {
         let shift = |range: &mut Range<usize>| -> bool {
-            let shift_of = |at: usize| shifts.iter().find(|(old, _)| old.contains(&at)).map(|(_, by)| *by);
-            // A span a frontend starts at 0 (no start known) ends in a file: only its
-            // end moves.
-            if range.start == 0 && shift_of(0).is_none() {
-                return match range.end {
-                    0 => true,
-                    end => match shift_of(end).and_then(|by| end.checked_add_signed(by)) {
-                        Some(end) => {
-                            range.end = end;
-                            true
-                        }
-                        None => false,
-                    },
-                };
+            // `0..0` is the span of what has no place in the source (a name a frontend
+            // makes up): it stays.
+            if *range == (0..0) {
+                return true;
             }
-            let Some(by) = shift_of(range.start) else {
+            let Some((_, by)) = shifts.iter().find(|(old, _)| old.contains(&range.start)) else {
                 return false;
             };
-            match (range.start.checked_add_signed(by), range.end.checked_add_signed(by)) {
+            match (range.start.checked_add_signed(*by), range.end.checked_add_signed(*by)) {
                 (Some(start), Some(end)) => {
                     *range = start..end;
                     true

@@ -24,14 +24,7 @@ pub fn render_proofs(proofs: &[Proof], unproved: &[Unproved], sources: &Sources,
         }
     }
     for entry in unproved {
-        let checked = match entry.checked.as_slice() {
-            [] => String::new(),
-            few @ [_] | few @ [_, _] | few @ [_, _, _] => format!("; checked only with {}", few.join("; ")),
-            [first, .., last] => format!(
-                "; checked only with {} parameter assignments ({first} to {last})",
-                entry.checked.len()
-            ),
-        };
+        let checked = checked_only_with(&entry.checked);
         out.push_str(&format!(
             "not proved {} ({}): {}{checked}\n",
             entry.property,
@@ -76,6 +69,19 @@ pub(super) fn unproved_json(unproved: &[Unproved], sources: &Sources) -> Value {
 }
 
 /// "path:line:column".
+/// "; checked only with N = 2; N = 3", or the count and the first and last of many
+/// (empty when the concrete runs checked none).
+pub(crate) fn checked_only_with(values: &[String]) -> String {
+    match values {
+        [] => String::new(),
+        few @ [_] | few @ [_, _] | few @ [_, _, _] => format!("; checked only with {}", few.join("; ")),
+        [first, .., last] => format!(
+            "; checked only with {} parameter assignments ({first} to {last})",
+            values.len()
+        ),
+    }
+}
+
 fn location(span: &Span, sources: &Sources) -> String {
     let (file, line, column) = super::json::position(span, sources, false);
     format!("{file}:{line}:{column}")

@@ -762,7 +762,11 @@ impl<'u> Walker<'_, 'u> {
     /// program's `rank`, the size the rank count it is extracted for.
     fn rank_query(&mut self, name: &str, args: &[Node<'u>]) -> Option<Value> {
         let value = match name {
-            "HcclGetRankId" => Value::Sym(super::ast::Expr::name("rank", 0..0)),
+            // The rank is where the code asked for it (`&rank`), as every span is.
+            "HcclGetRankId" => {
+                let asked = args.last().map_or(0..0, |arg| self.range(*arg));
+                Value::Sym(super::ast::Expr::name("rank", asked))
+            }
             "HcclGetRankSize" => self.ranks.map_or(Value::Unknown, Value::Int),
             _ => return None,
         };

@@ -130,10 +130,7 @@ fn proofs_section(proofs: &[Proof], unproved: &[Unproved], index: &SourceIndex) 
         out.push_str("</li>");
     }
     for entry in unproved {
-        let checked = match entry.checked.as_slice() {
-            [] => String::new(),
-            values => format!("; checked only with {}", values.join("; ")),
-        };
+        let checked = crate::render::proofs::checked_only_with(&entry.checked);
         let _ = write!(
             out,
             r#"<li class="unproved">not proved <code>{}</code> ({}): {}{}</li>"#,
