@@ -7,7 +7,8 @@
  * Rules this file keeps:
  * - Nothing here calls an intercepted function: output goes through write(2), time
  *   through clock_gettime, symbols through the real dlsym. A call the library itself
- *   makes while a wrapper runs (an ACL call inside another) is forwarded unrecorded.
+ *   makes while a wrapper runs (an ACL call inside another, or one Python makes while
+ *   its stack is read for a location) is forwarded unrecorded.
  * - The program's behaviour never changes: errno is saved and restored around every
  *   recording, return values are passed through, and a failure to write only drops
  *   lines (counted in the closing line).
@@ -45,7 +46,8 @@
 typedef struct sg_caller {
     const char *ra;
     unsigned short len;
-    char text[374];
+    unsigned char ffi; /* the call comes from libffi: Python's ctypes */
+    char text[373];
 } sg_caller;
 
 typedef struct sg_thread {
@@ -484,8 +486,10 @@ static const sg_caller *sg_caller_of(sg_thread *t, const char *ra) {
     Dl_info info;
     slot->ra = ra;
     slot->len = 0;
+    slot->ffi = 0;
     if (!dladdr(site, &info) || !info.dli_fname) return slot;
     const char *object = info.dli_fname;
+    slot->ffi = strstr(object, "libffi") || strstr(object, "_ctypes");
     /* addr2line takes offsets from the load address in a shared object or a PIE, but
      * the address itself in a fixed-address executable (ET_EXEC). */
     uintptr_t base = (uintptr_t)info.dli_fbase;
@@ -509,6 +513,124 @@ static const sg_caller *sg_caller_of(sg_thread *t, const char *ra) {
         object = slash;
     }
     return slot;
+}
+
+/* ---------- Python source locations ---------- */
+
+/*
+ * A call made from Python (pyACL through ctypes, torch_npu) has a C caller that tells the
+ * user nothing: libffi, or torch_npu's C++. So when the process runs a Python interpreter,
+ * the calling thread's Python stack is read, and its innermost frame outside ctypes and
+ * torch is written as the call's `loc` (the user's file and line; `syncguard trace` then
+ * asks addr2line only about lines without one). The interpreter's functions are looked
+ * up once in the global scope, never linked: in a C program the lookup fails and nothing
+ * more is done. Only public functions that Python 3.9 to 3.13 all export are used
+ * (tested with each); without one of them (Python 3.8 has no PyFrame_GetCode) calls
+ * keep only their C caller.
+ */
+#define SG_PYTHON_DEPTH 64
+
+typedef struct sg_python {
+    int (*initialized)(void);        /* Py_IsInitialized */
+    int (*finalizing)(void);         /* Py_IsFinalizing (3.13), _Py_IsFinalizing; optional */
+    void *(*this_thread)(void);      /* PyGILState_GetThisThreadState */
+    int (*holds_gil)(void);          /* PyGILState_Check */
+    int (*ensure)(void);             /* PyGILState_Ensure (PyGILState_STATE is an enum) */
+    void (*release)(int);            /* PyGILState_Release */
+    void *(*current)(void);          /* PyThreadState_Get */
+    void *(*frame_of)(void *);       /* PyThreadState_GetFrame: a new reference */
+    void *(*back)(void *);           /* PyFrame_GetBack: a new reference */
+    void *(*code)(void *);           /* PyFrame_GetCode: a new reference */
+    int (*line_number)(void *);      /* PyFrame_GetLineNumber */
+    void *(*attribute)(void *, const char *); /* PyObject_GetAttrString */
+    const char *(*utf8)(void *);     /* PyUnicode_AsUTF8: owned by the string */
+    void (*clear_error)(void);       /* PyErr_Clear */
+    void (*decref)(void *);          /* Py_DecRef */
+} sg_python;
+
+static sg_python sg_py;
+static int sg_py_found;
+static pthread_once_t sg_py_once = PTHREAD_ONCE_INIT;
+
+static void sg_python_lookup(void) {
+    struct {
+        void **slot;
+        const char *name;
+    } wanted[] = {
+        {(void **)&sg_py.initialized, "Py_IsInitialized"},
+        {(void **)&sg_py.this_thread, "PyGILState_GetThisThreadState"},
+        {(void **)&sg_py.holds_gil, "PyGILState_Check"},
+        {(void **)&sg_py.ensure, "PyGILState_Ensure"},
+        {(void **)&sg_py.release, "PyGILState_Release"},
+        {(void **)&sg_py.current, "PyThreadState_Get"},
+        {(void **)&sg_py.frame_of, "PyThreadState_GetFrame"},
+        {(void **)&sg_py.back, "PyFrame_GetBack"},
+        {(void **)&sg_py.code, "PyFrame_GetCode"},
+        {(void **)&sg_py.line_number, "PyFrame_GetLineNumber"},
+        {(void **)&sg_py.attribute, "PyObject_GetAttrString"},
+        {(void **)&sg_py.utf8, "PyUnicode_AsUTF8"},
+        {(void **)&sg_py.clear_error, "PyErr_Clear"},
+        {(void **)&sg_py.decref, "Py_DecRef"},
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        *wanted[i].slot = sg_real_dlsym(RTLD_DEFAULT, wanted[i].name);
+        if (!*wanted[i].slot) return;
+    }
+    sg_py.finalizing = sg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (!sg_py.finalizing) sg_py.finalizing = sg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    sg_py_found = 1;
+}
+
+/* Frames that are not the user's: ctypes' own Python, torch and torch_npu, and code
+ * with no file (`<frozen importlib._bootstrap>`, `<string>`). */
+static int sg_python_internal(const char *file) {
+    return file[0] == '<' || strstr(file, "/ctypes/") || strstr(file, "/site-packages/torch") ||
+           strstr(file, "/dist-packages/torch") || strstr(file, "/torch_npu/");
+}
+
+/* `,"loc":{"file":"/w/train.py","line":27}` for the calling thread's Python code, when
+ * it has some. Called while recording (in_hook is set): a call into a wrapper the walk
+ * leads to (a finalizer run by the garbage collector) is forwarded unrecorded. */
+static void sg_python_loc(sg_line *line, int from_ffi) {
+    pthread_once(&sg_py_once, sg_python_lookup);
+    const sg_python *py = &sg_py;
+    if (!sg_py_found || !py->initialized() || (py->finalizing && py->finalizing())) return;
+    /* A thread Python never ran on (the runtime's or the program's own): taking the GIL
+     * would make it a Python thread. */
+    if (!py->this_thread()) return;
+    /* Taking the GIL waits for the thread holding it, which may itself wait for a lock
+     * this thread's caller holds (torch_npu's allocator queries events under its mutex
+     * with the GIL released, while a tensor freed by Python waits for that mutex holding
+     * the GIL). So the GIL is taken only straight from ctypes, which released it just to
+     * call this function and holds nothing else; elsewhere the stack is read only if this
+     * thread holds the GIL already. */
+    if (!from_ffi && !py->holds_gil()) return;
+    int gil = py->ensure();
+    void *frame = py->frame_of(py->current());
+    for (int depth = 0; frame && depth < SG_PYTHON_DEPTH; depth++) {
+        void *code = py->code(frame);
+        void *name = code ? py->attribute(code, "co_filename") : 0;
+        const char *file = name ? py->utf8(name) : 0;
+        if (!file) py->clear_error();
+        int found = file && !sg_python_internal(file);
+        if (found) {
+            int number = py->line_number(frame);
+            if (number > 0 && strlen(file) <= SG_MAX_STRING) {
+                SG_LIT(line, ",\"loc\":{\"file\":");
+                sg_put_json_string(line, file);
+                SG_LIT(line, ",\"line\":");
+                sg_put_int(line, number);
+                SG_LIT(line, "}");
+            }
+        }
+        if (name) py->decref(name);
+        if (code) py->decref(code);
+        void *back = found ? 0 : py->back(frame);
+        py->decref(frame);
+        frame = back;
+    }
+    if (frame) py->decref(frame);
+    py->release(gil);
 }
 
 sg_line sg_begin(const char *prefix, size_t prefix_len, unsigned long long ts) {
@@ -661,10 +783,10 @@ void sg_end(sg_line *line, long long ret, const void *ra) {
     }
     SG_LIT(line, ",\"ret\":");
     sg_put_int(line, ret);
-    if (ra) {
-        const sg_caller *caller = sg_caller_of(t, ra);
-        sg_bytes(line, caller->text, caller->len);
-    }
+    const sg_caller *caller = ra ? sg_caller_of(t, ra) : 0;
+    sg_python_loc(line, caller && caller->ffi);
+    /* Last: `syncguard trace` finds it from the end of the line (trace/src/locate.rs). */
+    if (caller) sg_bytes(line, caller->text, caller->len);
     SG_LIT(line, "}\n");
     if (line->full) {
         atomic_fetch_add(&sg_dropped, 1); /* too long for the buffer: never half a line */

@@ -82,8 +82,9 @@ enum Command {
         path: PathBuf,
     },
     /// Run a program and write the ACL, HCCL and CUDA calls of each of its processes as
-    /// JSONL call traces (`DIR/<host>-<pid>.jsonl`; `syncguard check DIR` checks one run's
-    /// files together). The exit status is the program's. See docs/TRACE.md.
+    /// JSONL call traces (`DIR/<host>-<pid>.jsonl`, merged into `DIR/run-RUN.jsonl`;
+    /// `syncguard check DIR` checks one run's files together). The exit status is the
+    /// program's. See docs/TRACE.md.
     Trace {
         /// The folder the traces are written to (created if missing).
         #[arg(long, value_name = "DIR", default_value = "syncguard-trace")]

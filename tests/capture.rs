@@ -2,11 +2,19 @@
 //! `libhccl.so` and `libcudart.so` (tests/capture/*.c, the real prototypes, doing nothing
 //! but returning handles) and programs linked against them with a planted bug are run
 //! under `syncguard trace`, and `syncguard check` on what they wrote must report the bug.
-//! The same programs without the bug must check clean. Needs `cc` (and `python3` for the
-//! ctypes test).
+//! The same programs without the bug must check clean. Needs `cc`; `python3` for the
+//! ctypes tests and `make` for the example folder, which are skipped without them unless
+//! `SYNCGUARD_TEST_REQUIRE_TOOLS=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+mod optional_tools;
+
+fn python3(test: &str) -> Option<String> {
+    let found = optional_tools::optional_tool(&["python3"], test, "Debian package `python3`")?;
+    Some(found.to_string_lossy().into_owned())
+}
 
 const SYNCGUARD: &str = env!("CARGO_BIN_EXE_syncguard");
 
@@ -82,16 +90,22 @@ impl Built {
             .unwrap()
     }
 
-    /// The finding codes of `syncguard check` on `paths`, by severity.
-    fn check(&self, paths: &[&str]) -> Findings {
+    /// `syncguard check --format json` on `paths`: the report, and what it said on stderr.
+    fn check_json(&self, paths: &[&str]) -> (serde_json::Value, String) {
         let output = Command::new(SYNCGUARD)
             .current_dir(self.dir.path())
             .args(["check", "--format", "json"])
             .args(paths)
             .output()
             .unwrap();
-        let json: serde_json::Value = serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&output.stderr)));
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("not JSON: {stderr}"));
+        (json, stderr)
+    }
+
+    /// The finding codes of `syncguard check` on `paths`, by severity.
+    fn check(&self, paths: &[&str]) -> Findings {
+        let (json, _) = self.check_json(paths);
         let mut findings = Findings::default();
         for diagnostic in json["diagnostics"].as_array().unwrap() {
             let code = diagnostic["code"].as_str().unwrap().to_string();
@@ -104,14 +118,68 @@ impl Built {
         findings
     }
 
+    /// The rank files `syncguard trace` wrote into `out`, one per process.
     fn trace_files(&self, out: &str) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.path(out))
             .unwrap()
             .map(|entry| entry.unwrap().path())
+            .filter(|path| !is_merged(path))
             .collect();
         files.sort();
         files
     }
+
+    /// The merge of the run's rank files that `syncguard trace` wrote beside them.
+    fn merged_file(&self, out: &str) -> PathBuf {
+        let merged: Vec<PathBuf> = std::fs::read_dir(self.path(out))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| is_merged(path))
+            .collect();
+        assert_eq!(merged.len(), 1, "one merged file: {merged:?}");
+        merged[0].clone()
+    }
+}
+
+fn is_merged(path: &Path) -> bool {
+    path.file_name().unwrap().to_string_lossy().starts_with("run-")
+}
+
+/// A place a finding names: file, line, and the related label's message (empty for the
+/// primary place).
+type Place = (String, u64, String);
+
+/// Every finding of a report with its code, and each place it names, the primary first.
+fn places(json: &serde_json::Value) -> Vec<(String, Vec<Place>)> {
+    let place = |value: &serde_json::Value, message: &str| {
+        (
+            value["file"].as_str().unwrap().to_string(),
+            value["line"].as_u64().unwrap(),
+            message.to_string(),
+        )
+    };
+    json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|diagnostic| {
+            let mut places = vec![place(diagnostic, "")];
+            for related in diagnostic["related"].as_array().unwrap() {
+                places.push(place(related, related["message"].as_str().unwrap()));
+            }
+            (diagnostic["code"].as_str().unwrap().to_string(), places)
+        })
+        .collect()
+}
+
+/// The 1-based line of `file` that contains `text`.
+fn line_of(file: &Path, text: &str) -> u64 {
+    let content = std::fs::read_to_string(file).unwrap();
+    content
+        .lines()
+        .position(|line| line.contains(text))
+        .unwrap_or_else(|| panic!("{text} is not in {}", file.display())) as u64
+        + 1
 }
 
 #[derive(Debug, Default)]
@@ -284,14 +352,164 @@ fn a_missing_rank_is_reported_and_the_run_is_not_checked() {
 
 #[test]
 fn a_python_program_calling_acl_through_ctypes_is_traced() {
+    let Some(python) = python3("the ctypes trace test") else {
+        return;
+    };
     let built = Built::new();
     let script = fixtures().join("reset_before_wait.py");
     let library = built.lib().join("libascendcl.so");
-    let (script, library) = (script.to_str().unwrap(), library.to_str().unwrap());
-    succeeded(&built.trace("bug", &["python3", script, library]));
+    let (script_path, library) = (script.to_str().unwrap(), library.to_str().unwrap());
+    succeeded(&built.trace("bug", &[&python, script_path, library]));
     assert_eq!(built.check(&["bug"]).error_codes(), ["SG103"]);
-    succeeded(&built.trace("fixed", &["python3", script, library, "fixed"]));
+    succeeded(&built.trace("fixed", &[&python, script_path, library, "fixed"]));
     assert_eq!(built.check(&["fixed"]).error_codes(), Vec::<&str>::new());
+}
+
+#[test]
+fn a_call_from_python_is_located_at_the_scripts_line() {
+    // The C caller of a ctypes call is libffi: the location comes from the Python stack.
+    let Some(python) = python3("the Python location test") else {
+        return;
+    };
+    let built = Built::new();
+    let script = fixtures().join("reset_before_wait.py");
+    let library = built.lib().join("libascendcl.so");
+    succeeded(&built.trace("bug", &[&python, script.to_str().unwrap(), library.to_str().unwrap()]));
+    let text = std::fs::read_to_string(&built.trace_files("bug")[0]).unwrap();
+    let calls: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|line: &serde_json::Value| line["api"].is_string())
+        .collect();
+    assert_eq!(calls.len(), 18, "{text}");
+    let source = std::fs::read_to_string(&script).unwrap();
+    let source: Vec<&str> = source.lines().collect();
+    // Streams and the event are made in `new`, by `create(...)`: the innermost frame.
+    let made_in_new = line_of(&script, "check(create(ctypes.byref(handle), *args))");
+    for call in &calls {
+        let api = call["api"].as_str().unwrap();
+        assert_eq!(call["loc"]["file"].as_str(), Some(script.to_str().unwrap()), "{call}");
+        let line = call["loc"]["line"].as_u64().unwrap();
+        if api.starts_with("aclrtCreate") {
+            assert_eq!(line, made_in_new, "{call}");
+        } else {
+            let called = format!("acl.{api}(");
+            assert!(source[line as usize - 1].contains(&called), "{call}: line {line}");
+        }
+    }
+    let reset_line = line_of(&script, "acl.aclrtResetEvent(ready, first)");
+    let reset = calls.iter().find(|call| call["api"] == "aclrtResetEvent").unwrap();
+    assert_eq!(reset["loc"]["line"].as_u64(), Some(reset_line), "{reset}");
+    // The finding is placed on the script's line, the trace line goes with it.
+    let (json, _) = built.check_json(&["bug"]);
+    let findings = places(&json);
+    assert_eq!(findings.len(), 1, "{json}");
+    let (code, places) = &findings[0];
+    assert_eq!(code, "SG103");
+    assert_eq!(places[0].0, script.to_str().unwrap(), "{json}");
+    assert_eq!(places[0].1, reset_line, "{json}");
+    assert!(
+        places
+            .iter()
+            .any(|(file, _, message)| is_merged(Path::new(file)) && message == "the call, in the trace"),
+        "{json}"
+    );
+}
+
+#[test]
+fn the_merged_trace_is_written_beside_the_rank_files_and_checked_once() {
+    let built = Built::new();
+    succeeded(&built.trace("bug", &["./reset_before_wait"]));
+    let rank = built.trace_files("bug")[0].clone();
+    let merged = built.merged_file("bug");
+    let header: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&merged).unwrap().lines().next().unwrap()).unwrap();
+    let rank_header: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&rank).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(header["run"], rank_header["run"]);
+    assert_eq!(
+        merged.file_name().unwrap().to_string_lossy(),
+        format!("run-{}.jsonl", rank_header["run"].as_str().unwrap())
+    );
+    assert_eq!(
+        header["merged"]["0"].as_str(),
+        Some(&*rank.file_name().unwrap().to_string_lossy())
+    );
+    // The folder holds both: the run is checked once, and every place named exists.
+    let (json, _) = built.check_json(&["bug"]);
+    assert_eq!(json["summary"]["files"], 1, "{json}");
+    let findings = places(&json);
+    assert_eq!(findings.len(), 1, "{json}");
+    let (code, places) = &findings[0];
+    assert_eq!(code, "SG103");
+    for (file, ..) in places {
+        assert!(built.path(file).is_file(), "{file} does not exist: {json}");
+    }
+    let in_trace = places
+        .iter()
+        .find(|(.., message)| message == "the call, in the trace")
+        .expect("the trace line is named");
+    assert_eq!(built.path(&in_trace.0), merged);
+    assert_eq!(in_trace.1, line_of(&merged, "\"aclrtResetEvent\""));
+    // Named one by one, the rank file and its merge are one run too.
+    let named = [rank.to_str().unwrap(), merged.to_str().unwrap()];
+    assert_eq!(built.check(&named).errors.len(), 1);
+    // Alone, the merged file is an ordinary trace.
+    assert_eq!(built.check(&[merged.to_str().unwrap()]).error_codes(), ["SG103"]);
+}
+
+#[test]
+fn rank_files_without_their_merge_are_named_line_by_line() {
+    let built = Built::new();
+    succeeded(&built.trace("bug", &["./reset_before_wait"]));
+    let rank = built.trace_files("bug")[0].clone();
+    // Copied elsewhere without the merged file: findings point at the rank file's lines.
+    std::fs::create_dir(built.path("copied")).unwrap();
+    let copy = built.path("copied").join(rank.file_name().unwrap());
+    std::fs::copy(&rank, &copy).unwrap();
+    let reset_line = line_of(&copy, "\"aclrtResetEvent\"");
+    let (json, _) = built.check_json(&["copied"]);
+    let findings = places(&json);
+    assert_eq!(findings.len(), 1, "{json}");
+    for (file, ..) in &findings[0].1 {
+        assert!(built.path(file).is_file(), "{file} does not exist: {json}");
+    }
+    let in_trace = findings[0]
+        .1
+        .iter()
+        .find(|(.., message)| message == "the call, in the trace")
+        .expect("the trace line is named");
+    assert_eq!((built.path(&in_trace.0), in_trace.1), (copy.clone(), reset_line));
+    assert_eq!(
+        std::fs::read_dir(built.path("copied")).unwrap().count(),
+        1,
+        "check writes nothing"
+    );
+    // What merging reports is on the rank file's own header.
+    let mut cut = std::fs::read_to_string(&copy).unwrap();
+    cut.truncate(cut.trim_end().rfind('\n').unwrap() + 1);
+    std::fs::write(&copy, cut).unwrap();
+    let (json, _) = built.check_json(&["copied"]);
+    let unclosed = places(&json)
+        .into_iter()
+        .find(|(code, places)| code == "SG002" && places[0].0.starts_with("copied/"))
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(unclosed.1[0].1, 1, "{json}");
+    // A merge its rank files no longer match is skipped, not checked beside them.
+    let merged = built.merged_file("bug");
+    let text = std::fs::read_to_string(&merged).unwrap();
+    let without_last: Vec<&str> = text.lines().collect();
+    std::fs::write(&merged, without_last[..without_last.len() - 1].join("\n") + "\n").unwrap();
+    let (json, stderr) = built.check_json(&["bug"]);
+    let findings = places(&json);
+    assert_eq!(findings.len(), 1, "{json}");
+    assert!(stderr.contains("is not the merge of run"), "{stderr}");
+    let in_trace = findings[0]
+        .1
+        .iter()
+        .find(|(.., message)| message == "the call, in the trace")
+        .unwrap();
+    assert_eq!(built.path(&in_trace.0), rank);
 }
 
 #[test]
@@ -468,8 +686,15 @@ fn the_example_folder_traces_and_checks_without_a_device() {
     // What its README says: `make check` builds the fake libraries and the two
     // programs, traces each with its bug and with `fixed`, and checks the traces
     // (the buggy ones must fail, the fixed ones pass).
+    let Some(make) = optional_tools::optional_tool(
+        &["make"],
+        "the trace-without-device example test",
+        "Debian package `make`",
+    ) else {
+        return;
+    };
     let build = tempfile::tempdir().unwrap();
-    let output = Command::new("make")
+    let output = Command::new(make)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/trace-without-device"))
         .arg("check")
         .arg(format!("SYNCGUARD={SYNCGUARD}"))

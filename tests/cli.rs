@@ -130,16 +130,19 @@ fn traces_report_the_line_and_the_source_location() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     let diagnostic = &json["diagnostics"][0];
     assert_eq!(diagnostic["code"], "SG102");
-    assert_eq!(diagnostic["file"], "tests/cli/missing-reset.jsonl");
-    assert_eq!(diagnostic["line"], 7);
+    // The source file can be read: the finding is on the call's line there...
+    assert_eq!(diagnostic["file"], "tests/cli/train.cpp");
+    assert_eq!((&diagnostic["line"], &diagnostic["column"]), (&4.into(), &5.into()));
     assert_eq!(diagnostic["related"][0]["line"], 5);
     assert_eq!(
         diagnostic["related"][0]["message"],
         "the previous record of event_0x7f10 (source: train.cpp:4:5)"
     );
-    let source = &diagnostic["related"][2];
-    assert_eq!(source["file"], "tests/cli/train.cpp");
-    assert_eq!((&source["line"], &source["column"]), (&4.into(), &5.into()));
+    // ...and the trace line it was found on goes with it.
+    let trace = &diagnostic["related"][2];
+    assert_eq!(trace["file"], "tests/cli/missing-reset.jsonl");
+    assert_eq!(trace["line"], 7);
+    assert_eq!(trace["message"], "the call, in the trace");
     assert_eq!(json["summary"]["files"], 1, "the source file is shown, not checked");
 }
 

@@ -1038,3 +1038,150 @@ fn html_report_tells_apart_the_boxes_of_a_line_that_runs_twice() {
         assert!(details.iter().all(|detail| lanes_of(detail) <= 2), "{details:?}");
     }
 }
+
+/// The card of the first finding of `code` in `html`.
+fn card<'h>(html: &'h str, code: &str) -> &'h str {
+    let card = &html[html
+        .find(&format!("data-code=\"{code}\""))
+        .unwrap_or_else(|| panic!("a {code} card"))..];
+    &card[..card.find("</section>").unwrap()]
+}
+
+/// The `x` of the box of the op whose tooltip says `says`.
+fn box_x(card: &str, says: &str) -> f64 {
+    let op = card
+        .split("<a class=\"op ")
+        .skip(1)
+        .find(|op| op.split("</title>").next().unwrap().contains(says))
+        .unwrap_or_else(|| panic!("an op saying {says}"));
+    attribute_values(op, "x")[0].parse().unwrap()
+}
+
+/// The text of the `<title>` of each mark of `class` (`<g class="ghost ...`).
+fn mark_titles<'h>(card: &'h str, class: &str) -> Vec<&'h str> {
+    card.split(&format!("<g class=\"{class}"))
+        .skip(1)
+        .map(|mark| mark.split("<title>").nth(1).unwrap().split("</title>").next().unwrap())
+        .collect()
+}
+
+#[test]
+fn html_report_draws_a_ghost_from_the_margin_into_a_wait_nothing_records() {
+    let html = html_of("examples/pyacl-event/wait-never-recorded.sync");
+    assert_self_contained(&html);
+    let card = card(&html, "SG104");
+    let titles = mark_titles(card, "ghost ghost-missing");
+    assert_eq!(titles.len(), 1, "{card}");
+    assert!(titles[0].contains("nothing records event ev"), "{}", titles[0]);
+    assert!(
+        card.contains(r#"<circle class="ghost-origin""#),
+        "it starts at the lane's margin"
+    );
+    assert!(card.contains(">no record</text>"));
+}
+
+#[test]
+fn html_report_draws_a_hung_synchronize_after_the_wait_it_blocks_on() {
+    let html = html_of("examples/pyacl-event/wait-never-recorded.sync");
+    let card = card(&html, "SG104");
+    let sync = box_x(card, "acl.rt.synchronize_stream(s1)");
+    let wait = box_x(card, "acl.rt.stream_wait_event(s1, ev)");
+    let kernel = box_x(card, "kernel resnet50");
+    assert!(
+        sync > wait && sync > kernel,
+        "sync at {sync}, wait at {wait}, kernel at {kernel}"
+    );
+    let titles = mark_titles(card, "hang\"");
+    assert_eq!(titles.len(), 1, "{card}");
+    assert!(
+        titles[0].starts_with("acl.rt.synchronize_stream never returns: it waits for stream s1, which is stuck at acl.rt.stream_wait_event (line 23)"),
+        "{}",
+        titles[0]
+    );
+    assert!(card.contains(">never returns</text>"), "the synchronize is tagged");
+}
+
+#[test]
+fn html_report_of_a_ring_shows_the_peer_a_wait_expects_and_where_its_record_went() {
+    let html = html_of(PARAMETRIC);
+    let card = card(&html, "SG502");
+    let titles = mark_titles(card, "ghost ghost-wrong-peer");
+    let rank_0 = titles
+        .iter()
+        .find(|title| title.contains("stream s (rank 0) expects rank 1 · notify 0"))
+        .unwrap_or_else(|| panic!("rank 0's wait expects rank 1: {titles:?}"));
+    assert!(
+        rank_0.contains("on stream s (rank 1) goes to rank 2 · notify 0 instead"),
+        "{rank_0}"
+    );
+    assert!(
+        card.contains(">expects rank 1 · notify 0</text>"),
+        "said on the picture"
+    );
+    assert!(
+        card.contains(">sent to rank 2 · notify 0</text>"),
+        "said on the picture"
+    );
+    // Each rank's synchronize waits behind its stuck stream: it is drawn after every op
+    // of that stream (before, it stood where its host thread reached it, left of them).
+    let hangs: Vec<&str> = card.split(r#"<g class="hang""#).skip(1).collect();
+    assert!(hangs.len() >= 2, "{card}");
+    for hang in hangs {
+        let (stream_bottom, sync_left) = hang_geometry(hang);
+        let stream_ops: Vec<(f64, f64)> = op_rects(card)
+            .into_iter()
+            .filter(|&(_, y, _)| y + 51.0 == stream_bottom)
+            .map(|(x, _, width)| (x, width))
+            .collect();
+        assert!(stream_ops.len() >= 2, "{hang}");
+        for (x, width) in stream_ops {
+            assert!(
+                x + width < sync_left,
+                "an op at {x} after the synchronize at {sync_left}"
+            );
+        }
+    }
+}
+
+/// A hang's bracket top (just under its stuck stream's boxes) and where its arrow ends
+/// (the synchronize's left edge).
+fn hang_geometry(hang: &str) -> (f64, f64) {
+    // The numbers of the path of class `class`: not `data-kind="`'s tail, its ` d="`.
+    let path = |class: &str| -> Vec<f64> {
+        let rest = hang.split(&format!(r#"class="{class}""#)).nth(1).unwrap();
+        let d = rest.split(r#" d=""#).nth(1).unwrap().split('"').next().unwrap();
+        d.split(|c: char| !c.is_ascii_digit() && c != '.')
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().unwrap())
+            .collect()
+    };
+    let bracket = path("hang-bracket");
+    let arrow = path("edge edge-hang");
+    (bracket[1], arrow[arrow.len() - 2])
+}
+
+/// The box of each op of a card: x, y and width.
+fn op_rects(card: &str) -> Vec<(f64, f64, f64)> {
+    card.split("<a class=\"op ")
+        .skip(1)
+        .map(|op| {
+            let rect = op.split("<rect ").nth(1).unwrap();
+            let number = |name: &str| attribute_values(rect, name)[0].parse::<f64>().unwrap();
+            (number("x"), number("y"), number("width"))
+        })
+        .collect()
+}
+
+#[test]
+fn html_report_draws_a_stale_match_as_a_ghost() {
+    let html = html_of("examples/acl-event-sync/missing-reset.sync");
+    let card = card(&html, "SG102");
+    let titles = mark_titles(card, "ghost ghost-stale");
+    assert_eq!(titles.len(), 1, "{card}");
+    assert!(
+        titles[0].contains("ev is still set by this earlier record"),
+        "{}",
+        titles[0]
+    );
+    assert!(card.contains(">stale: still set</text>"));
+}

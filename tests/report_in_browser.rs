@@ -1,5 +1,6 @@
 //! The HTML report as a person sees it: each example's page opened in headless Chromium
-//! (Debian package `chromium`; `$CHROMIUM` names another binary). The DOM after its
+//! (Debian package `chromium`; `$CHROMIUM` names another binary; skipped without one
+//! unless `SYNCGUARD_TEST_REQUIRE_TOOLS=1`). The DOM after its
 //! script ran has every op of the finding drawn and highlighted, the browser logs no
 //! load the page's policy blocked (a control page shows such a load would be logged),
 //! and a screenshot is taken. `SYNCGUARD_UPDATE_SCREENSHOTS=1` keeps the screenshots in
@@ -7,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+mod optional_tools;
 
 /// The examples the docs show: the finding's rule, the file, and the screenshot's name.
 const EXAMPLES: [(&str, &str, &str); 4] = [
@@ -32,21 +35,20 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The Chromium binary; a missing one fails the test (CI installs it), never skips it.
-fn chromium() -> String {
-    let candidates = std::env::var("CHROMIUM")
+/// The Chromium binary: `$CHROMIUM`, else the usual names; none skips the test (fails
+/// it with `SYNCGUARD_TEST_REQUIRE_TOOLS=1`, as CI runs).
+fn chromium() -> Option<PathBuf> {
+    let named = std::env::var("CHROMIUM").ok();
+    let candidates: Vec<&str> = named
+        .as_deref()
         .into_iter()
-        .chain(["chromium", "chromium-browser", "google-chrome"].map(String::from));
-    for candidate in candidates {
-        if Command::new(&candidate)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return candidate;
-        }
-    }
-    panic!("these tests need headless Chromium: `apt-get install chromium` (or set $CHROMIUM)");
+        .chain(["chromium", "chromium-browser", "google-chrome"])
+        .collect();
+    optional_tools::optional_tool(
+        &candidates,
+        "the browser test",
+        "Debian package `chromium`, or set $CHROMIUM",
+    )
 }
 
 /// Headless Chromium on `page`. A start that hangs (seen once in a CI-like run: the
@@ -73,7 +75,7 @@ fn browse_once(page: &Path, extra: &[&str]) -> Output {
     let profile = tempfile::tempdir().unwrap();
     Command::new("timeout")
         .args(["--kill-after=5", "60"])
-        .arg(chromium())
+        .arg(chromium().expect("the test checked for Chromium first"))
         .args([
             "--headless",
             "--no-sandbox",
@@ -135,6 +137,17 @@ fn assert_drawn(dom: &str, code: &str) {
         .filter(|op| op.contains("data-role=\"cycle\"") || op.contains("data-role=\"involved\""))
         .collect();
     assert!(!highlighted.is_empty(), "{code}: the finding's ops are highlighted");
+    if code == "SG502" {
+        // The ring's wait: the peer it expects, as a ghost arrow with its words.
+        assert!(
+            finding.contains("<g class=\"ghost ghost-wrong-peer\""),
+            "{code}: a ghost"
+        );
+        assert!(
+            finding.contains(">expects rank 1 · notify 0</text>"),
+            "{code}: its words"
+        );
+    }
     if code == "SG501" {
         let cycle = ops.iter().filter(|op| op.starts_with("op-cycle")).count();
         let steps = finding.matches("class=\"edge edge-cycle\"").count();
@@ -156,6 +169,9 @@ fn assert_drawn(dom: &str, code: &str) {
 
 #[test]
 fn a_blocked_load_would_be_seen() {
+    if chromium().is_none() {
+        return;
+    }
     // The control: the same browser flags, a page with the report's policy that tries
     // to load an image. The check that reports pass must be able to fail.
     let dir = tempfile::tempdir().unwrap();
@@ -172,6 +188,9 @@ fn a_blocked_load_would_be_seen() {
 
 #[test]
 fn each_example_report_renders_in_chromium_without_network_access() {
+    if chromium().is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let update = std::env::var_os("SYNCGUARD_UPDATE_SCREENSHOTS").is_some();
     for (code, example, name) in EXAMPLES {
@@ -207,6 +226,9 @@ fn each_example_report_renders_in_chromium_without_network_access() {
 
 #[test]
 fn no_card_runs_off_the_page_sideways_however_long_its_source_lines() {
+    if chromium().is_none() {
+        return;
+    }
     // A call trace's lines are long JSON: the finding's location, its involved calls
     // and the source listing wrap them inside their cards.
     let dir = tempfile::tempdir().unwrap();
@@ -230,8 +252,28 @@ fn no_card_runs_off_the_page_sideways_however_long_its_source_lines() {
     );
 }
 
+/// The DOM of a copy of `html` (in `dir`) with `drive` (a `<script>` ending in
+/// `</body>`) run after the report's own script.
+fn run_in_page(dir: &Path, html: &str, drive: &str) -> String {
+    let driven = dir.join("driven.html");
+    std::fs::write(&driven, html.replace("</body>", drive)).unwrap();
+    String::from_utf8(browse(&driven, &["--dump-dom"]).stdout).unwrap()
+}
+
+/// What a driving script wrote down as `data-NAME` on the body.
+fn written_data(dom: &str, name: &str) -> String {
+    dom.split(&format!("data-{name}=\""))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("data-{name} was written: the script ran"))
+        .replace("&amp;", "&")
+}
+
 #[test]
 fn a_page_of_many_findings_filters_searches_and_collapses_them() {
+    if chromium().is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let page = write_report("examples/acl-event-sync", dir.path());
     let html = std::fs::read_to_string(&page).unwrap();
@@ -254,16 +296,8 @@ fn a_page_of_many_findings_filters_searches_and_collapses_them() {
       document.body.dataset.collapsed = cards().filter(card => card.classList.contains('collapsed')).length;
       document.body.dataset.count = document.getElementById('finder-count').textContent;
     </script></body>"#;
-    let driven = dir.path().join("driven.html");
-    std::fs::write(&driven, html.replace("</body>", drive)).unwrap();
-    let dom = String::from_utf8(browse(&driven, &["--dump-dom"]).stdout).unwrap();
-    let data = |name: &str| {
-        dom.split(&format!("data-{name}=\""))
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_else(|| panic!("data-{name} was written: the script ran"))
-            .to_string()
-    };
+    let dom = run_in_page(dir.path(), &html, drive);
+    let data = |name: &str| written_data(&dom, name);
     assert!(
         dom.contains(r#"<section id="finder" aria-label="filter findings">"#),
         "the finder is shown"
@@ -278,4 +312,97 @@ fn a_page_of_many_findings_filters_searches_and_collapses_them() {
     assert_eq!(data("by-search"), "1", "the deadlock alone says both words");
     assert_eq!(data("collapsed"), total.to_string());
     assert_eq!(data("count"), format!("{total} of {total} findings shown"));
+}
+
+#[test]
+fn a_page_of_many_findings_groups_them_by_file_rule_and_location() {
+    if chromium().is_none() {
+        return;
+    }
+    // Two findings share a location (fail_mesh_allgather.sync:61, SG301 and SG303).
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_report("examples/cpp", dir.path());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let total = html.matches(r#"<section class="finding "#).count();
+    // Driven in a copy of the page: each grouping writes down its headers (name and
+    // count) and whether every card stands under the header of its own group; then a
+    // header is closed as a keyboard user would (it is a button, focused and activated),
+    // a filter is set, and the grouping is taken off again.
+    let drive = r#"<script>
+      var group = document.getElementById('finder-group');
+      var cards = () => [...document.querySelectorAll('section.finding')];
+      var headers = () => [...document.querySelectorAll('.group-header')];
+      function key(card, by) {
+        return by === 'file' ? card.dataset.file : by === 'rule' ? card.dataset.code + ' ' + card.dataset.name : card.dataset.location;
+      }
+      function check(by) {
+        group.value = by; group.dispatchEvent(new Event('change'));
+        var under = true, current = null;
+        for (var node of document.querySelectorAll('.group-header, section.finding')) {
+          if (node.classList.contains('group-header')) { current = node.querySelector('.group-name').textContent; }
+          else if (key(node, by) !== current) { under = false; }
+        }
+        document.body.dataset[by] = headers().map(h => h.querySelector('.group-name').textContent + '=' + h.querySelector('.group-count').textContent).join('|') + ';' + under;
+      }
+      check('file'); check('rule'); check('location');
+      var button = headers()[0].querySelector('button');
+      button.focus();
+      button.click();
+      var members = headers()[0].cards;
+      document.body.dataset.closed = document.activeElement === button && button.getAttribute('aria-expanded') === 'false' && members.every(card => card.offsetParent === null);
+      var rule = document.getElementById('finder-rule');
+      rule.value = [...rule.options].find(o => o.value.startsWith('SG502')).value; rule.dispatchEvent(new Event('change'));
+      document.body.dataset.filtered = headers().filter(h => !h.hidden).map(h => h.querySelector('.group-count').textContent).join('|');
+      rule.value = ''; rule.dispatchEvent(new Event('change'));
+      group.value = ''; group.dispatchEvent(new Event('change'));
+      document.body.dataset.ungrouped = headers().length + ' ' + cards().map(card => card.id).join(',') + ' ' + cards().every(card => card.offsetParent !== null);
+    </script></body>"#;
+    let dom = run_in_page(dir.path(), &html, drive);
+    let data = |name: &str| written_data(&dom, name);
+    assert!(html.contains(r#"<select id="finder-group" aria-label="group by">"#));
+    // Per grouping, one header per distinct value, counting the cards with it.
+    for (by, attribute) in [("file", "data-file"), ("location", "data-location")] {
+        let written = data(by);
+        let (groups, under) = written.rsplit_once(';').unwrap();
+        assert_eq!(under, "true", "{by}: every card under its own group's header");
+        let mut expected: Vec<String> = Vec::new();
+        for value in attribute_values(&html, attribute) {
+            let value = value.replace("&amp;", "&");
+            if !expected.iter().any(|e| e.starts_with(&format!("{value}="))) {
+                let n = attribute_values(&html, attribute)
+                    .iter()
+                    .filter(|v| v.replace("&amp;", "&") == value)
+                    .count();
+                expected.push(format!("{value}={n} finding{}", if n == 1 { "" } else { "s" }));
+            }
+        }
+        assert_eq!(groups.split('|').collect::<Vec<_>>(), expected, "{by}");
+    }
+    assert!(
+        data("location").contains("examples/cpp/fail_mesh_allgather.sync:61=2 findings"),
+        "{}",
+        data("location")
+    );
+    let rules = data("rule");
+    assert!(rules.contains("SG502 wait-without-signal=2 findings"), "{rules}");
+    assert_eq!(data("closed"), "true", "the focused header's button closes its group");
+    // With a filter, the headers count what it leaves, and groups it empties go.
+    let sg502 = html.matches(r#"data-code="SG502""#).count();
+    let filtered = data("filtered");
+    let counts: usize = filtered
+        .split('|')
+        .map(|count| count.split(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counts, sg502, "{filtered}");
+    // No grouping: no header, every card back in page order and shown.
+    let ids: Vec<String> = (0..total).map(|n| format!("finding-{n}")).collect();
+    assert_eq!(data("ungrouped"), format!("0 {} true", ids.join(",")));
+}
+
+/// Every value of attribute `name` in `html`, in order (double quotes only).
+fn attribute_values<'h>(html: &'h str, name: &str) -> Vec<&'h str> {
+    html.split(&format!(" {name}=\""))
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect()
 }

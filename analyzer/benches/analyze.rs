@@ -60,6 +60,7 @@ fn generate_program(ops: usize) -> Program {
     let object = |program: &mut Program, name: String, kind: ObjectKind| {
         program.objects.push(Object {
             name,
+            written: None,
             kind,
             span: span(),
             created_by: Some("bench".into()),

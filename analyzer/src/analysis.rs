@@ -799,7 +799,7 @@ fn ipc_exports_to_outside(exec: &Execution) -> Option<Diagnostic> {
             "`{}` exports {} `{}` as `{key}`, which no process of this run opens: what the process that opens it records, waits on or writes is not checked",
             first.api,
             crate::diagnostic::with_article(object.kind.noun()),
-            object.name,
+            object.shown(),
         ),
     )
     .with_severity(crate::diagnostic::Severity::Info)

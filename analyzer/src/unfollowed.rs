@@ -99,7 +99,7 @@ fn set_aside_host_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed])
             })
             .flatten();
         match cause {
-            Some((object, call)) => set_aside.push(undecided(diagnostic, &checked.program.object(object).name, call)),
+            Some((object, call)) => set_aside.push(undecided(diagnostic, checked.program.object(object).shown(), call)),
             None => kept.push(diagnostic),
         }
     }

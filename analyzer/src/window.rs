@@ -12,7 +12,10 @@ use crate::diagnostic::Diagnostic;
 use crate::exec::{Action, AgentId, AgentKind, Execution, NodeId};
 use crate::hb::{self, HappensBefore};
 use crate::source::Span;
-use crate::timeline::{EdgeKind, Highlight, Lane, LaneKind, Role, Timeline, TimelineEdge, TimelineOp};
+use crate::timeline::{EdgeKind, Hang, Highlight, Lane, LaneKind, Role, Timeline, TimelineEdge, TimelineOp};
+
+mod ghosts;
+mod hangs;
 
 /// Neighbours kept on each side of a focus op on its own lane.
 const CONTEXT: usize = 3;
@@ -132,7 +135,8 @@ pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> O
         highlight: Highlight::Involved,
         race: false,
     };
-    let mut timeline = build_with(exec, &hb, &focus, &|node| was_called[node.index()]);
+    // A run's picture shows what the run did: no ghosts or hangs of the analysis.
+    let mut timeline = build_with(exec, &hb, &focus, &|node| was_called[node.index()], false);
     if failed.is_empty() {
         // Nothing went wrong: no op stands out.
         for op in &mut timeline.ops {
@@ -145,25 +149,51 @@ pub fn run_timeline(exec: &Execution, called: &[NodeId], failed: &[NodeId]) -> O
 /// The window around `focus`: its ops, `CONTEXT` neighbours on each lane and the ops
 /// they are matched with, at most `Timeline::MAX_OPS`.
 pub(crate) fn build(exec: &Execution, hb: &HappensBefore, focus: &Focus) -> Timeline {
-    build_with(exec, hb, focus, &|node| hb.executes(node))
+    build_with(exec, hb, focus, &|node| hb.executes(node), true)
 }
 
-/// [`build`], with what decides whether an op ran.
-fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dyn Fn(NodeId) -> bool) -> Timeline {
+/// [`build`], with what decides whether an op ran, and whether to add the ghosts and
+/// hangs of the analysis.
+fn build_with(
+    exec: &Execution,
+    hb: &HappensBefore,
+    focus: &Focus,
+    executed: &dyn Fn(NodeId) -> bool,
+    annotate: bool,
+) -> Timeline {
     let focus_nodes: Vec<NodeId> = focus.nodes.iter().copied().take(Timeline::MAX_OPS).collect();
-    let chosen = choose_nodes(exec, hb, &focus_nodes);
+    let mut chosen = choose_nodes(exec, hb, &focus_nodes);
+    let planned_ghosts = if annotate {
+        ghosts::plan(exec, hb, &focus_nodes)
+    } else {
+        Vec::new()
+    };
+    let planned_hangs = if annotate {
+        hangs::plan(exec, hb, &chosen)
+    } else {
+        Vec::new()
+    };
+    // What the ghosts start from and where the hung queues are stuck belong in the picture.
+    let wanted = planned_ghosts.iter().filter_map(ghosts::Planned::source_node);
+    for node in wanted.chain(planned_hangs.iter().map(|hang| hang.stuck)) {
+        if chosen.len() < Timeline::MAX_OPS {
+            chosen.insert(node);
+        }
+    }
     let lanes = lane_order(exec, &chosen);
     let lane_of: HashMap<AgentId, usize> = lanes.iter().enumerate().map(|(i, &a)| (a, i)).collect();
     let nodes: Vec<NodeId> = chosen.iter().copied().collect();
     let index_of: HashMap<NodeId, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let cycle = focus.highlight == Highlight::Cycle;
-    let edges = edges_between(exec, hb, &nodes, &index_of, if cycle { &focus_nodes } else { &[] });
+    let mut edges = edges_between(exec, hb, &nodes, &index_of, if cycle { &focus_nodes } else { &[] });
     let witness = if focus.highlight == Highlight::Witness {
         &focus_nodes[..]
     } else {
         &[]
     };
-    let steps = steps(exec, hb, &nodes, &index_of, witness);
+    let (hang_nodes, drawn_before) = hang_layout(exec, &nodes, &planned_hangs);
+    add_hang_edges(&mut edges, &hang_nodes, &index_of);
+    let steps = steps(exec, hb, &nodes, &index_of, witness, &drawn_before);
     let mut ops: Vec<TimelineOp> = nodes
         .iter()
         .enumerate()
@@ -217,6 +247,21 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
             ..edge
         })
         .collect();
+    let op_of = |node: NodeId| index_of.get(&node).map(|&old| new_index[old]);
+    let ghosts = planned_ghosts
+        .into_iter()
+        .filter_map(|planned| ghosts::place(exec, planned, &op_of, &lanes))
+        .collect();
+    let hangs = hang_nodes
+        .iter()
+        .filter_map(|&[sync, waits_for, stuck]| {
+            Some(Hang {
+                sync: op_of(sync)?,
+                waits_for: op_of(waits_for)?,
+                stuck: op_of(stuck)?,
+            })
+        })
+        .collect();
     Timeline {
         assignment: exec.assignment(),
         lanes: lanes.iter().map(|&agent| lane(exec, agent, &chosen)).collect(),
@@ -225,6 +270,45 @@ fn build_with(exec: &Execution, hb: &HappensBefore, focus: &Focus, executed: &dy
         omitted: exec.nodes.len() - nodes.len(),
         highlight: focus.highlight,
         race,
+        ghosts,
+        hangs,
+    }
+}
+
+/// Per hung synchronize and stuck queue: the synchronize, the queue's last op in the
+/// window it waits for and the queue's stuck op (`[sync, waits_for, stuck]`), and the
+/// orderings that draw the synchronize after every op of the queue it waits for.
+fn hang_layout(
+    exec: &Execution,
+    nodes: &[NodeId],
+    planned: &[hangs::Planned],
+) -> (Vec<[NodeId; 3]>, Vec<(NodeId, NodeId)>) {
+    let mut hang_nodes = Vec::new();
+    let mut drawn_before = Vec::new();
+    for hang in planned {
+        let queue = hangs::queue_before(exec, nodes, hang.covered);
+        let (Some(&waits_for), true) = (queue.last(), nodes.contains(&hang.stuck)) else {
+            continue;
+        };
+        hang_nodes.push([hang.sync, waits_for, hang.stuck]);
+        drawn_before.extend(queue.into_iter().map(|node| (node, hang.sync)));
+    }
+    (hang_nodes, drawn_before)
+}
+
+/// A host-synchronize edge into each hung synchronize from the last op it waits for,
+/// where the window has no edge between the two yet (the op it covers may lie outside).
+fn add_hang_edges(edges: &mut Vec<TimelineEdge>, hang_nodes: &[[NodeId; 3]], index_of: &HashMap<NodeId, usize>) {
+    for &[sync, waits_for, _] in hang_nodes {
+        let (from, to) = (index_of[&waits_for], index_of[&sync]);
+        if !edges.iter().any(|e| e.from == from && e.to == to) {
+            edges.push(TimelineEdge {
+                from,
+                to,
+                kind: EdgeKind::HostSync,
+                on_cycle: false,
+            });
+        }
     }
 }
 
@@ -361,15 +445,16 @@ fn edges_between(
 }
 
 /// A column per op: after every op of the window it is ordered after (lane order, the
-/// graph's edges, happens-before through ops outside the window, the witness order).
-/// Where only cycles remain (through issue or host-synchronize edges), they are broken
-/// at their lowest op.
+/// graph's edges, happens-before through ops outside the window, the witness order,
+/// `drawn_before`'s pairs). Where only cycles remain (through issue or host-synchronize
+/// edges), they are broken at their lowest op.
 fn steps(
     exec: &Execution,
     hb: &HappensBefore,
     nodes: &[NodeId],
     index_of: &HashMap<NodeId, usize>,
     witness: &[NodeId],
+    drawn_before: &[(NodeId, NodeId)],
 ) -> Vec<u32> {
     let count = nodes.len();
     let mut before: Vec<Vec<usize>> = vec![Vec::new(); count];
@@ -395,8 +480,9 @@ fn steps(
             }
         }
     }
-    for pair in witness.windows(2) {
-        if let (Some(&a), Some(&b)) = (index_of.get(&pair[0]), index_of.get(&pair[1])) {
+    let witness_pairs = witness.windows(2).map(|pair| (pair[0], pair[1]));
+    for (first, then) in witness_pairs.chain(drawn_before.iter().copied()) {
+        if let (Some(&a), Some(&b)) = (index_of.get(&first), index_of.get(&then)) {
             before[b].push(a);
         }
     }
@@ -475,7 +561,7 @@ fn object_name(exec: &Execution, node: NodeId) -> Option<String> {
 mod tests {
     use super::*;
     use crate::smt::SmtOptions;
-    use crate::timeline::EdgeKind;
+    use crate::timeline::{EdgeKind, Ghost, GhostFrom, GhostKind};
     use crate::{Overrides, Sources, check_sync_bytes_with};
 
     fn timelines_of(program: &str) -> Vec<Diagnostic> {
@@ -554,6 +640,168 @@ mod tests {
         assert!(timeline.omitted > 900, "{}", timeline.omitted);
         assert!(timeline.lanes.iter().any(|lane| lane.omitted_before >= 497));
         assert_eq!(timeline.cycle_ops().count(), 4);
+    }
+
+    /// The timeline of the first finding of `code` whose message says `says`.
+    fn timeline_of(found: &[Diagnostic], code: &str, says: &str) -> Timeline {
+        let finding = found
+            .iter()
+            .find(|d| d.code == code && d.message.contains(says))
+            .unwrap_or_else(|| panic!("a {code} saying {says:?} in {found:#?}"));
+        *finding.timeline.clone().expect("a timeline")
+    }
+
+    fn lane_rank(timeline: &Timeline, op: usize) -> u32 {
+        timeline.lanes[timeline.ops[op].lane].rank
+    }
+
+    /// A wait nothing records, then more work on its stream than a window keeps around
+    /// it, then a synchronize of that stream.
+    const NEVER_RECORDED: &str = "
+        let s1 = aclrtCreateStream();
+        let ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+        aclrtStreamWaitEvent(s1, ev);
+        kernel(s1, \"k1\");
+        kernel(s1, \"k2\");
+        kernel(s1, \"k3\");
+        kernel(s1, \"k4\");
+        kernel(s1, \"k5\");
+        aclrtSynchronizeStream(s1);
+    ";
+
+    #[test]
+    fn a_wait_nothing_records_gets_a_ghost_from_its_lanes_margin() {
+        let timeline = timeline_of(&timelines_of(NEVER_RECORDED), "SG104", "waits forever");
+        let [ghost] = timeline.ghosts.as_slice() else {
+            panic!("one ghost: {:?}", timeline.ghosts);
+        };
+        assert_eq!(ghost.kind, GhostKind::Missing);
+        assert_eq!(timeline.ops[ghost.wait].label, "aclrtStreamWaitEvent");
+        assert_eq!(ghost.from, GhostFrom::Lane(timeline.ops[ghost.wait].lane));
+        assert_eq!(ghost.label, "no record");
+        assert!(ghost.title.contains("nothing records event ev"), "{}", ghost.title);
+    }
+
+    #[test]
+    fn a_hung_synchronize_is_drawn_after_the_stuck_queue_it_waits_for() {
+        let timeline = timeline_of(&timelines_of(NEVER_RECORDED), "SG104", "waits forever");
+        let [hang] = timeline.hangs.as_slice() else {
+            panic!("one hang: {:?}", timeline.hangs);
+        };
+        let (sync, stuck, last) = (
+            &timeline.ops[hang.sync],
+            &timeline.ops[hang.stuck],
+            &timeline.ops[hang.waits_for],
+        );
+        assert_eq!(sync.label, "aclrtSynchronizeStream");
+        assert!(!sync.executed);
+        assert_eq!(stuck.label, "aclrtStreamWaitEvent");
+        // The synchronize covers `k5`, which the window leaves out: it is drawn after
+        // the last op of the stream the window has.
+        let stream = stuck.lane;
+        let stream_steps = timeline.ops.iter().filter(|op| op.lane == stream).map(|op| op.step);
+        assert_eq!(Some(last.step), stream_steps.clone().max());
+        assert!(stream_steps.clone().all(|step| step < sync.step), "{timeline:#?}");
+        assert!(
+            timeline
+                .edges
+                .iter()
+                .any(|e| e.from == hang.waits_for && e.to == hang.sync && e.kind == EdgeKind::HostSync),
+            "{:?}",
+            timeline.edges
+        );
+    }
+
+    #[test]
+    fn a_wait_after_a_reset_gets_a_ghost_from_the_record_of_the_earlier_cycle() {
+        let program = "
+            let s1 = aclrtCreateStream();
+            let s2 = aclrtCreateStream();
+            let ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+            aclrtRecordEvent(ev, s1);
+            aclrtSynchronizeStream(s1);
+            aclrtResetEvent(ev, s1);
+            aclrtSynchronizeStream(s1);
+            aclrtStreamWaitEvent(s2, ev);
+        ";
+        let timeline = timeline_of(&timelines_of(program), "SG104", "waits forever");
+        let [ghost] = timeline.ghosts.as_slice() else {
+            panic!("one ghost: {:?}", timeline.ghosts);
+        };
+        assert_eq!(ghost.kind, GhostKind::OtherCycle);
+        let GhostFrom::Op(record) = ghost.from else {
+            panic!("from the record: {ghost:?}");
+        };
+        assert_eq!(timeline.ops[record].label, "aclrtRecordEvent");
+        assert_eq!(ghost.label, "earlier reset cycle");
+        assert!(ghost.title.contains("aclrtResetEvent"), "{}", ghost.title);
+    }
+
+    #[test]
+    fn a_wait_that_reads_a_stale_record_gets_a_ghost_for_that_match() {
+        let program = "
+            let s1 = aclrtCreateStream();
+            let s2 = aclrtCreateStream();
+            let ev = aclrtCreateEventWithFlag(ACL_EVENT_SYNC);
+            for step in 0..2 {
+                aclrtRecordEvent(ev, s1);
+                aclrtStreamWaitEvent(s2, ev);
+                kernel(s2, \"relu\");
+                aclrtSynchronizeStream(s2);
+            }
+        ";
+        let timeline = timeline_of(&timelines_of(program), "SG102", "recorded again while still set");
+        let stale: Vec<&Ghost> = timeline.ghosts.iter().filter(|g| g.kind == GhostKind::Stale).collect();
+        let [ghost] = stale.as_slice() else {
+            panic!("one stale ghost: {:?}", timeline.ghosts);
+        };
+        let GhostFrom::Op(record) = ghost.from else {
+            panic!("from the stale record: {ghost:?}");
+        };
+        let records: Vec<usize> = (0..timeline.ops.len())
+            .filter(|&i| timeline.ops[i].label == "aclrtRecordEvent")
+            .collect();
+        let waits: Vec<usize> = (0..timeline.ops.len())
+            .filter(|&i| timeline.ops[i].label == "aclrtStreamWaitEvent")
+            .collect();
+        // The second step's wait reads the first step's record.
+        assert_eq!((record, ghost.wait), (records[0], waits[1]));
+        assert!(
+            timeline.edges.iter().any(|e| e.from == record && e.to == ghost.wait),
+            "the match it stands for"
+        );
+    }
+
+    #[test]
+    fn a_ring_wait_on_the_wrong_peer_gets_a_ghost_from_that_peers_record_sent_elsewhere() {
+        let program = include_str!("../../examples/parametric-ring/off-by-one-peer.sync");
+        let timeline = timeline_of(&timelines_of(program), "SG502", "notify 0 of channel to_next");
+        let ghost = timeline
+            .ghosts
+            .iter()
+            .find(|g| lane_rank(&timeline, g.wait) == 0)
+            .unwrap_or_else(|| panic!("a ghost into rank 0's wait: {:?}", timeline.ghosts));
+        assert_eq!(ghost.kind, GhostKind::WrongPeer);
+        assert_eq!(ghost.label, "expects rank 1 · notify 0");
+        let GhostFrom::Op(record) = ghost.from else {
+            panic!("from rank 1's record: {ghost:?}");
+        };
+        assert_eq!(lane_rank(&timeline, record), 1);
+        assert_eq!(timeline.ops[record].label, "HcommChannelNotifyRecordOnThread");
+        let elsewhere = ghost.elsewhere.as_ref().expect("where it went");
+        assert_eq!(elsewhere.label, "to rank 2 · notify 0");
+        let lane = elsewhere.lane.expect("rank 2 has a lane");
+        assert_eq!(timeline.lanes[lane].rank, 2);
+    }
+
+    #[test]
+    fn a_wait_on_a_rank_that_does_not_exist_gets_a_ghost_from_its_own_margin() {
+        let program = include_str!("../../examples/pairwise-exchange/odd-rank-count.sync");
+        let timeline = timeline_of(&timelines_of(program), "SG502", "notify 0 of channel ch");
+        let ghost = &timeline.ghosts[0];
+        assert_eq!(ghost.kind, GhostKind::Missing);
+        assert_eq!(ghost.from, GhostFrom::Lane(timeline.ops[ghost.wait].lane));
+        assert_eq!(ghost.label, "no record: expects rank 3 · notify 0");
     }
 
     #[test]

@@ -402,6 +402,7 @@ impl Project {
                     (source, range, api)
                 })
                 .collect(),
+            written: extracted.written,
             walk: 0,
         }
     }

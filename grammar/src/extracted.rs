@@ -6,9 +6,11 @@
 //!
 //! Frontends share it so that the binary checks every source language the same way.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use syncguard_model::api::Api;
+use syncguard_model::model::{ObjectKind, Program};
 use syncguard_model::source::{FileId, Span};
 
 use crate::ast;
@@ -73,10 +75,59 @@ pub struct EntryProgram {
     pub incomplete: Option<Unresolved>,
     /// Calls whose return code is discarded (SG701): file, range, API.
     pub unchecked_returns: Vec<(usize, Range<usize>, &'static Api)>,
+    /// The handles as the source writes them: `.sync` name → text (`pipeline_inReady` →
+    /// `inReady_`), for messages ([`Object::written`]).
+    pub written: Vec<(String, String)>,
     /// Which walk made it: a program reused from an earlier read of the same files
     /// (see [`crate::reuse`]) keeps its walk's number, moved with its files; 0 for one
     /// no cache saw.
     pub walk: u64,
+}
+
+/// Give the program's objects the names the source writes them with; an element of a
+/// handle array (`workers[2]`) is named after its array as written. Objects the source
+/// writes alike (a loop's iterations, two instances of a class) are numbered in the
+/// order they are made (`stream #1`, `stream #2`; see [`Object::written`]).
+fn name_as_written(program: &mut Program, written: &[(String, String)]) {
+    if written.is_empty() {
+        return;
+    }
+    let by_name: HashMap<&str, &str> = written
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    let mut shared: HashMap<&str, usize> = HashMap::new();
+    for object in &program.objects {
+        if let Some(text) = by_name.get(object.name.as_str()) {
+            *shared.entry(text).or_default() += 1;
+        }
+    }
+    let mut made: HashMap<&str, usize> = HashMap::new();
+    for at in 0..program.objects.len() {
+        let object = &program.objects[at];
+        let shown = match &object.kind {
+            ObjectKind::Element { array, .. } => {
+                let array = program.object(*array);
+                let index = object.name.strip_prefix(array.name.as_str());
+                array
+                    .written
+                    .as_ref()
+                    .zip(index)
+                    .map(|(text, index)| format!("{text}{index}"))
+            }
+            _ => by_name.get(object.name.as_str()).map(|&text| match shared[text] {
+                1 => text.to_string(),
+                _ => {
+                    let order = made.entry(text).or_default();
+                    *order += 1;
+                    format!("{text} #{order}")
+                }
+            }),
+        };
+        if shown.is_some() {
+            program.objects[at].written = shown;
+        }
+    }
 }
 
 /// The byte space of a run's sources: file `k` starts at `bases[k]`, one byte after
@@ -150,11 +201,13 @@ impl SourceSpace {
             let (source, local) = self.locate(range);
             Span::new(files[source], local)
         };
-        lower_mapped(
+        let mut lowered = lower_mapped(
             &entry.syntax,
             Span::new(files[entry.source], entry.range.clone()),
             &place,
-        )
+        );
+        name_as_written(&mut lowered.program, &entry.written);
+        lowered
     }
 
     /// The names the call statement at `span` (a span of the user's files, as lowering
@@ -327,5 +380,17 @@ mod tests {
         let space = space();
         assert_eq!(space.file_line(&(4..5)), "a.cpp:2");
         assert_eq!(space.file_line(&(13..14)), "b.py:3");
+    }
+
+    #[test]
+    fn objects_are_named_as_written_and_numbered_where_written_alike() {
+        let text = "let a = aclrtCreateStream();\nlet b = aclrtCreateStream();\nlet c = aclrtCreateStream();\nlet d = aclrtCreateStream();\n";
+        let parsed = crate::parse(text);
+        let mut program = crate::lower::lower(&parsed.file, FileId(0), text.len()).program;
+        let written =
+            [("a", "copy_"), ("b", "stream"), ("c", "stream")].map(|(name, text)| (name.to_string(), text.to_string()));
+        name_as_written(&mut program, &written);
+        let shown: Vec<&str> = program.objects.iter().skip(2).map(|object| object.shown()).collect();
+        assert_eq!(shown, ["copy_", "stream #1", "stream #2", "d"]);
     }
 }

@@ -45,6 +45,45 @@ pub fn for_range(analysis: &Analysis, url: &Url, kind: Kind, range: Range) -> Ve
     actions
 }
 
+/// `source.fixAll.syncguard`: every mechanical fix of a file at once (editors run it on
+/// save or from "Fix all").
+pub fn fix_all_kind() -> CodeActionKind {
+    CodeActionKind::new("source.fixAll.syncguard")
+}
+
+/// One action applying the fix of every finding in `url` that has one, in this file
+/// alone; a fix whose edits overlap one taken before is left for a later run.
+pub fn fix_all(analysis: &Analysis, url: &Url, kind: Kind) -> Option<CodeAction> {
+    let file = analysis.file_of(url)?;
+    let mut edits: Vec<TextEdit> = Vec::new();
+    let mut fixed = Vec::new();
+    for diagnostic in analysis.diagnostics.iter().filter(|d| d.primary.file == file) {
+        let Some(action) = fix(analysis, diagnostic, kind) else {
+            continue;
+        };
+        let mut changes = action.edit.and_then(|edit| edit.changes).unwrap_or_default();
+        let (Some(these), true) = (changes.remove(url), changes.is_empty()) else {
+            continue;
+        };
+        let meets = |a: &TextEdit, b: &TextEdit| a.range.start <= b.range.end && b.range.start <= a.range.end;
+        if these
+            .iter()
+            .any(|new| edits.iter().any(|old| meets(new, old) || *old == *new))
+        {
+            continue;
+        }
+        edits.extend(these);
+        fixed.push(crate::diagnostics::for_file_one(analysis, diagnostic));
+    }
+    (!edits.is_empty()).then(|| CodeAction {
+        title: format!("Fix all syncguard findings with a mechanical fix ({})", fixed.len()),
+        kind: Some(fix_all_kind()),
+        diagnostics: Some(fixed),
+        edit: Some(workspace_edit(url.clone(), edits)),
+        ..CodeAction::default()
+    })
+}
+
 fn workspace_edit(url: Url, edits: Vec<TextEdit>) -> WorkspaceEdit {
     WorkspaceEdit {
         changes: Some(HashMap::from([(url, edits)])),
@@ -62,6 +101,12 @@ fn fix(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Option<CodeA
     for edit in &fix.edits {
         let (file, text_edit) = match edit {
             FixEdit::InsertCall { after, call } => (after.file, insert_call(analysis, after, call, kind)?),
+            FixEdit::InsertCallBefore { before, call } => {
+                (before.file, insert_call_before(analysis, before, call, kind)?)
+            }
+            FixEdit::StreamWaitsForStream { before, waiting, on } => {
+                (before.file, stream_wait(analysis, before, waiting, on, kind)?)
+            }
             FixEdit::Remove { span } => (span.file, removal(analysis, span)),
             FixEdit::SwapArguments { span, first, second } => {
                 (span.file, swap_arguments(analysis, span, first, second)?)
@@ -94,6 +139,7 @@ fn insert_call(
     call: &str,
     kind: Kind,
 ) -> Option<TextEdit> {
+    let call = &code_arguments(call);
     let python_call = call.starts_with("acl.");
     match kind {
         Kind::Source(Language::Python) if !python_call => return None,
@@ -103,34 +149,214 @@ fn insert_call(
     }
     let text = &analysis.sources.get(after.file).text;
     let index = LineIndex::new(text);
-    let line = index.line_of(after.range.start);
-    if index.line_of(after.range.end) != line {
+    let (prefix, suffix) = wrapping(text, &index, after)?;
+    // Every name the call passes must be one the statement uses, so it is in scope
+    // there (a helper's parameter may name what the finding calls by the caller's name).
+    let statement = &text[after.range.clone()];
+    if !call_arguments(call).all(|argument| words_at(statement, argument).next().is_some() || is_literal(argument)) {
+        return None;
+    }
+    let bytes = index.line(index.line_of(after.range.start));
+    let end = index.position(bytes.end);
+    let indent = indentation(&text[bytes]);
+    Some(TextEdit::new(
+        Range::new(end, end),
+        format!("\n{indent}{prefix}{call}{suffix}"),
+    ))
+}
+
+/// How the statement at `span` wraps the call there, if the statement is alone on its
+/// one line and only closes after the call: (`CHECK(`, `));`), (`ret = `, ``).
+fn wrapping<'t>(
+    text: &'t str,
+    index: &LineIndex,
+    span: &syncguard_analyzer::source::Span,
+) -> Option<(&'t str, &'t str)> {
+    let line = index.line_of(span.range.start);
+    if index.line_of(span.range.end) != line {
         return None;
     }
     let bytes = index.line(line);
-    let before = &text[bytes.start..after.range.start];
-    let rest = &text[after.range.end..bytes.end];
+    let before = text[bytes.start..span.range.start].trim_start();
+    let rest = &text[span.range.end..bytes.end];
     let rest_code = rest
         .split("//")
         .next()
         .unwrap_or(rest)
         .split('#')
         .next()
-        .unwrap_or(rest);
+        .unwrap_or(rest)
+        .trim_end();
     // Only closing the statement may follow the call: `)`, `;`.
-    if !rest_code.trim().chars().all(|c| c == ')' || c == ';') {
+    rest_code
+        .trim()
+        .chars()
+        .all(|c| c == ')' || c == ';')
+        .then_some((before, rest_code.trim_start()))
+}
+
+fn indentation(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// `call` on a line of its own before the line of the statement at `before`, indented
+/// as that line is, in the file's language: wrapped as the statement there wraps its
+/// call (`CHECK(...);`), else with a `;` after it in C/C++ and `.sync`; in a Python file
+/// that uses torch and not pyACL, torch's method (`s.synchronize()`). None where that is
+/// not mechanical: the line continues a statement, or a name the call passes is not
+/// written in the lines above it.
+fn insert_call_before(
+    analysis: &Analysis,
+    before: &syncguard_analyzer::source::Span,
+    call: &str,
+    kind: Kind,
+) -> Option<TextEdit> {
+    let call = code_arguments(call);
+    let text = &analysis.sources.get(before.file).text;
+    let index = LineIndex::new(text);
+    let python = matches!(kind, Kind::Source(Language::Python));
+    let wrapped = || match wrapping(text, &index, before) {
+        Some((prefix, suffix)) => format!("{prefix}{call}{suffix}"),
+        None if python => call.clone(),
+        None => format!("{call};"),
+    };
+    let written = match kind {
+        Kind::Source(Language::Python) if call.starts_with("acl.") => match python_spelling(text, &call)? {
+            Spelling::PyAcl => wrapped(),
+            Spelling::Torch(method) => method,
+        },
+        Kind::Sync | Kind::Source(Language::Cpp) if !call.starts_with("acl.") => wrapped(),
+        _ => return None,
+    };
+    let names: Vec<&str> = call_arguments(&call).filter(|argument| !is_literal(argument)).collect();
+    line_before(text, &index, before, &written, &names, python)
+}
+
+/// `line` inserted before the line of the statement at `before`, indented as that line;
+/// None where that line continues a statement or one of `names` is not written in the
+/// lines above it (so it is likely not in scope there).
+fn line_before(
+    text: &str,
+    index: &LineIndex,
+    before: &syncguard_analyzer::source::Span,
+    line: &str,
+    names: &[&str],
+    python: bool,
+) -> Option<TextEdit> {
+    let bytes = index.line(index.line_of(before.range.start));
+    if !starts_statement(&text[..bytes.start], python) {
         return None;
     }
-    // Every name the call passes must be one the statement uses, so it is in scope
-    // there (a helper's parameter may name what the finding calls by the caller's name).
-    let statement_words: Vec<&str> = text[after.range.clone()].split(|c: char| !is_name_char(c)).collect();
-    if !call_arguments(call).all(|argument| statement_words.contains(&argument) || is_literal(argument)) {
+    let above_from = text[..bytes.start]
+        .rmatch_indices('\n')
+        .nth(NAMES_LOOKED_UP_ABOVE)
+        .map_or(0, |(at, _)| at);
+    let above = &text[above_from..bytes.start];
+    if !names.iter().all(|name| words_at(above, name).next().is_some()) {
         return None;
     }
-    let indent = &before[..before.len() - before.trim_start().len()];
-    let statement = format!("{}{call}{}", before.trim_start(), rest_code.trim_end());
-    let end = index.position(bytes.end);
-    Some(TextEdit::new(Range::new(end, end), format!("\n{indent}{statement}")))
+    let indent = indentation(&text[bytes.clone()]);
+    let start = index.position(bytes.start);
+    Some(TextEdit::new(Range::new(start, start), format!("{indent}{line}\n")))
+}
+
+/// Stream `waiting` made to wait for stream `on` before the statement at `before`: in a
+/// torch file, `waiting.wait_stream(on)` (the default stream as
+/// `torch.npu.default_stream()`, not `current_stream()`, which a `with` block changes).
+fn stream_wait(
+    analysis: &Analysis,
+    before: &syncguard_analyzer::source::Span,
+    waiting: &Option<String>,
+    on: &Option<String>,
+    kind: Kind,
+) -> Option<TextEdit> {
+    if !matches!(kind, Kind::Source(Language::Python)) {
+        return None;
+    }
+    let text = &analysis.sources.get(before.file).text;
+    if !uses_torch_only(text)? {
+        return None;
+    }
+    let device = if text.contains("torch.npu") || text.contains("torch_npu") {
+        "torch.npu"
+    } else if text.contains("torch.cuda") {
+        "torch.cuda"
+    } else {
+        return None;
+    };
+    let default = format!("{device}.default_stream()");
+    let (waiting_code, on_code) = (
+        waiting.as_deref().map(syncguard_analyzer::model::as_code),
+        on.as_deref().map(syncguard_analyzer::model::as_code),
+    );
+    let line = format!(
+        "{}.wait_stream({})",
+        waiting_code.unwrap_or(&default),
+        on_code.unwrap_or(&default)
+    );
+    let names: Vec<&str> = [waiting_code, on_code].into_iter().flatten().collect();
+    line_before(text, &LineIndex::new(text), before, &line, &names, true)
+}
+
+/// How many lines above an insertion a name the call passes must be written in: near
+/// enough to be in the same function's scope in ordinary code.
+const NAMES_LOOKED_UP_ABOVE: usize = 80;
+
+/// Whether a new statement can go right after `above`: its last line of code ends one
+/// (C/C++: `;`, `{`, `}`, a label's `:`; Python: anything but an open bracket, a comma
+/// or a `\` continuing it).
+fn starts_statement(above: &str, python: bool) -> bool {
+    let comment = if python { "#" } else { "//" };
+    let last = above
+        .lines()
+        .rev()
+        .map(|line| line.split(comment).next().unwrap_or(line).trim())
+        .find(|line| !line.is_empty());
+    match last {
+        None => true,
+        Some(last) if python => !last.ends_with([',', '(', '[', '{', '\\']),
+        Some(last) => last.ends_with([';', '{', '}', ':']) || last.starts_with('#'),
+    }
+}
+
+/// How a Python file writes a pyACL call.
+enum Spelling {
+    /// As is: the file uses pyACL.
+    PyAcl,
+    /// As torch's method: the file uses torch only (`acl.rt.synchronize_stream(s)` is
+    /// `s.synchronize()`).
+    Torch(String),
+}
+
+/// Whether a Python file uses pyACL (then as is) or torch only (then torch's methods);
+/// neither gives none.
+fn uses_torch_only(text: &str) -> Option<bool> {
+    let uses = |module: &str| {
+        text.lines().any(|line| {
+            let line = line.trim_start();
+            line.starts_with(&format!("import {module}")) || line.starts_with(&format!("from {module}"))
+        })
+    };
+    if uses("acl") {
+        Some(false)
+    } else {
+        uses("torch").then_some(true)
+    }
+}
+
+fn python_spelling(text: &str, call: &str) -> Option<Spelling> {
+    if !uses_torch_only(text)? {
+        return Some(Spelling::PyAcl);
+    }
+    let (callee, _) = call.split_once('(')?;
+    let arguments: Vec<&str> = call_arguments(call).collect();
+    let method = match (callee, arguments.as_slice()) {
+        ("acl.rt.synchronize_stream", [stream]) if !is_literal(stream) => format!("{stream}.synchronize()"),
+        ("acl.rt.stream_wait_event", [stream, event]) if !is_literal(stream) => format!("{stream}.wait_event({event})"),
+        ("acl.rt.synchronize_event", [event]) => format!("{event}.synchronize()"),
+        _ => return None,
+    };
+    Some(Spelling::Torch(method))
 }
 
 /// The call at `span` with `first` and `second` exchanged; none unless each is found
@@ -159,13 +385,28 @@ fn swap_arguments(
 
 /// Where `word` is in `text` as a whole word, if it is there exactly once.
 fn only_word(text: &str, word: &str) -> Option<usize> {
-    let mut found = text.match_indices(word).map(|(at, _)| at).filter(|&at| {
+    let mut found = words_at(text, word);
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
+}
+
+/// Where `word` (a name, or a place such as `streams_[1]`) is in `text` as a whole.
+fn words_at<'t>(text: &'t str, word: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(word).map(|(at, _)| at).filter(move |&at| {
         let before = text[..at].chars().next_back().is_none_or(|c| !is_name_char(c));
         let after = text[at + word.len()..].chars().next().is_none_or(|c| !is_name_char(c));
         before && after
-    });
-    let at = found.next()?;
-    found.next().is_none().then_some(at)
+    })
+}
+
+/// `call` with each argument as code writes it: objects written alike are told apart
+/// in messages by a number (`stream #2`), which code does not have.
+fn code_arguments(call: &str) -> String {
+    let Some((callee, _)) = call.split_once('(') else {
+        return call.to_string();
+    };
+    let arguments: Vec<&str> = call_arguments(call).map(syncguard_analyzer::model::as_code).collect();
+    format!("{callee}({})", arguments.join(", "))
 }
 
 fn is_name_char(c: char) -> bool {

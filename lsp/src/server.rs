@@ -134,7 +134,7 @@ fn capabilities() -> ServerCapabilities {
         })),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, crate::actions::fix_all_kind()]),
             ..CodeActionOptions::default()
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
@@ -390,7 +390,16 @@ impl Server {
             return Some(Vec::new());
         }
         let kind = Kind::of(&uri, document.map_or("", |document| document.language_id.as_str()))?;
-        Some(crate::actions::for_range(&analysis, &uri, kind, params.range))
+        let only = params.context.only.unwrap_or_default();
+        let mut actions = Vec::new();
+        if only.is_empty() || only.iter().any(|wanted| wanted.as_str().starts_with("quickfix")) {
+            actions.extend(crate::actions::for_range(&analysis, &uri, kind, params.range));
+        }
+        let fix_all = crate::actions::fix_all_kind();
+        if only.is_empty() || only.iter().any(|wanted| fix_all.as_str().starts_with(wanted.as_str())) {
+            actions.extend(crate::actions::fix_all(&analysis, &uri, kind));
+        }
+        Some(actions)
     }
 }
 

@@ -300,6 +300,110 @@ fn the_kernel_race_quick_fix_inserts_the_flag_pair_and_the_race_goes_away() {
     client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
 }
 
+/// A fixture of `fixes/`, opened in a client rooted there.
+fn open_fix_fixture(name: &str, language: &str) -> (Client, String, String) {
+    let root = fixtures().join("fixes");
+    let client = Client::start(&root);
+    let path = root.join(name);
+    let (uri, text) = (url(&path), std::fs::read_to_string(path).unwrap());
+    client.open(&uri, language, &text);
+    (client, uri, text)
+}
+
+fn actions_at(client: &mut Client, uri: &str, finding: &Value) -> Value {
+    client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": finding["range"], "context": {"diagnostics": []}}),
+    )
+}
+
+#[test]
+fn cpp_member_handles_are_named_as_written_and_fixed_with_them() {
+    let (mut client, uri, text) = open_fix_fixture("member_pipeline.cpp", "cpp");
+    let found = client.diagnostics(&uri, has("SG604"));
+    assert_eq!(codes(&found), ["SG102", "SG604"]);
+    let reset = found.iter().find(|d| d["code"] == "SG102").unwrap();
+    assert!(
+        reset["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("event ready_ is recorded again"),
+        "{reset}"
+    );
+    let actions = actions_at(&mut client, &uri, reset);
+    let reset_fix = action(&actions, "Insert aclrtResetEvent(ready_, compute_) after the wait");
+    let mut edits = reset_fix["edit"]["changes"][&uri].as_array().unwrap().clone();
+    let free = found.iter().find(|d| d["code"] == "SG604").unwrap();
+    let actions = actions_at(&mut client, &uri, free);
+    let free_fix = action(&actions, "Insert aclrtSynchronizeStream(upload_) before this");
+    edits.extend(free_fix["edit"]["changes"][&uri].as_array().unwrap().iter().cloned());
+    let fixed = apply(&text, &edits);
+    assert!(
+        fixed.contains(
+            "CHECK(aclrtStreamWaitEvent(compute_, ready_));\n            CHECK(aclrtResetEvent(ready_, compute_));\n"
+        ),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("        CHECK(aclrtSynchronizeStream(upload_));\n        CHECK(aclrtFree(dev_));"),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn fix_all_applies_every_mechanical_fix_of_the_file_at_once() {
+    let (mut client, uri, text) = open_fix_fixture("member_pipeline.cpp", "cpp");
+    client.diagnostics(&uri, has("SG604"));
+    let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 60, "character": 0}});
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+    );
+    let all = actions.as_array().unwrap();
+    assert_eq!(all.len(), 1, "only the fix-all action was asked for: {actions:#}");
+    assert_eq!(all[0]["kind"], "source.fixAll.syncguard");
+    assert_eq!(all[0]["title"], "Fix all syncguard findings with a mechanical fix (2)");
+    let fixed = apply(&text, all[0]["edit"]["changes"][&uri].as_array().unwrap());
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn a_torch_host_read_is_fixed_with_the_streams_own_synchronize() {
+    let (mut client, uri, text) = open_fix_fixture("torch_offload.py", "python");
+    let found = client.diagnostics(&uri, has("SG602"));
+    let race = found.iter().find(|d| d["code"] == "SG602").unwrap();
+    assert!(race["message"].as_str().unwrap().contains("buffer saved"), "{race}");
+    let actions = actions_at(&mut client, &uri, race);
+    let fix = action(&actions, "Insert acl.rt.synchronize_stream(side) before this");
+    let fixed = apply(&text, fix["edit"]["changes"][&uri].as_array().unwrap());
+    assert!(
+        fixed.contains("    side.synchronize()\n    return saved.numpy().sum()"),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
+#[test]
+fn a_torch_race_between_streams_is_fixed_with_wait_stream() {
+    let (mut client, uri, text) = open_fix_fixture("torch_side_copy.py", "python");
+    let found = client.diagnostics(&uri, has("SG601"));
+    let race = found.iter().find(|d| d["code"] == "SG601").unwrap();
+    let actions = actions_at(&mut client, &uri, race);
+    let fix = action(&actions, "Make side wait for the default stream before this");
+    let fixed = apply(&text, fix["edit"]["changes"][&uri].as_array().unwrap());
+    // Inside the `with` block the current stream is `side`: the default one is named.
+    assert!(
+        fixed.contains("        side.wait_stream(torch.npu.default_stream())\n        host = y.to("),
+        "{fixed}"
+    );
+    client.change(&uri, 2, &fixed);
+    client.diagnostics(&uri, |diagnostics| diagnostics.is_empty());
+}
+
 #[test]
 fn every_finding_can_be_suppressed_on_its_line() {
     let mut client = Client::start(&fixtures());

@@ -104,6 +104,17 @@ pub enum FixEdit {
     /// A call on a line of its own after the statement at `after`, indented as it is:
     /// `aclrtResetEvent(ev, s2)`.
     InsertCall { after: Span, call: String },
+    /// A call on a line of its own before the line of the statement at `before`,
+    /// indented as that line is: `aclrtSynchronizeStream(s1)` before a host read.
+    InsertCallBefore { before: Span, call: String },
+    /// Before the line of the statement at `before`, make stream `waiting` wait for the
+    /// work queued on stream `on` so far (`None`: the default stream). One call only in
+    /// torch (`waiting.wait_stream(on)`); elsewhere it takes an event, so no fix.
+    StreamWaitsForStream {
+        before: Span,
+        waiting: Option<String>,
+        on: Option<String>,
+    },
     /// Remove `span`; its whole line when nothing else is left on it.
     Remove { span: Span },
     /// The call at `span` passes `first` and later `second` (call or template
@@ -121,6 +132,8 @@ impl Diagnostic {
         if let Some(fix) = &mut self.fix {
             spans.extend(fix.edits.iter_mut().map(|edit| match edit {
                 FixEdit::InsertCall { after: span, .. }
+                | FixEdit::InsertCallBefore { before: span, .. }
+                | FixEdit::StreamWaitsForStream { before: span, .. }
                 | FixEdit::Remove { span }
                 | FixEdit::SwapArguments { span, .. } => span,
             }));

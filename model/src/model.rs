@@ -57,6 +57,7 @@ impl Program {
     pub fn new(main_span: Span) -> Self {
         let implicit_stream = |name: &str, sync| Object {
             name: name.into(),
+            written: None,
             kind: ObjectKind::Stream(sync),
             span: main_span.clone(),
             created_by: None,
@@ -856,7 +857,13 @@ pub struct MemRange {
 
 #[derive(Clone, Debug)]
 pub struct Object {
+    /// The program's own name for it, unique in the program (`pipeline_inReady`).
     pub name: String,
+    /// The handle as the user's source writes it (`inReady_`, `this->streams_[1]`, `x`),
+    /// where a frontend knows it: what messages call it. Objects written alike (two
+    /// instances of a class, two iterations of a loop) are numbered: `stream #2`, which
+    /// code names `stream` ([`as_code`]).
+    pub written: Option<String>,
     pub kind: ObjectKind,
     pub span: Span,
     /// The API that created it; `None` for implicit objects such as the default stream.
@@ -866,6 +873,15 @@ pub struct Object {
     /// An event or notify opened from another process (`aclrtIpcOpenEventHandle`,
     /// `aclrtNotifyImportByKey`): the handle or key it was opened by.
     pub ipc_key: Option<String>,
+}
+
+/// A handle's name in messages as code writes it: without the number that tells apart
+/// objects written alike (`stream #2` is `stream`).
+pub fn as_code(shown: &str) -> &str {
+    match shown.rsplit_once(" #") {
+        Some((code, number)) if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()) => code,
+        _ => shown,
+    }
 }
 
 /// The handles of an array (`let ts = HcclThreadAcquire(comm, engine, N - 1, 1);`): the
@@ -878,6 +894,11 @@ pub struct ArrayShape {
 }
 
 impl Object {
+    /// What messages call it: the handle as written, else the program's name.
+    pub fn shown(&self) -> &str {
+        self.written.as_deref().unwrap_or(&self.name)
+    }
+
     /// Whether it stands for an object from before the code or trace begins (an
     /// `existing_*` pseudo-call): its state at that point is unknown.
     pub fn existed_before(&self) -> bool {

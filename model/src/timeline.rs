@@ -22,6 +22,11 @@ pub struct Timeline {
     /// Two ops (indices into `ops`) that access the same bytes with nothing ordering
     /// them: the race a finding is about.
     pub race: Option<[usize; 2]>,
+    /// Matches a wait of the finding lacks or gets wrong. Kept apart from `edges`:
+    /// they order nothing, so a trace viewer or a graph must not draw them as orderings.
+    pub ghosts: Vec<Ghost>,
+    /// Host synchronizes of the window that never return, and what they wait behind.
+    pub hangs: Vec<Hang>,
 }
 
 impl Timeline {
@@ -144,4 +149,73 @@ impl EdgeKind {
             EdgeKind::Legacy => "legacy-stream",
         }
     }
+}
+
+/// A match that is not there, or is not the right one: the record a wait was expected
+/// to get its signal from, drawn as a faded "ghost" arrow into the wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ghost {
+    /// The wait (index into `Timeline::ops`).
+    pub wait: usize,
+    pub from: GhostFrom,
+    pub kind: GhostKind,
+    /// A few words on the arrow: "no record", "expects rank 1 · notify 0".
+    pub label: String,
+    /// What is missing, as a sentence (the arrow's tooltip, read by screen readers).
+    pub title: String,
+    /// For a record that went to another rank or notify: where it went.
+    pub elsewhere: Option<Elsewhere>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GhostFrom {
+    /// A record of the window (index into `Timeline::ops`).
+    Op(usize),
+    /// The left margin of a lane (index into `Timeline::lanes`): no record of the run
+    /// stands for the missing signal.
+    Lane(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GhostKind {
+    /// Nothing records what the wait waits for (or nothing is left to consume).
+    Missing,
+    /// A record of the same event in another reset cycle: a reset keeps it from the wait.
+    OtherCycle,
+    /// The wait reads a record from before: the flag is still set from it, so the wait
+    /// passes without waiting for the record issued since.
+    Stale,
+    /// The peer the wait listens to records, but into another rank or notify index.
+    WrongPeer,
+}
+
+impl GhostKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GhostKind::Missing => "missing",
+            GhostKind::OtherCycle => "other-cycle",
+            GhostKind::Stale => "stale",
+            GhostKind::WrongPeer => "wrong-peer",
+        }
+    }
+}
+
+/// Where a misdirected record went instead of the wait that expected it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Elsewhere {
+    /// A lane of the rank it went to, where the window has one.
+    pub lane: Option<usize>,
+    /// "to rank 2 · notify 0".
+    pub label: String,
+}
+
+/// A host synchronize that never returns: the queue it waits for is stuck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hang {
+    /// The synchronize (index into `Timeline::ops`), placed after `waits_for`.
+    pub sync: usize,
+    /// The last op of the queue in the window that the synchronize waits for.
+    pub waits_for: usize,
+    /// Where that queue is stuck: its first op that never runs.
+    pub stuck: usize,
 }

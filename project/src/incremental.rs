@@ -233,6 +233,8 @@ struct Normal {
     unresolved: Vec<(u32, Range<usize>, String, Vec<String>)>,
     incomplete: Option<(u32, Range<usize>, String)>,
     unchecked_returns: Vec<(u32, Range<usize>, &'static str)>,
+    /// The handles as written, sorted: messages name them so.
+    written: Vec<(String, String)>,
 }
 
 const FILE_SHIFT: u32 = 40;
@@ -350,6 +352,11 @@ impl Layout {
                 .iter()
                 .map(|(source, range, api)| (id(*source), range.clone(), api.name))
                 .collect(),
+            written: {
+                let mut written = entry.written.clone();
+                written.sort();
+                written
+            },
         }
     }
 

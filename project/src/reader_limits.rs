@@ -148,6 +148,7 @@ mod tests {
             unresolved: Vec::new(),
             incomplete: None,
             unchecked_returns: Vec::new(),
+            written: Vec::new(),
             walk: 0,
         };
         (space, entry, files, sources)

@@ -173,6 +173,7 @@ impl Project {
                     (source, range, api)
                 })
                 .collect(),
+            written: std::mem::take(&mut walked.written),
             walk: 0,
         };
         (program, touched)

@@ -349,7 +349,15 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     progress.add_work(runs.len() + inputs.len());
     for (run, files) in &runs {
         progress.start(run);
-        let merged = syncguard_trace::merge::merge_run(run, files);
+        let mut merged = syncguard_trace::merge::merge_run(run, &files.ranks);
+        for stale in merged.find_on_disk(&files.merged) {
+            progress.suspend(|| {
+                eprintln!(
+                    "syncguard: {stale} is not the merge of run {run}'s rank files (they changed after `syncguard \
+                     trace` wrote it): it is skipped, and the rank files are checked"
+                )
+            });
+        }
         findings.add(check_merged_run(&mut sources, &merged, overrides));
         progress.finish_one();
     }
@@ -394,24 +402,51 @@ struct SourceRun<'a> {
     progress: &'a Progress,
 }
 
-/// The rank files of each captured run: `(display, path)` by run.
-type CaptureRuns = BTreeMap<String, Vec<(String, PathBuf)>>;
+/// The files of one captured run, `(display, path)` each.
+#[derive(Default)]
+struct CaptureRun {
+    /// The rank files `syncguard trace` wrote, one per process.
+    ranks: Vec<(String, PathBuf)>,
+    /// Their merge (`run-RUN.jsonl`), which `syncguard trace` writes next to them.
+    merged: Vec<(String, PathBuf)>,
+}
+
+/// Each captured run, by run.
+type CaptureRuns = BTreeMap<String, CaptureRun>;
 
 /// The rank files `syncguard trace` wrote, by run (each run is checked as one trace),
-/// and the other inputs.
+/// and the other inputs. A merged file of a run whose rank files are inputs too is
+/// checked with them, never again on its own; one whose rank files are not (copied
+/// alone) is an ordinary trace.
 fn capture_runs(inputs: Vec<&Input>) -> (CaptureRuns, Vec<&Input>) {
+    use syncguard_trace::merge::TraceFile;
+    let kinds: Vec<(TraceFile, &Input)> = inputs
+        .into_iter()
+        .map(|input| {
+            let kind = if input.kind == InputKind::Trace && !input.is_stdin() {
+                TraceFile::read(&input.file)
+            } else {
+                TraceFile::Other
+            };
+            (kind, input)
+        })
+        .collect();
     let mut runs = CaptureRuns::new();
+    for (kind, input) in &kinds {
+        if let TraceFile::Capture(header) = kind {
+            let files = runs.entry(header.run.clone()).or_default();
+            files.ranks.push((input.display.clone(), input.file.clone()));
+        }
+    }
     let mut others = Vec::new();
-    for input in inputs {
-        let header = (input.kind == InputKind::Trace && !input.is_stdin())
-            .then(|| syncguard_trace::merge::CaptureHeader::read(&input.file))
-            .flatten();
-        match header {
-            Some(header) => runs
-                .entry(header.run)
-                .or_default()
-                .push((input.display.clone(), input.file.clone())),
-            None => others.push(input),
+    for (kind, input) in kinds {
+        match kind {
+            TraceFile::Capture(_) => {}
+            TraceFile::Merged(run) => match runs.get_mut(&run) {
+                Some(files) => files.merged.push((input.display.clone(), input.file.clone())),
+                None => others.push(input),
+            },
+            TraceFile::Other => others.push(input),
         }
     }
     (runs, others)

@@ -8,7 +8,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -115,8 +115,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Give the calls their source lines where debug information has them, then name the
-/// files this run wrote, and how to check them.
+/// Give the calls their source lines where debug information has them, merge the rank
+/// files into `run-RUN.jsonl` beside them, then name the files this run wrote, and how
+/// to check them.
 fn report_files(out: &Path, run: &str, cwd: &Path) {
     let files = syncguard_trace::merge::run_files(out, run);
     if files.is_empty() {
@@ -130,11 +131,36 @@ fn report_files(out: &Path, run: &str, cwd: &Path) {
     if let Err(err) = syncguard_trace::locate::add_locations(&files, cwd) {
         eprintln!("syncguard: the calls' source lines were not added: {err}");
     }
+    let merged = match write_merged(out, run, &files) {
+        Ok(path) => format!(", merged into {}", path.display()),
+        Err(err) => {
+            eprintln!("syncguard: the merged trace was not written: {err}");
+            String::new()
+        }
+    };
     eprintln!(
-        "syncguard: traced {} process{} of run {run} in {}; check them with `syncguard check {}`",
+        "syncguard: traced {} process{} of run {run} in {}{merged}; check them with `syncguard check {}`",
         files.len(),
         if files.len() == 1 { "" } else { "es" },
         out.display(),
         out.display()
     );
+}
+
+/// The run's rank files merged as `check` merges them, written to `run-RUN.jsonl` in
+/// `out`: the file `check` then points findings at (it checks the rank files, and uses
+/// this one only while it is still exactly their merge).
+fn write_merged(out: &Path, run: &str, files: &[PathBuf]) -> std::io::Result<PathBuf> {
+    let named: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|file| (file.display().to_string(), file.clone()))
+        .collect();
+    let merged = syncguard_trace::merge::merge_run(run, &named);
+    let path = out.join(syncguard_trace::merge::merged_file_name(run));
+    let mut file = tempfile::NamedTempFile::new_in(out)?;
+    file.write_all(&merged.text)?;
+    // As readable as the rank files (a temporary file is the owner's only).
+    file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    file.persist(&path).map_err(|err| err.error)?;
+    Ok(path)
 }

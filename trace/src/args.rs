@@ -325,6 +325,7 @@ impl TraceLowerer {
         let is_buffer = matches!(kind, ObjectKind::Buffer(_));
         self.program.objects.push(Object {
             name,
+            written: None,
             kind,
             span: span.clone(),
             created_by: api.map(str::to_string),

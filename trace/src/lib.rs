@@ -34,6 +34,23 @@ pub mod merge;
 mod parallel;
 mod scan;
 
+/// A rule for the tests' findings.
+#[cfg(test)]
+mod test_rule {
+    pub struct Rule;
+    impl syncguard_model::diagnostic::Rule for Rule {
+        fn code(&self) -> &'static str {
+            "SG999"
+        }
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn severity(&self) -> syncguard_model::diagnostic::Severity {
+            syncguard_model::diagnostic::Severity::Error
+        }
+    }
+}
+
 use std::io::Read;
 use std::path::PathBuf;
 

@@ -2,7 +2,9 @@
 //! as an object and an offset (docs/TRACE.md); where the object has debug information,
 //! `addr2line` (GNU binutils) turns that into a file and line, written as the line's
 //! `loc`, which diagnostics then name. Without `addr2line`, or without debug
-//! information, the lines keep only `caller`.
+//! information, the lines keep only `caller`. A line the interposer already gave a
+//! `loc` (a call made from Python: the user's file and line in the Python stack) keeps
+//! it: its caller is libffi or a framework's C++, not the user's code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -13,6 +15,8 @@ use serde::Deserialize;
 
 /// Where a captured line's `caller` field starts.
 const CALLER: &[u8] = b",\"caller\":";
+/// A `loc` the interposer wrote (before `caller`).
+const LOC: &[u8] = b",\"loc\":";
 
 #[derive(Deserialize)]
 struct Caller {
@@ -62,7 +66,11 @@ pub fn add_locations(files: &[PathBuf], cwd: &Path) -> std::io::Result<usize> {
     Ok(count)
 }
 
+/// The caller of a line that has no `loc` yet.
 fn caller_of(line: &[u8]) -> Option<Caller> {
+    if memchr::memmem::find(line, LOC).is_some() {
+        return None;
+    }
     let at = memchr::memmem::rfind(line, CALLER)? + CALLER.len();
     let object = line[at..].strip_suffix(b"}")?;
     serde_json::from_slice(object).ok()
@@ -145,5 +153,8 @@ mod tests {
         let caller = caller_of(line).unwrap();
         assert_eq!((caller.object.as_str(), caller.offset.as_str()), ("/a/b.so", "0x10"));
         assert!(caller_of(br#"{"api":"x"}"#).is_none());
+        // A call from Python keeps the location the interposer gave it.
+        let located = br#"{"api":"x","args":{},"ret":0,"loc":{"file":"/w/t.py","line":3},"caller":{"object":"/a/libffi.so.8","offset":"0x10"}}"#;
+        assert!(caller_of(located).is_none());
     }
 }

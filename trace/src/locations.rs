@@ -1,5 +1,6 @@
-//! A trace line's `loc`: where in the user's source the call was made. Findings point
-//! at that line too when the source file can be read; otherwise they name it.
+//! A trace line's `loc`: where in the user's source the call was made. Findings are
+//! placed on that line when the source file can be read (the trace line goes with them);
+//! otherwise they name it.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -62,21 +63,27 @@ impl<'s> SourceFiles<'s> {
         }
     }
 
-    /// Point `diagnostic` at the source of every involved trace line that has a `loc`:
-    /// a label on the source line when the file can be read, else a note.
+    /// Point `diagnostic` at the source of every involved trace line that has a `loc`.
+    /// When the primary call's source file can be read, the finding moves there (the
+    /// line the user changes, and where an editor or code scanning shows it) and the
+    /// trace line, with the call's arguments, follows as a related label; otherwise a
+    /// note names the location.
     pub fn annotate(&mut self, diagnostic: &mut Diagnostic, locs: &HashMap<usize, SourceLocation>) {
-        if let Some(loc) = locs.get(&diagnostic.primary.range.start) {
-            match self.span(loc) {
-                Some(span) => diagnostic.related.push(Related {
-                    span,
-                    message: "the call, in the source".into(),
-                }),
-                None => diagnostic.notes.push(format!("this call is at {loc} in the source")),
-            }
-        }
         for related in &mut diagnostic.related {
             if let Some(loc) = locs.get(&related.span.range.start) {
                 related.message.push_str(&format!(" (source: {loc})"));
+            }
+        }
+        if let Some(loc) = locs.get(&diagnostic.primary.range.start) {
+            match self.span(loc) {
+                Some(span) => {
+                    let trace = std::mem::replace(&mut diagnostic.primary, span);
+                    diagnostic.related.push(Related {
+                        span: trace,
+                        message: "the call, in the trace".into(),
+                    });
+                }
+                None => diagnostic.notes.push(format!("this call is at {loc} in the source")),
             }
         }
         // The timeline's boxes name the program's line, not the trace's.
@@ -126,5 +133,56 @@ impl<'s> SourceFiles<'s> {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::test_rule::Rule;
+
+    #[test]
+    fn a_finding_moves_to_its_calls_line_when_the_source_can_be_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("train.py"), "import acl\nacl.rt.reset_event(ev, s)\n").unwrap();
+        let trace_path = dir.path().join("t.jsonl").display().to_string();
+        let mut sources = Sources::default();
+        let trace = sources.add(SourceFile::new(trace_path, "{\"api\": \"x\"}\n{\"api\": \"y\"}\n"));
+        let locs: HashMap<usize, SourceLocation> = [
+            (
+                0,
+                SourceLocation {
+                    file: "train.py".into(),
+                    line: 2,
+                    col: None,
+                },
+            ),
+            (
+                14,
+                SourceLocation {
+                    file: "gone.py".into(),
+                    line: 7,
+                    col: None,
+                },
+            ),
+        ]
+        .into();
+        let mut located = Diagnostic::new(&Rule, Span::new(trace, 0..13), "m");
+        let mut unreadable = Diagnostic::new(&Rule, Span::new(trace, 14..27), "m");
+        let mut files = SourceFiles::new(&mut sources, trace);
+        files.annotate(&mut located, &locs);
+        files.annotate(&mut unreadable, &locs);
+        let primary = sources.get(located.primary.file);
+        assert!(primary.path.ends_with("train.py"), "{}", primary.path);
+        assert_eq!(
+            &primary.text[located.primary.range.clone()],
+            "acl.rt.reset_event(ev, s)"
+        );
+        assert_eq!(located.related.len(), 1);
+        assert_eq!(located.related[0].span, Span::new(trace, 0..13));
+        assert_eq!(located.related[0].message, "the call, in the trace");
+        assert_eq!(unreadable.primary, Span::new(trace, 14..27));
+        assert_eq!(unreadable.notes, ["this call is at gone.py:7 in the source"]);
     }
 }

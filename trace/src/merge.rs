@@ -9,11 +9,21 @@
 //! format every other trace uses. What cannot be known is reported, never guessed: a
 //! rank with no file, two files of one rank, a file with no rank, a process that never
 //! closed its file.
+//!
+//! `syncguard trace` writes the merge next to the rank files (`run-RUN.jsonl`, its header
+//! naming the run and its rank files under `merged`), and `check` finds the findings'
+//! lines there when that file is still exactly the merge of the rank files; otherwise
+//! (rank files copied without it, or changed since) each finding is placed on the line
+//! of the rank file its call came from. Either way every place a finding names is a
+//! file on disk, and a folder holding both is checked once, from its rank files.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use syncguard_model::diagnostic::Diagnostic;
+use syncguard_model::source::{FileId, SourceFile, Sources, Span};
 
 /// The fields of a capture's header and closing lines.
 #[derive(Debug, Default, Deserialize)]
@@ -29,6 +39,7 @@ struct CaptureLine {
     world_size: Option<u32>,
     syncguard_capture_end: Option<serde_json::Value>,
     dropped: Option<u64>,
+    merged: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The header of a file `syncguard trace` wrote.
@@ -63,15 +74,67 @@ impl CaptureHeader {
     /// The header of the file at `path`, if it is a capture (only its first line, up to
     /// 64 KiB, is read).
     pub fn read(path: &Path) -> Option<CaptureHeader> {
-        use std::io::{BufRead, Read};
-        let file = std::fs::File::open(path).ok()?;
-        let mut first = Vec::new();
-        std::io::BufReader::new(file)
-            .take(64 << 10)
-            .read_until(b'\n', &mut first)
-            .ok()?;
-        CaptureHeader::parse(&first)
+        CaptureHeader::parse(&first_line(path)?)
     }
+}
+
+/// What the first line of a `.jsonl` file says it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceFile {
+    /// A rank file `syncguard trace` wrote (one process's calls).
+    Capture(CaptureHeader),
+    /// The merge of a run's rank files (`run-RUN.jsonl`): the run it merges.
+    Merged(String),
+    /// Any other trace, or not a trace.
+    Other,
+}
+
+impl TraceFile {
+    /// Read the first line (up to 64 KiB) of the file at `path`.
+    pub fn read(path: &Path) -> TraceFile {
+        let Some(first) = first_line(path) else {
+            return TraceFile::Other;
+        };
+        if let Some(header) = CaptureHeader::parse(&first) {
+            return TraceFile::Capture(header);
+        }
+        match serde_json::from_slice::<CaptureLine>(&first) {
+            Ok(CaptureLine {
+                syncguard_trace: Some(_),
+                capture: None,
+                run: Some(run),
+                merged: Some(_),
+                ..
+            }) => TraceFile::Merged(run),
+            _ => TraceFile::Other,
+        }
+    }
+}
+
+fn first_line(path: &Path) -> Option<Vec<u8>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = Vec::new();
+    std::io::BufReader::new(file)
+        .take(64 << 10)
+        .read_until(b'\n', &mut first)
+        .ok()?;
+    Some(first)
+}
+
+/// The file name `syncguard trace` gives the merge of run `run`: `run-RUN.jsonl`.
+pub fn merged_file_name(run: &str) -> String {
+    let run: String = run
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("run-{run}.jsonl")
 }
 
 /// The capture files of run `run` in `dir`, sorted.
@@ -103,6 +166,8 @@ pub enum ProblemSeverity {
 pub struct MergeProblem {
     pub severity: ProblemSeverity,
     pub message: String,
+    /// The rank file it is about (an index into the files read), if one.
+    file: Option<usize>,
 }
 
 /// One run's files as one trace.
@@ -116,6 +181,25 @@ pub struct MergedRun {
     /// Each rank's file, by rank.
     pub ranks: BTreeMap<u32, String>,
     pub problems: Vec<MergeProblem>,
+    /// The merged trace on disk: a file holding exactly `text` ([`MergedRun::find_on_disk`]),
+    /// named by `display`. `None`: it exists only in memory, and findings are placed on
+    /// the rank files' lines ([`MergedRun::place_on_rank_files`]).
+    pub on_disk: Option<PathBuf>,
+    /// The rank files read, in order.
+    files: Vec<RankLayout>,
+    /// Where each line of `text` after the header came from: (file, line in that file).
+    origins: Vec<(u32, u32)>,
+}
+
+/// Where a rank file's lines are, to point findings at them.
+#[derive(Debug)]
+struct RankLayout {
+    display: String,
+    path: PathBuf,
+    line_starts: Vec<usize>,
+    len: usize,
+    /// Whether the last line ends with a newline.
+    newline_at_end: bool,
 }
 
 impl MergedRun {
@@ -123,6 +207,203 @@ impl MergedRun {
     pub fn checkable(&self) -> bool {
         !self.problems.iter().any(|p| p.severity == ProblemSeverity::Error)
     }
+
+    /// Use the merged trace on disk, if one is exactly this merge: one of `named`
+    /// (`(display, path)`, merged files given to `check`), or `run-RUN.jsonl` next to the
+    /// first rank file, where `syncguard trace` writes it. Returns the displays of the
+    /// merged files of this run that differ from it (their rank files changed since):
+    /// they are not used.
+    pub fn find_on_disk(&mut self, named: &[(String, PathBuf)]) -> Vec<String> {
+        let mut candidates = named.to_vec();
+        if let Some(first) = self.files.first() {
+            let name = merged_file_name(&self.run);
+            let path = first.path.with_file_name(&name);
+            if !candidates.iter().any(|(_, named)| same_file(named, &path)) && path.is_file() {
+                candidates.push((sibling_display(&first.display, &name), path));
+            }
+        }
+        let mut stale = Vec::new();
+        for (display, path) in candidates {
+            if self.on_disk.is_none() && holds(&path, &self.text) {
+                self.display = display;
+                self.on_disk = Some(path);
+            } else if self.on_disk.as_ref().is_none_or(|found| !same_file(found, &path)) {
+                stale.push(display);
+            }
+        }
+        if self.on_disk.is_some() {
+            stale.clear();
+        }
+        stale
+    }
+
+    /// Move the spans `diagnostics` have on the merged trace (the file `merged`, read
+    /// from memory) onto the lines of the rank files the calls came from; what merging
+    /// found (on the merged header) goes to the header of the file it is about, or of the
+    /// first file. Nothing is moved when the merged trace is on disk.
+    pub fn place_on_rank_files(&self, sources: &mut Sources, merged: FileId, diagnostics: &mut [Diagnostic]) {
+        if self.on_disk.is_some() || self.files.is_empty() {
+            return;
+        }
+        let mut placer = Placer {
+            run: self,
+            merged,
+            line_starts: std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', &self.text).map(|at| at + 1))
+                .collect(),
+            ids: vec![None; self.files.len()],
+        };
+        for diagnostic in diagnostics.iter_mut() {
+            let about = self
+                .problems
+                .iter()
+                .find(|problem| problem.message == diagnostic.message)
+                .and_then(|problem| problem.file)
+                .unwrap_or(0);
+            for span in diagnostic.spans_mut() {
+                placer.place(sources, span, about);
+            }
+            if let Some(timeline) = &mut diagnostic.timeline {
+                for op in &mut timeline.ops {
+                    placer.place(sources, &mut op.span, 0);
+                }
+            }
+        }
+    }
+}
+
+/// Places spans of a merged trace on its rank files, adding each file to the sources
+/// when first needed.
+struct Placer<'m> {
+    run: &'m MergedRun,
+    merged: FileId,
+    /// Where each line of the merged text starts.
+    line_starts: Vec<usize>,
+    ids: Vec<Option<FileId>>,
+}
+
+impl Placer<'_> {
+    fn file(&mut self, sources: &mut Sources, index: usize) -> FileId {
+        *self.ids[index].get_or_insert_with(|| {
+            let layout = &self.run.files[index];
+            let mut file = SourceFile::deferred(layout.display.clone(), Some(layout.path.clone()));
+            file.set_layout(layout.line_starts.clone(), layout.len);
+            sources.add(file)
+        })
+    }
+
+    /// `header_of`: the file whose header stands for the merged header.
+    fn place(&mut self, sources: &mut Sources, span: &mut Span, header_of: usize) {
+        if span.file != self.merged {
+            return;
+        }
+        let line = self.line_starts.partition_point(|&start| start <= span.range.start) - 1;
+        let merged_line =
+            self.line_starts[line]..self.line_starts.get(line + 1).copied().unwrap_or(self.run.text.len());
+        let Some(&(index, rank_line)) = line.checked_sub(1).and_then(|call| self.run.origins.get(call)) else {
+            // The header: the rank file's own header line, whole.
+            let index = header_of.min(self.run.files.len() - 1);
+            let layout = &self.run.files[index];
+            let end = layout.content_end(0);
+            *span = Span::new(self.file(sources, index), 0..end);
+            return;
+        };
+        let (index, rank_line) = (index as usize, rank_line as usize);
+        let text = &self.run.text[merged_line.start..merged_line.end.min(self.run.text.len())];
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let layout = &self.run.files[index];
+        let rank_start = layout.line_starts[rank_line];
+        let rank_len = layout.content_end(rank_line) - rank_start;
+        // `{"rank": R, ` replaced the line's `{` (and any blank before it); the rest is
+        // the rank file's bytes.
+        let added = rank_prefix(text);
+        let rest = rank_len.saturating_sub(text.len() - added);
+        let map = |offset: usize| {
+            let within = offset.saturating_sub(merged_line.start).min(text.len());
+            // Inside the added prefix: the line's `{`.
+            let at = match within.checked_sub(added) {
+                Some(after) => rest + after,
+                None => rest.saturating_sub(1),
+            };
+            rank_start + at.min(rank_len)
+        };
+        let start = map(span.range.start);
+        let end = if span.range.end > merged_line.start + text.len() {
+            rank_start + rank_len
+        } else {
+            map(span.range.end)
+        };
+        *span = Span::new(self.file(sources, index), start..end.max(start));
+    }
+}
+
+impl RankLayout {
+    /// Where line `line`'s text ends (before its newline).
+    fn content_end(&self, line: usize) -> usize {
+        match self.line_starts.get(line + 1) {
+            Some(&next) => next - 1,
+            None => self.len - usize::from(self.newline_at_end && self.len > 0),
+        }
+    }
+}
+
+/// The bytes `with_rank` put before the rest of the line: `{"rank": R, ` (or `{"rank": R`
+/// before `}`); none when it copied the line as it was.
+fn rank_prefix(line: &[u8]) -> usize {
+    let Some(rest) = line.strip_prefix(b"{\"rank\": ") else {
+        return 0;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let prefix = b"{\"rank\": ".len() + digits;
+    if line[prefix..].starts_with(b", ") {
+        prefix + 2
+    } else {
+        prefix
+    }
+}
+
+/// Whether the file at `path` holds exactly `text` (read in pieces, never whole).
+fn holds(path: &Path, text: &[u8]) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file.metadata().map(|m| m.len()).ok() != Some(text.len() as u64) {
+        return false;
+    }
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut at = 0;
+    loop {
+        match reader.read(&mut buffer) {
+            Ok(0) => return at == text.len(),
+            Ok(n) => {
+                if text.get(at..at + n) != Some(&buffer[..n]) {
+                    return false;
+                }
+                at += n;
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(b).ok())
+            .is_some_and(|(a, b)| a == b)
+}
+
+/// `name` in the folder of the file shown as `display`, shown the same way.
+fn sibling_display(display: &str, name: &str) -> String {
+    let dir = Path::new(display)
+        .parent()
+        .map(|dir| dir.display().to_string())
+        .filter(|dir| !dir.is_empty())
+        .unwrap_or_else(|| ".".to_string());
+    format!("{dir}/{name}")
 }
 
 /// One rank file, read.
@@ -131,8 +412,10 @@ struct RankFile {
     header: CaptureHeader,
     /// The closing line's rank and world size, when the process closed the file.
     closed: Option<CaptureLine>,
-    /// The call lines (and anything malformed), without header and closing line.
+    /// The call lines (and anything malformed), without header and closing line; line
+    /// `i` is the file's line `i + 1`.
     lines: Vec<Vec<u8>>,
+    layout: RankLayout,
 }
 
 impl RankFile {
@@ -142,6 +425,13 @@ impl RankFile {
         if lines.last().is_some_and(Vec::is_empty) {
             lines.pop();
         }
+        let line_starts = std::iter::once(0)
+            .chain(
+                memchr::memchr_iter(b'\n', &bytes)
+                    .map(|at| at + 1)
+                    .filter(|&at| at < bytes.len()),
+            )
+            .collect();
         let first = if lines.is_empty() { Vec::new() } else { lines.remove(0) };
         let header = CaptureHeader::parse(&first)
             .ok_or_else(|| std::io::Error::other("its first line is not the header `syncguard trace` writes"))?;
@@ -157,6 +447,13 @@ impl RankFile {
             header,
             closed,
             lines,
+            layout: RankLayout {
+                display: display.to_string(),
+                path: path.to_path_buf(),
+                line_starts,
+                len: bytes.len(),
+                newline_at_end: bytes.ends_with(b"\n"),
+            },
         })
     }
 
@@ -173,25 +470,36 @@ impl RankFile {
 }
 
 /// Merge the files of one run (`(display, path)` each, all with the same run in their
-/// header). A file that cannot be read is an error of the run.
+/// header), taken in the order of their file names. A file that cannot be read is an
+/// error of the run. The merge is shown as `run-RUN.jsonl` in the first file's folder,
+/// where `syncguard trace` writes it; it is [`MergedRun::on_disk`] only once
+/// [`MergedRun::find_on_disk`] found it there.
 pub fn merge_run(run: &str, files: &[(String, PathBuf)]) -> MergedRun {
+    let mut files = files.to_vec();
+    files.sort_by(|(a_display, a), (b_display, b)| (a.file_name(), a_display).cmp(&(b.file_name(), b_display)));
     let mut problems = Vec::new();
     let mut read = Vec::new();
-    for (display, path) in files {
+    for (display, path) in &files {
         match RankFile::read(display, path) {
             Ok(file) => read.push(file),
-            Err(err) => problems.push(error(format!("{display}: cannot be read: {err}"))),
+            Err(err) => problems.push(error(format!("{display}: cannot be read: {err}"), None)),
         }
     }
     let ranks = assign_ranks(&read, &mut problems);
     let world_size = world_size(&read, &ranks, &mut problems);
-    for file in &read {
-        closing_problems(file, &mut problems);
+    for (index, file) in read.iter().enumerate() {
+        closing_problems(index, file, &mut problems);
     }
-    let display = merged_display(run, files);
+    let display = sibling_display(
+        files.first().map_or("", |(display, _)| display.as_str()),
+        &merged_file_name(run),
+    );
     let mut text = header_line(run, world_size, &ranks, &read);
-    for (rank, line) in ordered_lines(&read, &ranks) {
+    let mut origins = Vec::new();
+    for (rank, index, position, line) in ordered_lines(&read, &ranks) {
         with_rank(&mut text, rank, line);
+        // The file's line: after its header.
+        origins.push((index as u32, position as u32 + 1));
     }
     MergedRun {
         run: run.to_string(),
@@ -202,20 +510,25 @@ pub fn merge_run(run: &str, files: &[(String, PathBuf)]) -> MergedRun {
             .map(|(&rank, &index)| (rank, read[index].display.clone()))
             .collect(),
         problems,
+        on_disk: None,
+        files: read.into_iter().map(|file| file.layout).collect(),
+        origins,
     }
 }
 
-fn error(message: String) -> MergeProblem {
+fn error(message: String, file: Option<usize>) -> MergeProblem {
     MergeProblem {
         severity: ProblemSeverity::Error,
         message,
+        file,
     }
 }
 
-fn warning(message: String) -> MergeProblem {
+fn warning(message: String, file: Option<usize>) -> MergeProblem {
     MergeProblem {
         severity: ProblemSeverity::Warning,
         message,
+        file,
     }
 }
 
@@ -230,31 +543,40 @@ fn assign_ranks(files: &[RankFile], problems: &mut Vec<MergeProblem>) -> BTreeMa
             (Some(rank), _) => rank,
             (None, Some((parent, parent_rank))) => {
                 let of_rank = parent_rank.map_or(String::new(), |rank| format!(" (rank {rank})"));
-                problems.push(warning(format!(
-                    "{}: {} call{} of a process forked from pid {parent}{of_rank} that never told a rank of \
+                problems.push(warning(
+                    format!(
+                        "{}: {} call{} of a process forked from pid {parent}{of_rank} that never told a rank of \
                      its own are left out of the check",
-                    file.display,
-                    file.lines.len(),
-                    if file.lines.len() == 1 { "" } else { "s" }
-                )));
+                        file.display,
+                        file.lines.len(),
+                        if file.lines.len() == 1 { "" } else { "s" }
+                    ),
+                    Some(index),
+                ));
                 continue;
             }
             (None, None) if files.len() == 1 => 0,
             (None, None) => {
-                problems.push(error(format!(
-                    "{}: the process (pid {} on {}) never told its rank (no `HcclCommInitRootInfo` or \
+                problems.push(error(
+                    format!(
+                        "{}: the process (pid {} on {}) never told its rank (no `HcclCommInitRootInfo` or \
                      `HcclGetRankId`, no RANK_ID or RANK variable): its calls cannot be placed",
-                    file.display, file.header.pid, file.header.host
-                )));
+                        file.display, file.header.pid, file.header.host
+                    ),
+                    Some(index),
+                ));
                 continue;
             }
         };
         if let Some(&first) = ranks.get(&rank) {
             let first: &RankFile = &files[first];
-            problems.push(error(format!(
-                "{} and {} are both rank {rank}: two processes of one run claim the same rank",
-                first.display, file.display
-            )));
+            problems.push(error(
+                format!(
+                    "{} and {} are both rank {rank}: two processes of one run claim the same rank",
+                    first.display, file.display
+                ),
+                Some(index),
+            ));
             continue;
         }
         ranks.insert(rank, index);
@@ -269,10 +591,13 @@ fn world_size(files: &[RankFile], ranks: &BTreeMap<u32, usize>, problems: &mut V
     told.sort_unstable();
     told.dedup();
     if told.len() > 1 {
-        problems.push(error(format!(
-            "the files do not agree on the world size ({}): they are not one run",
-            told.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        )));
+        problems.push(error(
+            format!(
+                "the files do not agree on the world size ({}): they are not one run",
+                told.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            None,
+        ));
     }
     let seen = ranks.keys().next_back().map_or(1, |&rank| rank + 1);
     let world = told.last().copied().unwrap_or(seen).max(seen);
@@ -287,43 +612,48 @@ fn world_size(files: &[RankFile], ranks: &BTreeMap<u32, usize>, problems: &mut V
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
             if missing.len() == 1 { "s" } else { "ve" },
-        )));
+        ), None));
     }
     world
 }
 
-fn closing_problems(file: &RankFile, problems: &mut Vec<MergeProblem>) {
+fn closing_problems(index: usize, file: &RankFile, problems: &mut Vec<MergeProblem>) {
     match &file.closed {
-        None => problems.push(warning(format!(
-            "{}: the process (pid {}) did not close its trace: it was killed (SIGKILL, a crash) or is still running, \
-             so its last calls may be missing",
-            file.display, file.header.pid
-        ))),
-        Some(closing) if closing.dropped.unwrap_or(0) > 0 => problems.push(warning(format!(
-            "{}: {} line{} could not be written (a failed write or an oversized line): calls are missing",
-            file.display,
-            closing.dropped.unwrap_or(0),
-            if closing.dropped == Some(1) { "" } else { "s" }
-        ))),
+        None => problems.push(warning(
+            format!(
+                "{}: the process (pid {}) did not close its trace: it was killed (SIGKILL, a crash) or is still \
+                 running, so its last calls may be missing",
+                file.display, file.header.pid
+            ),
+            Some(index),
+        )),
+        Some(closing) if closing.dropped.unwrap_or(0) > 0 => problems.push(warning(
+            format!(
+                "{}: {} line{} could not be written (a failed write or an oversized line): calls are missing",
+                file.display,
+                closing.dropped.unwrap_or(0),
+                if closing.dropped == Some(1) { "" } else { "s" }
+            ),
+            Some(index),
+        )),
         Some(_) => {}
     }
 }
 
-/// `DIR/run RUN`: the folder of the files (or the first file's) and the run.
-fn merged_display(run: &str, files: &[(String, PathBuf)]) -> String {
-    let dir = files
-        .first()
-        .and_then(|(display, _)| Path::new(display).parent())
-        .map(|dir| dir.display().to_string())
-        .filter(|dir| !dir.is_empty())
-        .unwrap_or_else(|| ".".to_string());
-    format!("{dir}/run-{run}.jsonl")
-}
-
+/// The merged trace's header; `merged` names each rank's file, by its file name when
+/// all are in one folder (next to the merged file `syncguard trace` writes), so that the
+/// merge made by `trace` and the one `check` makes again are the same bytes.
 fn header_line(run: &str, world_size: u32, ranks: &BTreeMap<u32, usize>, files: &[RankFile]) -> Vec<u8> {
+    let one_folder = files
+        .windows(2)
+        .all(|pair| pair[0].layout.path.parent() == pair[1].layout.path.parent());
+    let name = |file: &RankFile| match file.layout.path.file_name() {
+        Some(name) if one_folder => name.to_string_lossy().into_owned(),
+        _ => file.display.clone(),
+    };
     let files: serde_json::Map<String, serde_json::Value> = ranks
         .iter()
-        .map(|(rank, &index)| (rank.to_string(), files[index].display.clone().into()))
+        .map(|(rank, &index)| (rank.to_string(), name(&files[index]).into()))
         .collect();
     let header = serde_json::json!({
         "syncguard_trace": 1,
@@ -336,10 +666,11 @@ fn header_line(run: &str, world_size: u32, ranks: &BTreeMap<u32, usize>, files: 
     line
 }
 
-/// Every call line of the ranked files, ordered by `ts`. A line's key never goes below
-/// the previous one of its host thread, so each thread keeps its file order even if the
-/// clock stepped back; lines without `ts` follow the line before them.
-fn ordered_lines<'f>(files: &'f [RankFile], ranks: &BTreeMap<u32, usize>) -> Vec<(u32, &'f [u8])> {
+/// Every call line of the ranked files, ordered by `ts`, with its rank, file and place
+/// among the file's call lines. A line's key never goes below the previous one of its
+/// host thread, so each thread keeps its file order even if the clock stepped back;
+/// lines without `ts` follow the line before them.
+fn ordered_lines<'f>(files: &'f [RankFile], ranks: &BTreeMap<u32, usize>) -> Vec<(u32, usize, usize, &'f [u8])> {
     let mut keyed: Vec<(u64, usize, usize, u32, &[u8])> = Vec::new();
     for (&rank, &index) in ranks {
         let mut last_of_thread: BTreeMap<&[u8], u64> = BTreeMap::new();
@@ -357,7 +688,10 @@ fn ordered_lines<'f>(files: &'f [RankFile], ranks: &BTreeMap<u32, usize>) -> Vec
         }
     }
     keyed.sort_by_key(|&(key, index, position, ..)| (key, index, position));
-    keyed.into_iter().map(|(.., rank, line)| (rank, line)).collect()
+    keyed
+        .into_iter()
+        .map(|(_, index, position, rank, line)| (rank, index, position, line))
+        .collect()
 }
 
 /// The raw value after `name` in a line the capture wrote (a number, up to the next
@@ -466,6 +800,131 @@ mod tests {
             String::from_utf8(text).unwrap(),
             "{\"rank\": 3, \"api\": \"aclrtRecordEv\n{\"rank\": 3}\n[1]\n"
         );
+    }
+
+    /// Two closed rank files of run r1 in `dir`; rank 0's second call is indented, and
+    /// rank 1's call follows a blank line.
+    fn two_ranks(dir: &Path) -> Vec<(String, PathBuf)> {
+        let b = write(
+            dir,
+            "b.jsonl",
+            &format!(
+                "{HEADER}, \"rank\": 1}}\n\n{{\"api\": \"x\", \"thread\": 5, \"ts\": 15, \"args\": {{}}}}\n{{\"syncguard_capture_end\": 1, \"rank\": 1, \"world_size\": 2}}\n"
+            ),
+        );
+        let a = write(
+            dir,
+            "a.jsonl",
+            &format!(
+                "{HEADER}, \"rank\": 0}}\n{{\"api\": \"y\", \"thread\": 9, \"ts\": 10, \"args\": {{}}}}\n  {{\"api\": \"z\", \"thread\": 9, \"ts\": 20, \"args\": {{}}}}\n{{\"syncguard_capture_end\": 1, \"rank\": 0, \"world_size\": 2}}\n"
+            ),
+        );
+        vec![b, a]
+    }
+
+    #[test]
+    fn a_merge_on_disk_is_used_only_while_it_holds_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<(String, PathBuf)> = two_ranks(dir.path())
+            .into_iter()
+            .map(|(name, path)| (format!("traces/{name}"), path))
+            .collect();
+        let mut merged = merge_run("r1", &files);
+        assert_eq!(merged.display, "traces/run-r1.jsonl");
+        assert!(merged.find_on_disk(&[]).is_empty());
+        assert_eq!(merged.on_disk, None, "no merged file yet");
+        // What `syncguard trace` writes: the rank files by their file names.
+        let text = String::from_utf8(merged.text.clone()).unwrap();
+        assert!(
+            text.starts_with(r#"{"merged":{"0":"a.jsonl","1":"b.jsonl"},"run":"r1""#),
+            "{text}"
+        );
+        let path = dir.path().join("run-r1.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(TraceFile::read(&path), TraceFile::Merged("r1".into()));
+        assert!(matches!(TraceFile::read(&files[0].1), TraceFile::Capture(_)));
+        assert!(merged.find_on_disk(&[]).is_empty());
+        assert_eq!(merged.on_disk.as_deref(), Some(path.as_path()));
+        assert_eq!(merged.display, "traces/run-r1.jsonl");
+        // Changed since: not used, and named.
+        std::fs::write(&path, text.replace("\"ts\": 15", "\"ts\": 16")).unwrap();
+        let mut merged = merge_run("r1", &files);
+        let named = [("x/run-r1.jsonl".to_string(), path.clone())];
+        assert_eq!(merged.find_on_disk(&named), ["x/run-r1.jsonl"]);
+        assert_eq!(merged.on_disk, None);
+    }
+
+    use crate::test_rule::Rule;
+
+    #[test]
+    fn findings_on_a_merge_in_memory_go_to_the_rank_files_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut merged = merge_run("r1", &two_ranks(dir.path()));
+        assert!(merged.problems.is_empty(), "{:?}", merged.problems);
+        let text = String::from_utf8(merged.text.clone()).unwrap();
+        let mut sources = Sources::default();
+        let file = sources.add(SourceFile::new(merged.display.clone(), text.clone()));
+        let line = |n: usize| sources.get(file).line_bytes(n);
+        // z is rank 0's second call: a span on its `"api"` key, one on the whole line, one
+        // on the header.
+        let z = (1..6)
+            .map(line)
+            .find(|range| text[range.clone()].contains("\"z\""))
+            .unwrap();
+        assert!(text[z.clone()].starts_with("{\"rank\": 0, \"api\": \"z\""));
+        let key = z.start + "{\"rank\": 0, ".len();
+        let mut diagnostic = Diagnostic::new(&Rule, Span::new(file, key..key + 5), "m");
+        diagnostic.related.push(syncguard_model::diagnostic::Related {
+            span: Span::new(file, z.start..z.end - 1),
+            message: "whole".into(),
+        });
+        diagnostic.related.push(syncguard_model::diagnostic::Related {
+            span: Span::new(file, line(0).start..line(0).end - 1),
+            message: "header".into(),
+        });
+        // x, rank 1's call, is line 3 of b.jsonl: after the header and a blank line.
+        let x = (1..5)
+            .map(line)
+            .find(|range| text[range.clone()].contains("\"x\""))
+            .unwrap();
+        diagnostic.related.push(syncguard_model::diagnostic::Related {
+            span: Span::new(file, x.start..x.end - 1),
+            message: "x".into(),
+        });
+        let mut diagnostics = [diagnostic];
+        merged.place_on_rank_files(&mut sources, file, &mut diagnostics);
+        sources.load_deferred();
+        let [diagnostic] = diagnostics;
+        let shown = |span: &Span| {
+            let source = sources.get(span.file);
+            (source.path.clone(), source.text[span.range.clone()].to_string())
+        };
+        assert_eq!(shown(&diagnostic.primary), ("a.jsonl".into(), "\"api\"".into()));
+        assert_eq!(
+            shown(&diagnostic.related[0].span),
+            (
+                "a.jsonl".into(),
+                r#"{"api": "z", "thread": 9, "ts": 20, "args": {}}"#.into()
+            )
+        );
+        assert_eq!(
+            sources
+                .get(diagnostic.primary.file)
+                .line_col(diagnostic.primary.range.start),
+            (3, 4)
+        );
+        let (path, header) = shown(&diagnostic.related[1].span);
+        assert_eq!(path, "a.jsonl");
+        assert!(header.starts_with(HEADER) && !header.ends_with('\n'), "{header}");
+        let x = &diagnostic.related[2].span;
+        assert_eq!(shown(x).0, "b.jsonl");
+        assert_eq!(sources.get(x.file).line_col(x.range.start), (3, 1));
+        assert!(shown(x).1.starts_with("{\"api\": \"x\"") && shown(x).1.ends_with("{}}"));
+        // Nothing moves once the merge is on disk.
+        merged.on_disk = Some(dir.path().join("run-r1.jsonl"));
+        let mut unmoved = [Diagnostic::new(&Rule, Span::new(file, z.clone()), "m")];
+        merged.place_on_rank_files(&mut sources, file, &mut unmoved);
+        assert_eq!(unmoved[0].primary.file, file);
     }
 
     #[test]

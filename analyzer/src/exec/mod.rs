@@ -545,7 +545,7 @@ impl<'p> Execution<'p> {
                     (Some(context), _) => {
                         format!(
                             "the default stream of context {}",
-                            self.program.object(self.instance(context).obj).name
+                            self.program.object(self.instance(context).obj).shown()
                         )
                     }
                     (None, legacy) => {
@@ -587,10 +587,10 @@ impl<'p> Execution<'p> {
     /// The object's name, with its index in its array (`workers[2]`).
     fn handle_name(&self, id: InstId) -> String {
         let instance = self.instance(id);
-        let name = &self.program.object(instance.obj).name;
+        let name = self.program.object(instance.obj).shown();
         match instance.element {
             Some(k) => format!("{name}[{k}]"),
-            None => name.clone(),
+            None => name.to_string(),
         }
     }
 

@@ -223,6 +223,29 @@ pub static RULES: &[&RuleInfo] = &[
 
 /// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the
 /// program's `of` ranks have; nothing for a one-rank program.
+/// "Insert a synchronize of the stream `agent` runs before `before`": the mechanical
+/// fix where the host must wait for queued work; none for the default stream or an HCCL
+/// thread, whose synchronize the code writes in its own way.
+pub(crate) fn synchronize_before(
+    exec: &crate::exec::Execution,
+    agent: crate::exec::AgentId,
+    before: crate::source::Span,
+) -> Option<crate::diagnostic::Fix> {
+    let crate::exec::AgentKind::Stream(inst) = exec.agent(agent).kind else {
+        return None;
+    };
+    let stream = exec.instance(inst).obj;
+    if stream == crate::model::Program::DEFAULT_STREAM || exec.instance(inst).element.is_some() {
+        return None;
+    }
+    let api = events::spelled(exec.program, stream, "aclrtSynchronizeStream");
+    let call = format!("{api}({})", exec.program.object(stream).shown());
+    Some(crate::diagnostic::Fix {
+        title: format!("Insert {call} before this"),
+        edits: vec![crate::diagnostic::FixEdit::InsertCallBefore { before, call }],
+    })
+}
+
 pub(crate) fn ranks_in_parentheses(ranks: &[u32], of: u32) -> String {
     match ranks {
         _ if of <= 1 => String::new(),

@@ -55,39 +55,46 @@ pub fn check_trace_reader(
 /// Check the rank files of one `syncguard trace` run as one multi-rank trace
 /// ([`syncguard_trace::merge`]). What merging found is reported on the merged trace's
 /// header line (SG002); a run with a rank missing or claimed twice is not analyzed, as
-/// its findings would be about a program that did not run.
+/// its findings would be about a program that did not run. Findings are placed on the
+/// merged trace when it is on disk ([`MergedRun::on_disk`]), else on the rank files.
 pub fn check_merged_run(sources: &mut Sources, merged: &MergedRun, overrides: &Overrides) -> CheckedFile {
     let read = read_trace(
         sources,
         merged.display.clone(),
         merged.text.as_slice(),
-        None,
+        merged.on_disk.clone(),
         false,
         overrides.smt.timelines,
     );
     let read = read.into_read(overrides.target, overrides.cann);
-    if let Ok(text) = std::str::from_utf8(&merged.text) {
+    let file = read.file;
+    if merged.on_disk.is_none()
+        && let Ok(text) = std::str::from_utf8(&merged.text)
+    {
         // Kept for rendering: the merged trace exists only in memory.
-        sources.get_mut(read.file).text = text.to_string();
+        sources.get_mut(file).text = text.to_string();
     }
     let header = merged
         .text
         .iter()
         .position(|&b| b == b'\n')
         .unwrap_or(merged.text.len());
-    let span = Span::new(read.file, 0..header);
+    let span = Span::new(file, 0..header);
     let problems: Vec<Diagnostic> = merged
         .problems
         .iter()
         .map(|problem| merge_problem(problem, &span))
         .collect();
-    if !merged.checkable() {
+    let mut checked = if merged.checkable() {
+        analyze(sources, read, problems, overrides)
+    } else {
         let mut diagnostics = problems;
         diagnostics.extend(read.diagnostics);
-        Diagnostic::sort(&mut diagnostics);
-        return CheckedFile::unanalyzed(read.program, diagnostics);
-    }
-    analyze(sources, read, problems, overrides)
+        CheckedFile::unanalyzed(read.program, diagnostics)
+    };
+    merged.place_on_rank_files(sources, file, &mut checked.diagnostics);
+    Diagnostic::sort(&mut checked.diagnostics);
+    checked
 }
 
 fn merge_problem(problem: &MergeProblem, span: &Span) -> Diagnostic {

@@ -141,6 +141,7 @@ impl<'u> Walker<'_, 'u> {
             (creates, Some(place)) => {
                 self.api_calls += 1;
                 let name = self.object_name(&place);
+                self.record_written(&name, args[outputs[0]]);
                 let span = self.range(args[outputs[0]]);
                 self.emit(
                     ast::StmtKind::Let {

@@ -59,6 +59,7 @@ impl<'u> Walker<'_, 'u> {
             _ => return None,
         };
         let name = self.object_name(&place);
+        self.record_written(&name, arg);
         self.declare_from_before(&name, call, args, span.clone());
         let value = Value::Handle(name);
         self.from_before.insert(place.clone(), value.clone());
@@ -170,6 +171,7 @@ impl<'u> Walker<'_, 'u> {
     /// pointers the code does not relate are never taken to alias.
     pub(super) fn memory_from_before(&mut self, pointer: &str, first_use: Node<'u>) -> Value {
         let name = self.object_name(pointer);
+        self.record_written(&name, first_use);
         let span = self.range(first_use);
         self.prelude
             .push(super::kernel::let_call(&name, "existing_memory", span));

@@ -71,6 +71,8 @@ pub struct Extracted {
     pub unchecked: Vec<(Range<usize>, &'static Api)>,
     /// The code asks for its rank or the rank count: it runs on several ranks.
     pub wants_ranks: bool,
+    /// The handles as the code writes them: `.sync` name → text.
+    pub written: Vec<(String, String)>,
 }
 
 enum Flow {
@@ -107,6 +109,8 @@ struct Walker<'i, 'u> {
     frames: Vec<Frame<'u>>,
     next_id: usize,
     used_names: HashSet<String>,
+    /// The handles as the code writes them: `.sync` name → text ([`written_place`]).
+    written: HashMap<String, String>,
     unresolved: Vec<Unresolved>,
     incomplete: Option<Unresolved>,
     unchecked: Vec<(Range<usize>, &'static Api)>,
@@ -251,6 +255,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             frames: Vec::new(),
             next_id: 0,
             used_names: HashSet::new(),
+            written: HashMap::new(),
             unresolved: Vec::new(),
             incomplete: None,
             unchecked: Vec::new(),
@@ -311,6 +316,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             incomplete: self.incomplete,
             unchecked: self.unchecked,
             wants_ranks: self.wants_ranks,
+            written: self.written.into_iter().collect(),
         }
     }
 }
@@ -466,6 +472,15 @@ impl<'u> Walker<'_, 'u> {
             name = format!("{base}_{counter}");
         }
         name
+    }
+
+    /// Remember that the object `name` is written `node` in the code (`&inReady_` gives
+    /// `inReady_`), for messages; nothing when `node` is not a plain place.
+    fn record_written(&mut self, name: &str, node: Node<'u>) {
+        match written_place(self.text(api::strip_casts(node))) {
+            Some(text) => self.written.insert(name.to_string(), text),
+            None => self.written.remove(name),
+        };
     }
 
     /// Run `arms` as alternatives of a `param` the extractor declares (`branch_L42`):
@@ -678,5 +693,57 @@ pub(crate) fn ast_binary(op: ast::BinaryOp, left: ast::Expr, right: ast::Expr) -
     ast::Expr {
         kind: ast::ExprKind::Binary(op, Box::new(left), Box::new(right)),
         span,
+    }
+}
+
+/// `text` as a handle's name in messages and fixes, if it is a plain place: names joined
+/// by `.`, `->` or `::`, with literal subscripts (`streams_[1]`), an `&` or `*`,
+/// parentheses around it and `this->` (a member is written without it in most code) dropped. A subscript by a variable (`streams_[i]`) names a
+/// different handle on each iteration, so it is not one.
+pub(crate) fn written_place(text: &str) -> Option<String> {
+    let mut place: String = text.split_whitespace().collect();
+    loop {
+        let inner = place
+            .strip_prefix("this->")
+            .or_else(|| place.strip_prefix('&'))
+            .or_else(|| place.strip_prefix('*'))
+            .or_else(|| place.strip_prefix('(').and_then(|rest| rest.strip_suffix(')')));
+        match inner {
+            Some(inner) => place = inner.to_string(),
+            None => break,
+        }
+    }
+    let plain = place
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_.->:[]".contains(c));
+    let literal_subscripts = place.split('[').skip(1).all(|rest| {
+        rest.split(']')
+            .next()
+            .is_some_and(|index| index.chars().all(|c| c.is_ascii_digit()) && !index.is_empty())
+    });
+    let starts_as_name = place.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == ':');
+    (plain && literal_subscripts && starts_as_name && place.len() <= 48).then_some(place)
+}
+
+#[cfg(test)]
+mod written_place_tests {
+    use super::written_place;
+
+    #[test]
+    fn a_handle_is_named_as_the_code_writes_it() {
+        assert_eq!(written_place("&inReady_").as_deref(), Some("inReady_"));
+        assert_eq!(written_place("&this->streams_[1]").as_deref(), Some("streams_[1]"));
+        assert_eq!(written_place("&(ctx->stream)").as_deref(), Some("ctx->stream"));
+        assert_eq!(written_place("& pool.events [ 0 ]").as_deref(), Some("pool.events[0]"));
+    }
+
+    #[test]
+    fn what_is_not_one_handle_is_not_a_name() {
+        // A subscript by a variable names another handle on each iteration.
+        assert_eq!(written_place("&streams[i]"), None);
+        assert_eq!(written_place("make_stream()"), None);
+        assert_eq!(written_place("base + offset"), None);
+        assert_eq!(written_place("&streams[]"), None);
+        assert_eq!(written_place(&format!("&{}", "x".repeat(60))), None);
     }
 }

@@ -38,24 +38,39 @@ test('the sync language and its grammar are contributed', () => {
     assert.equal(grammar.scopeName, 'source.sync');
 });
 
-test('settings, command and activation', () => {
-    const properties = manifest.contributes.configuration.properties;
-    assert.equal(properties['syncguard.path'].default, 'syncguard');
-    assert.equal(properties['syncguard.args'].type, 'array');
-    assert.deepEqual(properties['syncguard.trace.server'].enum, ['off', 'messages', 'verbose']);
-    assert.ok(manifest.contributes.commands.some((c) => c.command === 'syncguard.restartServer'));
-    for (const language of ['sync', 'c', 'cpp', 'cuda-cpp', 'python']) {
+test('commands, activation and packaging fields', () => {
+    const commands = manifest.contributes.commands.map((c) => c.command);
+    assert.deepEqual(commands.sort(), ['syncguard.restartServer', 'syncguard.showTimeline']);
+    for (const language of ['sync', 'c', 'cpp', 'cuda-cpp', 'python', 'jsonl']) {
         assert.ok(manifest.activationEvents.includes(`onLanguage:${language}`), language);
     }
-    assert.equal(manifest.main, './out/extension.js');
+    // Activation only registers listeners: the server starts for the first document that
+    // needs it (src/relevance.ts), never for every file.
+    assert.ok(!manifest.activationEvents.includes('*'));
+    assert.equal(manifest.main, './dist/extension.js');
     assert.equal(manifest.engines.vscode, '^1.82.0');
+    assert.equal(manifest.devDependencies['@types/vscode'], '~1.82.0');
+    assert.match(manifest.repository.url, /^https:\/\/github\.com\/[^/]+\/[^/]+$/);
+    assert.equal(manifest.license, 'Apache-2.0');
+    // The packaging tools are pinned, so that CI needs no global install.
+    assert.match(manifest.devDependencies['@vscode/vsce'], /^\d+\.\d+\.\d+$/);
+    assert.match(manifest.devDependencies.esbuild, /^\d+\.\d+\.\d+$/);
+    assert.match(manifest.scripts.package, /^vsce package --no-dependencies/);
 });
 
-test('the extension source serves the same languages', () => {
+test('the extension source serves the same documents', () => {
     const source = fs.readFileSync(path.join(ROOT, 'src', 'extension.ts'), 'utf8');
     for (const language of ['sync', 'c', 'cpp', 'cuda-cpp', 'python']) {
         assert.ok(source.includes(`language: '${language}'`), `documentSelector has ${language}`);
     }
     assert.ok(source.includes(`pattern: '**/*.jsonl'`));
     assert.ok(source.includes(`'syncguard.restartServer'`));
+    assert.ok(source.includes(`'syncguard.showTimeline'`));
+});
+
+test('the README links nothing relative (vsce rejects it)', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const [, target] of readme.matchAll(/\]\(([^)]+)\)/g)) {
+        assert.match(target, /^(https:\/\/|#)/, target);
+    }
 });

@@ -69,6 +69,7 @@ impl Lowerer<'_> {
         let name = format!("{}[{}]", self.program.object(array).name, crate::expr_text(written));
         self.program.objects.push(Object {
             name,
+            written: None,
             kind,
             span: self.span(&written.span),
             created_by: None,

@@ -184,6 +184,7 @@ impl Lowerer<'_> {
         let id = ObjId(self.program.objects.len() as u32);
         self.program.objects.push(Object {
             name: name.name.clone(),
+            written: None,
             kind,
             span: self.span(&name.span),
             created_by: Some(api.to_string()),

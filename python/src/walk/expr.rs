@@ -145,8 +145,8 @@ impl<'t> Walker<'_, 't> {
                     };
                     let key = self.eval(key);
                     self.hint = match (&hint, &key) {
-                        (Some(hint), Value::Str(text)) => Some(format!("{hint}_{text}")),
-                        (Some(hint), Value::Int(at)) => Some(format!("{hint}_{at}")),
+                        (Some(hint), Value::Str(text)) => Some(format!("{hint}[{text:?}]")),
+                        (Some(hint), Value::Int(at)) => Some(format!("{hint}[{at}]")),
                         _ => hint.clone(),
                     };
                     let value = self.eval(value);
@@ -454,7 +454,7 @@ impl<'t> Walker<'_, 't> {
             if position as i64 >= MAX_ITERATIONS || self.incomplete.is_some() {
                 break;
             }
-            self.hint = hint.as_ref().map(|hint| format!("{hint}_{position}"));
+            self.hint = hint.as_ref().map(|hint| format!("{hint}[{position}]"));
             self.store(left, item);
             out.push(self.eval(body));
         }
@@ -803,8 +803,10 @@ impl<'t> Walker<'_, 't> {
     }
 
     pub(super) fn fresh_hint(&mut self, default: &str) -> String {
-        let hint = self.hint.take().unwrap_or_else(|| default.to_string());
-        self.fresh_name(&hint)
+        match self.hint.take() {
+            Some(hint) => self.fresh_written(&hint),
+            None => self.fresh_name(default),
+        }
     }
 
     /// `torch.npu.Event()`: an event whose records capture the stream's progress so far

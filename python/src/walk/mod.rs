@@ -56,6 +56,8 @@ pub struct Walked {
     /// The files (units) whose code the walk read: the program depends on no other
     /// file's text, only on what the files define (by name).
     pub touched: std::collections::BTreeSet<usize>,
+    /// The objects as the code writes them: `.sync` name → text.
+    pub written: Vec<(String, String)>,
 }
 
 /// How a block ended.
@@ -163,6 +165,8 @@ pub struct Walker<'i, 't> {
     recorded: std::collections::HashSet<String>,
     /// `.sync` names given so far, with how often.
     names: HashMap<String, usize>,
+    /// The objects as the code writes them: `.sync` name → text, for messages.
+    written: HashMap<String, String>,
     /// The name the value being assigned will be stored under.
     hint: Option<String>,
     inlined: Vec<Callee>,
@@ -239,6 +243,7 @@ impl<'i, 't> Walker<'i, 't> {
             torch_events: std::collections::HashSet::new(),
             recorded: std::collections::HashSet::new(),
             names: HashMap::new(),
+            written: HashMap::new(),
             hint: None,
             inlined: Vec::new(),
             nested: Vec::new(),
@@ -276,6 +281,7 @@ impl<'i, 't> Walker<'i, 't> {
             incomplete: self.incomplete,
             unchecked: self.unchecked,
             touched: self.touched,
+            written: self.written.into_iter().collect(),
         }
     }
 
@@ -394,6 +400,21 @@ impl<'i, 't> Walker<'i, 't> {
         self.place_on_device(&mut stmt);
         if let Some(block) = self.blocks.last_mut() {
             block.push(stmt);
+        }
+    }
+
+    /// A fresh `.sync` name for an object the code writes `text` (`self.stream`,
+    /// `events[0]`), remembered for messages.
+    fn fresh_written(&mut self, text: &str) -> String {
+        let name = self.fresh_name(text);
+        self.remember_written(&name, text);
+        name
+    }
+
+    /// Remember that object `name` is written `text`, if that is one short line.
+    pub(super) fn remember_written(&mut self, name: &str, text: &str) {
+        if text.len() <= 48 && !text.contains('\n') {
+            self.written.insert(name.to_string(), text.to_string());
         }
     }
 
@@ -592,7 +613,7 @@ impl<'i, 't> Walker<'i, 't> {
         if !declared_here || made.starts_with(wanted) {
             return;
         }
-        let new = self.fresh_name(target);
+        let new = self.fresh_written(target);
         let renamed = HashMap::from([(made.clone(), new.clone())]);
         if let Some(block) = self.blocks.last_mut() {
             syntax::rename(&mut block[start..], &renamed);

@@ -233,7 +233,7 @@ impl<'t> Walker<'_, 't> {
         let received = &self.received[at];
         let span = received.span.clone();
         let base = received.name.clone();
-        let name = self.fresh_name(&base);
+        let name = self.fresh_written(&base);
         let (api, object) = match kind {
             Kind::Stream => ("acl.rt.create_stream", Value::Stream(name.clone())),
             Kind::Event => ("existing_event", Value::Event(name.clone())),

@@ -559,6 +559,10 @@ impl<'t> Walker<'_, 't> {
                 let to_device = target.is_some();
                 let default = format!("{buffer}_{}", if to_device { "dev" } else { "host" });
                 let result = self.fresh_hint(&default);
+                if !self.written.contains_key(&result) {
+                    let text = self.text(node).to_string();
+                    self.remember_written(&result, &text);
+                }
                 let result_place = if to_device {
                     self.create(
                         node,

@@ -157,8 +157,9 @@ fn header(diagnostics: &[Diagnostic], report: &HtmlReport) -> String {
     )
 }
 
-/// Filters for a page of many findings (rule, severity, file, text) and collapsing the
-/// cards: hidden until the script runs, since only the script can act on them.
+/// Filters for a page of many findings (rule, severity, file, text), grouping them (by
+/// file, rule or location) and collapsing the cards: hidden until the script runs,
+/// since only the script can act on them.
 fn finder(diagnostics: &[Diagnostic], index: &SourceIndex) -> String {
     if diagnostics.len() < 2 {
         return String::new();
@@ -173,7 +174,7 @@ fn finder(diagnostics: &[Diagnostic], index: &SourceIndex) -> String {
     let severities = diagnostics.iter().map(|d| d.severity.as_str().to_string()).collect();
     let files = diagnostics.iter().map(|d| index.location(&d.primary).path).collect();
     format!(
-        r#"<section id="finder" aria-label="filter findings" hidden><input type="search" id="finder-text" placeholder="Search messages, calls, notes" aria-label="search findings"> <select id="finder-rule" aria-label="rule"><option value="">every rule</option>{rules}</select> <select id="finder-severity" aria-label="severity"><option value="">every severity</option>{severities}</select> <select id="finder-file" aria-label="file"><option value="">every file</option>{files}</select> <button type="button" id="finder-collapse">Collapse all</button> <button type="button" id="finder-expand">Expand all</button> <span id="finder-count" aria-live="polite"></span></section>"#,
+        r#"<section id="finder" aria-label="filter findings" hidden><input type="search" id="finder-text" placeholder="Search messages, calls, notes" aria-label="search findings"> <select id="finder-rule" aria-label="rule"><option value="">every rule</option>{rules}</select> <select id="finder-severity" aria-label="severity"><option value="">every severity</option>{severities}</select> <select id="finder-file" aria-label="file"><option value="">every file</option>{files}</select> <select id="finder-group" aria-label="group by"><option value="">no grouping</option><option value="file">group by file</option><option value="rule">group by rule</option><option value="location">group by location</option></select> <button type="button" id="finder-collapse">Collapse all</button> <button type="button" id="finder-expand">Expand all</button> <span id="finder-count" aria-live="polite"></span></section>"#,
         rules = options(rules),
         severities = options(severities),
         files = options(files),
@@ -210,14 +211,14 @@ fn summary_table(diagnostics: &[Diagnostic], index: &SourceIndex) -> String {
 }
 
 fn legend() -> String {
-    r#"<section class="legend" aria-label="legend"><span><svg width="30" height="16"><rect class="swatch op-context" x="1" y="1" width="28" height="14" rx="3"/></svg>op</span><span><svg width="30" height="16"><rect class="swatch op-involved" x="1" y="1" width="28" height="14" rx="3"/></svg>call the finding names</span><span><svg width="30" height="16"><rect class="swatch op-cycle" x="1" y="1" width="28" height="14" rx="3"/></svg>op on the deadlock cycle</span><span><svg width="30" height="16"><rect class="swatch op-stuck" x="1" y="1" width="28" height="14" rx="3"/></svg>never runs</span><span><svg width="34" height="16"><line class="edge-match" x1="2" y1="8" x2="32" y2="8"/></svg>record → wait</span><span><svg width="34" height="16"><line class="edge-sync" x1="2" y1="8" x2="32" y2="8"/></svg>host synchronize</span><span><svg width="34" height="16"><line class="edge-cycle" x1="2" y1="8" x2="32" y2="8"/></svg>cycle step</span><span><svg width="34" height="22"><line class="race-line" x1="2" y1="11" x2="32" y2="11"/><circle class="race-dot" cx="17" cy="11" r="8"/><text class="race-text" x="17" y="16" text-anchor="middle">≠</text></svg>accesses nothing orders (race)</span><span><svg width="22" height="22"><circle class="step step-witness" cx="11" cy="11" r="9"/></svg>order in which it happens (z3 witness / cycle)</span></section>"#.into()
+    r#"<section class="legend" aria-label="legend"><span><svg width="30" height="16"><rect class="swatch op-context" x="1" y="1" width="28" height="14" rx="3"/></svg>op</span><span><svg width="30" height="16"><rect class="swatch op-involved" x="1" y="1" width="28" height="14" rx="3"/></svg>call the finding names</span><span><svg width="30" height="16"><rect class="swatch op-cycle" x="1" y="1" width="28" height="14" rx="3"/></svg>op on the deadlock cycle</span><span><svg width="30" height="16"><rect class="swatch op-stuck" x="1" y="1" width="28" height="14" rx="3"/></svg>never runs</span><span><svg width="34" height="16"><line class="edge-match" x1="2" y1="8" x2="32" y2="8"/></svg>record → wait</span><span><svg width="34" height="16"><line class="edge-sync" x1="2" y1="8" x2="32" y2="8"/></svg>host synchronize</span><span><svg width="34" height="16"><line class="edge-cycle" x1="2" y1="8" x2="32" y2="8"/></svg>cycle step</span><span><svg width="34" height="16"><line class="ghost-line" x1="2" y1="8" x2="32" y2="8"/></svg>signal a wait lacks or reads stale (ghost)</span><span><svg width="34" height="16"><line class="edge-hang" x1="2" y1="8" x2="32" y2="8"/></svg>host call that never returns</span><span><svg width="34" height="22"><line class="race-line" x1="2" y1="11" x2="32" y2="11"/><circle class="race-dot" cx="17" cy="11" r="8"/><text class="race-text" x="17" y="16" text-anchor="middle">≠</text></svg>accesses nothing orders (race)</span><span><svg width="22" height="22"><circle class="step step-witness" cx="11" cy="11" r="9"/></svg>order in which it happens (z3 witness / cycle)</span></section>"#.into()
 }
 
 /// One finding: headline, location, timeline, related calls, notes and help.
 fn finding(diagnostic: &Diagnostic, number: usize, index: &SourceIndex) -> String {
     let primary = index.location(&diagnostic.primary);
     let mut out = format!(
-        r##"<section class="finding sev-border-{severity}" id="finding-{number}" data-code="{code}" data-severity="{severity}" data-file="{path}"><h2><span class="sev sev-{severity}">{severity}</span> <code>{code}</code> {name}</h2><p class="message">{message}</p><p class="where"><a href="#{anchor}">{path}:{line}:{column}</a> <code class="snippet">{text}</code></p>"##,
+        r##"<section class="finding sev-border-{severity}" id="finding-{number}" data-code="{code}" data-name="{name}" data-severity="{severity}" data-file="{path}" data-location="{path}:{line}"><h2><span class="sev sev-{severity}">{severity}</span> <code>{code}</code> {name}</h2><p class="message">{message}</p><p class="where"><a href="#{anchor}">{path}:{line}:{column}</a> <code class="snippet">{text}</code></p>"##,
         severity = diagnostic.severity.as_str(),
         code = diagnostic.code,
         name = escape(diagnostic.name),

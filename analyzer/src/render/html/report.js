@@ -33,7 +33,7 @@
     });
   });
   // A timeline wider than the page opens scrolled to show the finding's ops, from the
-  // first as far as the page allows.
+  // first as far as the page allows, and where the ghosts into them come from.
   Array.prototype.forEach.call(document.querySelectorAll(".timeline-grid .scroll"), function (scroll) {
     var boxes = scroll.querySelectorAll("a.op-cycle rect, a.op-involved rect");
     if (boxes.length === 0) { return; }
@@ -42,6 +42,9 @@
       var x = parseFloat(box.getAttribute("x"));
       left = Math.min(left, x);
       right = Math.max(right, x + parseFloat(box.getAttribute("width")));
+    });
+    Array.prototype.forEach.call(scroll.querySelectorAll(".ghost-line"), function (ghost) {
+      left = Math.min(left, ghost.getBBox().x + 90);
     });
     if (right + 40 > scroll.clientWidth) {
       scroll.scrollLeft = Math.max(0, Math.min(left - 90, right + 40 - scroll.clientWidth));
@@ -70,7 +73,10 @@
   var rule = document.getElementById("finder-rule");
   var severity = document.getElementById("finder-severity");
   var file = document.getElementById("finder-file");
+  var group = document.getElementById("finder-group");
   var count = document.getElementById("finder-count");
+  // The group headers shown, each with its cards (`header.cards`).
+  var headers = [];
   function apply() {
     var words = text.value.toLowerCase().split(/\s+/).filter(function (w) { return w; });
     var shown = 0;
@@ -84,11 +90,77 @@
       if (matches) { shown += 1; }
     });
     count.textContent = shown + " of " + cards.length + " findings shown";
+    headers.forEach(countGroup);
+  }
+  // A group's header counts the cards the filters leave, and goes when none is left.
+  function countGroup(header) {
+    var shown = header.cards.filter(function (card) { return !card.hidden; }).length;
+    header.querySelector(".group-count").textContent = shown + (shown === 1 ? " finding" : " findings");
+    header.hidden = shown === 0;
+  }
+  // Grouping moves the cards under a header per file, rule or location (file:line of
+  // the finding), groups in the order they first appear; none puts the page order back.
+  var start = document.createComment("findings");
+  if (cards.length) { cards[0].parentNode.insertBefore(start, cards[0]); }
+  function keyOf(card) {
+    switch (group.value) {
+      case "file": return card.dataset.file;
+      case "rule": return card.dataset.code + " " + card.dataset.name;
+      case "location": return card.dataset.location;
+      default: return "";
+    }
+  }
+  function groupHeader(key, members) {
+    var header = document.createElement("h2");
+    header.className = "group-header";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.setAttribute("aria-expanded", "true");
+    var name = document.createElement("span");
+    name.className = "group-name";
+    name.textContent = key;
+    var number = document.createElement("span");
+    number.className = "group-count";
+    button.appendChild(name);
+    button.appendChild(document.createTextNode(" "));
+    button.appendChild(number);
+    // A button: Enter and Space open and close the group, as a click does.
+    button.addEventListener("click", function () {
+      var open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+      members.forEach(function (card) { card.classList.toggle("group-closed", !open); });
+    });
+    header.appendChild(button);
+    header.cards = members;
+    return header;
+  }
+  function regroup() {
+    headers.forEach(function (header) { header.parentNode.removeChild(header); });
+    headers = [];
+    var order = [], members = Object.create(null);
+    cards.forEach(function (card) {
+      card.classList.remove("group-closed");
+      var key = keyOf(card);
+      if (!(key in members)) { members[key] = []; order.push(key); }
+      members[key].push(card);
+    });
+    var after = start;
+    function place(node) { after.parentNode.insertBefore(node, after.nextSibling); after = node; }
+    order.forEach(function (key) {
+      if (group.value) {
+        var header = groupHeader(key, members[key]);
+        headers.push(header);
+        place(header);
+      }
+      members[key].forEach(place);
+    });
+    apply();
   }
   [text, rule, severity, file].forEach(function (control) {
     control.addEventListener("input", apply);
     control.addEventListener("change", apply);
   });
+  group.addEventListener("change", regroup);
   document.getElementById("finder-collapse").addEventListener("click", function () {
     cards.forEach(function (card) { card.classList.add("collapsed"); card.querySelector("h2").setAttribute("aria-expanded", "false"); });
   });

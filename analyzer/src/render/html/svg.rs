@@ -8,6 +8,8 @@ use super::escape;
 use super::source_lines::SourceIndex;
 use crate::timeline::{EdgeKind, Highlight, LaneKind, Role, Timeline, TimelineEdge, TimelineOp};
 
+mod marks;
+
 /// Left of the first column: room for the count of earlier ops left out, and for the
 /// back arrows that enter the first column.
 const GUTTER: f64 = 76.0;
@@ -93,14 +95,19 @@ pub fn timeline_svg(timeline: &Timeline, index: &SourceIndex, id: &str) -> Strin
     );
     svg.push_str(&lanes(timeline, width));
     let mut tracks = Tracks::default();
-    for edge in timeline.edges.iter().filter(|e| !e.on_cycle) {
+    // An edge a ghost or a hang stands for is drawn as that, in its own style.
+    let plain = |e: &&TimelineEdge| !e.on_cycle && !marks::drawn_as_mark(timeline, e);
+    for edge in timeline.edges.iter().filter(plain) {
         svg.push_str(&arrow(timeline, edge, geometry, &mut tracks));
     }
+    let marks = marks::marks(timeline, index, geometry);
+    svg.push_str(&marks.under);
     let runs = runs_of_lines(timeline);
     for (number, op) in timeline.ops.iter().enumerate() {
         let id = format!("{id}-op{number}");
         svg.push_str(&op_box(timeline, op, runs[number], index, &id, geometry));
     }
+    svg.push_str(&marks.over);
     // Cycle steps last, so that they are drawn over the boxes they join.
     for edge in timeline.edges.iter().filter(|e| e.on_cycle) {
         svg.push_str(&arrow(timeline, edge, geometry, &mut tracks));
@@ -295,8 +302,10 @@ fn op_box(
         Role::Involved => "op-involved",
         Role::Context => "op-context",
     });
+    // A synchronize that never returns was called: it is stuck in the call, not before it.
+    let hung = marks::is_hung(timeline, op);
     if !op.executed {
-        classes.push("op-stuck");
+        classes.push(if hung { "op-stuck op-hung" } else { "op-stuck" });
     }
     let location = index.location(&op.span);
     let mut tooltip = format!("{}\n{}", op.label, location.describe());
@@ -309,7 +318,9 @@ fn op_box(
     if let Some((run, total)) = run {
         tooltip.push_str(&format!("\nrun {run} of {total} of this line here"));
     }
-    if !op.executed {
+    if hung {
+        tooltip.push_str("\nnever returns: the work it waits for is stuck");
+    } else if !op.executed {
         tooltip.push_str("\nnever runs");
     }
     let mut out = format!(
@@ -409,8 +420,7 @@ fn arrow(timeline: &Timeline, edge: &TimelineEdge, geometry: Geometry, tracks: &
     );
     let (x2, y2) = (geometry.box_x(to.step), box_y(to.lane) + BOX_HEIGHT / 2.0);
     let path = if to.step > from.step {
-        let bend = ((x2 - x1) / 2.0).max(18.0);
-        format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bend, x2 - bend)
+        curve((x1, y1), (x2, y2))
     } else {
         let gap = geometry.column - geometry.box_width;
         let corridor = if to.lane < from.lane {
@@ -439,6 +449,12 @@ fn arrow(timeline: &Timeline, edge: &TimelineEdge, geometry: Geometry, tracks: &
     )
 }
 
+/// A forward arrow's path: from the right edge of one box to the left edge of a later one.
+fn curve((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> String {
+    let bend = ((x2 - x1) / 2.0).max(18.0);
+    format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bend, x2 - bend)
+}
+
 /// A polyline through `points` with its corners rounded.
 fn rounded_path(points: &[(f64, f64)]) -> String {
     const RADIUS: f64 = 6.0;
@@ -464,7 +480,7 @@ fn rounded_path(points: &[(f64, f64)]) -> String {
 
 /// The arrowheads every timeline of the page refers to.
 pub fn markers() -> &'static str {
-    r#"<svg class="defs" width="0" height="0" aria-hidden="true"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker><marker id="arrow-cycle" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead-cycle"/></marker></defs></svg>"#
+    r#"<svg class="defs" width="0" height="0" aria-hidden="true"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker><marker id="arrow-cycle" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead-cycle"/></marker><marker id="arrow-ghost" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M1,1 L9,5 L1,9 z" class="arrowhead-ghost"/></marker><marker id="arrow-hang" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead-hang"/></marker></defs></svg>"#
 }
 
 /// `text` cut to `max` characters, with an ellipsis.

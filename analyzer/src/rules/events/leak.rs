@@ -93,7 +93,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let object = exec.program.object(obj);
-        let name = &object.name;
+        let name = object.shown();
         // Every rank of the program, not only those that create it (`if rank == 0`).
         let uniform = leaking.len() == exec.ranks as usize && leaking.iter().all(|(_, c)| c.leaked == worst.leaked);
         let on_rank = match (exec.ranks > 1, uniform) {

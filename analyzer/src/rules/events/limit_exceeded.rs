@@ -193,7 +193,7 @@ fn exceeded(
         Resource::Stream => "the stream creation fails",
         Resource::Notify => "the notify creation fails",
     };
-    let name = &exec.program.object(obj).name;
+    let name = &exec.program.object(obj).shown();
     Diagnostic::new(
         &LimitExceeded::INFO,
         analysis.span(node),

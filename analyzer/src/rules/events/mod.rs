@@ -42,7 +42,7 @@ pub(super) fn observers(exec: &Execution, cycle: &EventCycle, i: usize) -> Vec<N
 
 /// `api` (a C ACL name) as the family that created `event` spells it: pyACL
 /// (`acl.rt.reset_event`), CUDA (`cudaEventDestroy`) or C ACL.
-pub(super) fn spelled(program: &Program, event: ObjId, api: &'static str) -> &'static str {
+pub(crate) fn spelled(program: &Program, event: ObjId, api: &'static str) -> &'static str {
     const NAMES: [(&str, &str, &str); 4] = [
         ("aclrtResetEvent", "acl.rt.reset_event", "aclrtResetEvent"),
         ("aclrtDestroyEvent", "acl.rt.destroy_event", "cudaEventDestroy"),
@@ -77,7 +77,7 @@ pub(super) fn stream_arg(exec: &Execution, agent: crate::exec::AgentId, event: O
         crate::exec::AgentKind::Stream(inst) | crate::exec::AgentKind::HcclThread(inst) => {
             let obj = exec.instance(inst).obj;
             if obj != Program::DEFAULT_STREAM {
-                return exec.program.object(obj).name.clone();
+                return exec.program.object(obj).shown().to_string();
             }
             let creator = exec.program.object(event).created_by.as_deref().unwrap_or("");
             if creator.starts_with("acl.rt.") { "0" } else { "NULL" }.to_string()

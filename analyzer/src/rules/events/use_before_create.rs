@@ -76,7 +76,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         if !reported.insert(bad.op.span.clone()) {
             continue;
         }
-        let name = &exec.program.object(bad.obj).name;
+        let name = &exec.program.object(bad.obj).shown();
         let on_rank = if exec.ranks > 1 {
             format!(" on rank {}", bad.rank)
         } else {
@@ -126,6 +126,7 @@ mod tests {
         let event = ObjId(program.objects.len() as u32);
         program.objects.push(Object {
             name: "ev1".into(),
+            written: None,
             kind: ObjectKind::Event(EventInfo {
                 semantics: EventSemantics::Sync,
                 creator: EventCreator::AclWithFlag,

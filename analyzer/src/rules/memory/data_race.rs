@@ -1,7 +1,8 @@
 use crate::analysis::Analysis;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Fix, FixEdit};
+use crate::exec::AgentKind;
 use crate::hb::Race;
-use crate::model::byte_range;
+use crate::model::{Program, byte_range};
 use crate::rules::declare_rule;
 
 declare_rule! {
@@ -41,7 +42,11 @@ declare_rule! {
 fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     for race in analysis.hb.races() {
         if super::classify(analysis, race) == super::RaceClass::Device {
-            let diagnostic = super::with_cuda_notes(analysis, race, race_diagnostic(analysis, race));
+            let mut diagnostic = race_diagnostic(analysis, race);
+            if let Some(fix) = later_stream_waits(analysis, race) {
+                diagnostic = diagnostic.with_fix(fix);
+            }
+            let diagnostic = super::with_cuda_notes(analysis, race, diagnostic);
             out.push(super::with_race_timeline(analysis, race, diagnostic));
         }
     }
@@ -77,6 +82,37 @@ fn race_diagnostic(analysis: &Analysis, race: &Race) -> Diagnostic {
         "order the two host threads: give each its own buffer, or make one wait (a synchronize, event or notify) for work the other issues after its access"
     } else {
         "order the two: record an event after the first access and wait on it before the second"
+    })
+}
+
+/// "Make the later access's stream wait for the earlier one's before it": where one
+/// host thread issues both accesses, on two streams.
+fn later_stream_waits(analysis: &Analysis, race: &Race) -> Option<Fix> {
+    let exec = analysis.exec;
+    let (mut earlier, mut later) = (race.first, race.second);
+    if exec.node(earlier).issue > exec.node(later).issue {
+        std::mem::swap(&mut earlier, &mut later);
+    }
+    let (first, second) = (exec.node(earlier), exec.node(later));
+    if first.host != second.host || first.issue == second.issue || first.agent == second.agent {
+        return None;
+    }
+    let stream = |agent| match exec.agent(agent).kind {
+        AgentKind::Stream(inst) if exec.instance(inst).element.is_none() => {
+            let obj = exec.instance(inst).obj;
+            Some((obj != Program::DEFAULT_STREAM).then(|| exec.program.object(obj).shown().to_string()))
+        }
+        _ => None,
+    };
+    let (on, waiting) = (stream(first.agent)?, stream(second.agent)?);
+    let name = |stream: &Option<String>| stream.clone().unwrap_or_else(|| "the default stream".into());
+    Some(Fix {
+        title: format!("Make {} wait for {} before this", name(&waiting), name(&on)),
+        edits: vec![FixEdit::StreamWaitsForStream {
+            before: analysis.span(later),
+            waiting,
+            on,
+        }],
     })
 }
 

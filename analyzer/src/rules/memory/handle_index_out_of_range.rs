@@ -60,7 +60,7 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
     for ((_, _, index, len), (op, element, uses)) in found {
         let mut ranks: Vec<u32> = uses.iter().map(|bad| bad.rank).collect();
         ranks.dedup(); // in walk order: one rank after another
-        let array = &exec.program.object(exec.program.base(element)).name;
+        let array = &exec.program.object(exec.program.base(element)).shown();
         let on_ranks = on_ranks(&ranks, exec.ranks);
         let mut diagnostic = finding(exec.program, op, element, index, i64::from(len), &on_ranks)
             .with_label(format!("index {index} is outside {array}"));
@@ -112,8 +112,8 @@ fn starved_waits(analysis: &Analysis, uses: &[&BadIndex]) -> Vec<Span> {
 /// handles, without its primary label; shared with the `handle-index-in-range` proof.
 pub(crate) fn finding(program: &Program, op: &Op, element: ObjId, index: i64, len: i64, on_ranks: &str) -> Diagnostic {
     let array = program.object(program.base(element));
-    let written = &program.object(element).name;
-    let array_name = &array.name;
+    let written = program.object(element).shown();
+    let array_name = array.shown();
     let which = if *written == format!("{array_name}[{index}]") {
         format!("{written}{on_ranks},")
     } else {

@@ -60,6 +60,11 @@ fn check(analysis: &Analysis, out: &mut Vec<Diagnostic>) {
         .with_label("no synchronize orders this after the device access")
         .with_related(analysis.span(device), "the device access, queued asynchronously")
         .with_help("synchronize the stream (or an event recorded after the device access) before this");
+        let agent = analysis.exec.node(device).agent;
+        let diagnostic = match crate::rules::synchronize_before(analysis.exec, agent, analysis.span(host)) {
+            Some(fix) => diagnostic.with_fix(fix),
+            None => diagnostic,
+        };
         let diagnostic = with_batch_note(analysis, device, diagnostic);
         let diagnostic = super::with_cuda_notes(analysis, race, diagnostic);
         out.push(super::with_race_timeline(analysis, race, diagnostic));

@@ -84,7 +84,15 @@ fn released_while_pending(analysis: &Analysis, release: NodeId, work: &[NodeId])
             );
         }
     }
-    Some(diagnostic.with_help(format!(
+    diagnostic = diagnostic.with_help(format!(
         "synchronize {queue} (or an event recorded after this work) before {api}, or use {waiting}, which waits for the work"
-    )))
+    ));
+    // One queue holds all the work: synchronizing it is the whole fix.
+    let agent = exec.node(work[0]).agent;
+    if work.iter().all(|&node| exec.node(node).agent == agent)
+        && let Some(fix) = crate::rules::synchronize_before(exec, agent, analysis.span(release))
+    {
+        diagnostic = diagnostic.with_fix(fix);
+    }
+    Some(diagnostic)
 }

@@ -118,7 +118,7 @@ fn diagnostic(analysis: &Analysis, group: &[&Use]) -> Diagnostic {
     let instance = exec.instance(first.inst);
     let object = exec.program.object(instance.obj);
     let noun = object.kind.noun();
-    let name = object.name.clone();
+    let name = object.shown().to_string();
     let api = &exec.node(first.node).op.api;
     let is_channel = matches!(object.kind, crate::model::ObjectKind::Channel(_));
     let field = if is_channel {

@@ -218,7 +218,7 @@ struct GmCopy<'p> {
 impl GmCopy<'_> {
     /// "y[512..1024]"
     fn bytes(&self, program: &Program) -> String {
-        format!("{}[{}..{}]", program.object(self.buffer).name, self.start, self.end)
+        format!("{}[{}..{}]", program.object(self.buffer).shown(), self.start, self.end)
     }
 
     fn verb(&self) -> &'static str {

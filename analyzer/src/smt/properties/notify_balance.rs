@@ -348,8 +348,8 @@ fn counterexample(
                 }
             }
             let name = match &flag.element {
-                Some(element) => format!("{}[{}]", object.name, value_of(model, element)),
-                None => object.name.clone(),
+                Some(element) => format!("{}[{}]", object.shown(), value_of(model, element)),
+                None => object.shown().to_string(),
             };
             match object.kind {
                 ObjectKind::Notify => format!("notify {name}{on_rank}"),

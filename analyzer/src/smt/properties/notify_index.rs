@@ -68,7 +68,7 @@ pub(super) fn notify_count<'p>(space: &Space<'p>, via: Via) -> Option<(Span, Exp
         ObjectKind::HcclThread { notify_num, .. } => notify_num,
         _ => return None,
     };
-    let name = &program.object(obj).name;
+    let name = &program.object(obj).shown();
     let what = format!("notifyNum of {} {name}", object.kind.noun());
     Some((object.span.clone(), program.attribute_of(obj, count), what))
 }
