@@ -149,7 +149,11 @@ fn insert_call(
     }
     let text = &analysis.sources.get(after.file).text;
     let index = LineIndex::new(text);
-    let (prefix, suffix) = wrapping(text, &index, after)?;
+    let (prefix, suffix) = match wrapping(text, &index, after)? {
+        (prefix, suffix) if reusable(prefix, suffix) => (prefix, suffix),
+        _ if python_call => ("", ""),
+        _ => ("", ";"),
+    };
     // Every name the call passes must be one the statement uses, so it is in scope
     // there (a helper's parameter may name what the finding calls by the caller's name).
     let statement = &text[after.range.clone()];
@@ -166,7 +170,7 @@ fn insert_call(
 }
 
 /// How the statement at `span` wraps the call there, if the statement is alone on its
-/// one line and only closes after the call: (`CHECK(`, `));`), (`ret = `, ``).
+/// one line and only closes after the call: (`CHECK(`, `);`), (`ret = `, ``).
 fn wrapping<'t>(
     text: &'t str,
     index: &LineIndex,
@@ -195,6 +199,26 @@ fn wrapping<'t>(
         .then_some((before, rest_code.trim_start()))
 }
 
+/// Whether a new call can be wrapped as the statement's: in macros (`CHECK(`) and an
+/// assignment to a name (`ret = `), closed as they open; not in a declaration
+/// (`aclError ret = `, which would declare it again) or another call's arguments.
+fn reusable(prefix: &str, suffix: &str) -> bool {
+    let is_name = |text: &str| !text.is_empty() && text.chars().all(is_name_char);
+    let macros = match prefix.split_once('=') {
+        Some((target, rest)) => {
+            if !is_name(target.trim()) || rest.starts_with('=') {
+                return false;
+            }
+            rest.trim_start()
+        }
+        None => prefix,
+    };
+    let opened = macros
+        .split_inclusive('(')
+        .all(|piece| piece.strip_suffix('(').is_some_and(|name| is_name(name.trim())));
+    opened && macros.matches('(').count() == suffix.matches(')').count()
+}
+
 fn indentation(line: &str) -> &str {
     &line[..line.len() - line.trim_start().len()]
 }
@@ -216,9 +240,9 @@ fn insert_call_before(
     let index = LineIndex::new(text);
     let python = matches!(kind, Kind::Source(Language::Python));
     let wrapped = || match wrapping(text, &index, before) {
-        Some((prefix, suffix)) => format!("{prefix}{call}{suffix}"),
-        None if python => call.clone(),
-        None => format!("{call};"),
+        Some((prefix, suffix)) if reusable(prefix, suffix) => format!("{prefix}{call}{suffix}"),
+        _ if python => call.clone(),
+        _ => format!("{call};"),
     };
     let written = match kind {
         Kind::Source(Language::Python) if call.starts_with("acl.") => match python_spelling(text, &call)? {
@@ -470,4 +494,24 @@ fn suppression(analysis: &Analysis, diagnostic: &Diagnostic, kind: Kind) -> Opti
             diagnostic.code
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reusable;
+
+    #[test]
+    fn a_wrapper_is_taken_over_only_where_the_new_call_fits_it() {
+        assert!(reusable("", ";"));
+        assert!(reusable("CHECK(", ");"));
+        assert!(reusable("ACL_CHECK(CHECK(", "));"));
+        assert!(reusable("ret = ", ""));
+        assert!(reusable("ret = CHECK(", ");"));
+        // A declaration would declare `ret` again; an argument is not a statement.
+        assert!(!reusable("aclError ret = ", ";"));
+        assert!(!reusable("printf(\"%f\", ", ");"));
+        assert!(!reusable("(void)", ";"));
+        assert!(!reusable("CHECK(", ";"));
+        assert!(!reusable("CHECK(", "));"));
+    }
 }
