@@ -495,9 +495,9 @@ fn select_and_ignore_choose_the_rules_reported() {
     assert!(none.is_empty() && status == Some(0));
     let (_, status) = codes(&["--exit-zero"]);
     assert_eq!(status, Some(0));
-    let bad = syncguard(&["check", dir, "--select", "SG9"]);
+    let bad = syncguard(&["check", dir, "--select", "SG99"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("`SG9` matches no rule"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("`SG99` matches no rule"), "{}", stderr(&bad));
 }
 
 #[test]

@@ -299,6 +299,25 @@ fn convert_reads_a_folder_of_sources_together() {
 }
 
 #[test]
+fn code_that_synchronizes_where_no_entry_point_reaches_is_said_not_called_clean() {
+    // The kernel class calls SetFlag, but only a framework macro the files do not define
+    // dispatches it: nothing was checked, and that is not "no synchronization here".
+    let output = syncguard(&["check", "tests/fixtures/unreached-kernel"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains(
+            "warning: tests/fixtures/unreached-kernel/scale_impl.h:15 calls `SetFlag`, but no entry point of the 2 C/C++ files reaches"
+        ),
+        "{said}"
+    );
+    assert!(
+        !said.contains("calls a synchronization API that syncguard knows"),
+        "{said}"
+    );
+}
+
+#[test]
 fn convert_says_why_it_refuses_a_folder() {
     let empty = scratch_dir("convert-empty");
     let full = scratch_dir("convert-full");

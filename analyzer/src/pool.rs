@@ -1,6 +1,7 @@
 //! The threads of a run. The command line and the language server configure rayon's
 //! global pool once ([`configure`]): one thread per core, each with the stack a walk
-//! needs and a z3 watchdog for its whole life. Entry points, the first run beside the
+//! needs and, from its first z3 query on, a z3 context and a watchdog (none before: a
+//! file with no query creates no context). Entry points, the first run beside the
 //! prover and every z3 query then run on those threads, so a run over thousands of
 //! entry points starts a bounded number of threads, not one or more per entry point
 //! and query. Code on a thread outside the pool (a library user, a test) starts what

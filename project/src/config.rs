@@ -378,8 +378,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.starts_with("syncguard.toml:4:") && err.contains("selct"), "{err}");
-        let err = read(Path::new("syncguard.toml"), "[lint]\nignore = [\"SG107\", \"SG9\"]\n").unwrap_err();
-        assert_eq!(err, "syncguard.toml:2: `SG9` matches no rule");
+        let err = read(Path::new("syncguard.toml"), "[lint]\nignore = [\"SG107\", \"SG99\"]\n").unwrap_err();
+        assert_eq!(err, "syncguard.toml:2: `SG99` matches no rule");
         let err = read(
             Path::new("pyproject.toml"),
             "[project]\nname = \"x\"\n[tool.syncguard.lint]\nseverity = { SG107 = \"fatal\" }\n",

@@ -16,6 +16,9 @@ pub enum InputKind {
     /// together with the other sources of its language in the run, so that helpers in
     /// one file inline into entry points of another.
     Source,
+    /// A PyTorch NCCL Flight Recorder dump (pickle or JSON, by content): checked with
+    /// the other dumps of its folder (`syncguard_flight_recorder`).
+    FlightRecorder,
 }
 
 /// One input: how to show it, where to read it, what it is.
@@ -109,8 +112,12 @@ fn spool_stdin() -> std::io::Result<Input> {
     })
 }
 
-/// By extension; a file with neither extension is a trace if it starts with `{`.
+/// By extension; a file with neither extension is a trace if it starts with `{`. A file
+/// with no extension, `.json` or `.pkl` that is a Flight Recorder dump by content is one.
 fn kind_of(path: &Path) -> InputKind {
+    if syncguard_flight_recorder::may_be_dump_name(path) && syncguard_flight_recorder::is_dump_file(path) {
+        return InputKind::FlightRecorder;
+    }
     match path.extension().and_then(|ext| ext.to_str()) {
         Some("jsonl" | "ndjson") => InputKind::Trace,
         Some("sync") => InputKind::Sync,
@@ -220,6 +227,14 @@ fn classify(dir: &Path, entry: Result<ignore::DirEntry, ignore::Error>) -> Optio
             // A FIFO or a device: reading it could block forever.
             _ => Some(Found::Unreadable(entry.into_path(), "not a regular file".to_string())),
         },
+        // A Flight Recorder dump (`nccl_trace_rank_0`, `.json`, `.pkl`), by content.
+        Ok(entry)
+            if entry.file_type().is_some_and(|kind| kind.is_file())
+                && syncguard_flight_recorder::may_be_dump_name(entry.path())
+                && syncguard_flight_recorder::is_dump_file(entry.path()) =>
+        {
+            Some(Found::Input(entry.into_path()))
+        }
         Ok(_) => None,
         Err(err) => match unwrap_walk_error(&err) {
             (_, ignore::Error::Loop { .. }) => None,

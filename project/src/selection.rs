@@ -83,7 +83,7 @@ mod tests {
         let events = selection(&["SG1"], &["SG601"], &["sg108"]);
         assert!(events.reports("SG107") && events.reports("SG601"));
         assert!(!events.reports("SG108") && !events.reports("SG501"));
-        assert!(selection(&["SG9"], &[], &[]).validate().is_err());
+        assert!(selection(&["SG99"], &[], &[]).validate().is_err());
         assert!(selection(&["SG1", "SG701"], &[], &["SG10"]).validate().is_ok());
     }
 

@@ -174,6 +174,57 @@ pub fn read_sources(sources: &mut Sources, inputs: &[&Input], options: &SourceOp
     read
 }
 
+/// Ascend C's own synchronization calls, which kernels make as methods or templates
+/// (`que.EnQue(x)`, `SetFlag<HardEvent::MTE2_V>(id)`): not in the host API catalogue.
+const KERNEL_SYNC_CALLS: &[&str] = &[
+    "SetFlag",
+    "WaitFlag",
+    "PipeBarrier",
+    "CrossCoreSetFlag",
+    "CrossCoreWaitFlag",
+    "SyncAll",
+    "EnQue",
+    "DeQue",
+    "SetNextTaskStart",
+    "WaitPreTaskEnd",
+];
+
+/// The first call of a synchronization API the files' text shows (`file`, byte offset,
+/// name): for saying so when no entry point reached one, instead of "nothing to check".
+pub fn first_sync_call_written(sources: &Sources, read: &ReadSources) -> Option<(FileId, usize, &'static str)> {
+    let known: HashMap<&str, &'static str> = syncguard_model::api::APIS
+        .iter()
+        .map(|api| api.name)
+        .chain(KERNEL_SYNC_CALLS.iter().copied())
+        .map(|name| (name, name))
+        .collect();
+    let files = read.groups.iter().flat_map(|group| group.files.iter().copied());
+    files.into_iter().find_map(|file| {
+        let text = &sources.get(file).text;
+        let bytes = text.as_bytes();
+        let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
+        let mut at = 0;
+        while at < bytes.len() {
+            if !is_name(bytes[at]) {
+                at += 1;
+                continue;
+            }
+            // Names are ASCII: their ends are character boundaries.
+            let start = at;
+            while at < bytes.len() && is_name(bytes[at]) {
+                at += 1;
+            }
+            let after = text[at..].trim_start();
+            if let Some(&name) = known.get(&text[start..at])
+                && (after.starts_with('(') || after.starts_with('<'))
+            {
+                return Some((file, start, name));
+            }
+        }
+        None
+    })
+}
+
 /// A source file's text as a file's bytes are read: without a byte order mark,
 /// invalid UTF-8 replaced in place (offsets kept).
 pub fn decode_text(bytes: &[u8]) -> String {

@@ -344,6 +344,9 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     let mut findings = Findings::default();
     let (source_inputs, inputs): (Vec<&Input>, Vec<&Input>) =
         inputs.iter().partition(|input| input.kind == InputKind::Source);
+    let (dump_inputs, inputs): (Vec<&Input>, Vec<&Input>) = inputs
+        .into_iter()
+        .partition(|input| input.kind == InputKind::FlightRecorder);
     let progress = Progress::for_terminal(report.quiet);
     let (runs, inputs) = capture_runs(inputs);
     progress.add_work(runs.len() + inputs.len());
@@ -368,6 +371,9 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
             Err(err) => failures += progress.suspend(|| report_io(&input.file, &err)),
         }
         progress.finish_one();
+    }
+    if !dump_inputs.is_empty() {
+        failures += check_flight_recorder_dumps(&mut sources, &dump_inputs, &mut findings);
     }
     if !source_inputs.is_empty() {
         let checking = SourceRun {
@@ -462,14 +468,29 @@ fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun
     let count = read.file_count();
     run.progress.clear();
     if checked.entries_with_calls == 0 && count > 0 {
-        // Never a silent "checked N files" over code with nothing to check.
-        eprintln!(
-            "syncguard: none of the {count} {} file{} calls a synchronization API that syncguard knows: \
-             nothing in {} was checked",
-            languages(&read),
-            if count == 1 { "" } else { "s" },
+        // Never a silent "checked N files" over code with nothing to check, and never
+        // "nothing to check" over code that does synchronize where no walk reached it.
+        let (files, them) = (
+            format!("{count} {} file{}", languages(&read), if count == 1 { "" } else { "s" }),
             if count == 1 { "it" } else { "them" },
         );
+        match syncguard_project::sources::first_sync_call_written(sources, &read) {
+            Some((file, offset, name)) => {
+                let file = sources.get(file);
+                let line = file.line_col(offset).0;
+                eprintln!(
+                    "syncguard: warning: {}:{line} calls `{name}`, but no entry point of the {files} reaches a \
+                     synchronization call the reader follows: nothing in {them} was checked (code reached only \
+                     through what the reader cannot follow, such as a kernel dispatched by a framework's macros \
+                     or templates; `syncguard convert` shows what it read)",
+                    file.path
+                );
+            }
+            None => eprintln!(
+                "syncguard: none of the {files} calls a synchronization API that syncguard knows: nothing in {them} \
+                 was checked"
+            ),
+        }
     }
     if checked.unresolved > 0 && !report.explain {
         let undecided = match checked.undecided {
@@ -493,6 +514,33 @@ fn check_source_inputs(sources: &mut Sources, inputs: &[&Input], run: &SourceRun
     }
     findings.files += count;
     read.failures
+}
+
+/// Check PyTorch NCCL Flight Recorder dumps, the dumps of one folder together as one
+/// job's ranks (a dump alone shows only its own rank); returns the number of files that
+/// could not be read.
+fn check_flight_recorder_dumps(sources: &mut Sources, inputs: &[&Input], findings: &mut Findings) -> usize {
+    let mut failures = 0;
+    let mut runs: BTreeMap<PathBuf, Vec<syncguard_flight_recorder::DumpInput>> = BTreeMap::new();
+    for input in inputs {
+        match syncguard_flight_recorder::read_file(&input.file) {
+            Ok(bytes) => runs
+                .entry(input.file.parent().map(Path::to_path_buf).unwrap_or_default())
+                .or_default()
+                .push(syncguard_flight_recorder::DumpInput {
+                    display: input.display.clone(),
+                    bytes,
+                }),
+            Err(err) => failures += report_io(&input.file, &err),
+        }
+    }
+    for dumps in runs.into_values() {
+        findings.files += dumps.len();
+        findings
+            .diagnostics
+            .extend(syncguard_flight_recorder::check_run(sources, dumps));
+    }
+    failures
 }
 
 /// `C/C++`, `Python` or `C/C++ and Python`: the languages of the sources read.
@@ -542,6 +590,11 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
             return Err(std::io::Error::other(
                 "a C/C++ or Python source is checked with `syncguard check`; `verify-then-run` runs a `.sync` program \
                  (`syncguard convert` prints the one extracted from the source)",
+            ));
+        }
+        InputKind::FlightRecorder => {
+            return Err(std::io::Error::other(
+                "a Flight Recorder dump is checked with `syncguard check` (with the other ranks' dumps of its folder)",
             ));
         }
         InputKind::Trace => {

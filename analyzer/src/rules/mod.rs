@@ -219,6 +219,14 @@ pub static RULES: &[&RuleInfo] = &[
     &cores::sync_all_vector_only::SyncAllVectorOnly::INFO,
     &cores::sync_all_too_many_blocks::SyncAllTooManyBlocks::INFO,
     &cores::sync_all_workspace_too_small::SyncAllWorkspaceTooSmall::INFO,
+    // SG9xx: PyTorch NCCL Flight Recorder dumps (`syncguard_flight_recorder`)
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::FlightRecorderUnreadable::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::CollectiveDesync::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::CollectiveSizeMismatch::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::CollectiveDtypeMismatch::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::CollectiveNotEntered::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::CollectiveStuck::INFO),
+    &RuleInfo::reading(&syncguard_flight_recorder::rules::RankDumpMissing::INFO),
 ];
 
 /// " (on rank 2)", " (on 3 ranks)", " (on every rank)" of a finding that `ranks` of the

@@ -2,14 +2,18 @@
 //! not used: its timer can deadlock in the z3 4.8.10-4.8.12 that Debian ships
 //! (Z3Prover/z3#5371). A watchdog thread interrupts the context instead.
 //!
-//! A thread of the analysis pool (see `crate::pool`) keeps one watchdog for its whole
-//! life, which every query on it arms and disarms; a thread outside the pool starts one
-//! per query. A check waits until its watchdog is disarmed, so an interrupt never lands
+//! A thread of the analysis pool (see `crate::pool`) starts one watchdog at its first
+//! query and keeps it for the rest of its life, every later query arming and disarming
+//! it; a thread outside the pool starts one per query. Nothing is started before a
+//! first query: a z3 context costs some 4,000 page faults (16 MiB touched), so creating
+//! one per pool thread up front made a small file's check cost a few milliseconds per
+//! core. A check waits until its watchdog is disarmed, so an interrupt never lands
 //! on a later query. The z3 objects themselves never leave their thread: the watchdog
 //! holds only the context's interrupt handle.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use z3::{Context, ContextHandle, SatResult, Solver};
@@ -26,38 +30,55 @@ struct Installed {
     orders: Sender<Order>,
     /// The context's address: queries on another context start their own watchdog.
     context: usize,
+    watcher: JoinHandle<()>,
 }
 
 thread_local! {
+    /// Whether this thread keeps a watchdog once its first query starts one.
+    static KEEPS_WATCHDOG: Cell<bool> = const { Cell::new(false) };
     static WATCHDOG: RefCell<Option<Installed>> = const { RefCell::new(None) };
 }
 
-/// Run `work` with a watchdog for this thread's z3 context beside it for its whole
-/// duration: the body of a pool thread.
+/// Run `work` with a watchdog for this thread's z3 context beside it from its first
+/// query to the end of `work`: the body of a pool thread.
 pub fn with_watchdog<T>(work: impl FnOnce() -> T) -> T {
-    let context = Context::thread_local();
+    KEEPS_WATCHDOG.with(|keeps| keeps.set(true));
+    let result = work();
+    KEEPS_WATCHDOG.with(|keeps| keeps.set(false));
+    if let Some(installed) = WATCHDOG.with(|installed| installed.borrow_mut().take()) {
+        // Dropping the sender ends the watchdog.
+        drop(installed.orders);
+        let _ = installed.watcher.join();
+    }
+    result
+}
+
+/// Start this thread's lasting watchdog on its z3 context, if it keeps one and has none.
+fn install() {
+    if !KEEPS_WATCHDOG.with(Cell::get) || WATCHDOG.with(|installed| installed.borrow().is_some()) {
+        return;
+    }
+    // The context must outlive the watchdog, which holds its interrupt handle: the
+    // thread's context lives as long as the thread, and this clone as long as the
+    // process (one per pool thread).
+    let context: &'static Context = Box::leak(Box::new(Context::thread_local()));
     let handle = context.handle();
-    std::thread::scope(|scope| {
-        let (orders, received) = mpsc::channel();
-        let started = std::thread::Builder::new().spawn_scoped(scope, || watch(&handle, received));
-        if started.is_ok() {
-            WATCHDOG.with(|installed| {
-                *installed.borrow_mut() = Some(Installed {
-                    orders,
-                    context: context.get_z3_context().as_ptr() as usize,
-                })
-            });
-        }
-        let result = work();
-        // Dropping the sender ends the watchdog, which the scope then joins.
-        WATCHDOG.with(|installed| installed.borrow_mut().take());
-        result
-    })
+    let (orders, received) = mpsc::channel();
+    if let Ok(watcher) = std::thread::Builder::new().spawn(move || watch(&handle, received)) {
+        WATCHDOG.with(|installed| {
+            *installed.borrow_mut() = Some(Installed {
+                orders,
+                context: context.get_z3_context().as_ptr() as usize,
+                watcher,
+            })
+        });
+    }
 }
 
 /// `solver.check()`, interrupted at `deadline`.
 pub fn check_until(solver: &Solver, deadline: Instant) -> SatResult {
     let context = solver.get_context().get_z3_context().as_ptr() as usize;
+    install();
     let orders = WATCHDOG.with(|installed| {
         installed
             .borrow()

@@ -42,7 +42,9 @@ impl crate::diagnostic::Rule for RuleDoc {
     }
 }
 
-/// Declares a reading rule: a unit struct carrying its doc comment as `INFO.docs`.
+/// Declares a reading rule: a unit struct carrying its doc comment as `INFO.docs`
+/// (also the rules of frontends in crates of their own, such as the dump reader's).
+#[macro_export]
 macro_rules! declare_reading_rule {
     (
         $(#[doc = $doc:literal])*

@@ -45,8 +45,10 @@ pub fn load() -> Result<Acl, LoadError> {
     load_with(&|name| std::env::var_os(name))
 }
 
-/// [`load`] with the environment given, so tests need not change the process's.
-fn load_with(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Acl, LoadError> {
+/// [`load`] with the environment given (a variable's value by name), so that a caller,
+/// such as a test pointing `ASCEND_HOME_PATH` at stand-in libraries, need not change the
+/// process's environment.
+pub fn load_with(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Acl, LoadError> {
     let open = |library, what| loader::open_first(library, what, candidates(env, library), runtime::HINT);
     let acl = open("libascendcl.so", "the Ascend CANN runtime, ACL")?;
     let hccl = open("libhccl.so", "the Ascend collective communication library, HCCL")?;

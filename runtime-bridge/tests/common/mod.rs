@@ -19,12 +19,30 @@ fn is_own_call(exec: &Execution, id: NodeId) -> bool {
 /// from each host thread in the order its queue executed them (host threads sharing a
 /// queue interleave differently from run to run; the verifier checks every order).
 /// `None` when they are the same.
+#[allow(dead_code)] // not every test crate that includes this module runs the simulator
 pub fn executed_differs(exec: &Execution, log: &RunLog, sim: &Sim) -> Option<String> {
-    let executed = sim.executed_by_agent();
+    executed_differs_from(exec, log, &sim.executed_by_agent(), &|_| true)
+}
+
+/// [`executed_differs`] for any backend: `executed` holds, for each agent, the nodes its
+/// queue executed in order; `issues_work` says whether a device node issues work that a
+/// queue executes (a backend may express some calls, such as a kernel that writes
+/// nothing, without any).
+pub fn executed_differs_from(
+    exec: &Execution,
+    log: &RunLog,
+    executed: &[Vec<NodeId>],
+    issues_work: &dyn Fn(NodeId) -> bool,
+) -> Option<String> {
     for (index, agent) in exec.agents.iter().enumerate() {
         let id = AgentId(index as u32);
         let differs = if agent.kind.is_device() {
-            let verified: Vec<NodeId> = agent.nodes.iter().copied().filter(|&n| is_own_call(exec, n)).collect();
+            let verified: Vec<NodeId> = agent
+                .nodes
+                .iter()
+                .copied()
+                .filter(|&n| is_own_call(exec, n) && issues_work(n))
+                .collect();
             let hosts = verified
                 .iter()
                 .map(|&n| exec.node(n).host)

@@ -8,7 +8,7 @@ use z3::ast::{Bool, Int};
 
 use super::{Counterexample, Outcome, Space};
 use crate::diagnostic::Diagnostic;
-use crate::model::{OpKind, SubKernel, SuperKernel};
+use crate::model::{OpKind, Program, SubKernel, SuperKernel};
 use crate::smt::encode::Scope;
 use crate::smt::paths::{Evaluation, PathOp, core_walk, count};
 use crate::smt::{Answer, Proof, SmtOptions, Unproved, value_of};
@@ -49,10 +49,17 @@ pub(super) fn refuted_by(code: &str) -> Option<&'static str> {
         .map(|once| once.property)
 }
 
-pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) {
-    for superkernel in &space.program.superkernels {
+/// `space` makes the parameter space on first use: a sub-kernel that calls neither API
+/// needs no z3 term, so a kernel without them starts no z3 context.
+pub(super) fn prove<'s, 'p: 's>(
+    program: &'p Program,
+    space: impl Fn() -> &'s Space<'p>,
+    options: &SmtOptions,
+    outcome: &mut Outcome,
+) {
+    for superkernel in &program.superkernels {
         for sub in &superkernel.subkernels {
-            let (ops, evaluations) = match core_walk(space.program, &sub.body) {
+            let (ops, evaluations) = match core_walk(program, &sub.body) {
                 Ok(walk) => walk,
                 Err(unsupported) => {
                     for once in &PROPERTIES {
@@ -65,17 +72,21 @@ pub(super) fn prove(space: &Space, options: &SmtOptions, outcome: &mut Outcome) 
                     continue;
                 }
             };
-            let undefined = undefined_value(space, sub, &evaluations, options);
+            // Asked only of a sub-kernel with a member: the answer matters to no other.
+            let mut undefined = None;
             for once in &PROPERTIES {
                 let members: Vec<&PathOp> = ops.iter().filter(|p| (once.is_call)(&p.op.kind)).collect();
-                match (&undefined, members.is_empty()) {
-                    (_, true) => {}
-                    (Some((reason, span)), false) => {
+                if members.is_empty() {
+                    continue;
+                }
+                let space = space();
+                match undefined.get_or_insert_with(|| undefined_value(space, sub, &evaluations, options)) {
+                    Some((reason, span)) => {
                         outcome
                             .unproved
                             .push(Unproved::new(once.property, reason.clone(), span.clone()))
                     }
-                    (None, false) => prove_once(space, superkernel, sub, &members, once, options, outcome),
+                    None => prove_once(space, superkernel, sub, &members, once, options, outcome),
                 }
             }
         }

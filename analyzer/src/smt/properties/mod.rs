@@ -21,6 +21,8 @@ mod handle_index;
 mod notify_balance;
 mod notify_index;
 
+use std::cell::OnceCell;
+
 use z3::Model;
 use z3::ast::{Bool, Int};
 
@@ -75,21 +77,25 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
         // Nothing symbolic: the concrete run decides everything (and z3 is not started).
         return outcome;
     }
-    let space = Space::new(program);
+    // The z3 terms are made at the first property that needs them: a kernel that calls
+    // no early-start API starts no z3 context (some 4,000 page faults).
+    let made = OnceCell::new();
+    let lazy_space = || made.get_or_init(|| Space::new(program));
     if !program.params.is_empty() {
+        let space = lazy_space();
         match host_ops(program) {
             Ok(ops) => {
-                notify_index::prove(&space, &ops, options, &mut outcome);
-                handle_index::prove(&space, &ops, options, &mut outcome);
-                notify_balance::prove(&space, &ops, options, &mut outcome);
+                notify_index::prove(space, &ops, options, &mut outcome);
+                handle_index::prove(space, &ops, options, &mut outcome);
+                notify_balance::prove(space, &ops, options, &mut outcome);
                 let evaluations = host_evaluations(program).unwrap_or_default();
-                if let Some(reason) = defined::check(&space, &evaluations, options, &mut outcome) {
+                if let Some(reason) = defined::check(space, &evaluations, options, &mut outcome) {
                     unprove_host_properties(&mut outcome, &reason);
                     // A host counterexample where some walk stops early is not one the run
                     // at its values shows; the concrete runs report what does happen there.
                     outcome.counterexamples.retain(|found| {
                         found.property == defined::PROPERTY
-                            || !defined::undefined_with(&space, &evaluations, &found.params, options)
+                            || !defined::undefined_with(space, &evaluations, &found.params, options)
                     });
                 }
             }
@@ -109,7 +115,7 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
             }
         }
     }
-    early_start::prove(&space, options, &mut outcome);
+    early_start::prove(program, lazy_space, options, &mut outcome);
     for found in outcome.counterexamples.iter_mut().filter(|found| !found.smallest) {
         for note in &mut found.diagnostic.notes {
             if let Some(rest) = note.strip_prefix(SMALLEST) {
