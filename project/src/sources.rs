@@ -195,6 +195,9 @@ pub fn first_sync_call_written(sources: &Sources, read: &ReadSources) -> Option<
     let known: HashMap<&str, &'static str> = syncguard_model::api::APIS
         .iter()
         .map(|api| api.name)
+        // Not `malloc`/`free` and the `.sync` pseudo-calls: the C library is no
+        // synchronization, and those names are common words in any code.
+        .filter(|name| name.contains('.') || name.chars().any(|c| c.is_ascii_uppercase()))
         .chain(KERNEL_SYNC_CALLS.iter().copied())
         .map(|name| (name, name))
         .collect();
