@@ -483,11 +483,7 @@ impl<'a> Group<'a> {
             ),
         )
         .with_label(format!("rank {}: {}", primary.rank.rank, describe(primary)));
-        let others = have
-            .iter()
-            .filter(|at| at.rank.rank != primary.rank.rank)
-            .map(|at| (at.span(), format!("rank {}: {}", at.rank.rank, describe(at))));
-        diagnostic = relate_all(diagnostic, others);
+        diagnostic = relate_other_ranks(diagnostic, have, primary, describe);
         diagnostic = with_frames(diagnostic, [*primary, agreeing]);
         self.diagnostics.push(
             diagnostic.with_help("give every rank tensors of the same shape for this collective (pad, or agree on it)"),
@@ -553,11 +549,7 @@ impl<'a> Group<'a> {
             ),
         )
         .with_label(format!("rank {}: {}", primary.rank.rank, describe(primary)));
-        let others = have
-            .iter()
-            .filter(|at| at.rank.rank != primary.rank.rank)
-            .map(|at| (at.span(), format!("rank {}: {}", at.rank.rank, describe(at))));
-        diagnostic = relate_all(diagnostic, others);
+        diagnostic = relate_other_ranks(diagnostic, have, primary, describe);
         diagnostic = with_frames(diagnostic, [*primary, reference]);
         self.diagnostics
             .push(diagnostic.with_help("cast to one dtype on every rank before the collective"));
@@ -671,11 +663,7 @@ impl<'a> Group<'a> {
                  group, a rank without a dump, or a device that stopped",
             );
         }
-        let others = have
-            .iter()
-            .filter(|at| at.rank.rank != primary.rank.rank)
-            .map(|at| (at.span(), format!("rank {}: {}", at.rank.rank, unfinished_state(at))));
-        diagnostic = relate_all(diagnostic, others);
+        diagnostic = relate_other_ranks(diagnostic, have, primary, unfinished_state);
         diagnostic = with_frames(diagnostic, stuck.iter().take(1).copied());
         diagnostic = self.with_wrap_notes(diagnostic, have.iter());
         self.diagnostics.push(diagnostic.with_help(
@@ -777,6 +765,20 @@ fn label(at: &At, verb: &str, kind: Kind, seq: u64) -> String {
         at.first().record_id,
         at.first().state.as_str()
     )
+}
+
+/// Each rank's entry but `primary`'s as related, saying what that rank did there.
+fn relate_other_ranks(
+    diagnostic: Diagnostic,
+    have: &[At],
+    primary: &At,
+    describe: impl Fn(&At) -> String,
+) -> Diagnostic {
+    let others = have
+        .iter()
+        .filter(|at| at.rank.rank != primary.rank.rank)
+        .map(|at| (at.span(), format!("rank {}: {}", at.rank.rank, describe(at))));
+    relate_all(diagnostic, others)
 }
 
 fn relate_all(mut diagnostic: Diagnostic, related: impl Iterator<Item = (Span, String)>) -> Diagnostic {

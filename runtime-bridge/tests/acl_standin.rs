@@ -234,17 +234,6 @@ fn acl_cannot_run(exec: &Execution, plan: &Plan) -> bool {
     !exec.program.ge_ops.is_empty() || superkernel
 }
 
-fn sync_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("readable entry").path();
-        if path.is_dir() {
-            sync_files(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "sync") {
-            out.push(path);
-        }
-    }
-}
-
 /// `Ok(true)`: ran exactly as verified; `Ok(false)`: not run (does not verify, or needs
 /// what the ACL backend refuses).
 fn runs_as_verified(name: &str, text: &str) -> Result<bool, String> {
@@ -280,17 +269,7 @@ fn runs_as_verified(name: &str, text: &str) -> Result<bool, String> {
 #[test]
 fn every_clean_program_runs_on_the_acl_standin_exactly_as_verified() {
     let _serial = STAND_IN_USER.lock().unwrap_or_else(|p| p.into_inner());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in [
-        "../examples",
-        "../analyzer/tests/fixtures",
-        "tests/programs",
-        "tests/differential",
-    ] {
-        sync_files(&root.join(dir), &mut files);
-    }
-    files.sort();
+    let files = common::clean_program_corpus();
     let (mut ran, mut examples) = (0, 0);
     let mut differences = Vec::new();
     for file in &files {
@@ -298,7 +277,7 @@ fn every_clean_program_runs_on_the_acl_standin_exactly_as_verified() {
         match runs_as_verified(&file.display().to_string(), &text) {
             Ok(true) => {
                 ran += 1;
-                examples += usize::from(file.starts_with(root.join("../examples")));
+                examples += usize::from(file.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")));
             }
             Ok(false) => {}
             Err(why) => differences.push(format!("{}: {why}", file.display())),

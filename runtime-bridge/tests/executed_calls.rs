@@ -6,23 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use syncguard_analyzer::exec::instantiate;
 use syncguard_analyzer::{Severity, Sources, check_sync_bytes};
 use syncguard_runtime_bridge::sim::{Sim, SimOptions};
 use syncguard_runtime_bridge::{Plan, cannot_run, run};
-
-fn sync_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("readable entry").path();
-        if path.is_dir() {
-            sync_files(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "sync") {
-            out.push(path);
-        }
-    }
-}
 
 /// Runs `text` under `seed` if it verifies clean; `Err` names the first difference
 /// between what ran and what was verified. `Ok(false)`: it does not verify.
@@ -55,17 +44,7 @@ fn runs_as_verified(name: &str, text: &str, seed: u64) -> Result<bool, String> {
 
 #[test]
 fn every_clean_program_runs_exactly_its_verified_calls() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in [
-        "../examples",
-        "../analyzer/tests/fixtures",
-        "tests/programs",
-        "tests/differential",
-    ] {
-        sync_files(&root.join(dir), &mut files);
-    }
-    files.sort();
+    let files = common::clean_program_corpus();
     let mut ran = 0;
     let mut differences = Vec::new();
     for file in &files {

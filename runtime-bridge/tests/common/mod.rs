@@ -88,3 +88,32 @@ fn compare(exec: &Execution, agent: AgentId, verified: Vec<NodeId>, ran: Vec<Nod
 fn describe(exec: &Execution, id: NodeId) -> String {
     format!("{}#{}", exec.node(id).op.api, id.0)
 }
+
+/// The `.sync` programs the backends are run on, sorted: the examples, the analyzer's
+/// fixtures and the bridge's own programs (each test keeps those that verify clean).
+#[allow(dead_code)] // not every test binary that shares this module runs the corpus
+pub fn clean_program_corpus() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "../examples",
+        "../analyzer/tests/fixtures",
+        "tests/programs",
+        "tests/differential",
+    ] {
+        sync_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    files
+}
+
+fn sync_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable folder") {
+        let path = entry.expect("readable entry").path();
+        if path.is_dir() {
+            sync_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "sync") {
+            out.push(path);
+        }
+    }
+}
