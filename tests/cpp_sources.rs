@@ -126,6 +126,26 @@ fn kernels_print_their_aicore_blocks() {
     }
 }
 
+/// A kernel that divides by its tiling's block and tile counts is read to its end (the
+/// counts taken from 1, said in a note, not a launch that divides by zero and stops the
+/// walk), and a launch wrapper's `void *stream` parameter is the launch's stream.
+#[test]
+fn a_kernel_dividing_by_tiling_counts_is_read_to_its_end() {
+    let path = "cpp/tests/fixtures/kernels/aicore/scale_tiling_divisors.cpp";
+    let checked = syncguard(&["check", "--explain", "--color", "never", path]);
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        stdout.contains("divides by `tilingData_blockDim`, `tilingData_tileNum`: it is checked for values from 1"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("walk stopped"), "{stdout}");
+    assert!(!stdout.contains("left out"), "{stdout}");
+    let converted = syncguard(&["convert", path]);
+    let program = String::from_utf8_lossy(&converted.stdout);
+    assert!(program.contains("let stream = aclrtCreateStream();"), "{program}");
+    assert!(program.contains("kernel(stream, \"scale_custom\""), "{program}");
+}
+
 #[test]
 fn convert_prints_the_extracted_program_with_source_lines() {
     let output = syncguard(&["convert", "examples/cpp/fail_copy_compute_streams.cu"]);

@@ -18,6 +18,8 @@ pub struct Unit {
     /// The text as the user wrote it.
     pub text: String,
     pub tree: Tree,
+    /// The kernel markers and launches the masking found; its `text`, the parser's
+    /// input, is emptied once the file is parsed.
     pub masked: Masked,
     /// CUDA source (`.cu`, `.cuh`): `<<<grid, block, smem, stream>>>`; otherwise Ascend C
     /// (`<<<blockDim, l2ctrl, stream>>>`).
@@ -37,7 +39,7 @@ pub const EXTENSIONS: &[&str] = &[
 
 impl Unit {
     pub fn parse(path: String, text: String, base: usize) -> Unit {
-        let masked = mask(&text);
+        let mut masked = mask(&text);
         let mut parser = Parser::new();
         parser
             .set_language(&tree_sitter_cpp::LANGUAGE.into())
@@ -46,6 +48,9 @@ impl Unit {
         let tree = parser
             .parse(&masked.text, None)
             .expect("parsing without a timeout completes");
+        // Only the parser reads the masked copy (names are read from `text`): a copy of
+        // every file less, for as long as the project lives.
+        masked.text = String::new();
         let cuda = path.ends_with(".cu") || path.ends_with(".cuh");
         static PARSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Unit {
@@ -194,9 +199,7 @@ impl<'u> Index<'u> {
             expansions,
             expansion_sites,
         };
-        for (unit_index, unit) in units.iter().enumerate() {
-            index.collect(unit_index, unit.tree.root_node(), None, &mut Vec::new(), 0);
-        }
+        index.collect_units();
         // A function called only inside a macro is called where the macro is: each
         // expansion is one declaration of the expansions' file, holding its site's code.
         let mut starts: Vec<(usize, usize)> = expansion_sites
@@ -390,6 +393,71 @@ impl<'u> Index<'u> {
             .map(|&position| &self.functions[position])
     }
 
+    /// The files' definitions, declarations and mentions, each file collected on its
+    /// own (in parallel) and merged in file order: every list of the index keeps the
+    /// order a walk over the files one after the other gives.
+    fn collect_units(&mut self) {
+        use rayon::prelude::*;
+        let units = self.units;
+        let collected: Vec<Collector<'u>> = units
+            .par_iter()
+            .enumerate()
+            .map(|(position, unit)| {
+                let mut collector = Collector::new(units);
+                collector.collect(position, unit.tree.root_node(), None, &mut Vec::new(), 0);
+                collector
+            })
+            .collect();
+        for found in collected {
+            self.functions.extend(found.functions);
+            merge(&mut self.declared, found.declared);
+            merge(&mut self.constants, found.constants);
+            merge(&mut self.defined, found.defined);
+            merge(&mut self.mentioned, found.mentioned);
+            merge(&mut self.prototypes, found.prototypes);
+            merge(&mut self.string_constants, found.string_constants);
+        }
+    }
+
+    fn mention_names(&mut self, unit: usize, source: &Unit, body: Node) {
+        mention_names(&mut self.mentioned, unit, source, body);
+    }
+}
+
+/// `from`'s lists appended to `into`'s, name by name.
+fn merge<T>(into: &mut HashMap<String, Vec<T>>, from: HashMap<String, Vec<T>>) {
+    for (name, items) in from {
+        into.entry(name).or_default().extend(items);
+    }
+}
+
+/// What one file defines, declares and mentions (see [`Index`]'s fields of the same
+/// names).
+struct Collector<'u> {
+    units: &'u [Unit],
+    functions: Vec<FnDef<'u>>,
+    declared: HashMap<String, Vec<usize>>,
+    constants: HashMap<String, Vec<ConstDef<'u>>>,
+    defined: HashMap<String, Vec<Option<usize>>>,
+    mentioned: HashMap<String, Vec<usize>>,
+    prototypes: HashMap<String, Vec<(usize, Vec<ParamDecl>)>>,
+    string_constants: HashMap<String, Vec<(usize, String)>>,
+}
+
+impl<'u> Collector<'u> {
+    fn new(units: &'u [Unit]) -> Collector<'u> {
+        Collector {
+            units,
+            functions: Vec::new(),
+            declared: HashMap::new(),
+            constants: HashMap::new(),
+            defined: HashMap::new(),
+            mentioned: HashMap::new(),
+            prototypes: HashMap::new(),
+            string_constants: HashMap::new(),
+        }
+    }
+
     fn collect(
         &mut self,
         unit: usize,
@@ -507,23 +575,7 @@ impl<'u> Index<'u> {
     }
 
     fn mention_names(&mut self, unit: usize, source: &Unit, body: Node) {
-        let mut stack = vec![body];
-        while let Some(node) = stack.pop() {
-            // In a body, a parameter's type may be a name parsed as one: the function a
-            // `std::thread t(Worker, x);` starts (C++'s most vexing parse).
-            let vexing = node.kind() == "type_identifier"
-                && node
-                    .parent()
-                    .is_some_and(|parent| parent.kind() == "parameter_declaration");
-            if matches!(node.kind(), "identifier" | "field_identifier") || vexing {
-                let units = self.mentioned.entry(source.text_of(node).to_string()).or_default();
-                if units.last() != Some(&unit) {
-                    units.push(unit);
-                }
-            }
-            let mut cursor = node.walk();
-            stack.extend(node.named_children(&mut cursor));
-        }
+        mention_names(&mut self.mentioned, unit, source, body);
     }
 
     fn add_enum(&mut self, unit: usize, node: Node<'u>) {
@@ -620,6 +672,28 @@ impl<'u> Index<'u> {
                     });
             }
         }
+    }
+}
+
+/// Every name `body` mentions, as mentions by `unit`.
+fn mention_names(mentioned: &mut HashMap<String, Vec<usize>>, unit: usize, source: &Unit, body: Node) {
+    // Each node with whether its parent is a `parameter_declaration`: tree-sitter's
+    // `Node::parent` searches down from the root, which made this walk quadratic in a
+    // file's size (minutes for one large generated source).
+    let mut stack = vec![(body, false)];
+    while let Some((node, in_parameter)) = stack.pop() {
+        // In a body, a parameter's type may be a name parsed as one: the function a
+        // `std::thread t(Worker, x);` starts (C++'s most vexing parse).
+        let vexing = in_parameter && node.kind() == "type_identifier";
+        if matches!(node.kind(), "identifier" | "field_identifier") || vexing {
+            let units = mentioned.entry(source.text_of(node).to_string()).or_default();
+            if units.last() != Some(&unit) {
+                units.push(unit);
+            }
+        }
+        let parameter = node.kind() == "parameter_declaration";
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor).map(|child| (child, parameter)));
     }
 }
 

@@ -12,6 +12,7 @@ mod index;
 mod macros;
 mod mask;
 mod program;
+mod reach;
 mod scope;
 
 pub use compile_db::{BuildFlags, CompileDb};

@@ -10,6 +10,7 @@ use crate::compile_db::CompileDb;
 use crate::extract::{self, Extracted};
 use crate::index::{FnDef, Index, Unit, defines_text, is_library_api};
 use crate::macros::{self, Expansion};
+use crate::reach::SyncReach;
 use crate::scope::Scopes;
 
 /// Files read together: their parse trees and the index across them.
@@ -190,15 +191,34 @@ impl Project {
     /// [`Project::entries`], walking again only the entry points whose walk read a file
     /// that changed since `cache` was filled (see [`ExtractCache`]).
     pub fn entries_cached(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
+        self.walk_entries(cache, Walks::Every)
+    }
+
+    /// The entry points whose program makes a synchronization call (`api_calls > 0`),
+    /// which is all that checking reads: [`Project::entries`] without the others, and
+    /// without walking the host entry points that provably cannot make one (see
+    /// `reach`), most of a real repository's.
+    pub fn synchronizing_entries(&self) -> Vec<EntryProgram> {
+        self.synchronizing_entries_cached(&mut ExtractCache::default())
+    }
+
+    /// [`Project::synchronizing_entries`], reusing `cache` as [`Project::entries_cached`] does.
+    pub fn synchronizing_entries_cached(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
+        let mut entries = self.walk_entries(cache, Walks::Synchronizing);
+        entries.retain(|entry| entry.api_calls > 0);
+        entries
+    }
+
+    fn walk_entries(&self, cache: &mut ExtractCache, walks: Walks) -> Vec<EntryProgram> {
         // The walk recurses with the code's nesting (bounded by `MAX_NESTING`, with
         // frames larger than the default 2 MiB stacks allow for): the walk pool's threads.
         match syncguard_grammar::extracted::walk_pool() {
-            Some(pool) => pool.install(|| self.entries_here(cache)),
-            None => self.entries_here(cache),
+            Some(pool) => pool.install(|| self.entries_here(cache, walks)),
+            None => self.entries_here(cache, walks),
         }
     }
 
-    fn entries_here(&self, cache: &mut ExtractCache) -> Vec<EntryProgram> {
+    fn entries_here(&self, cache: &mut ExtractCache, walks: Walks) -> Vec<EntryProgram> {
         let mut index = Index::build(
             &self.units,
             &self.scopes,
@@ -218,9 +238,17 @@ impl Project {
                     .iter()
                     .any(|(_, kernels)| kernels.iter().any(|k| k == def.simple_name()))
         };
+        let reach = (walks == Walks::Synchronizing).then(|| SyncReach::of(&self.units, &index.functions));
         let chosen: Vec<&FnDef> = index
             .functions
             .par_iter()
+            .enumerate()
+            .filter(|(position, def)| {
+                reach
+                    .as_ref()
+                    .is_none_or(|reach| reach.may_synchronize(*position) || counts_calls_unseen(&index, def))
+            })
+            .map(|(_, def)| def)
             .filter(|def| match self.options.entries.as_slice() {
                 [] => {
                     (self.is_entry_kind(def)
@@ -418,6 +446,27 @@ impl Project {
     pub fn space(&self) -> &SourceSpace {
         &self.space
     }
+}
+
+/// Which entry points a walk of the project extracts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walks {
+    Every,
+    /// Not those that cannot make a synchronization call (see `reach`).
+    Synchronizing,
+}
+
+/// Whether the walk of `def` may count calls that no catalogued name in its text
+/// shows, which the pre-scan of `reach` cannot see: a kernel's per-core program (its
+/// queues, buffers and pipe calls) and a GE gen-task callback (its task list starts
+/// with the kernel's own launch).
+fn counts_calls_unseen(index: &Index, def: &FnDef) -> bool {
+    def.kernel
+        || extract::is_ascend_kernel(index, def)
+        || def
+            .params
+            .iter()
+            .any(|param| param.type_text.contains("ExeResGenerationContext"))
 }
 
 /// The rank counts SPMD code is checked for when nothing configures them.

@@ -303,14 +303,201 @@ fn equivalence(
     }
 }
 
+/// Whether deleting the C/C++ `FreeTensor` at `file:line` certainly changes nothing,
+/// judged on the pipe program `syncguard convert` read from the original kernel
+/// (`converted`, each statement ending in `// file:line`): for every statement that
+/// line became, either it is outside any `for` of its `aicore` block (methods are
+/// inlined there, so it runs at most once per core) and nothing after it in the block
+/// allocates from its queue, or the queue is never allocated past its depth, or it is a
+/// `TBuf`. `false` when the line became no statement.
+pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut occurrences = statements_from(&lines, file, line, "FreeTensor(").peekable();
+    if occurrences.peek().is_none() {
+        return false;
+    }
+    occurrences.all(|at| {
+        let Some((start, end)) = aicore_block(&lines, at) else {
+            return false;
+        };
+        let queue = lines[at]
+            .split("FreeTensor(")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .map(str::trim);
+        let Some(queue) = queue else { return false };
+        let allocated_later = (at + 1..end).any(|j| lines[j].contains(&format!("AllocTensor({queue})")));
+        (!inside_loop(&lines, start, at) && !allocated_later)
+            || never_reused(&lines, start, end, queue)
+            || is_buffer(&lines[start..end], queue)
+    })
+}
+
+/// Whether the queue's slots are each allocated at most once in the block: its
+/// `AllocTensor`s, each counted as often as the constant-bounded loops around it run,
+/// are no more than its depth (`TQue<POS>(depth, ...)`). Then no `AllocTensor` ever waits
+/// for a free, and no `FreeTensor` of the queue is needed.
+fn never_reused(lines: &[&str], start: usize, end: usize, queue: &str) -> bool {
+    let Some(depth) = queue_depth(&lines[start..end], queue) else {
+        return false;
+    };
+    let mut allocations = 0i64;
+    for at in start + 1..end {
+        if !lines[at].contains(&format!("AllocTensor({queue})")) {
+            continue;
+        }
+        let Some(runs) = constant_trips(lines, start, at) else {
+            return false;
+        };
+        allocations = allocations.saturating_add(runs);
+    }
+    allocations <= depth
+}
+
+/// `let name = TBuf<POS>(...)`: a buffer, whose `AllocTensor` is its one piece of memory
+/// and whose `FreeTensor` gives nothing back.
+fn is_buffer(block: &[&str], name: &str) -> bool {
+    block
+        .iter()
+        .any(|line| line.trim_start().starts_with(&format!("let {name} = TBuf<")))
+}
+
+/// `let queue = TQue<POS>(depth, ...)`, the depth on its line or the next.
+fn queue_depth(block: &[&str], queue: &str) -> Option<i64> {
+    let at = block
+        .iter()
+        .position(|line| line.trim_start().starts_with(&format!("let {queue} = TQue")))?;
+    let after_paren = block[at].split_once('(').map_or("", |(_, rest)| rest).trim();
+    let first = if after_paren.is_empty() {
+        block.get(at + 1)?.trim()
+    } else {
+        after_paren
+    };
+    first.split([',', ')']).next()?.trim().parse().ok()
+}
+
+/// How many times line `at` runs per pass over the block: the product of the trip
+/// counts of the `for i in A..B` loops around it, `None` when one is not two integers.
+fn constant_trips(lines: &[&str], start: usize, at: usize) -> Option<i64> {
+    let mut open: Vec<Option<Option<i64>>> = Vec::new();
+    for line in &lines[start + 1..at] {
+        let code = line.split("//").next().unwrap_or(line).trim();
+        for _ in 0..code.matches('}').count() {
+            open.pop();
+        }
+        let header = code.starts_with("for ").then(|| trip_count(code));
+        for _ in 0..code.matches('{').count() {
+            open.push(header);
+        }
+    }
+    open.into_iter()
+        .flatten()
+        .try_fold(1i64, |runs, trips| Some(runs.saturating_mul(trips?)))
+}
+
+/// `for i in 2..6 {`: 4.
+fn trip_count(header: &str) -> Option<i64> {
+    let range = header.split(" in ").nth(1)?.trim_end_matches('{').trim();
+    let (low, high) = range.split_once("..")?;
+    let (low, high): (i64, i64) = (low.trim().parse().ok()?, high.trim().parse().ok()?);
+    Some((high - low).max(0))
+}
+
+/// Whether no statement of the pipe program `convert` read comes from `file:line`: the
+/// line is in no kernel the build makes (an `if constexpr` arm of a template argument
+/// the launch does not pass, a function no kernel calls), so an edit of that line alone
+/// changes nothing that runs. The reader's own limits are not this: a kernel whose
+/// reading left a call out is not mutated at all.
+pub fn in_no_statement(converted: &str, file: &str, line: usize) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    // Only where the program names the file's lines at all: a file the comments name
+    // otherwise would make every line look absent.
+    let names_the_file = lines.iter().any(|text| {
+        comment_origin(text)
+            .and_then(|origin| origin.rsplit_once(':'))
+            .is_some_and(|(path, _)| path == file || path.ends_with(&format!("/{file}")))
+    });
+    names_the_file && statements_from(&lines, file, line, "").next().is_none()
+}
+
+impl Class {
+    /// Whether the mutant edits its own line and nothing else.
+    pub fn edits_one_line(self) -> bool {
+        !matches!(
+            self,
+            Class::DeleteSetWaitPair | Class::DeleteDeQue | Class::SyncAllOnOneCore | Class::SyncAllWithCubeCores
+        )
+    }
+}
+
+/// Whether the C/C++ `PipeBarrier<PIPE_ALL>` at `file:line` is the last thing its kernel
+/// does, judged on the pipe program `convert` read: every statement the line became is
+/// followed in its `aicore` block by closing braces only. The kernel's end waits for
+/// every pipe anyway. `false` when the line became no statement.
+pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut occurrences = statements_from(&lines, file, line, "PipeBarrier<PIPE_ALL>").peekable();
+    if occurrences.peek().is_none() {
+        return false;
+    }
+    occurrences.all(|at| {
+        aicore_block(&lines, at).is_some_and(|(_, end)| {
+            (at + 1..end).all(|j| {
+                lines[j]
+                    .split("//")
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .all(|c| c == '}')
+            })
+        })
+    })
+}
+
+/// The lines of the converted program that came from `file:line` and hold `call`.
+fn statements_from<'a>(lines: &'a [&str], file: &str, line: usize, call: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let origin = format!("{file}:{line}");
+    lines.iter().enumerate().filter_map(move |(at, text)| {
+        let from = comment_origin(text).is_some_and(|o| o == origin || o.ends_with(&format!("/{origin}")));
+        (from && text.contains(call)).then_some(at)
+    })
+}
+
+/// The `file:line` a converted statement names in its trailing comment.
+fn comment_origin(line: &str) -> Option<&str> {
+    Some(line.rsplit_once("// ")?.1.trim())
+}
+
+/// Whether line `at` of the block starting at `start` is inside a `for`: the headers of
+/// the braces still open at `at`.
+fn inside_loop(lines: &[&str], start: usize, at: usize) -> bool {
+    let mut open: Vec<bool> = Vec::new();
+    for line in &lines[start + 1..at] {
+        let code = line.split("//").next().unwrap_or(line).trim();
+        for _ in 0..code.matches('}').count() {
+            open.pop();
+        }
+        let loops = code.starts_with("for ");
+        for _ in 0..code.matches('{').count() {
+            open.push(loops);
+        }
+    }
+    open.contains(&true)
+}
+
 /// The `.sync` `aicore` block holding line `at`: its header line and the line of its
 /// closing brace.
 fn aicore_block(lines: &[&str], at: usize) -> Option<(usize, usize)> {
     let start = (0..=at).rev().find(|&j| lines[j].trim_start().starts_with("aicore "))?;
+    // The header may run over several lines (`aicore k(\n x,\n) {`): the block ends
+    // where the braces it opened close.
     let mut depth = 0i64;
+    let mut opened = false;
     for (j, line) in lines.iter().enumerate().skip(start) {
         depth += brace_change(line);
-        if depth <= 0 && j > start {
+        opened |= depth > 0;
+        if opened && depth <= 0 {
             return (j >= at).then_some((start, j));
         }
     }
@@ -688,6 +875,103 @@ mod tests {
         assert!(one.text.contains("    if GetBlockIdx() == 0 { AscendC::SyncAll(); }\n"));
         let cube = vector.iter().find(|m| m.class == Class::SyncAllWithCubeCores).unwrap();
         assert!(cube.text.contains("AscendC::SyncAll<false>();"));
+    }
+
+    #[test]
+    fn a_free_read_as_final_in_the_pipe_program_is_equivalent() {
+        let converted = "\
+aicore k(x, type: AIV_ONLY) { // k.cpp:20
+    if TILING_KEY_IS(1) { // k.cpp:22
+        let a = TQue::AllocTensor(inQ); // op.h:10
+        TQue::FreeTensor(inQ, a); // op.h:12
+        let b = TQue::AllocTensor(outQ); // op.h:14
+        for i in 0..n { // op.h:15
+            let c = TQue::AllocTensor(tmpQ); // op.h:16
+            TQue::FreeTensor(tmpQ, c); // op.h:17
+        }
+        TQue::FreeTensor(outQ, b); // op.h:18
+        let d = TQue::AllocTensor(outQ); // op.h:19
+        TQue::FreeTensor(outQ, d); // op.h:20
+    }
+}
+";
+        assert!(free_is_final(converted, "op.h", 12));
+        // In a loop: the next iteration allocates again.
+        assert!(!free_is_final(converted, "op.h", 17));
+        // The queue allocates again after it.
+        assert!(!free_is_final(converted, "op.h", 18));
+        assert!(free_is_final(converted, "op.h", 20));
+        // A line that became no statement says nothing.
+        assert!(!free_is_final(converted, "op.h", 99));
+    }
+
+    #[test]
+    fn a_line_no_statement_comes_from_is_in_no_kernel() {
+        let converted = "aicore k(x, type: AIV_ONLY) { // k.cpp:20\n    TQue::FreeTensor(q, t); // op.h:7\n}\n";
+        assert!(!in_no_statement(converted, "op.h", 7));
+        assert!(in_no_statement(converted, "op.h", 9));
+        // A file the program never names says nothing about its lines.
+        assert!(!in_no_statement(converted, "other.h", 9));
+    }
+
+    #[test]
+    fn a_kernel_header_over_several_lines_holds_its_block() {
+        let converted = "\
+aicore k(
+    x,
+    type: AIV_ONLY,
+) { // k.cpp:20
+    let q = TQue<VECIN>(1, 512); // op.h:5
+    let t = TQue::AllocTensor(q); // op.h:6
+    TQue::FreeTensor(q, t); // op.h:7
+}
+";
+        assert!(free_is_final(converted, "op.h", 7));
+    }
+
+    #[test]
+    fn a_barrier_read_as_the_kernels_last_statement_is_equivalent() {
+        let converted = "\
+aicore k(x, type: AIV_ONLY) { // k.cpp:20
+    if TILING_KEY_IS(1) { // k.cpp:22
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:10
+        AscendC::DataCopy(y[0..32], t[0..32]); // op.h:11
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:12
+    }
+}
+";
+        assert!(!barrier_is_last(converted, "op.h", 10));
+        assert!(barrier_is_last(converted, "op.h", 12));
+    }
+
+    #[test]
+    fn a_queue_never_allocated_past_its_depth_needs_no_free() {
+        let converted = "\
+aicore k(x, type: AIC_ONLY) { // k.cpp:20
+    let b2 = TQue<B2>(2, 512); // op.h:5
+    let co1 = TQue<CO1>(
+        2,
+        n * 4,
+    ); // op.h:6
+    for i in 0..2 { // op.h:15
+        let b = TQue::AllocTensor(b2); // op.h:16
+        TQue::FreeTensor(b2, b); // op.h:17
+        for j in 0..2 { // op.h:18
+            let c = TQue::AllocTensor(co1); // op.h:19
+            TQue::FreeTensor(co1, c); // op.h:20
+        }
+    }
+}
+";
+        // Two allocations of a two-slot queue: each slot once.
+        assert!(free_is_final(converted, "op.h", 17));
+        // Four allocations of a two-slot queue: the third waits for the first free.
+        assert!(!free_is_final(converted, "op.h", 20));
+        let with_buffer = converted
+            .replace("TQue<B2>(2, 512)", "TBuf<VECCALC>(512)")
+            .replace("0..2 {", "0..8 {");
+        // A buffer's FreeTensor gives nothing back, however often it is taken.
+        assert!(free_is_final(&with_buffer, "op.h", 17));
     }
 
     #[test]

@@ -82,12 +82,7 @@ impl Incremental {
         for group in &read.groups {
             let files = Layout::new(&group.files, sources, &mut self.entries.paths);
             let movers = files.movers(sources, &self.entries.texts);
-            let entries: Vec<EntryProgram> = group
-                .project
-                .entries_cached(&mut self.frontends)
-                .into_iter()
-                .filter(|entry| entry.api_calls > 0)
-                .collect();
+            let entries: Vec<EntryProgram> = group.project.synchronizing_entries_cached(&mut self.frontends);
             progress.add_work(entries.len());
             let space = group.project.space();
             let results: Vec<Option<(EntryChecked, Option<Stored>, bool)>> = entries

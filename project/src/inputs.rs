@@ -19,6 +19,9 @@ pub enum InputKind {
     /// A PyTorch NCCL Flight Recorder dump (pickle or JSON, by content): checked with
     /// the other dumps of its folder (`syncguard_flight_recorder`).
     FlightRecorder,
+    /// A profiler timeline (Kineto `.json`/`.json.gz`, msprof `trace_view.json`, by
+    /// content): checked as a call trace (`syncguard_profiles`).
+    Profile(syncguard_profiles::Format),
 }
 
 /// One input: how to show it, where to read it, what it is.
@@ -117,6 +120,11 @@ fn spool_stdin() -> std::io::Result<Input> {
 fn kind_of(path: &Path) -> InputKind {
     if syncguard_flight_recorder::may_be_dump_name(path) && syncguard_flight_recorder::is_dump_file(path) {
         return InputKind::FlightRecorder;
+    }
+    if syncguard_profiles::may_be_profile_name(path)
+        && let Some(format) = syncguard_profiles::profile_format(path)
+    {
+        return InputKind::Profile(format);
     }
     match path.extension().and_then(|ext| ext.to_str()) {
         Some("jsonl" | "ndjson") => InputKind::Trace,
@@ -232,6 +240,14 @@ fn classify(dir: &Path, entry: Result<ignore::DirEntry, ignore::Error>) -> Optio
             if entry.file_type().is_some_and(|kind| kind.is_file())
                 && syncguard_flight_recorder::may_be_dump_name(entry.path())
                 && syncguard_flight_recorder::is_dump_file(entry.path()) =>
+        {
+            Some(Found::Input(entry.into_path()))
+        }
+        // A profiler timeline (`*.pt.trace.json(.gz)`, `trace_view.json`), by content.
+        Ok(entry)
+            if entry.file_type().is_some_and(|kind| kind.is_file())
+                && syncguard_profiles::may_be_profile_name(entry.path())
+                && syncguard_profiles::profile_format(entry.path()).is_some() =>
         {
             Some(Found::Input(entry.into_path()))
         }

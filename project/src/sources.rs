@@ -85,6 +85,29 @@ impl Project {
             Project::Python(project) => project.entries_cached(&mut caches.python_programs),
         }
     }
+
+    /// The programs that make a synchronization call (`api_calls > 0`), the only ones
+    /// checking reads: the C/C++ frontend does not even walk the entry points that
+    /// cannot reach one (`syncguard_cpp::Project::synchronizing_entries`).
+    pub fn synchronizing_entries(&self) -> Vec<EntryProgram> {
+        match self {
+            Project::Cpp(project) => project.synchronizing_entries(),
+            Project::Python(project) => with_calls(project.entries()),
+        }
+    }
+
+    /// [`Project::synchronizing_entries`], reusing what `caches` kept where the frontend can.
+    pub fn synchronizing_entries_cached(&self, caches: &mut FrontendCaches) -> Vec<EntryProgram> {
+        match self {
+            Project::Cpp(project) => project.synchronizing_entries_cached(&mut caches.cpp_programs),
+            Project::Python(project) => with_calls(project.entries_cached(&mut caches.python_programs)),
+        }
+    }
+}
+
+fn with_calls(mut entries: Vec<EntryProgram>) -> Vec<EntryProgram> {
+    entries.retain(|entry| entry.api_calls > 0);
+    entries
 }
 
 /// The files of one language, read and registered.
@@ -342,7 +365,7 @@ pub fn check_sources(
         undecided: 0,
     };
     for group in &read.groups {
-        let entries = group.project.entries();
+        let entries = group.project.synchronizing_entries();
         progress.add_work(entries.len());
         let found = check_entries(
             group.language,

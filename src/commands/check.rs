@@ -347,6 +347,9 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     let (dump_inputs, inputs): (Vec<&Input>, Vec<&Input>) = inputs
         .into_iter()
         .partition(|input| input.kind == InputKind::FlightRecorder);
+    let (profile_inputs, inputs): (Vec<&Input>, Vec<&Input>) = inputs
+        .into_iter()
+        .partition(|input| matches!(input.kind, InputKind::Profile(_)));
     let progress = Progress::for_terminal(report.quiet);
     let (runs, inputs) = capture_runs(inputs);
     progress.add_work(runs.len() + inputs.len());
@@ -374,6 +377,9 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
     }
     if !dump_inputs.is_empty() {
         failures += check_flight_recorder_dumps(&mut sources, &dump_inputs, &mut findings);
+    }
+    if !profile_inputs.is_empty() {
+        failures += check_profiles(&mut sources, &profile_inputs, overrides, &mut findings);
     }
     if !source_inputs.is_empty() {
         let checking = SourceRun {
@@ -543,6 +549,41 @@ fn check_flight_recorder_dumps(sources: &mut Sources, inputs: &[&Input], finding
     failures
 }
 
+/// Check profiler timelines: a Kineto trace alone (one process), the msprof timelines
+/// of one cluster folder together as its ranks; returns the number of files that could
+/// not be read.
+fn check_profiles(sources: &mut Sources, inputs: &[&Input], overrides: &Overrides, findings: &mut Findings) -> usize {
+    use syncguard_profiles::{Format, TimelineInput};
+    let mut failures = 0;
+    let mut clusters: BTreeMap<PathBuf, Vec<TimelineInput>> = BTreeMap::new();
+    for input in inputs {
+        match input.kind {
+            InputKind::Profile(Format::Kineto) => {
+                match syncguard_profiles::check_kineto(sources, &input.display, &input.file, overrides) {
+                    Ok(checked) => findings.add(checked),
+                    Err(err) => failures += report_io(&input.file, &err),
+                }
+            }
+            _ => clusters
+                .entry(syncguard_profiles::cluster_of(&input.file))
+                .or_default()
+                .push(TimelineInput {
+                    display: input.display.clone(),
+                    path: input.file.clone(),
+                }),
+        }
+    }
+    for timelines in clusters.into_values() {
+        let (checked, unreadable) = syncguard_profiles::check_ascend_cluster(sources, &timelines, overrides);
+        for (path, err) in &unreadable {
+            failures += report_io(path, err);
+        }
+        findings.add(checked);
+        findings.files += timelines.len().saturating_sub(unreadable.len() + 1);
+    }
+    failures
+}
+
 /// `C/C++`, `Python` or `C/C++ and Python`: the languages of the sources read.
 fn languages(read: &ReadSources) -> String {
     let nouns: Vec<&str> = read.groups.iter().map(|group| group.language.noun()).collect();
@@ -595,6 +636,14 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
         InputKind::FlightRecorder => {
             return Err(std::io::Error::other(
                 "a Flight Recorder dump is checked with `syncguard check` (with the other ranks' dumps of its folder)",
+            ));
+        }
+        InputKind::Profile(syncguard_profiles::Format::Kineto) => {
+            syncguard_profiles::check_kineto(sources, &input.display, &input.file, overrides)?
+        }
+        InputKind::Profile(_) => {
+            return Err(std::io::Error::other(
+                "an msprof timeline is checked with `syncguard check` (with the other ranks' timelines of its cluster)",
             ));
         }
         InputKind::Trace => {

@@ -52,6 +52,11 @@ public:
             AscendC::DataCopy(yGm[i * tileLen], y, tileLen);
             outQue.FreeTensor(y);
         }
+        // The bias goes back into its queue after each tile: take it out for good.
+        if (hasBias == 1) {
+            AscendC::LocalTensor<float> bias = biasQue.DeQue<float>();
+            biasQue.FreeTensor(bias);
+        }
     }
 
 private:

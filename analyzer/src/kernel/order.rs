@@ -40,7 +40,7 @@ pub struct Order {
     pub matched: Vec<Option<usize>>,
     /// Waits no set ever satisfies.
     pub unmatched_waits: Vec<usize>,
-    /// Sets of an event flag nothing waits for.
+    /// Sets of an event flag, and queue fills (`EnQue`), nothing waits for.
     pub unmatched_sets: Vec<usize>,
     /// Waits whose set comes only after them: (wait, set).
     pub cycles: Vec<(usize, usize)>,
@@ -113,8 +113,10 @@ pub fn order(instrs: &[Instr], scalar_waits_for_memory: bool) -> Order {
             }
         }
     }
+    // A queue's fill left set (an `EnQue` no `DeQue` takes) is a flag left set too; a
+    // free left set is every slot's last `FreeTensor`, which nothing needs to take.
     for (key, key_sets) in &sets {
-        if let FlagKey::Event { .. } = key {
+        if let FlagKey::Event { .. } | FlagKey::Queue { freed: false, .. } = key {
             let waited = waits.get(key).map_or(0, Vec::len);
             unmatched_sets.extend(key_sets.iter().skip(waited));
         }

@@ -210,6 +210,7 @@ pub static RULES: &[&RuleInfo] = &[
     &pipes::event_id_not_released::EventIdNotReleased::INFO,
     &pipes::pipe_barrier_scalar::PipeBarrierScalar::INFO,
     &pipes::tensor_to_another_queue::TensorToAnotherQueue::INFO,
+    &pipes::enqueued_never_dequeued::EnqueuedNeverDequeued::INFO,
     // SG85x: between the cores of a kernel
     &cores::cross_core_count_mismatch::CrossCoreCountMismatch::INFO,
     &cores::cross_core_counter_overflow::CrossCoreCounterOverflow::INFO,

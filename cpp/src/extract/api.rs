@@ -74,7 +74,14 @@ impl<'u> Walker<'_, 'u> {
             .filter(|(position, _)| !outputs.contains(position))
             .map(|(_, arg)| *arg)
             .collect();
-        let values: Vec<Value> = inputs.iter().map(|arg| self.eval(*arg)).collect();
+        let values: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(position, arg)| match params.get(position) {
+                Some(param) => self.eval_argument(param.kind, *arg),
+                None => self.eval(*arg),
+            })
+            .collect();
         let count_of = |name: &str| {
             let position = params.iter().position(|param| param.name == name)?;
             values.get(position).and_then(Value::int)
@@ -410,7 +417,7 @@ impl<'u> Walker<'_, 'u> {
         let stream = match launch_stream_position(self.source_unit().0.cuda, config.len()).and_then(|at| config.get(at))
         {
             Some(stream) => {
-                let value = self.eval(*stream);
+                let value = self.eval_argument(ArgKind::Stream, *stream);
                 match self.argument(ArgKind::Stream, *stream, &value) {
                     Ok(expr) => expr,
                     Err(why) => {

@@ -68,6 +68,29 @@ impl<'u> Walker<'_, 'u> {
         value
     }
 
+    /// The value of an argument the API takes as `kind`. A received `void *` passed
+    /// where a stream, event or notify goes (`void add_do(..., void *stream)`, the
+    /// usual signature of an Ascend C launch wrapper) is that handle from before, not
+    /// memory: it is left without a value here so that the argument becomes the handle.
+    pub(super) fn eval_argument(&mut self, kind: api::ArgKind, node: Node<'u>) -> Value {
+        if matches!(kind, api::ArgKind::Stream | api::ArgKind::Event | api::ArgKind::Notify)
+            && let Some(place) = self.unvalued_pointer_param(super::api::strip_casts(node))
+        {
+            return self.load(&place);
+        }
+        self.eval(node)
+    }
+
+    /// The place of a received pointer named by `node` that holds no value yet.
+    fn unvalued_pointer_param(&self, node: Node<'u>) -> Option<Place> {
+        if node.kind() != "identifier" {
+            return None;
+        }
+        let place = self.lookup_local(self.text(node))?;
+        (self.pointer_params.contains(&place) && matches!(self.store.get(&place), None | Some(Value::Unknown)))
+            .then_some(place)
+    }
+
     fn eval_inner(&mut self, node: Node<'u>) -> Value {
         match node.kind() {
             "number_literal" => parse_int(self.text(node)).map_or(Value::Unknown, Value::Int),

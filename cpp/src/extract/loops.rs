@@ -1,6 +1,6 @@
 //! A counted loop whose bound has no known value (`for (i = 0; i < ringNum; ++i)`, the
 //! count from an opaque call or a parameter): the bound itself is the choice. Each
-//! alternative gives it the value for 0, 1 or 2 iterations and runs the loop as one with
+//! alternative gives it the value for 0, 1 or 2 iterations (up to 3 in kernel code) and runs the loop as one with
 //! a known bound, so a condition on the same bound inside or after the loop
 //! (`if (i != ringNum - 1)`, `for (r = 0; r < ringNum - 1; ++r)`) agrees with the number
 //! of iterations instead of being a choice of its own: a path where the loop ran once
@@ -12,8 +12,12 @@ use tree_sitter::Node;
 use super::value::{Place, Value};
 use super::{Flow, Walker, ast_binary};
 
-/// Iterations an unknown bound is given: 0, 1 and 2, as for any loop of unknown bound.
-const ITERATIONS: i64 = 2;
+/// Most iterations a loop of unknown bound is given in host code: 0, 1 and 2 show the
+/// first iteration and the hand-over from one iteration to the next.
+const HOST_ITERATIONS: i64 = 2;
+/// In kernel code, 0 to 3: a double-buffered queue (`TQue<POS, 2>`) reuses a slot, and
+/// waits for its `FreeTensor`, only from the third tile on.
+const KERNEL_ITERATIONS: i64 = 3;
 
 /// Where a loop's bound is kept and the value it has after `k` iterations.
 struct Bound {
@@ -34,14 +38,15 @@ impl<'u> Walker<'_, 'u> {
         body: Option<Node<'u>>,
     ) -> Option<Flow> {
         let bound = self.unknown_bound(condition?, update?)?;
-        let Some(choice) = self.choice_param(node, "loop", ITERATIONS) else {
+        let iterations = self.unknown_loop_iterations();
+        let Some(choice) = self.choice_param(node, "loop", iterations) else {
             // Out of choices: the walk stops here (`incomplete` says so).
             return Some(Flow::Return);
         };
         let span = self.range(node);
         let before = self.store.freeze();
         let mut arms = Vec::new();
-        for iterations in 0..=ITERATIONS {
+        for iterations in 0..=iterations {
             self.store = before.clone();
             self.store
                 .insert(bound.place.clone(), Value::Int(bound.base + iterations));
@@ -83,6 +88,15 @@ impl<'u> Walker<'_, 'u> {
         }
         self.store = super::store::merge(&before, &stores);
         Some(if all_return { Flow::Return } else { Flow::Normal })
+    }
+
+    /// How many iterations, at most, a loop of unknown count is walked for.
+    pub(super) fn unknown_loop_iterations(&self) -> i64 {
+        if self.aicore.is_some() {
+            KERNEL_ITERATIONS
+        } else {
+            HOST_ITERATIONS
+        }
     }
 
     /// `i < n`, `i != n` or `i <= n` (or `n > i`), with a counter `i` of known value that

@@ -637,6 +637,7 @@ impl<'u> Walker<'_, 'u> {
                 Some(flow) => (flow, true),
                 None => (Flow::Normal, false),
             },
+            Some(node) if node.kind() == "case_statement" => (self.case_arm(node), false),
             Some(node) => (self.stmt(node), false),
             None => (Flow::Normal, false),
         }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
+use super::ast;
 use super::value::Value;
 use super::{Flow, MAX_ITERATIONS, MAX_NESTING, Walker};
 
@@ -424,7 +425,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     /// Iterate while the condition is known to hold; a condition with no known value
-    /// makes the loop run 0, 1 or 2 times, as alternatives.
+    /// makes the loop run 0, 1 or 2 times (up to 3 in kernel code), as alternatives.
     pub(super) fn run_loop(
         &mut self,
         node: Node<'u>,
@@ -487,14 +488,15 @@ impl<'u> Walker<'_, 'u> {
     /// A loop whose bound is unknown: `param loop_op_L12 in 0..=2`, the body nested as
     /// `if loop >= 1 { first; if loop >= 2 { second } }`.
     fn unknown_loop(&mut self, node: Node<'u>, update: Option<Node<'u>>, body: Option<Node<'u>>) -> Flow {
-        let Some(choice) = self.choice_param(node, "loop", 2) else {
+        let iterations = self.unknown_loop_iterations();
+        let Some(choice) = self.choice_param(node, "loop", iterations) else {
             return Flow::Return;
         };
         let span = self.range(node);
         let before = self.store.freeze();
         let mut stores = vec![before.clone()];
         let mut bodies = Vec::new();
-        for _ in 0..2 {
+        for _ in 0..iterations {
             self.open_block();
             let flow = body.map_or(Flow::Normal, |body| self.stmt(body));
             if let Some(update) = update {
@@ -591,7 +593,7 @@ impl<'u> Walker<'_, 'u> {
             .named_children(&mut cursor)
             .filter(|c| c.kind() == "case_statement")
             .collect();
-        let start = match value.and_then(|v| v.int()) {
+        let start = match value.as_ref().and_then(Value::int) {
             Some(value) => {
                 let matching = cases.iter().position(|case| {
                     case.child_by_field_name("value")
@@ -606,7 +608,21 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
             None => {
-                let arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
+                let mut arms: Vec<Option<Node<'u>>> = cases.iter().map(|case| Some(*case)).collect();
+                // A value the walk knows symbolically (`switch (tilingKey_)` over a tiling
+                // field): each case is that value equal to its label, so the arm agrees
+                // with every other test of the same value instead of being a choice of
+                // its own.
+                if let Some(Value::Sym(discriminant)) = &value
+                    && let Some(mut conditions) = self.case_conditions(discriminant, &cases)
+                {
+                    if conditions.last().is_none_or(Option::is_some) {
+                        // No `default`: no case matches otherwise.
+                        conditions.push(None);
+                        arms.push(None);
+                    }
+                    return self.branches(node, &conditions, &arms, &[]).unwrap_or(Flow::Normal);
+                }
                 return self
                     .alternatives(node, "case", None, &arms, &[])
                     .unwrap_or(Flow::Normal);
@@ -615,6 +631,42 @@ impl<'u> Walker<'_, 'u> {
         for case in &cases[start..] {
             match self.case_body(*case) {
                 Flow::Normal => {}
+                Flow::Break => return Flow::Normal,
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    /// `discriminant == label` per case, `None` for a `default` (only as the last case);
+    /// `None` when a label has no constant value or `default` comes earlier.
+    fn case_conditions(&mut self, discriminant: &ast::Expr, cases: &[Node<'u>]) -> Option<Vec<Option<ast::Expr>>> {
+        let mut conditions = Vec::with_capacity(cases.len());
+        for (at, case) in cases.iter().enumerate() {
+            match case.child_by_field_name("value") {
+                Some(label) => {
+                    let label = self.eval(label).int()?;
+                    let span = self.range(*case);
+                    conditions.push(Some(super::ast_binary(
+                        ast::BinaryOp::Eq,
+                        discriminant.clone(),
+                        ast::Expr::int(label, span),
+                    )));
+                }
+                None if at + 1 == cases.len() => conditions.push(None),
+                None => return None,
+            }
+        }
+        Some(conditions)
+    }
+
+    /// A `switch` arm entered at `case`: its statements, falling through into the next
+    /// cases until one leaves; a `break` ends the `switch`, not the loop around it.
+    pub(super) fn case_arm(&mut self, case: Node<'u>) -> Flow {
+        let mut next = Some(case);
+        while let Some(case) = next.filter(|node| node.kind() == "case_statement") {
+            match self.case_body(case) {
+                Flow::Normal => next = case.next_named_sibling(),
                 Flow::Break => return Flow::Normal,
                 other => return other,
             }

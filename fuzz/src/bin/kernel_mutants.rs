@@ -6,8 +6,10 @@
 //! folder (`.gitignore` honoured), is copied with the files it includes (and, for a
 //! header, the sources beside it that include it) into a temporary tree, and checked as
 //! is with `syncguard check --format json`. A kernel whose original has an error
-//! finding, or from which no `aicore` block is read (`syncguard convert`), is counted and
-//! skipped. Otherwise every mutant of the file (one synchronization call deleted or
+//! finding, from which no `aicore` block is read (`syncguard convert`), or whose own
+//! reading has a limit (a call left out, a walk stopped: `--explain` information whose
+//! entry point is one of the kernels read, or that names none) is counted and skipped;
+//! a limit of host code beside it (`main` reading its input files) is not the kernel's. Otherwise every mutant of the file (one synchronization call deleted or
 //! altered, `syncguard_fuzz::kernel_mutants`, in 15 bug classes) is written over the copy
 //! and checked the same way. A mutant is
 //!
@@ -17,7 +19,11 @@
 //! - **equivalent** when it certainly means the same as the original (a set/wait pair or
 //!   a `PIPE_ALL` barrier deleted beside another `PIPE_ALL` barrier; in `.sync` kernels
 //!   also the last-statement barrier, a top-level `FreeTensor` never followed by an
-//!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch): reported
+//!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch; in C/C++
+//!   kernels a `FreeTensor` that the pipe program `convert` reads shows to be final in the
+//!   same way, or of a queue never allocated past its depth, or of a `TBuf`; a
+//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement; an edit of one line
+//!   from which the pipe program has no statement, in no kernel the build makes): reported
 //!   apart, never counted as found, and listed if syncguard flags it anyway;
 //! - **unchecked** when its check did not finish (timeout, crash, no JSON);
 //! - **missed** otherwise.
@@ -44,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use serde_json::json;
-use syncguard_fuzz::kernel_mutants::{Class, Mutant, mutants};
+use syncguard_fuzz::kernel_mutants::{Class, Mutant, barrier_is_last, free_is_final, in_no_statement, mutants};
 
 #[derive(Parser)]
 #[command(about = "Mutate the synchronization of correct kernels and count what the kernel rules find")]
@@ -97,9 +103,28 @@ struct Finding {
 struct Checked {
     findings: BTreeSet<Finding>,
     errors: Vec<String>,
-    /// What the reader left out of a kernel, or where a kernel's walk stopped: the
-    /// kernel's findings are undecided (`--explain` information), so would a mutant's be.
-    undecided: Option<String>,
+    /// What the reader left out, or where a walk stopped (`--explain` information).
+    limits: Vec<Limit>,
+}
+
+/// A reading limit the check reported: where, and the entry point whose walk it cut.
+struct Limit {
+    at: String,
+    /// `None` for a limit no entry point names (a kernel's walk stopped, a syntax error).
+    entry: Option<String>,
+}
+
+impl Checked {
+    /// The first limit inside a kernel's own reading (its entry point one of `kernels`,
+    /// or no entry point named): the kernel's findings are undecided then, and so would
+    /// a mutant's be. A limit of host code (`main` reading its input files) leaves the
+    /// kernel's pipe program whole.
+    fn undecided(&self, kernels: &BTreeSet<String>) -> Option<&str> {
+        self.limits
+            .iter()
+            .find(|limit| limit.entry.as_ref().is_none_or(|entry| kernels.contains(entry)))
+            .map(|limit| limit.at.as_str())
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -141,19 +166,27 @@ fn main() -> ExitCode {
     let units: Vec<Unit> = kernel_files(&args.paths).into_iter().filter_map(|p| unit(&p)).collect();
 
     // The originals.
-    let originals: Vec<Result<Checked, String>> = pool(&units, args.jobs, |unit| {
+    let read: Vec<Result<(Checked, String), String>> = pool(&units, args.jobs, |unit| {
         let checked = check(&args, &unit.files, None)?;
         if !checked.errors.is_empty() {
             return Err(format!("the original has errors ({})", checked.errors.join(", ")));
         }
-        if !has_kernel(&args, unit)? {
+        let (kernels, converted) = kernels_read(&args, unit)?;
+        if kernels.is_empty() {
             return Err("no kernel read".into());
         }
-        if let Some(limit) = &checked.undecided {
+        if let Some(limit) = checked.undecided(&kernels) {
             return Err(format!("not followed to the end: its findings are undecided ({limit})"));
         }
-        Ok(checked)
+        Ok((checked, converted))
     });
+    let (originals, programs): (Vec<Result<Checked, String>>, Vec<String>) = read
+        .into_iter()
+        .map(|result| match result {
+            Ok((checked, converted)) => (Ok(checked), converted),
+            Err(why) => (Err(why), String::new()),
+        })
+        .unzip();
 
     // The mutants, one job each, over every kernel.
     let mut jobs: Vec<(usize, Mutant)> = Vec::new();
@@ -162,7 +195,25 @@ fn main() -> ExitCode {
         if original.is_err() {
             continue;
         }
-        let all = mutants(&unit.files[unit.kernel].1, unit.sync);
+        let mut all = mutants(&unit.files[unit.kernel].1, unit.sync);
+        if !unit.sync {
+            let file = unit.files[unit.kernel].0.to_string_lossy();
+            for mutant in all.iter_mut().filter(|m| m.equivalent.is_none()) {
+                let program = &programs[index];
+                mutant.equivalent = match mutant.class {
+                    class if class.edits_one_line() && in_no_statement(program, &file, mutant.line) => {
+                        Some("the line is in no kernel the build makes (no statement of the pipe program read)")
+                    }
+                    Class::DeleteFreeTensor if free_is_final(program, &file, mutant.line) => {
+                        Some("nothing allocates from the queue after it (the pipe program read)")
+                    }
+                    Class::DeleteBarrierAll if barrier_is_last(program, &file, mutant.line) => {
+                        Some("the kernel ends right after the barrier (the pipe program read)")
+                    }
+                    _ => None,
+                };
+            }
+        }
         truncated += all.len().saturating_sub(args.per_file);
         jobs.extend(all.into_iter().take(args.per_file).map(|m| (index, m)));
     }
@@ -397,18 +448,17 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
         serde_json::from_slice(&stdout).map_err(|_| "the check printed no JSON (a crash?)".to_string())?;
     let mut findings = BTreeSet::new();
     let mut errors = Vec::new();
-    let mut undecided = None;
+    let mut limits = Vec::new();
     for diagnostic in json["diagnostics"].as_array().ok_or("no diagnostics in the JSON")? {
         let code = diagnostic["code"].as_str().unwrap_or("").to_string();
         let severity = diagnostic["severity"].as_str().unwrap_or("");
         let message = diagnostic["message"].as_str().unwrap_or("");
-        // A call left out (SG001, SG003), a walk stopped at its budget of undecided
-        // conditions (SG004), a kernel's walk stopped (SG006).
-        let kernel_limit = matches!(code.as_str(), "SG001" | "SG003" | "SG004")
-            || (code == "SG006" && message.contains("kernel's walk stopped"));
-        if severity == "info" && kernel_limit && undecided.is_none() {
+        if severity == "info" && is_limit(&code, message) {
             let line = diagnostic["line"].as_u64().unwrap_or(0);
-            undecided = Some(format!("{code}@{line}"));
+            limits.push(Limit {
+                at: format!("{code}@{line}"),
+                entry: entry_point(diagnostic),
+            });
         }
         if !matches!(severity, "error" | "warning") {
             continue;
@@ -431,15 +481,35 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
     Ok(Checked {
         findings,
         errors,
-        undecided,
+        limits,
+    })
+}
+
+/// A call left out (SG001, SG003), a walk stopped at its budget of undecided conditions
+/// (SG004), a kernel's walk stopped (SG006). The values a kernel is checked for (its
+/// case fields and divisors, SG004 notes) are assumptions said, not limits.
+fn is_limit(code: &str, message: &str) -> bool {
+    let assumption = message.starts_with("kernel `") && message.contains("it is checked for values");
+    (matches!(code, "SG001" | "SG003" | "SG004") && !assumption)
+        || (code == "SG006" && message.contains("kernel's walk stopped"))
+}
+
+/// The entry point a finding's related labels name (`entry point `main``).
+fn entry_point(diagnostic: &serde_json::Value) -> Option<String> {
+    diagnostic["related"].as_array()?.iter().find_map(|related| {
+        let label = related["message"].as_str()?;
+        let name = label.strip_prefix("entry point `")?.strip_suffix('`')?;
+        Some(name.to_string())
     })
 }
 
 /// Whether syncguard reads a kernel: an `aicore` block in the `.sync` file, or in what
 /// `syncguard convert` prints for the unit's C/C++ files read together.
-fn has_kernel(args: &Args, unit: &Unit) -> Result<bool, String> {
+/// The kernels (`aicore NAME(...)` blocks) read from the unit, by name, and the pipe
+/// program `convert` read (empty for a `.sync` kernel, which is its own).
+fn kernels_read(args: &Args, unit: &Unit) -> Result<(BTreeSet<String>, String), String> {
     if unit.sync {
-        return Ok(true);
+        return Ok((aicore_names(&unit.files[unit.kernel].1), String::new()));
     }
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
     for (rel, text) in &unit.files {
@@ -452,7 +522,18 @@ fn has_kernel(args: &Args, unit: &Unit) -> Result<bool, String> {
     // The files together, as the check reads them: a kernel's class is in its headers.
     let mut command = Command::new(&args.syncguard);
     command.current_dir(dir.path()).arg("convert").arg(".");
-    Ok(String::from_utf8_lossy(&run(args, command)?).contains("aicore "))
+    let converted = String::from_utf8_lossy(&run(args, command)?).into_owned();
+    Ok((aicore_names(&converted), converted))
+}
+
+fn aicore_names(program: &str) -> BTreeSet<String> {
+    program
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("aicore "))
+        .filter_map(|rest| rest.split(['(', ' ', '{']).next())
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Runs a syncguard command with the time limit; its standard output.

@@ -3,6 +3,7 @@
 //! `crate::kernel`; each rule turns one kind of fact into findings.
 
 pub mod double_set;
+pub mod enqueued_never_dequeued;
 pub mod event_id_mixed;
 pub mod event_id_not_released;
 pub mod event_id_out_of_range;

@@ -1,0 +1,404 @@
+//! PyTorch profiler (Kineto) Chrome traces as the CUDA calls a capture would have shown.
+//!
+//! A Kineto trace holds host calls (`cuda_runtime`, `cuda_driver`: name, thread, time,
+//! `correlation`) and, apart, what each did on the device, joined by `correlation`:
+//! `kernel`, `gpu_memcpy`, `gpu_memset` (their `stream`), `cuda_sync` (the stream
+//! waited, and for event waits the event and the record call it waited for), and
+//! `cuda_event` (an event record and its stream). Each host call is written with the
+//! handles its device side names; a call whose handles the trace does not carry is
+//! left out and counted in one note. docs/PROFILES.md lists the fields and what the
+//! trace cannot tell (no pointers: no buffer identity, so data races are not checked).
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use rayon::prelude::*;
+use syncguard_model::diagnostic::{Diagnostic, Severity};
+use syncguard_model::reading_rules::TraceFormatError;
+use syncguard_model::source::{FileId, Span};
+
+use crate::calls::{Arg, CallTrace};
+use crate::event::{self, Event};
+use crate::scan;
+
+/// A Kineto trace read: its calls as a trace, and what reading found.
+pub struct KinetoCalls {
+    pub trace: CallTrace,
+    pub reading: Vec<Diagnostic>,
+}
+
+/// What the device did for one correlation id.
+#[derive(Default)]
+struct DeviceSide {
+    /// Kernels, copies and sets, in start order: (stream, device, name).
+    tasks: Vec<(i64, i64, String, f64)>,
+    sync: Option<Sync>,
+    /// A `cuda_event` record: (event id, stream, device).
+    record: Option<(i64, i64, i64)>,
+}
+
+/// A `cuda_sync` event.
+struct Sync {
+    kind: String,
+    stream: i64,
+    device: i64,
+    /// For event syncs and waits: the event, the stream and correlation of its record.
+    event: Option<i64>,
+    record_stream: Option<i64>,
+    record_correlation: Option<i64>,
+}
+
+/// A host call.
+struct HostCall {
+    name: String,
+    thread: i64,
+    ts: f64,
+    correlation: i64,
+    range: Range<usize>,
+}
+
+/// What was left out, counted for one note.
+#[derive(Default)]
+struct LeftOut {
+    records_without_stream: usize,
+    waits_without_sync: usize,
+    syncs_without_sync: usize,
+    queries: usize,
+    unparsable: usize,
+    first_unparsable: Option<(Range<usize>, String)>,
+}
+
+/// Read the Kineto trace `text` (the file `file`).
+pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
+    let scan = scan::event_array(text);
+    let mut reading = Vec::new();
+    if let Some(stopped) = &scan.stopped {
+        reading.push(stopped_early(file, stopped, scan.events.len()));
+    }
+    let parsed: Vec<Result<Event, serde_json::Error>> = scan
+        .events
+        .par_iter()
+        .map(|range| event::parse(&text[range.clone()]))
+        .collect();
+    let mut left_out = LeftOut::default();
+    let mut device: HashMap<i64, DeviceSide> = HashMap::new();
+    let mut host = Vec::new();
+    let mut has_sync_events = false;
+    for (range, parsed) in scan.events.iter().zip(parsed) {
+        let event = match parsed {
+            Ok(event) => event,
+            Err(err) => {
+                left_out.unparsable += 1;
+                left_out
+                    .first_unparsable
+                    .get_or_insert((range.clone(), err.to_string()));
+                continue;
+            }
+        };
+        has_sync_events |= event.cat.as_deref() == Some("cuda_sync");
+        classify(event, range, &mut device, &mut host);
+    }
+    // Issue order: each thread's calls by time, then by correlation (assigned in order).
+    host.sort_by(|a: &HostCall, b: &HostCall| a.ts.total_cmp(&b.ts).then(a.correlation.cmp(&b.correlation)));
+    let names = Names::new(&device);
+    let rank = rank_of(text, &scan.members);
+    let mut trace = CallTrace::new(1, Span::new(file, 0..0));
+    for call in &host {
+        lower(call, &device, &names, file, &mut trace, &mut left_out);
+    }
+    if let Some(note) = left_out_note(file, &left_out, has_sync_events, rank, trace.len()) {
+        reading.push(note);
+    }
+    KinetoCalls { trace, reading }
+}
+
+/// Sort one event into the device side of its correlation, or the host calls.
+fn classify(event: Event, range: &Range<usize>, device: &mut HashMap<i64, DeviceSide>, host: &mut Vec<HostCall>) {
+    let (Some(cat), Some(args)) = (event.cat.as_deref(), event.args.as_ref()) else {
+        return;
+    };
+    let Some(correlation) = args.int("correlation") else {
+        return;
+    };
+    let name = event.name.as_deref().unwrap_or("");
+    let ts = event.ts.as_ref().and_then(|ts| ts.as_micros()).unwrap_or(0.0);
+    let stream = args.int("stream");
+    let device_id = args.int("device").unwrap_or(0);
+    match cat {
+        "cuda_runtime" | "cuda_driver" => host.push(HostCall {
+            name: name.to_string(),
+            thread: event.tid.as_ref().and_then(|tid| tid.as_int()).unwrap_or(0),
+            ts,
+            correlation,
+            range: range.clone(),
+        }),
+        "kernel" | "gpu_memcpy" | "gpu_memset" => {
+            if let Some(stream) = stream {
+                let side = device.entry(correlation).or_default();
+                side.tasks.push((stream, device_id, name.to_string(), ts));
+            }
+        }
+        "cuda_sync" => {
+            let kind = args
+                .get("cuda_sync_kind")
+                .map(|kind| kind.text())
+                .unwrap_or_else(|| name.to_string());
+            let known = |value: Option<i64>| value.filter(|&v| v >= 0);
+            device.entry(correlation).or_default().sync = Some(Sync {
+                kind,
+                stream: stream.unwrap_or(-1),
+                device: device_id,
+                event: args.int("wait_on_cuda_event_id").or_else(|| args.int("event_id")),
+                record_stream: known(args.int("wait_on_stream")),
+                record_correlation: known(args.int("wait_on_cuda_event_record_corr_id")),
+            });
+        }
+        "cuda_event" => {
+            if let (Some(event_id), Some(stream)) = (args.int("event_id"), stream) {
+                device.entry(correlation).or_default().record = Some((event_id, stream, device_id));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// How handles are named: with the device only when the trace has several.
+struct Names {
+    several_devices: bool,
+    /// A record call's event and stream, learned from the waits that name it.
+    records_by_waits: HashMap<i64, (i64, i64, i64)>,
+}
+
+impl Names {
+    fn new(device: &HashMap<i64, DeviceSide>) -> Self {
+        let mut devices = BTreeSet::new();
+        let mut records_by_waits = HashMap::new();
+        for side in device.values() {
+            devices.extend(side.tasks.iter().map(|task| task.1));
+            if let Some(sync) = &side.sync {
+                devices.insert(sync.device);
+                if let (Some(event), Some(stream), Some(record)) =
+                    (sync.event, sync.record_stream, sync.record_correlation)
+                {
+                    records_by_waits.insert(record, (event, stream, sync.device));
+                }
+            }
+        }
+        Names {
+            several_devices: devices.len() > 1,
+            records_by_waits,
+        }
+    }
+
+    fn stream(&self, device: i64, stream: i64) -> String {
+        match self.several_devices {
+            true => format!("cuda{device}_stream{stream}"),
+            false => format!("stream{stream}"),
+        }
+    }
+
+    fn event(&self, device: i64, event: i64) -> String {
+        match self.several_devices {
+            true => format!("cuda{device}_event{event}"),
+            false => format!("event{event}"),
+        }
+    }
+}
+
+/// Write one host call as the trace line(s) a capture would have shown.
+fn lower(
+    call: &HostCall,
+    device: &HashMap<i64, DeviceSide>,
+    names: &Names,
+    file: FileId,
+    trace: &mut CallTrace,
+    left_out: &mut LeftOut,
+) {
+    let origin = Span::new(file, call.range.clone());
+    let ts = micros_to_nanos(call.ts);
+    let side = device.get(&call.correlation);
+    let mut emit = |api: &str, args: &[(&str, Arg)]| trace.call(origin.clone(), 0, call.thread, ts, api, args);
+    let name = call.name.as_str();
+    if let Some(side) = side.filter(|side| !side.tasks.is_empty()) {
+        // A launch, copy or set (or a graph launch: each kernel it ran): a task on its
+        // stream. Its memory is unknown (the trace has no pointers).
+        let mut tasks: Vec<&(i64, i64, String, f64)> = side.tasks.iter().collect();
+        tasks.sort_by(|a, b| a.3.total_cmp(&b.3));
+        for (stream, device_id, task, _) in tasks {
+            let stream = names.stream(*device_id, *stream);
+            if is_copy_or_set(name, task) {
+                let label = format!("{name}: {task}");
+                emit("kernel", &[("stream", Arg::Str(&stream)), ("name", Arg::Str(&label))]);
+            } else {
+                emit(
+                    "cudaLaunchKernel",
+                    &[
+                        ("func", Arg::Str(task)),
+                        ("gridDim", Arg::Null),
+                        ("blockDim", Arg::Null),
+                        ("args", Arg::Null),
+                        ("stream", Arg::Str(&stream)),
+                    ],
+                );
+            }
+        }
+        return;
+    }
+    match name {
+        "cudaEventRecord" | "cudaEventRecordWithFlags" | "cuEventRecord" | "cuEventRecordWithFlags" => {
+            let record = side
+                .and_then(|side| side.record)
+                .or_else(|| names.records_by_waits.get(&call.correlation).copied());
+            match record {
+                Some((event, stream, device_id)) => {
+                    let (event, stream) = (names.event(device_id, event), names.stream(device_id, stream));
+                    emit(
+                        "cudaEventRecord",
+                        &[("event", Arg::Str(&event)), ("stream", Arg::Str(&stream))],
+                    );
+                }
+                None => left_out.records_without_stream += 1,
+            }
+        }
+        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => match side.and_then(|side| side.sync.as_ref()) {
+            Some(sync) if sync.event.is_some() && sync.stream >= 0 => {
+                let event = names.event(sync.device, sync.event.unwrap_or_default());
+                let stream = names.stream(sync.device, sync.stream);
+                emit(
+                    "cudaStreamWaitEvent",
+                    &[("stream", Arg::Str(&stream)), ("event", Arg::Str(&event))],
+                );
+            }
+            _ => left_out.waits_without_sync += 1,
+        },
+        "cudaEventSynchronize" | "cuEventSynchronize" => match side.and_then(|side| side.sync.as_ref()) {
+            Some(Sync {
+                event: Some(event),
+                device: device_id,
+                ..
+            }) => {
+                let event = names.event(*device_id, *event);
+                emit("cudaEventSynchronize", &[("event", Arg::Str(&event))]);
+            }
+            _ => left_out.syncs_without_sync += 1,
+        },
+        "cudaStreamSynchronize" | "cuStreamSynchronize" => match side.and_then(|side| side.sync.as_ref()) {
+            Some(sync) if sync.stream >= 0 && sync.kind.contains("Stream") => {
+                let stream = names.stream(sync.device, sync.stream);
+                emit("cudaStreamSynchronize", &[("stream", Arg::Str(&stream))]);
+            }
+            _ => left_out.syncs_without_sync += 1,
+        },
+        "cudaDeviceSynchronize" | "cuCtxSynchronize" => emit("cudaDeviceSynchronize", &[]),
+        // Whether a query saw the work done is its return value, which the trace omits.
+        "cudaEventQuery" | "cudaStreamQuery" | "cuEventQuery" | "cuStreamQuery" => left_out.queries += 1,
+        _ => {}
+    }
+}
+
+/// Whether a device task is a copy or a set rather than a kernel.
+fn is_copy_or_set(host_name: &str, task: &str) -> bool {
+    host_name.contains("Memcpy")
+        || host_name.contains("Memset")
+        || task.starts_with("Memcpy")
+        || task.starts_with("Memset")
+}
+
+fn micros_to_nanos(micros: f64) -> Option<u64> {
+    (micros.is_finite() && micros >= 0.0).then(|| (micros * 1000.0).round() as u64)
+}
+
+/// `distributedInfo.rank`, for messages.
+fn rank_of(text: &[u8], members: &[(String, Range<usize>)]) -> Option<i64> {
+    let (_, range) = members.iter().find(|(key, _)| key == "distributedInfo")?;
+    let info: serde_json::Value = serde_json::from_slice(&text[range.clone()]).ok()?;
+    info.get("rank")?.as_i64()
+}
+
+/// The file stops before its end: where, and how much was read.
+pub fn stopped_early(file: FileId, stopped: &scan::Stopped, events: usize) -> Diagnostic {
+    let end = stopped.at;
+    Diagnostic::new(
+        &TraceFormatError::INFO,
+        Span::new(file, end..end),
+        format!(
+            "the profile stops being readable at byte {end}: {}; the {events} complete event{} before it {} checked",
+            stopped.why,
+            if events == 1 { "" } else { "s" },
+            if events == 1 { "is" } else { "are" },
+        ),
+    )
+    .with_severity(Severity::Warning)
+    .with_label("reading stopped here")
+    .with_help("a profile written while the job was killed is cut short: what follows this byte is not checked")
+}
+
+/// One note for what the trace could not carry; `None` when nothing was left out.
+fn left_out_note(
+    file: FileId,
+    left: &LeftOut,
+    has_sync_events: bool,
+    rank: Option<i64>,
+    calls: usize,
+) -> Option<Diagnostic> {
+    let mut lines = Vec::new();
+    if left.records_without_stream > 0 {
+        lines.push(format!(
+            "{} `cudaEventRecord` call(s) name neither a `cuda_event` record nor a wait that binds to them: their event and stream are unknown",
+            left.records_without_stream
+        ));
+    }
+    if left.waits_without_sync > 0 {
+        lines.push(format!(
+            "{} `cudaStreamWaitEvent` call(s) have no `cuda_sync` event (Kineto drops waits on streams with no GPU work in the window)",
+            left.waits_without_sync
+        ));
+    }
+    if left.syncs_without_sync > 0 {
+        lines.push(format!(
+            "{} stream or event synchronize call(s) have no `cuda_sync` event naming what they waited for",
+            left.syncs_without_sync
+        ));
+    }
+    if left.queries > 0 {
+        lines.push(format!(
+            "{} query call(s): the trace omits their return value, so whether they saw the work done is unknown",
+            left.queries
+        ));
+    }
+    if left.unparsable > 0 {
+        lines.push(format!("{} event(s) are not readable JSON objects", left.unparsable));
+    }
+    if calls == 0 {
+        lines.push("the trace shows no CUDA runtime or driver call with its device side: nothing of CUDA to check (a CPU-only profile?)".to_string());
+    }
+    if lines.is_empty() && has_sync_events {
+        return None;
+    }
+    let span = match &left.first_unparsable {
+        Some((range, _)) => Span::new(file, range.clone()),
+        None => Span::new(file, 0..0),
+    };
+    let who = rank.map(|rank| format!(" (rank {rank})")).unwrap_or_default();
+    let mut diagnostic = Diagnostic::new(
+        &TraceFormatError::INFO,
+        span,
+        format!("this Kineto trace{who} was read as {calls} CUDA calls; what it does not show is listed here"),
+    )
+    .with_severity(Severity::Info)
+    .with_label("the profile");
+    for line in lines {
+        diagnostic = diagnostic.with_note(line);
+    }
+    if let Some((_, err)) = &left.first_unparsable {
+        diagnostic = diagnostic.with_note(format!("the first unreadable event: {err}"));
+    }
+    if !has_sync_events {
+        diagnostic = diagnostic.with_note(
+            "the trace has no `cuda_sync` events: record it with `torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)` to have event waits and synchronizes checked",
+        );
+    }
+    Some(diagnostic.with_note(
+        "a Kineto trace carries no pointers: which memory kernels and copies touch is unknown, so data races are not checked (docs/PROFILES.md)",
+    ))
+}

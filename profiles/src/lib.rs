@@ -1,0 +1,300 @@
+//! Profiler timelines users already have, read post mortem as call traces and checked
+//! with every rule: PyTorch profiler (Kineto) Chrome traces, plain or gzipped
+//! ([`kineto`]), and torch_npu / msprof `ASCEND_PROFILER_OUTPUT/trace_view.json`, one
+//! per rank of a cluster ([`ascend`]).
+//!
+//! A profile is recognized by its content ([`sniff`] on its first bytes, after gunzip),
+//! its events are found without parsing the file whole ([`scan`]: each event's byte
+//! range, bounded nesting, a file cut short read up to its last complete event) and
+//! parsed on their own, in parallel, borrowing from the text. What they show is written
+//! as the JSONL call trace `syncguard trace` would have captured ([`calls`]), checked by
+//! the trace reader and the analyzer as any trace, and every finding is moved back onto
+//! the profile event its call came from. What a profile cannot show is said in a
+//! reading finding (SG002), never guessed; docs/PROFILES.md lists each field read, its
+//! source, and what each reader cannot know.
+
+pub mod ascend;
+pub mod calls;
+pub mod event;
+pub mod kineto;
+pub mod scan;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, SourceFile, Sources};
+use syncguard_model::source::{FileId, Span};
+
+/// Bytes looked at to recognize a profile.
+pub const SNIFF_BYTES: usize = 64 << 10;
+/// Profiles larger than this (after gunzip) are not read: the events of one are held
+/// in memory while they are lowered.
+pub const MAX_PROFILE_BYTES: u64 = 4 << 30;
+
+/// Which timeline a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A PyTorch profiler (Kineto) trace: an object with `traceEvents` whose events
+    /// carry Kineto's categories (`cuda_runtime`, `kernel`, `cpu_op`, ...).
+    Kineto,
+    /// A torch_npu / msprof timeline (`trace_view.json`): events naming Ascend
+    /// hardware, HCCL or CANN rows.
+    AscendTimeline,
+}
+
+/// The format of a file starting with `head` (already gunzipped), if it is a profile.
+pub fn sniff(head: &[u8]) -> Option<Format> {
+    let start = head.iter().position(|byte| !byte.is_ascii_whitespace())?;
+    let text = String::from_utf8_lossy(&head[start..]);
+    let ascend = [
+        "\"Ascend Hardware\"",
+        "\"HCCL\"",
+        "\"AscendCL\"",
+        "\"CANN\"",
+        "\"Task Type\"",
+        "\"notify_id\"",
+    ];
+    let kineto = [
+        "\"cuda_runtime\"",
+        "\"cuda_driver\"",
+        "\"cpu_op\"",
+        "\"kernel\"",
+        "\"gpu_memcpy\"",
+        "\"python_function\"",
+        "\"user_annotation\"",
+        "\"deviceProperties\"",
+        "\"distributedInfo\"",
+        "\"schemaVersion\"",
+    ];
+    let names_any = |needles: &[&str]| needles.iter().any(|needle| text.contains(needle));
+    match text.as_bytes().first()? {
+        b'[' if text.contains("\"ph\"") && names_any(&ascend) => Some(Format::AscendTimeline),
+        b'{' if text.contains("\"traceEvents\"") => {
+            if names_any(&ascend) && !names_any(&kineto[..2]) {
+                Some(Format::AscendTimeline)
+            } else if names_any(&kineto) {
+                Some(Format::Kineto)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether a file of this name may be a profile: `.json` or `.json.gz` (`.gz`).
+pub fn may_be_profile_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz")
+}
+
+/// The format of the profile at `path`, judged on its first [`SNIFF_BYTES`] (gunzipped
+/// when the file is gzip); `None` for any other file, or one that cannot be read.
+pub fn profile_format(path: &Path) -> Option<Format> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let mut reader = std::io::BufReader::new(file);
+    if is_gzip_file(path) {
+        let _ = flate2::read::MultiGzDecoder::new(reader)
+            .take(SNIFF_BYTES as u64)
+            .read_to_end(&mut head);
+    } else {
+        reader.by_ref().take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    }
+    sniff(&head)
+}
+
+fn is_gzip_file(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut magic))
+        .is_ok()
+        && magic == [0x1f, 0x8b]
+}
+
+/// A profile's text, gunzipped when needed; a gzip stream cut short gives what could be
+/// decompressed (the scan then says where it stops), with the reason.
+pub struct ProfileText {
+    pub bytes: Vec<u8>,
+    pub gzipped: bool,
+    /// Why decompression stopped before the end, if it did.
+    pub cut: Option<String>,
+}
+
+/// Read the profile at `path`, refused past [`MAX_PROFILE_BYTES`].
+pub fn read_profile(path: &Path) -> std::io::Result<ProfileText> {
+    let too_large = || {
+        std::io::Error::other(format!(
+            "a profile larger than {} GiB is not read",
+            MAX_PROFILE_BYTES >> 30
+        ))
+    };
+    let gzipped = is_gzip_file(path);
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    let mut cut = None;
+    if gzipped {
+        let decoder = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+        if let Err(err) = decoder.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes) {
+            cut = Some(format!("the gzip stream is damaged or cut short ({err})"));
+        }
+    } else {
+        file.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes)?;
+    }
+    if bytes.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(ProfileText { bytes, gzipped, cut })
+}
+
+/// Register a profile as a source: a plain file is re-read for rendering; a gzipped
+/// one keeps its text in memory (spans point into the gunzipped text).
+fn add_source(sources: &mut Sources, display: &str, path: &Path, text: &ProfileText) -> FileId {
+    let mut file = if text.gzipped {
+        SourceFile::new(display, String::from_utf8_lossy(&text.bytes).into_owned())
+    } else {
+        SourceFile::deferred(display, Some(path.to_path_buf()))
+    };
+    if !text.gzipped {
+        let line_starts = std::iter::once(0)
+            .chain(
+                memchr::memchr_iter(b'\n', &text.bytes)
+                    .map(|at| at + 1)
+                    .filter(|&at| at < text.bytes.len()),
+            )
+            .collect();
+        file.set_layout(line_starts, text.bytes.len());
+    }
+    sources.add(file)
+}
+
+/// A finding for a gzip stream cut short.
+fn cut_gzip(file: FileId, end: usize, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        &syncguard_model::reading_rules::TraceFormatError::INFO,
+        Span::new(file, end..end),
+        format!("{why}: the {end} bytes before the damage are read"),
+    )
+    .with_severity(syncguard_analyzer::Severity::Warning)
+    .with_label("decompression stopped here")
+}
+
+/// Check one Kineto trace (a process's profile) as a CUDA call trace.
+pub fn check_kineto(
+    sources: &mut Sources,
+    display: &str,
+    path: &Path,
+    overrides: &Overrides,
+) -> std::io::Result<CheckedFile> {
+    let text = read_profile(path)?;
+    Ok(check_kineto_text(sources, display, path, &text, overrides))
+}
+
+/// [`check_kineto`] on text already read.
+pub fn check_kineto_text(
+    sources: &mut Sources,
+    display: &str,
+    path: &Path,
+    text: &ProfileText,
+    overrides: &Overrides,
+) -> CheckedFile {
+    let file = add_source(sources, display, path, text);
+    let read = kineto::read(&text.bytes, file);
+    let mut reading = read.reading;
+    if let Some(why) = &text.cut {
+        reading.push(cut_gzip(file, text.bytes.len(), why));
+    }
+    if read.trace.is_empty() {
+        // A CPU-only profile (or another accelerator's): nothing of CUDA to check,
+        // which is no fault of the file.
+        return CheckedFile::unanalyzed(syncguard_analyzer::Program::new(Span::new(file, 0..0)), reading);
+    }
+    read.trace.check(sources, display, reading, overrides)
+}
+
+/// One msprof timeline of a cluster: how to show it and where it is.
+#[derive(Clone, Debug)]
+pub struct TimelineInput {
+    pub display: String,
+    pub path: PathBuf,
+}
+
+/// The cluster a timeline belongs to: the folder holding its `*_ascend_pt` folder
+/// (`cluster/node0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json`), else its own folder.
+pub fn cluster_of(path: &Path) -> PathBuf {
+    let ascend_pt = path.ancestors().skip(1).find(|dir| {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("_ascend_pt"))
+    });
+    match ascend_pt.and_then(Path::parent) {
+        Some(cluster) => cluster.to_path_buf(),
+        None => path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    }
+}
+
+/// The rank a timeline's `*_ascend_pt` folder names: its `profiler_info_N.json`.
+pub fn rank_of_timeline(path: &Path) -> Option<u32> {
+    let ascend_pt = path.ancestors().skip(1).find(|dir| {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("_ascend_pt"))
+    })?;
+    let mut ranks = std::fs::read_dir(ascend_pt).ok()?.filter_map(|entry| {
+        let name = entry.ok()?.file_name().into_string().ok()?;
+        name.strip_prefix("profiler_info_")?
+            .strip_suffix(".json")?
+            .parse::<u32>()
+            .ok()
+    });
+    let rank = ranks.next()?;
+    // Two ranks' files in one folder: which one wrote the timeline is unknown.
+    ranks.next().is_none().then_some(rank)
+}
+
+/// Check the timelines of one cluster together as one multi-rank trace. A file that
+/// cannot be read is returned with its error.
+pub fn check_ascend_cluster(
+    sources: &mut Sources,
+    inputs: &[TimelineInput],
+    overrides: &Overrides,
+) -> (CheckedFile, Vec<(PathBuf, std::io::Error)>) {
+    let mut failures = Vec::new();
+    let mut texts = Vec::new();
+    for input in inputs {
+        match read_profile(&input.path) {
+            Ok(text) => texts.push((input, text)),
+            Err(err) => failures.push((input.path.clone(), err)),
+        }
+    }
+    let mut reading = Vec::new();
+    let mut timelines = Vec::new();
+    for (input, text) in &texts {
+        let file = add_source(sources, &input.display, &input.path, text);
+        if let Some(why) = &text.cut {
+            reading.push(cut_gzip(file, text.bytes.len(), why));
+        }
+        timelines.push(ascend::RankTimeline {
+            file,
+            text: &text.bytes,
+            rank: rank_of_timeline(&input.path),
+        });
+    }
+    let header = timelines
+        .first()
+        .map(|timeline| Span::new(timeline.file, 0..0))
+        .unwrap_or_else(|| Span::new(FileId(0), 0..0));
+    let (trace, found) = ascend::read(&timelines, header.clone());
+    reading.extend(found);
+    let display = inputs
+        .first()
+        .map(|input| cluster_of(&input.path).display().to_string())
+        .unwrap_or_default();
+    let checked = if trace.is_empty() {
+        // No notify task to check: only what reading found.
+        CheckedFile::unanalyzed(syncguard_analyzer::Program::new(header), reading)
+    } else {
+        trace.check(sources, &display, reading, overrides)
+    };
+    (checked, failures)
+}

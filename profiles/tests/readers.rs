@@ -1,0 +1,260 @@
+//! The profile readers on the fixtures of `tests/fixtures/profiles/` (written for these
+//! tests: a Kineto trace per case, an msprof cluster folder per case): each finding names
+//! the culprit call's event; plain, gzipped and cut files; random bytes never panic.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use syncguard_analyzer::{Diagnostic, Overrides, Sources};
+use syncguard_model::source::FileId;
+use syncguard_profiles::{TimelineInput, check_ascend_cluster, check_kineto, read_profile, sniff};
+
+fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/profiles")
+        .join(relative)
+}
+
+/// The text of the event a finding's primary span covers.
+fn primary_text(sources: &mut Sources, diagnostic: &Diagnostic) -> String {
+    sources.load_deferred();
+    let file = sources.get(diagnostic.primary.file);
+    file.text[diagnostic.primary.range.clone()].to_string()
+}
+
+fn codes(diagnostics: &[Diagnostic]) -> Vec<&str> {
+    diagnostics.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn a_wait_on_the_recording_stream_names_the_wait_call() {
+    let mut sources = Sources::default();
+    let path = fixture("kineto/fail_wait_on_recording_stream.json");
+    let checked = check_kineto(&mut sources, "fail.json", &path, &Overrides::default()).unwrap();
+    let finding = checked.diagnostics.iter().find(|d| d.code == "SG109").expect("SG109");
+    let text = primary_text(&mut sources, finding);
+    assert!(text.contains("\"cudaStreamWaitEvent\""), "{text}");
+    assert!(text.contains("\"correlation\": 3"), "{text}");
+}
+
+#[test]
+fn a_record_then_a_wait_on_another_stream_passes() {
+    let mut sources = Sources::default();
+    let path = fixture("kineto/pass_record_then_wait.json");
+    let checked = check_kineto(&mut sources, "pass.json", &path, &Overrides::default()).unwrap();
+    let serious: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != syncguard_analyzer::Severity::Info)
+        .collect();
+    assert!(serious.is_empty(), "{:?}", codes(&checked.diagnostics));
+}
+
+#[test]
+fn a_wait_whose_record_is_not_in_the_profile_is_a_note_on_that_wait() {
+    // The record may precede the profiling window: the event is one from before, named
+    // in a note at the wait, never an error.
+    let mut sources = Sources::default();
+    let path = fixture("kineto/note_wait_never_recorded.json");
+    let checked = check_kineto(&mut sources, "note.json", &path, &Overrides::default()).unwrap();
+    assert!(
+        checked
+            .diagnostics
+            .iter()
+            .all(|d| d.severity == syncguard_analyzer::Severity::Info),
+        "{:?}",
+        codes(&checked.diagnostics)
+    );
+    let note = checked.diagnostics.iter().find(|d| d.code == "SG003").expect("SG003");
+    let wait = note
+        .related
+        .iter()
+        .map(|related| related.span.clone())
+        .chain(std::iter::once(note.primary.clone()))
+        .map(|span| {
+            sources.load_deferred();
+            sources.get(span.file).text[span.range].to_string()
+        })
+        .find(|text| text.contains("cudaStreamWaitEvent"));
+    assert!(wait.is_some(), "the note names the wait: {note:?}");
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+#[test]
+fn a_gzipped_trace_reports_the_same_finding_on_its_gunzipped_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rank0.pt.trace.json.gz");
+    let plain = std::fs::read(fixture("kineto/fail_wait_on_recording_stream.json")).unwrap();
+    std::fs::write(&path, gzip(&plain)).unwrap();
+    assert_eq!(
+        syncguard_profiles::profile_format(&path),
+        Some(syncguard_profiles::Format::Kineto)
+    );
+    let mut sources = Sources::default();
+    let checked = check_kineto(&mut sources, "rank0.pt.trace.json.gz", &path, &Overrides::default()).unwrap();
+    let finding = checked.diagnostics.iter().find(|d| d.code == "SG109").expect("SG109");
+    assert!(primary_text(&mut sources, finding).contains("cudaStreamWaitEvent"));
+}
+
+#[test]
+fn a_cut_trace_is_read_up_to_its_last_complete_event_and_says_where() {
+    let plain = std::fs::read(fixture("kineto/fail_wait_on_recording_stream.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut_at = plain.len() * 3 / 4;
+    for (name, bytes) in [
+        ("cut.json", plain[..cut_at].to_vec()),
+        ("cut.json.gz", gzip(&plain)[..gzip(&plain).len() - 20].to_vec()),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut sources = Sources::default();
+        let checked = check_kineto(&mut sources, name, &path, &Overrides::default()).unwrap();
+        let stopped = checked
+            .diagnostics
+            .iter()
+            .find(|d| d.code == "SG002" && d.message.contains("stops being readable"))
+            .unwrap_or_else(|| panic!("{name}: {:?}", codes(&checked.diagnostics)));
+        assert_eq!(stopped.severity, syncguard_analyzer::Severity::Warning);
+        // The wait comes before the cut: still found.
+        assert!(codes(&checked.diagnostics).contains(&"SG109"), "{name}");
+    }
+}
+
+fn cluster(case: &str) -> Vec<TimelineInput> {
+    let root = fixture(&format!("ascend/{case}"));
+    let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
+        .map(|path| TimelineInput {
+            display: path.display().to_string(),
+            path,
+        })
+        .collect();
+    inputs.sort_by(|a, b| a.path.cmp(&b.path));
+    inputs
+}
+
+#[test]
+fn a_wait_no_rank_records_for_names_that_wait_on_its_rank() {
+    let mut sources = Sources::default();
+    let (checked, failures) = check_ascend_cluster(
+        &mut sources,
+        &cluster("fail_wait_without_record"),
+        &Overrides::default(),
+    );
+    assert!(failures.is_empty());
+    let hang = checked.diagnostics.iter().find(|d| d.code == "SG502").expect("SG502");
+    assert!(hang.message.contains("(rank 1)"), "{}", hang.message);
+    let text = primary_text(&mut sources, hang);
+    assert!(
+        text.contains("Notify_Wait") && text.contains("\"ts\": \"161.000\""),
+        "{text}"
+    );
+    let file = &sources.get(hang.primary.file).path;
+    assert!(file.contains("node1_1_"), "{file}");
+}
+
+#[test]
+fn matched_notifies_pass_and_event_tasks_are_said_not_paired() {
+    let mut sources = Sources::default();
+    let (checked, _) = check_ascend_cluster(&mut sources, &cluster("pass_matched_notifies"), &Overrides::default());
+    assert!(
+        checked
+            .diagnostics
+            .iter()
+            .all(|d| d.severity == syncguard_analyzer::Severity::Info),
+        "{:?}",
+        checked.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+    );
+    assert!(
+        checked
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("EVENT_RECORD / EVENT_WAIT task(s) are not checked"))
+    );
+}
+
+#[test]
+fn a_timeline_without_its_rank_in_a_cluster_is_left_out_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for rank in 0..2 {
+        let folder = dir.path().join(format!("node{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("trace_view.json");
+        std::fs::write(
+            &path,
+            b"[{\"ph\": \"M\", \"name\": \"process_name\", \"args\": {\"name\": \"HCCL\"}}]",
+        )
+        .unwrap();
+        inputs.push(TimelineInput {
+            display: format!("rank{rank}"),
+            path,
+        });
+    }
+    let mut sources = Sources::default();
+    let (checked, _) = check_ascend_cluster(&mut sources, &inputs, &Overrides::default());
+    let unknown = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("rank of this timeline is unknown"));
+    assert_eq!(unknown.count(), 2);
+}
+
+#[test]
+fn profiles_are_recognized_by_content() {
+    assert_eq!(
+        sniff(br#"{"schemaVersion": 1, "traceEvents": [{"cat": "cuda_runtime"}]}"#),
+        Some(syncguard_profiles::Format::Kineto)
+    );
+    assert_eq!(
+        sniff(br#"[{"name": "process_name", "ph": "M", "args": {"name": "Ascend Hardware"}}]"#),
+        Some(syncguard_profiles::Format::AscendTimeline)
+    );
+    assert_eq!(sniff(br#"{"entries": [], "version": "2.4"}"#), None);
+    assert_eq!(sniff(br#"{"name": "package", "traceEvents": 3}"#), None);
+    assert_eq!(sniff(b"[1, 2, 3]"), None);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Random bytes, and a real fixture cut or damaged anywhere, read without a panic.
+    #[test]
+    fn no_bytes_make_a_reader_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512),
+                                     cut in 0usize..4000, flip in 0usize..4000, byte in proptest::prelude::any::<u8>()) {
+        let _ = sniff(&bytes);
+        let _ = syncguard_profiles::kineto::read(&bytes, FileId(0));
+        let timeline = syncguard_profiles::ascend::RankTimeline { file: FileId(0), text: &bytes, rank: Some(0) };
+        let _ = syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
+        for case in ["kineto/fail_wait_on_recording_stream.json",
+                     "ascend/fail_wait_without_record/node1_1_20250101_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"] {
+            let mut text = std::fs::read(fixture(case)).unwrap();
+            text.truncate(cut.min(text.len()));
+            if !text.is_empty() {
+                let at = flip % text.len();
+                text[at] = byte;
+            }
+            let _ = syncguard_profiles::kineto::read(&text, FileId(0));
+            let timeline = syncguard_profiles::ascend::RankTimeline { file: FileId(0), text: &text, rank: Some(1) };
+            let _ = syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
+        }
+    }
+}
+
+#[test]
+fn a_gzip_bomb_is_bounded_by_the_size_limit_not_by_memory_at_hand() {
+    // Not 4 GiB here: the reader takes at most `MAX_PROFILE_BYTES + 1` bytes, which the
+    // type states; a small stream shows the limit is checked after gunzip.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zeros.json.gz");
+    std::fs::write(&path, gzip(&vec![b' '; 1 << 20])).unwrap();
+    let text = read_profile(&path).unwrap();
+    assert_eq!(text.bytes.len(), 1 << 20);
+    assert!(text.gzipped && text.cut.is_none());
+}
