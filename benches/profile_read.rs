@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo bench --bench profile_read                      # 1,000,000 events, 3 runs each
 //! cargo bench --bench profile_read -- --events 200000 --runs 5
+//! cargo bench --bench profile_read -- --keep /tmp/rank0.pt.trace.json   # keep the trace
 //! ```
 //!
 //! The trace is what a training step's profile holds: per step a launch and its kernel,
@@ -22,12 +23,14 @@ use std::time::Instant;
 fn main() {
     let mut events = 1_000_000usize;
     let mut runs = 3usize;
+    let mut keep: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
             "--events" => events = value().parse().expect("--events N"),
             "--runs" => runs = value().parse().expect("--runs N"),
+            "--keep" => keep = Some(PathBuf::from(value())),
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -37,7 +40,7 @@ fn main() {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_syncguard")));
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let trace = dir.path().join("rank0.pt.trace.json");
+    let trace = keep.unwrap_or_else(|| dir.path().join("rank0.pt.trace.json"));
     let bytes = write_trace(&trace, events);
     println!(
         "{events} events, {:.1} MiB; {runs} paired runs; binary {}",

@@ -320,6 +320,7 @@ impl AnalysisArgs {
             }),
             smt: SmtOptions {
                 timeout: self.smt_timeout,
+                rlimit: None,
                 explain: self.explain,
                 timelines: self.format.draws_executions(),
             },

@@ -118,6 +118,18 @@ pub fn worth_expanding(macros: Macros, wanted: &dyn Fn(usize, &str) -> bool) -> 
         }
         kept.extend(more);
     }
+    // And the macros those call (`CONVERT_TILING_DATA` inside `GET_TILING_DATA`):
+    // left unexpanded inside an expansion, they would be calls of unknown names.
+    let mut pending: Vec<String> = kept.iter().cloned().collect();
+    while let Some(name) = pending.pop() {
+        for body in bodies(&name) {
+            for called in identifiers(body) {
+                if macros.contains_key(called) && kept.insert(called.to_string()) {
+                    pending.push(called.to_string());
+                }
+            }
+        }
+    }
     macros.into_iter().filter(|(name, _)| kept.contains(name)).collect()
 }
 
@@ -509,6 +521,18 @@ mod tests {
         let mut names: Vec<&String> = kept.keys().collect();
         names.sort();
         assert_eq!(names, ["TWICE", "WAIT"]);
+    }
+
+    #[test]
+    fn keeps_the_macros_a_kept_macro_calls() {
+        let found = macros(
+            "#define DECLARE(T, p, from) T *p = reinterpret_cast<T *>(from)\n\
+             #define GET(T, p, from) DECLARE(T, p, from); aclrtSynchronizeStream(0)\n#define UNUSED(x) (void)x\n",
+        );
+        let kept = worth_expanding(found, &|_, name| name.starts_with("aclrt"));
+        let mut names: Vec<&String> = kept.keys().collect();
+        names.sort();
+        assert_eq!(names, ["DECLARE", "GET"]);
     }
 
     #[test]

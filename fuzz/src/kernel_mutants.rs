@@ -455,6 +455,48 @@ pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
     })
 }
 
+/// Whether deleting the C/C++ `SetFlag`/`WaitFlag` pair whose `SetFlag` is at
+/// `file:line` certainly changes nothing, judged on the pipe program `syncguard convert`
+/// read: the pair orders the scalar pipe with `PIPE_V`, `PIPE_MTE2` or `PIPE_MTE3`
+/// (either way), in an `AIV_ONLY` kernel whose automatic sync is on, so the compiler's
+/// own sync already orders them. `false` when the line became no statement.
+pub fn scalar_pair_auto_synced(converted: &str, file: &str, line: usize) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut occurrences = statements_from(&lines, file, line, "SetFlag<").peekable();
+    if occurrences.peek().is_none() {
+        return false;
+    }
+    occurrences.all(|at| {
+        let event = lines[at]
+            .split("SetFlag<")
+            .nth(1)
+            .and_then(|rest| rest.split('>').next());
+        let auto_synced_pipes = ["S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S"];
+        let Some((start, _)) = aicore_block(&lines, at) else {
+            return false;
+        };
+        let header = aicore_header(&lines[start..=at]);
+        let vector_only = header.contains("type: AIV_ONLY") || !header.contains("type:");
+        event.is_some_and(|event| auto_synced_pipes.contains(&event))
+            && vector_only
+            && !header.contains("auto_sync: false")
+    })
+}
+
+/// An `aicore` block's header, from `aicore` to the brace that opens its body, without
+/// the comments.
+fn aicore_header(block: &[&str]) -> String {
+    let mut header = String::new();
+    for line in block {
+        let code = line.split("//").next().unwrap_or(line);
+        header.push_str(code);
+        if code.trim_end().ends_with('{') {
+            break;
+        }
+    }
+    header
+}
+
 /// The lines of the converted program that came from `file:line` and hold `call`.
 fn statements_from<'a>(lines: &'a [&str], file: &str, line: usize, call: &'a str) -> impl Iterator<Item = usize> + 'a {
     let origin = format!("{file}:{line}");
@@ -927,6 +969,47 @@ aicore k(
 }
 ";
         assert!(free_is_final(converted, "op.h", 7));
+    }
+
+    #[test]
+    fn a_scalar_pair_the_automatic_sync_orders_is_equivalent() {
+        let program = |header: &str, event: &str| {
+            format!(
+                "aicore k(\n    x,\n    {header}\n) {{ // k.cpp:1\n    SetFlag<{event}>(0); // k.cpp:5\n    \
+                 WaitFlag<{event}>(0); // k.cpp:6\n}}\n"
+            )
+        };
+        assert!(scalar_pair_auto_synced(
+            &program("type: AIV_ONLY,", "S_MTE3"),
+            "k.cpp",
+            5
+        ));
+        assert!(scalar_pair_auto_synced(
+            &program("type: AIV_ONLY,", "MTE2_S"),
+            "k.cpp",
+            5
+        ));
+        // Not the scalar pipe, or not sure to run on a vector core, or no automatic sync.
+        assert!(!scalar_pair_auto_synced(
+            &program("type: AIV_ONLY,", "MTE2_V"),
+            "k.cpp",
+            5
+        ));
+        assert!(!scalar_pair_auto_synced(
+            &program("type: MIX_AIC_1_2,", "S_MTE3"),
+            "k.cpp",
+            5
+        ));
+        assert!(!scalar_pair_auto_synced(
+            &program("type: AIV_ONLY, auto_sync: false,", "S_MTE3"),
+            "k.cpp",
+            5
+        ));
+        assert!(!scalar_pair_auto_synced(
+            &program("type: AIV_ONLY,", "S_MTE3"),
+            "k.cpp",
+            7
+        ));
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! before the profile (HCCL makes them when the communicator starts), so each may hold
 //! one record from before the window, as the trace reader allows for objects from before.
 //! `EVENT_RECORD` / `EVENT_WAIT` tasks carry no event id: they are counted, never paired.
+//! The same tasks read from the `.db` export ([`crate::msprof_db`]) are lowered by
+//! `lower_ranks` too, so both exports give the same findings.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
@@ -34,32 +36,91 @@ pub struct RankTimeline<'a> {
 
 /// Whether a task records or waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Side {
+pub(crate) enum Side {
     Record,
     Wait,
 }
 
-/// A notify task of one rank.
-struct NotifyTask {
-    side: Side,
-    notify: i64,
+/// A notify task of one rank, from whichever export it was read (`trace_view.json`
+/// here, the `.db` export in [`crate::msprof_db`]).
+pub(crate) struct NotifyTask {
+    pub(crate) side: Side,
+    pub(crate) notify: i64,
     /// The two ranks of the link, as written.
-    src: i64,
-    dst: i64,
-    /// Which queue runs it: the `stream id` argument, else the timeline row.
-    queue: String,
-    ts: f64,
-    range: Range<usize>,
+    pub(crate) src: i64,
+    pub(crate) dst: i64,
+    /// Which queue runs it: `stream<N>` from its stream id, else the timeline row.
+    pub(crate) queue: String,
+    /// Device start time in nanoseconds; `None` when it is not a finite number.
+    pub(crate) start_ns: Option<i64>,
+    /// Where the task is in its rank's source text.
+    pub(crate) range: Range<usize>,
 }
 
 /// What one rank's file holds.
 #[derive(Default)]
-struct RankRead {
-    notifies: Vec<NotifyTask>,
-    event_tasks: usize,
-    first_event_task: Option<Range<usize>>,
+pub(crate) struct RankRead {
+    pub(crate) notifies: Vec<NotifyTask>,
+    pub(crate) event_tasks: usize,
+    pub(crate) first_event_task: Option<Range<usize>>,
+    /// Notify tasks that lack their notify id or a rank of their link: counted, never
+    /// lowered, with the first of them.
+    pub(crate) unlinked: usize,
+    pub(crate) first_unlinked: Option<Range<usize>>,
     unparsable: usize,
 }
+
+impl RankRead {
+    /// Count a notify task left out for want of its notify id or a rank; `first` gives
+    /// where it is, asked only for the first of them.
+    pub(crate) fn left_out_unlinked(&mut self, first: impl FnOnce() -> Range<usize>) {
+        self.unlinked += 1;
+        if self.first_unlinked.is_none() {
+            self.first_unlinked = Some(first());
+        }
+    }
+
+    /// What this rank's export holds that is read and not checked, placed in `file`:
+    /// its event tasks and its notify tasks without a link (`fields` names the notify id
+    /// and rank fields as that export spells them). Both readers say these alike.
+    pub(crate) fn left_out_notes(&self, file: FileId, fields: &str) -> Vec<Diagnostic> {
+        let mut notes = Vec::new();
+        if self.unlinked > 0 {
+            notes.push(
+                Diagnostic::new(
+                    &TraceFormatError::INFO,
+                    Span::new(file, self.first_unlinked.clone().unwrap_or(0..0)),
+                    format!(
+                        "{} notify task(s) lack a {fields}: which notify and which ranks they link is unknown, so they are not checked",
+                        self.unlinked
+                    ),
+                )
+                .with_severity(Severity::Warning)
+                .with_label("the first of them"),
+            );
+        }
+        if self.event_tasks > 0 {
+            notes.push(event_tasks_note(file, self.event_tasks, self.first_event_task.clone()));
+        }
+        notes
+    }
+}
+
+/// The notify id and rank fields of a `trace_view.json` task, for messages.
+const JSON_LINK_FIELDS: &str = "`notify_id`, `src rank` or `dst rank`";
+
+/// One rank's notify tasks, read from either export, before the cluster is lowered.
+pub(crate) struct RankTasks {
+    pub(crate) file: FileId,
+    /// The rank, when its export or its folder says it.
+    pub(crate) rank: Option<u32>,
+    pub(crate) read: RankRead,
+    /// Where the rank would have been said, for the finding when it is not.
+    pub(crate) rank_source: &'static str,
+}
+
+/// Where a `trace_view.json` gets its rank.
+const JSON_RANK_SOURCE: &str = "its `*_ascend_pt` folder has no `profiler_info_N.json`";
 
 /// A notify: owned by the waiting rank, set by the recording rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -72,41 +133,77 @@ struct NotifyKey {
 /// Read the timelines of one cluster (one per rank) as one trace, with what reading found.
 pub fn read(timelines: &[RankTimeline], header: Span) -> (CallTrace, Vec<Diagnostic>) {
     let mut reading = Vec::new();
+    let ranks: Vec<RankTasks> = timelines
+        .iter()
+        .map(|timeline| read_timeline(timeline, &mut reading))
+        .collect();
+    let trace = lower_ranks(ranks, header, &mut reading);
+    (trace, reading)
+}
+
+/// One rank's `trace_view.json`, read; what reading found is added to `reading`.
+pub(crate) fn read_timeline(timeline: &RankTimeline, reading: &mut Vec<Diagnostic>) -> RankTasks {
+    RankTasks {
+        file: timeline.file,
+        rank: timeline.rank,
+        read: read_rank(timeline, reading),
+        rank_source: JSON_RANK_SOURCE,
+    }
+}
+
+/// Lower the notify tasks of one cluster's ranks (each read from its `trace_view.json`
+/// or its `.db` export) as one trace; what cannot be checked is added to `reading`.
+pub(crate) fn lower_ranks(inputs: Vec<RankTasks>, header: Span, reading: &mut Vec<Diagnostic>) -> CallTrace {
     let mut ranks: BTreeMap<u32, (FileId, RankRead)> = BTreeMap::new();
-    let lone = timelines.len() == 1;
-    for timeline in timelines {
-        let read = read_rank(timeline, &mut reading);
-        let rank = match (timeline.rank, lone) {
+    let lone = inputs.len() == 1;
+    let known_rank = inputs.len() > 1 || inputs.iter().any(|input| input.rank.is_some());
+    for input in inputs {
+        let rank = match (input.rank, lone) {
             (Some(rank), _) => rank,
             (None, true) => 0,
             (None, false) => {
                 reading.push(
                     Diagnostic::new(
                         &TraceFormatError::INFO,
-                        Span::new(timeline.file, 0..0),
-                        "the rank of this timeline is unknown (its `*_ascend_pt` folder has no `profiler_info_N.json`): it is left out of the cluster",
+                        Span::new(input.file, 0..0),
+                        format!(
+                            "the rank of this timeline is unknown ({}): it is left out of the cluster",
+                            input.rank_source
+                        ),
                     )
                     .with_label("which rank wrote this?"),
                 );
                 continue;
             }
         };
-        if ranks.insert(rank, (timeline.file, read)).is_some() {
+        if ranks.insert(rank, (input.file, input.read)).is_some() {
             reading.push(
                 Diagnostic::new(
                     &TraceFormatError::INFO,
-                    Span::new(timeline.file, 0..0),
+                    Span::new(input.file, 0..0),
                     format!("a second timeline of rank {rank} in one cluster: only one is checked"),
                 )
                 .with_label("the same rank again"),
             );
         }
     }
-    let known_rank = timelines.len() > 1 || timelines.iter().any(|t| t.rank.is_some());
     let world = ranks.keys().next_back().map_or(1, |last| last + 1);
     let mut trace = CallTrace::new(world, header);
-    lower_cluster(&ranks, known_rank, &mut trace, &mut reading);
-    (trace, reading)
+    lower_cluster(&ranks, known_rank, &mut trace, reading);
+    trace
+}
+
+/// The note for EVENT_RECORD / EVENT_WAIT tasks, which no export pairs.
+pub(crate) fn event_tasks_note(file: FileId, count: usize, first: Option<Range<usize>>) -> Diagnostic {
+    Diagnostic::new(
+        &TraceFormatError::INFO,
+        Span::new(file, first.unwrap_or(0..0)),
+        format!(
+            "{count} EVENT_RECORD / EVENT_WAIT task(s) are not checked: the timeline does not say which event each records or waits on, and pairing them by time would be a guess"
+        ),
+    )
+    .with_severity(Severity::Info)
+    .with_label("the first of them")
 }
 
 /// Parse one rank's events and keep its notify and event tasks.
@@ -127,21 +224,7 @@ fn read_rank(timeline: &RankTimeline, reading: &mut Vec<Diagnostic>) -> RankRead
             Err(_) => read.unparsable += 1,
         }
     }
-    if read.event_tasks > 0 {
-        let span = Span::new(timeline.file, read.first_event_task.clone().unwrap_or(0..0));
-        reading.push(
-            Diagnostic::new(
-                &TraceFormatError::INFO,
-                span,
-                format!(
-                    "{} EVENT_RECORD / EVENT_WAIT task(s) are not checked: the timeline does not say which event each records or waits on, and pairing them by time would be a guess",
-                    read.event_tasks
-                ),
-            )
-            .with_severity(Severity::Info)
-            .with_label("the first of them"),
-        );
-    }
+    reading.extend(read.left_out_notes(timeline.file, JSON_LINK_FIELDS));
     if read.unparsable > 0 {
         reading.push(
             Diagnostic::new(
@@ -158,13 +241,13 @@ fn read_rank(timeline: &RankTimeline, reading: &mut Vec<Diagnostic>) -> RankRead
     read
 }
 
-/// Keep a notify task or count an event task.
+/// Keep a notify task, or count an event task or a notify task without its link.
 fn keep(event: Event, range: &Range<usize>, read: &mut RankRead) {
-    let Some(args) = &event.args else { return };
     let name = event.name.as_deref().unwrap_or("");
-    let task_type = args
-        .get("Task Type")
-        .or_else(|| args.get("task type"))
+    let task_type = event
+        .args
+        .as_ref()
+        .and_then(|args| args.get("Task Type").or_else(|| args.get("task type")))
         .map(|kind| kind.text())
         .unwrap_or_default();
     if matches!(task_type.as_str(), "EVENT_RECORD" | "EVENT_WAIT") {
@@ -172,14 +255,15 @@ fn keep(event: Event, range: &Range<usize>, read: &mut RankRead) {
         read.first_event_task.get_or_insert(range.clone());
         return;
     }
-    let side = match normalized(name).as_str() {
-        "notifyrecord" => Side::Record,
-        "notifywait" => Side::Wait,
-        _ => return,
-    };
-    let notify = args.int("notify_id").or_else(|| args.int("notify id"));
-    let (Some(notify), Some(src), Some(dst)) = (notify, args.int("src rank"), args.int("dst rank")) else {
+    let Some(side) = notify_side(name) else {
         return;
+    };
+    let link = event.args.as_ref().and_then(|args| {
+        let notify = args.int("notify_id").or_else(|| args.int("notify id"))?;
+        Some((args, notify, args.int("src rank")?, args.int("dst rank")?))
+    });
+    let Some((args, notify, src, dst)) = link else {
+        return read.left_out_unlinked(|| range.clone());
     };
     let queue = match args.int("stream id").or_else(|| args.int("Stream Id")) {
         Some(stream) => format!("stream{stream}"),
@@ -194,9 +278,24 @@ fn keep(event: Event, range: &Range<usize>, read: &mut RankRead) {
         src,
         dst,
         queue,
-        ts: event.ts.as_ref().and_then(|ts| ts.as_micros()).unwrap_or(0.0),
+        start_ns: micros_to_ns(event.ts.as_ref().and_then(|ts| ts.as_micros()).unwrap_or(0.0)),
         range: range.clone(),
     });
+}
+
+/// A timeline's microseconds as whole nanoseconds; `None` when not finite.
+fn micros_to_ns(micros: f64) -> Option<i64> {
+    micros.is_finite().then(|| (micros * 1000.0).round() as i64)
+}
+
+/// Which side a task named `name` is on: `Notify_Record`, `Notify Wait`, `notify wait`
+/// alike; `None` for any other task.
+pub(crate) fn notify_side(name: &str) -> Option<Side> {
+    match normalized(name).as_str() {
+        "notifyrecord" => Some(Side::Record),
+        "notifywait" => Some(Side::Wait),
+        _ => None,
+    }
 }
 
 /// `Notify_Wait`, `Notify Wait`, `notify wait` alike.
@@ -265,14 +364,11 @@ fn lower_cluster(
     keyed.retain(|(_, _, _, key)| !incomparable.contains_key(&(key.recorder, key.owner)));
     report_left_out(reading, foreign, &peer_missing, &incomparable, known_rank, ranks);
     share_notifies(&keyed, trace);
-    keyed.sort_by(|a, b| {
-        (a.0, a.2.ts)
-            .partial_cmp(&(b.0, b.2.ts))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    // Stable: tasks at one time keep the order their export lists them in.
+    keyed.sort_by_key(|(rank, _, task, _)| (*rank, task.start_ns.unwrap_or(i64::MIN)));
     for (rank, file, task, key) in keyed {
         let origin = Span::new(file, task.range.clone());
-        let ts = (task.ts.is_finite() && task.ts >= 0.0).then(|| (task.ts * 1000.0).round() as u64);
+        let ts = task.start_ns.and_then(|ns| u64::try_from(ns).ok());
         let handle = handle(key, rank);
         let queue = task.queue.as_str();
         match task.side {

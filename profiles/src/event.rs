@@ -136,13 +136,40 @@ pub struct Event<'a> {
     pub args: Option<Args<'a>>,
 }
 
-/// The `args` of an event: the members the readers look at, by name, in order.
+/// The `args` members the readers look at: any other member is skipped unread.
+const ARG_KEYS: [&str; 16] = [
+    // Kineto.
+    "correlation",
+    "stream",
+    "device",
+    "cuda_sync_kind",
+    "wait_on_cuda_event_id",
+    "event_id",
+    "wait_on_stream",
+    "wait_on_cuda_event_record_corr_id",
+    // msprof.
+    "Task Type",
+    "task type",
+    "notify_id",
+    "notify id",
+    "src rank",
+    "dst rank",
+    "stream id",
+    "Stream Id",
+];
+
+/// The `args` of an event: the members the readers look at (`ARG_KEYS`), each the
+/// first scalar given under its name; held in place, with no allocation per event.
 #[derive(Debug, Default)]
-pub struct Args<'a>(pub Vec<(Cow<'a, str>, Scalar<'a>)>);
+pub struct Args<'a>([Option<Scalar<'a>>; ARG_KEYS.len()]);
+
+fn arg_index(key: &str) -> Option<usize> {
+    ARG_KEYS.iter().position(|known| *known == key)
+}
 
 impl<'a> Args<'a> {
     pub fn get(&self, key: &str) -> Option<&Scalar<'a>> {
-        self.0.iter().find(|(name, _)| name == key).map(|(_, value)| value)
+        self.0[arg_index(key)?].as_ref()
     }
 
     pub fn int(&self, key: &str) -> Option<i64> {
@@ -166,17 +193,23 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for ArgsVisitor<'a> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8).min(32));
+        let mut args = Args::default();
         while let Some(Arg(key)) = map.next_key::<Arg<'a>>()? {
             let Some(Scalar::Str(key)) = key else {
                 return Err(serde::de::Error::custom("object keys are strings"));
             };
-            // Lists and objects (`grid`, `block`, `Input Dims`) are not read.
-            if let Arg(Some(value)) = map.next_value::<Arg<'a>>()? {
-                members.push((key, value));
+            let Some(index) = arg_index(&key) else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            };
+            // Lists and objects are not read; a later scalar of the same name is.
+            if let Arg(Some(value)) = map.next_value::<Arg<'a>>()?
+                && args.0[index].is_none()
+            {
+                args.0[index] = Some(value);
             }
         }
-        Ok(Args(members))
+        Ok(args)
     }
 }
 

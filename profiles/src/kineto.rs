@@ -9,7 +9,8 @@
 //! left out and counted in one note. docs/PROFILES.md lists the fields and what the
 //! trace cannot tell (no pointers: no buffer identity, so data races are not checked).
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 use rayon::prelude::*;
@@ -29,17 +30,17 @@ pub struct KinetoCalls {
 
 /// What the device did for one correlation id.
 #[derive(Default)]
-struct DeviceSide {
+struct DeviceSide<'a> {
     /// Kernels, copies and sets, in start order: (stream, device, name).
-    tasks: Vec<(i64, i64, String, f64)>,
-    sync: Option<Sync>,
+    tasks: Vec<(i64, i64, Cow<'a, str>, f64)>,
+    sync: Option<Sync<'a>>,
     /// A `cuda_event` record: (event id, stream, device).
     record: Option<(i64, i64, i64)>,
 }
 
 /// A `cuda_sync` event.
-struct Sync {
-    kind: String,
+struct Sync<'a> {
+    kind: Cow<'a, str>,
     stream: i64,
     device: i64,
     /// For event syncs and waits: the event, the stream and correlation of its record.
@@ -49,11 +50,12 @@ struct Sync {
 }
 
 /// A host call.
-struct HostCall {
-    name: String,
+struct HostCall<'a> {
+    name: Cow<'a, str>,
     thread: i64,
     ts: f64,
-    correlation: i64,
+    /// `None` when the event has none: then no device side is joined to it.
+    correlation: Option<i64>,
     range: Range<usize>,
 }
 
@@ -64,6 +66,15 @@ struct LeftOut {
     waits_without_sync: usize,
     syncs_without_sync: usize,
     queries: usize,
+    /// Launches, copies and sets with no device task of their correlation.
+    launches_without_task: usize,
+    /// Calls with a `cuda_sync` or `cuda_event` of their own whose name this reader
+    /// does not lower, by name.
+    unknown_with_device: BTreeMap<String, usize>,
+    /// Device events that cannot be used, by category and why.
+    unusable_device: BTreeMap<(String, &'static str), usize>,
+    /// Device events whose correlation no host call in the trace has.
+    unjoined_device: usize,
     unparsable: usize,
     first_unparsable: Option<(Range<usize>, String)>,
 }
@@ -75,31 +86,43 @@ pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
     if let Some(stopped) = &scan.stopped {
         reading.push(stopped_early(file, stopped, scan.events.len()));
     }
-    let parsed: Vec<Result<Event, serde_json::Error>> = scan
+    // Each event parsed and sorted in parallel into what it is, borrowing from the
+    // text; the parsed event is dropped on the thread that made it.
+    let items: Vec<Item> = scan
         .events
         .par_iter()
-        .map(|range| event::parse(&text[range.clone()]))
+        .map(|range| match event::parse(&text[range.clone()]) {
+            Ok(event) => classify(event, range),
+            Err(err) => Item::Unparsable(err.to_string()),
+        })
         .collect();
     let mut left_out = LeftOut::default();
     let mut device: HashMap<i64, DeviceSide> = HashMap::new();
     let mut host = Vec::new();
     let mut has_sync_events = false;
-    for (range, parsed) in scan.events.iter().zip(parsed) {
-        let event = match parsed {
-            Ok(event) => event,
-            Err(err) => {
+    for (range, item) in scan.events.iter().zip(items) {
+        match item {
+            Item::Skip => {}
+            Item::Unparsable(err) => {
                 left_out.unparsable += 1;
-                left_out
-                    .first_unparsable
-                    .get_or_insert((range.clone(), err.to_string()));
-                continue;
+                left_out.first_unparsable.get_or_insert((range.clone(), err));
             }
-        };
-        has_sync_events |= event.cat.as_deref() == Some("cuda_sync");
-        classify(event, range, &mut device, &mut host);
+            Item::Host(call) => host.push(call),
+            Item::Task(correlation, task) => device.entry(correlation).or_default().tasks.push(task),
+            Item::Sync(correlation, sync) => {
+                has_sync_events = true;
+                device.entry(correlation).or_default().sync = Some(sync);
+            }
+            Item::Record(correlation, record) => device.entry(correlation).or_default().record = Some(record),
+            Item::Unusable(cat, why) => {
+                has_sync_events |= cat == "cuda_sync";
+                *left_out.unusable_device.entry((cat.into_owned(), why)).or_default() += 1;
+            }
+        }
     }
     // Issue order: each thread's calls by time, then by correlation (assigned in order).
     host.sort_by(|a: &HostCall, b: &HostCall| a.ts.total_cmp(&b.ts).then(a.correlation.cmp(&b.correlation)));
+    left_out.unjoined_device = unjoined_device_events(&device, &host);
     let names = Names::new(&device);
     let rank = rank_of(text, &scan.members);
     let mut trace = CallTrace::new(1, Span::new(file, 0..0));
@@ -112,54 +135,111 @@ pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
     KinetoCalls { trace, reading }
 }
 
-/// Sort one event into the device side of its correlation, or the host calls.
-fn classify(event: Event, range: &Range<usize>, device: &mut HashMap<i64, DeviceSide>, host: &mut Vec<HostCall>) {
-    let (Some(cat), Some(args)) = (event.cat.as_deref(), event.args.as_ref()) else {
-        return;
+/// What one event is to this reader.
+enum Item<'a> {
+    /// Not of a kind the reader models (`cpu_op`, flow events, ...).
+    Skip,
+    /// Not a readable JSON object: why.
+    Unparsable(String),
+    Host(HostCall<'a>),
+    /// A kernel, copy or set of a correlation: (stream, device, name, start).
+    Task(i64, (i64, i64, Cow<'a, str>, f64)),
+    Sync(i64, Sync<'a>),
+    /// A `cuda_event` record of a correlation: (event id, stream, device).
+    Record(i64, (i64, i64, i64)),
+    /// A device event that cannot be used: its category, and why.
+    Unusable(Cow<'a, str>, &'static str),
+}
+
+/// What one event is: a host call, a device event of a correlation, or one counted as
+/// unusable.
+fn classify<'a>(event: Event<'a>, range: &Range<usize>) -> Item<'a> {
+    let Event {
+        cat,
+        name,
+        tid,
+        ts,
+        args,
+        ..
+    } = event;
+    let Some(cat) = cat else {
+        return Item::Skip;
     };
-    let Some(correlation) = args.int("correlation") else {
-        return;
-    };
-    let name = event.name.as_deref().unwrap_or("");
-    let ts = event.ts.as_ref().and_then(|ts| ts.as_micros()).unwrap_or(0.0);
-    let stream = args.int("stream");
-    let device_id = args.int("device").unwrap_or(0);
-    match cat {
-        "cuda_runtime" | "cuda_driver" => host.push(HostCall {
-            name: name.to_string(),
-            thread: event.tid.as_ref().and_then(|tid| tid.as_int()).unwrap_or(0),
+    let correlation = args.as_ref().and_then(|args| args.int("correlation"));
+    let name = name.unwrap_or(Cow::Borrowed(""));
+    let ts = ts.as_ref().and_then(|ts| ts.as_micros()).unwrap_or(0.0);
+    let is_device = matches!(
+        &*cat,
+        "kernel" | "gpu_memcpy" | "gpu_memset" | "cuda_sync" | "cuda_event"
+    );
+    if matches!(&*cat, "cuda_runtime" | "cuda_driver") {
+        // Without a correlation no device side joins it: it is lowered as what its name
+        // alone says, or counted as such a call with nothing joined.
+        return Item::Host(HostCall {
+            name,
+            thread: tid.as_ref().and_then(|tid| tid.as_int()).unwrap_or(0),
             ts,
             correlation,
             range: range.clone(),
-        }),
-        "kernel" | "gpu_memcpy" | "gpu_memset" => {
-            if let Some(stream) = stream {
-                let side = device.entry(correlation).or_default();
-                side.tasks.push((stream, device_id, name.to_string(), ts));
-            }
-        }
+        });
+    }
+    if !is_device {
+        return Item::Skip;
+    }
+    let (Some(args), Some(correlation)) = (args, correlation) else {
+        return Item::Unusable(cat, "have no `args.correlation`: no call can be joined to them");
+    };
+    let stream = args.int("stream");
+    let device_id = args.int("device").unwrap_or(0);
+    match &*cat {
+        "kernel" | "gpu_memcpy" | "gpu_memset" => match stream {
+            Some(stream) => Item::Task(correlation, (stream, device_id, name, ts)),
+            None => Item::Unusable(cat, "have no `args.stream`: where they ran is unknown"),
+        },
         "cuda_sync" => {
             let kind = args
                 .get("cuda_sync_kind")
-                .map(|kind| kind.text())
-                .unwrap_or_else(|| name.to_string());
+                .map(|kind| match kind {
+                    event::Scalar::Str(text) => text.clone(),
+                    other => Cow::Owned(other.text()),
+                })
+                .unwrap_or(name);
             let known = |value: Option<i64>| value.filter(|&v| v >= 0);
-            device.entry(correlation).or_default().sync = Some(Sync {
-                kind,
-                stream: stream.unwrap_or(-1),
-                device: device_id,
-                event: args.int("wait_on_cuda_event_id").or_else(|| args.int("event_id")),
-                record_stream: known(args.int("wait_on_stream")),
-                record_correlation: known(args.int("wait_on_cuda_event_record_corr_id")),
-            });
+            Item::Sync(
+                correlation,
+                Sync {
+                    kind,
+                    stream: stream.unwrap_or(-1),
+                    device: device_id,
+                    event: args.int("wait_on_cuda_event_id").or_else(|| args.int("event_id")),
+                    record_stream: known(args.int("wait_on_stream")),
+                    record_correlation: known(args.int("wait_on_cuda_event_record_corr_id")),
+                },
+            )
         }
-        "cuda_event" => {
-            if let (Some(event_id), Some(stream)) = (args.int("event_id"), stream) {
-                device.entry(correlation).or_default().record = Some((event_id, stream, device_id));
-            }
-        }
-        _ => {}
+        _ => match (args.int("event_id"), stream) {
+            (Some(event_id), Some(stream)) => Item::Record(correlation, (event_id, stream, device_id)),
+            _ => Item::Unusable(
+                cat,
+                "have no `args.event_id` or `args.stream`: which event and stream they record is unknown",
+            ),
+        },
     }
+}
+
+/// The device events whose correlation no host call of the trace has (their call was
+/// made before the profiling window, or its event was lost): nothing lowers them.
+fn unjoined_device_events(device: &HashMap<i64, DeviceSide>, host: &[HostCall]) -> usize {
+    let joined: HashSet<i64> = host
+        .iter()
+        .filter_map(|call| call.correlation)
+        .filter(|correlation| device.contains_key(correlation))
+        .collect();
+    device
+        .iter()
+        .filter(|(correlation, _)| !joined.contains(correlation))
+        .map(|(_, side)| side.tasks.len() + usize::from(side.sync.is_some()) + usize::from(side.record.is_some()))
+        .sum()
 }
 
 /// How handles are named: with the device only when the trace has several.
@@ -216,13 +296,13 @@ fn lower(
 ) {
     let origin = Span::new(file, call.range.clone());
     let ts = micros_to_nanos(call.ts);
-    let side = device.get(&call.correlation);
+    let side = call.correlation.and_then(|correlation| device.get(&correlation));
     let mut emit = |api: &str, args: &[(&str, Arg)]| trace.call(origin.clone(), 0, call.thread, ts, api, args);
-    let name = call.name.as_str();
+    let name: &str = &call.name;
     if let Some(side) = side.filter(|side| !side.tasks.is_empty()) {
         // A launch, copy or set (or a graph launch: each kernel it ran): a task on its
         // stream. Its memory is unknown (the trace has no pointers).
-        let mut tasks: Vec<&(i64, i64, String, f64)> = side.tasks.iter().collect();
+        let mut tasks: Vec<&(i64, i64, Cow<str>, f64)> = side.tasks.iter().collect();
         tasks.sort_by(|a, b| a.3.total_cmp(&b.3));
         for (stream, device_id, task, _) in tasks {
             let stream = names.stream(*device_id, *stream);
@@ -246,9 +326,10 @@ fn lower(
     }
     match name {
         "cudaEventRecord" | "cudaEventRecordWithFlags" | "cuEventRecord" | "cuEventRecordWithFlags" => {
-            let record = side
-                .and_then(|side| side.record)
-                .or_else(|| names.records_by_waits.get(&call.correlation).copied());
+            let record = side.and_then(|side| side.record).or_else(|| {
+                call.correlation
+                    .and_then(|correlation| names.records_by_waits.get(&correlation).copied())
+            });
             match record {
                 Some((event, stream, device_id)) => {
                     let (event, stream) = (names.event(device_id, event), names.stream(device_id, stream));
@@ -292,8 +373,20 @@ fn lower(
         "cudaDeviceSynchronize" | "cuCtxSynchronize" => emit("cudaDeviceSynchronize", &[]),
         // Whether a query saw the work done is its return value, which the trace omits.
         "cudaEventQuery" | "cudaStreamQuery" | "cuEventQuery" | "cuStreamQuery" => left_out.queries += 1,
+        // A launch, copy or set whose device task the trace lacks: which stream it used
+        // is unknown.
+        _ if makes_device_task(name) => left_out.launches_without_task += 1,
+        // A call with a sync or record of its own that is not lowered: said by name.
+        _ if side.is_some_and(|side| side.sync.is_some() || side.record.is_some()) => {
+            *left_out.unknown_with_device.entry(name.to_string()).or_default() += 1;
+        }
         _ => {}
     }
+}
+
+/// Whether a runtime or driver call named `name` puts a kernel, copy or set on a stream.
+fn makes_device_task(name: &str) -> bool {
+    name.contains("Launch") || name.contains("Memcpy") || name.contains("Memset")
 }
 
 /// Whether a device task is a copy or a set rather than a kernel.
@@ -364,6 +457,39 @@ fn left_out_note(
         lines.push(format!(
             "{} query call(s): the trace omits their return value, so whether they saw the work done is unknown",
             left.queries
+        ));
+    }
+    if left.launches_without_task > 0 {
+        lines.push(format!(
+            "{} launch, copy or set call(s) have no `kernel`, `gpu_memcpy` or `gpu_memset` event with their correlation: which stream each used is unknown",
+            left.launches_without_task
+        ));
+    }
+    if !left.unknown_with_device.is_empty() {
+        let total: usize = left.unknown_with_device.values().sum();
+        let named: Vec<String> = left
+            .unknown_with_device
+            .iter()
+            .take(4)
+            .map(|(name, count)| format!("`{name}` ×{count}"))
+            .collect();
+        let more = if left.unknown_with_device.len() > 4 {
+            ", ..."
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "{total} call(s) with a `cuda_sync` or `cuda_event` event are of a kind this reader does not lower ({}{more})",
+            named.join(", ")
+        ));
+    }
+    for ((cat, why), count) in &left.unusable_device {
+        lines.push(format!("{count} `{cat}` event(s) {why}"));
+    }
+    if left.unjoined_device > 0 {
+        lines.push(format!(
+            "{} device event(s) have a correlation no runtime or driver call of the trace has (made before the profiling window, or lost): nothing joins them to a call",
+            left.unjoined_device
         ));
     }
     if left.unparsable > 0 {

@@ -1,7 +1,8 @@
 //! Profiler timelines users already have, read post mortem as call traces and checked
 //! with every rule: PyTorch profiler (Kineto) Chrome traces, plain or gzipped
 //! ([`kineto`]), and torch_npu / msprof `ASCEND_PROFILER_OUTPUT/trace_view.json`, one
-//! per rank of a cluster ([`ascend`]).
+//! per rank of a cluster ([`ascend`]), or the same tasks from their SQLite `.db` export
+//! ([`msprof_db`]).
 //!
 //! A profile is recognized by its content ([`sniff`] on its first bytes, after gunzip),
 //! its events are found without parsing the file whole ([`scan`]: each event's byte
@@ -17,8 +18,10 @@ pub mod ascend;
 pub mod calls;
 pub mod event;
 pub mod kineto;
+pub mod msprof_db;
 pub mod scan;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -40,10 +43,16 @@ pub enum Format {
     /// A torch_npu / msprof timeline (`trace_view.json`): events naming Ascend
     /// hardware, HCCL or CANN rows.
     AscendTimeline,
+    /// An msprof / Ascend PyTorch profiler export as an SQLite database
+    /// (`msprof_{timestamp}.db`, `ascend_pytorch_profiler_{rank}.db`).
+    AscendDb,
 }
 
 /// The format of a file starting with `head` (already gunzipped), if it is a profile.
 pub fn sniff(head: &[u8]) -> Option<Format> {
+    if msprof_db::is_sqlite(head) {
+        return Some(Format::AscendDb);
+    }
     let start = head.iter().position(|byte| !byte.is_ascii_whitespace())?;
     let text = String::from_utf8_lossy(&head[start..]);
     let ascend = [
@@ -82,15 +91,20 @@ pub fn sniff(head: &[u8]) -> Option<Format> {
     }
 }
 
-/// Whether a file of this name may be a profile: `.json` or `.json.gz` (`.gz`).
+/// Whether a file of this name may be a profile: `.json`, `.json.gz` (`.gz`) or `.db`.
 pub fn may_be_profile_name(path: &Path) -> bool {
     let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
-    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz")
+    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz") || name.ends_with(".db")
 }
 
 /// The format of the profile at `path`, judged on its first [`SNIFF_BYTES`] (gunzipped
-/// when the file is gzip); `None` for any other file, or one that cannot be read.
+/// when the file is gzip); `None` for any other file, or one that cannot be read. An
+/// SQLite file is a profile when msprof's name or tables say so
+/// ([`msprof_db::looks_like_export`]), not any database.
 pub fn profile_format(path: &Path) -> Option<Format> {
+    if msprof_db::is_sqlite_file(path) {
+        return msprof_db::looks_like_export(path).then_some(Format::AscendDb);
+    }
     let file = std::fs::File::open(path).ok()?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     let mut reader = std::io::BufReader::new(file);
@@ -222,12 +236,7 @@ pub struct TimelineInput {
 /// The cluster a timeline belongs to: the folder holding its `*_ascend_pt` folder
 /// (`cluster/node0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json`), else its own folder.
 pub fn cluster_of(path: &Path) -> PathBuf {
-    let ascend_pt = path.ancestors().skip(1).find(|dir| {
-        dir.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with("_ascend_pt"))
-    });
-    match ascend_pt.and_then(Path::parent) {
+    match ascend_pt_folder(path).and_then(Path::parent) {
         Some(cluster) => cluster.to_path_buf(),
         None => path.parent().map(Path::to_path_buf).unwrap_or_default(),
     }
@@ -235,11 +244,7 @@ pub fn cluster_of(path: &Path) -> PathBuf {
 
 /// The rank a timeline's `*_ascend_pt` folder names: its `profiler_info_N.json`.
 pub fn rank_of_timeline(path: &Path) -> Option<u32> {
-    let ascend_pt = path.ancestors().skip(1).find(|dir| {
-        dir.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with("_ascend_pt"))
-    })?;
+    let ascend_pt = ascend_pt_folder(path)?;
     let mut ranks = std::fs::read_dir(ascend_pt).ok()?.filter_map(|entry| {
         let name = entry.ok()?.file_name().into_string().ok()?;
         name.strip_prefix("profiler_info_")?
@@ -252,40 +257,33 @@ pub fn rank_of_timeline(path: &Path) -> Option<u32> {
     ranks.next().is_none().then_some(rank)
 }
 
-/// Check the timelines of one cluster together as one multi-rank trace. A file that
-/// cannot be read is returned with its error.
+/// Check the timelines of one cluster together as one multi-rank trace: each rank's
+/// `trace_view.json` or `.db` export (where a rank folder holds both, the `.db` is read
+/// and that is said). A file that cannot be opened is returned with its error.
 pub fn check_ascend_cluster(
     sources: &mut Sources,
     inputs: &[TimelineInput],
     overrides: &Overrides,
 ) -> (CheckedFile, Vec<(PathBuf, std::io::Error)>) {
     let mut failures = Vec::new();
-    let mut texts = Vec::new();
-    for input in inputs {
-        match read_profile(&input.path) {
-            Ok(text) => texts.push((input, text)),
-            Err(err) => failures.push((input.path.clone(), err)),
-        }
-    }
     let mut reading = Vec::new();
-    let mut timelines = Vec::new();
-    for (input, text) in &texts {
-        let file = add_source(sources, &input.display, &input.path, text);
-        if let Some(why) = &text.cut {
-            reading.push(cut_gzip(file, text.bytes.len(), why));
+    let mut ranks = Vec::new();
+    let (chosen, shadowed) = prefer_db_exports(inputs);
+    for input in chosen {
+        if msprof_db::is_sqlite_file(&input.path) {
+            ranks.push(read_db_rank(sources, input, &shadowed, &mut reading));
+        } else {
+            match read_json_rank(sources, input, &mut reading) {
+                Ok(rank) => ranks.push(rank),
+                Err(err) => failures.push((input.path.clone(), err)),
+            }
         }
-        timelines.push(ascend::RankTimeline {
-            file,
-            text: &text.bytes,
-            rank: rank_of_timeline(&input.path),
-        });
     }
-    let header = timelines
+    let header = ranks
         .first()
-        .map(|timeline| Span::new(timeline.file, 0..0))
+        .map(|rank| Span::new(rank.file, 0..0))
         .unwrap_or_else(|| Span::new(FileId(0), 0..0));
-    let (trace, found) = ascend::read(&timelines, header.clone());
-    reading.extend(found);
+    let trace = ascend::lower_ranks(ranks, header.clone(), &mut reading);
     let display = inputs
         .first()
         .map(|input| cluster_of(&input.path).display().to_string())
@@ -297,4 +295,96 @@ pub fn check_ascend_cluster(
         trace.check(sources, &display, reading, overrides)
     };
     (checked, failures)
+}
+
+/// The `trace_view.json` files among `inputs` that [`check_ascend_cluster`] does not
+/// read, since the `.db` export of the same rank folder is read instead: they are not
+/// checked files.
+pub fn timelines_left_for_db_exports(inputs: &[TimelineInput]) -> Vec<PathBuf> {
+    prefer_db_exports(inputs).1.into_values().flatten().collect()
+}
+
+/// The `*_ascend_pt` folder of a timeline, if it is in one.
+fn ascend_pt_folder(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find(|dir| {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("_ascend_pt"))
+    })
+}
+
+/// The inputs to read, and the `trace_view.json` files left for the `.db` export of the
+/// same rank folder (keyed by that folder): both hold the same tasks, and the export's
+/// typed columns need no guessing of key spellings.
+fn prefer_db_exports(inputs: &[TimelineInput]) -> (Vec<&TimelineInput>, BTreeMap<PathBuf, Vec<PathBuf>>) {
+    let db_folders: BTreeSet<&Path> = inputs
+        .iter()
+        .filter(|input| msprof_db::is_sqlite_file(&input.path))
+        .filter_map(|input| ascend_pt_folder(&input.path))
+        .collect();
+    let mut chosen = Vec::new();
+    let mut shadowed: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for input in inputs {
+        match ascend_pt_folder(&input.path) {
+            Some(folder) if db_folders.contains(folder) && !msprof_db::is_sqlite_file(&input.path) => {
+                shadowed
+                    .entry(folder.to_path_buf())
+                    .or_default()
+                    .push(input.path.clone());
+            }
+            _ => chosen.push(input),
+        }
+    }
+    (chosen, shadowed)
+}
+
+/// Read one rank's `.db` export: its rows listed as the source findings point into.
+fn read_db_rank(
+    sources: &mut Sources,
+    input: &TimelineInput,
+    shadowed: &BTreeMap<PathBuf, Vec<PathBuf>>,
+    reading: &mut Vec<Diagnostic>,
+) -> ascend::RankTasks {
+    let export = msprof_db::read(&input.path, rank_of_timeline(&input.path));
+    let file = sources.add(SourceFile::new(&input.display, export.listing.clone()));
+    reading.extend(export.findings(file));
+    let folder = ascend_pt_folder(&input.path).map(Path::to_path_buf).unwrap_or_default();
+    for json in shadowed.get(&folder).into_iter().flatten() {
+        reading.push(
+            Diagnostic::new(
+                &syncguard_model::reading_rules::TraceFormatError::INFO,
+                Span::new(file, 0..0),
+                format!(
+                    "this rank folder also holds {}: the .db export is read and that timeline is not (both hold the same tasks)",
+                    json.display()
+                ),
+            )
+            .with_severity(syncguard_analyzer::Severity::Info),
+        );
+    }
+    ascend::RankTasks {
+        file,
+        rank: export.rank,
+        read: export.read,
+        rank_source: msprof_db::DB_RANK_SOURCE,
+    }
+}
+
+/// Read one rank's `trace_view.json`.
+fn read_json_rank(
+    sources: &mut Sources,
+    input: &TimelineInput,
+    reading: &mut Vec<Diagnostic>,
+) -> std::io::Result<ascend::RankTasks> {
+    let text = read_profile(&input.path)?;
+    let file = add_source(sources, &input.display, &input.path, &text);
+    if let Some(why) = &text.cut {
+        reading.push(cut_gzip(file, text.bytes.len(), why));
+    }
+    let timeline = ascend::RankTimeline {
+        file,
+        text: &text.bytes,
+        rank: rank_of_timeline(&input.path),
+    };
+    Ok(ascend::read_timeline(&timeline, reading))
 }

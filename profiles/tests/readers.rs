@@ -125,6 +125,53 @@ fn a_cut_trace_is_read_up_to_its_last_complete_event_and_says_where() {
     }
 }
 
+#[test]
+fn kineto_events_of_a_modeled_kind_that_cannot_be_used_are_counted() {
+    // Each of these was dropped unsaid: a launch whose kernel the trace lacks, a kernel
+    // without a stream, device events without a correlation or whose call is not in the
+    // trace, a `cuda_event` without its event id, a wait under a name not lowered. A
+    // synchronize without a correlation is still lowered (its name says what it does).
+    let text = br#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 1, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 2, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "k_without_stream", "ts": 3, "args": {"correlation": 2, "device": 0}},
+  {"ph": "X", "cat": "kernel", "name": "k_without_correlation", "ts": 4, "args": {"stream": 7}},
+  {"ph": "X", "cat": "kernel", "name": "k_of_an_earlier_call", "ts": 5, "args": {"stream": 7, "correlation": 99}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "tid": 1, "ts": 6, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "cuda_event", "name": "cudaEvent", "ts": 6, "args": {"stream": 7, "correlation": 3}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent_ptsz", "tid": 1, "ts": 7, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "ts": 7, "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 8, "wait_on_cuda_event_id": 1, "correlation": 4}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "tid": 1, "ts": 8},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 9, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "args": {"stream": 7, "correlation": 5, "device": 0}}
+]}"#;
+    let read = syncguard_profiles::kineto::read(text, FileId(0));
+    // The one launch with its kernel and the synchronize.
+    assert_eq!(read.trace.len(), 2, "{}", read.trace.text());
+    assert!(
+        read.trace.text().contains("cudaDeviceSynchronize"),
+        "{}",
+        read.trace.text()
+    );
+    let note = read
+        .reading
+        .iter()
+        .find(|d| d.message.contains("what it does not show is listed here"))
+        .expect("the note");
+    let said = note.notes.join("\n");
+    for needle in [
+        "2 launch, copy or set call(s) have no `kernel`, `gpu_memcpy` or `gpu_memset` event",
+        "1 `kernel` event(s) have no `args.stream`",
+        "1 `kernel` event(s) have no `args.correlation`",
+        "1 `cuda_event` event(s) have no `args.event_id` or `args.stream`",
+        "1 `cudaEventRecord` call(s) name neither",
+        "1 call(s) with a `cuda_sync` or `cuda_event` event are of a kind this reader does not lower (`cudaStreamWaitEvent_ptsz` ×1)",
+        "1 device event(s) have a correlation no runtime or driver call of the trace has",
+    ] {
+        assert!(said.contains(needle), "{needle}\n--\n{said}");
+    }
+}
+
 fn cluster(case: &str) -> Vec<TimelineInput> {
     let root = fixture(&format!("ascend/{case}"));
     let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)
@@ -176,6 +223,53 @@ fn matched_notifies_pass_and_event_tasks_are_said_not_paired() {
             .diagnostics
             .iter()
             .any(|d| d.message.contains("EVENT_RECORD / EVENT_WAIT task(s) are not checked"))
+    );
+}
+
+#[test]
+fn a_notify_task_without_a_rank_of_its_link_is_counted_and_said() {
+    let mut sources = Sources::default();
+    let (checked, _) = check_ascend_cluster(
+        &mut sources,
+        &cluster("warn_notify_without_rank"),
+        &Overrides::default(),
+    );
+    let said = checked
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("lack a `notify_id`, `src rank` or `dst rank`"))
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                checked.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(said.code, "SG002");
+    assert_eq!(said.severity, syncguard_analyzer::Severity::Warning);
+    assert!(said.message.starts_with("1 notify task(s)"), "{}", said.message);
+    // It points at the task left out: rank 0's record at 120 us.
+    let text = primary_text(&mut sources, said);
+    assert!(
+        text.contains("Notify_Record") && text.contains("\"ts\": \"120.000\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_notify_task_without_args_is_counted_too() {
+    let text = br#"[{"name": "Notify Wait", "ph": "X", "ts": 3}, {"name": "Notify_Record", "ph": "X", "ts": 4, "args": {"notify_id": "x", "src rank": 0, "dst rank": 1}}]"#;
+    let timeline = syncguard_profiles::ascend::RankTimeline {
+        file: FileId(0),
+        text,
+        rank: Some(0),
+    };
+    let (trace, reading) =
+        syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
+    assert!(trace.is_empty());
+    assert!(
+        reading.iter().any(|d| d.message.starts_with("2 notify task(s) lack")),
+        "{:?}",
+        reading.iter().map(|d| &d.message).collect::<Vec<_>>()
     );
 }
 

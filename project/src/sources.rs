@@ -384,6 +384,9 @@ pub fn check_sources(
     findings
 }
 
+/// The API calls of a folder's entry points from which they are checked on every core.
+const ENTRIES_IN_PARALLEL_FROM: usize = 200;
+
 /// Check the programs of one frontend's entry points, laid out in `space`, whose
 /// files were registered as `files`.
 pub fn check_entries(
@@ -400,19 +403,25 @@ pub fn check_entries(
     for _ in &idle {
         progress.finish_one();
     }
-    // Entry points are checked in parallel; what they found is merged in order.
-    let results: Vec<Option<EntryChecked>> = entries
-        .par_iter()
-        .map(|entry| {
-            if progress.cancelled() {
-                return None;
-            }
-            progress.start(&entry.entry);
-            let checked = check_entry(language, space, files, entry, overrides, explain);
-            progress.finish_one();
-            Some(checked)
-        })
-        .collect();
+    // Entry points are checked in parallel; what they found is merged in order. A few
+    // small ones stay on one thread: on each other thread, the first z3 term creates a
+    // context (some 4,000 page faults, several ms of system time), more than a small
+    // entry point's whole check.
+    let check_one = |entry: &EntryProgram| {
+        if progress.cancelled() {
+            return None;
+        }
+        progress.start(&entry.entry);
+        let checked = check_entry(language, space, files, entry, overrides, explain);
+        progress.finish_one();
+        Some(checked)
+    };
+    let calls: usize = entries.iter().map(|entry| entry.api_calls).sum();
+    let results: Vec<Option<EntryChecked>> = if calls < ENTRIES_IN_PARALLEL_FROM {
+        entries.iter().map(check_one).collect()
+    } else {
+        entries.par_iter().map(check_one).collect()
+    };
     merge_entries(&entries, results)
 }
 

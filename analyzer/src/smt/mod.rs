@@ -33,6 +33,9 @@ use crate::source::Span;
 pub struct SmtOptions {
     /// Wall-clock limit of each query.
     pub timeout: Duration,
+    /// z3's resource limit for each check (`rlimit`), where an answer must not depend
+    /// on the machine's load: a query that exhausts it is `unknown` on every machine.
+    pub rlimit: Option<u32>,
     /// Track assertions so that proofs can say which calls they rest on (`--explain`).
     pub explain: bool,
     /// Attach to each finding the window of the execution it was found in
@@ -44,6 +47,7 @@ impl Default for SmtOptions {
     fn default() -> Self {
         SmtOptions {
             timeout: Duration::from_secs(2),
+            rlimit: None,
             explain: false,
             timelines: false,
         }
@@ -114,6 +118,7 @@ pub(crate) struct Query {
     /// A label per tracked assertion (z3 needs one each), with the fact number it stands for.
     tracked: Vec<(Bool, usize)>,
     timeout: Duration,
+    rlimit: Option<u32>,
     /// The last check answered `unknown` because the deadline passed.
     out_of_time: Cell<bool>,
     /// The last `solve` found its counterexample's smallest values (its search for
@@ -157,6 +162,7 @@ impl Query {
             explain: options.explain,
             tracked: Vec::new(),
             timeout: options.timeout,
+            rlimit: options.rlimit,
             out_of_time: Cell::new(false),
             minimized: Cell::new(true),
         }
@@ -222,6 +228,11 @@ impl Query {
             self.out_of_time.set(true);
             return SatResult::Unknown;
         }
+        // Set on every check: the thread's kept solver keeps its parameters between
+        // queries, and 0 is z3's "no limit".
+        let mut params = z3::Params::new();
+        params.set_u32("rlimit", self.rlimit.unwrap_or(0));
+        solver.set_params(&params);
         let result = watchdog::check_until(solver, deadline);
         self.out_of_time
             .set(result == SatResult::Unknown && Instant::now() >= deadline);
@@ -349,4 +360,40 @@ pub(crate) fn solver_unknown(property: &str, span: Span, reason: &str, fallback:
     .with_label(format!("`{property}` is unproved here"))
     .with_note(fallback.to_string())
     .with_help("raise the limit (`--smt-timeout 10s`), or simplify the expressions the property depends on")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A query that takes z3 some search: 37x + 91y + 113z = 100,003 in non-negative
+    /// integers, with x odd.
+    fn search(options: &SmtOptions) -> bool {
+        let query = Query::new(options);
+        let (x, y, z) = (Int::new_const("x"), Int::new_const("y"), Int::new_const("z"));
+        let sum = Int::add(&[x.clone() * 37, y.clone() * 91, z.clone() * 113]);
+        query.assert(&sum.eq(100_003));
+        for var in [&x, &y, &z] {
+            query.assert(&var.ge(0));
+        }
+        query.assert(&x.modulo(2).eq(1));
+        matches!(query.solve(&[]), Answer::Unknown(_))
+    }
+
+    #[test]
+    fn a_resource_limit_gives_up_the_same_way_on_every_run() {
+        let limited = SmtOptions {
+            rlimit: Some(1),
+            ..SmtOptions::default()
+        };
+        let unlimited = SmtOptions {
+            timeout: Duration::from_secs(20),
+            ..SmtOptions::default()
+        };
+        assert!(!search(&unlimited));
+        assert!(search(&limited));
+        assert!(search(&limited));
+        // The kept solver does not keep the limit for the next query.
+        assert!(!search(&unlimited));
+    }
 }

@@ -44,6 +44,9 @@ pub(super) struct AicoreState {
     params: HashMap<Place, String>,
     /// Declared types of class members, by member name (`None`: not found).
     field_types: HashMap<String, Option<String>>,
+    /// Field declarations' text, by member name (`None`: not found): each lookup reads
+    /// the class declarations of every file.
+    field_texts: HashMap<String, Option<String>>,
     /// Template parameters bound by the declaration of a kernel class object
     /// (`KernelAdd<half> op;`): `T` → `half`.
     pub(super) type_args: HashMap<String, String>,
@@ -1214,9 +1217,6 @@ impl<'u> Walker<'_, 'u> {
         arms: &[&super::store::Store],
         conditions: &[Option<ast::Expr>],
     ) {
-        if arms.len() != conditions.len() || conditions.last().is_none_or(Option::is_some) || arms.len() < 2 {
-            return;
-        }
         let mut places: Vec<Place> = arms.iter().flat_map(|arm| arm.changed_places(before)).collect();
         places.sort();
         places.dedup();
@@ -1224,36 +1224,58 @@ impl<'u> Walker<'_, 'u> {
             if self.store.get(&place) != Some(&Value::Unknown) || place.contains(".#") {
                 continue;
             }
-            let values: Vec<ast::Expr> = arms
-                .iter()
-                .filter_map(|arm| match arm.get(&place) {
-                    Some(Value::Int(v)) => Some(ast::Expr::int(*v, 0..0)),
-                    Some(Value::Sym(expr)) => Some(expr.clone()),
-                    _ => None,
-                })
-                .collect();
-            if values.len() != arms.len() {
-                continue;
+            // An arm that never wrote a member with a default initializer left it there
+            // (looked up only then: the lookup reads the class's declarations).
+            let mut values: Vec<Option<&Value>> = arms.iter().map(|arm| arm.get(&place)).collect();
+            let default = if values.iter().any(Option::is_none) {
+                self.field_default(&place).map(Value::Int)
+            } else {
+                None
+            };
+            for value in values.iter_mut().filter(|value| value.is_none()) {
+                *value = default.as_ref();
             }
-            let mut chosen = values.last().cloned().expect("two arms or more");
-            for (value, cond) in values.iter().zip(conditions).rev().skip(1) {
-                let Some(cond) = cond else { continue };
-                let span = cond.span.clone();
-                chosen = ast::Expr {
-                    kind: ast::ExprKind::Cond {
-                        cond: Box::new(cond.clone()),
-                        then: Box::new(value.clone()),
-                        otherwise: Box::new(chosen),
-                    },
-                    span,
-                };
-            }
-            // Conditions nest in conditions: past a few, the value is unknown. And a
-            // value named in one arm's block (a fetched event id) is out of scope here.
-            if expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES && self.in_scope_everywhere(&chosen) {
-                self.store.insert(place, Value::Sym(chosen));
+            if let Some(chosen) = self.chosen_by_conditions(&values, conditions) {
+                self.store.insert(place, chosen);
             }
         }
+    }
+
+    /// Kernel code: the value each arm of a branch on `conditions` (the last `None`, the
+    /// `else`) gives, as one `cond ? then : otherwise` value; `None` where an arm's value
+    /// is no integer expression, or the choice grows too big or names what is out of
+    /// scope after the branch (a value named in one arm's block, a fetched event id).
+    pub(super) fn chosen_by_conditions(
+        &self,
+        values: &[Option<&Value>],
+        conditions: &[Option<ast::Expr>],
+    ) -> Option<Value> {
+        if values.len() != conditions.len() || conditions.last().is_none_or(Option::is_some) || values.len() < 2 {
+            return None;
+        }
+        let values: Vec<ast::Expr> = values
+            .iter()
+            .map(|value| match value {
+                Some(Value::Int(v)) => Some(ast::Expr::int(*v, 0..0)),
+                Some(Value::Sym(expr)) => Some(expr.clone()),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let mut chosen = values.last().cloned()?;
+        for (value, cond) in values.iter().zip(conditions).rev().skip(1) {
+            let Some(cond) = cond else { continue };
+            let span = cond.span.clone();
+            chosen = ast::Expr {
+                kind: ast::ExprKind::Cond {
+                    cond: Box::new(cond.clone()),
+                    then: Box::new(value.clone()),
+                    otherwise: Box::new(chosen),
+                },
+                span,
+            };
+        }
+        (expr_size(&chosen, MAX_MERGED_NODES) <= MAX_MERGED_NODES && self.in_scope_everywhere(&chosen))
+            .then_some(Value::Sym(chosen))
     }
 
     /// Whether `expr` names only what is in scope wherever the walk is: top-level
@@ -1562,7 +1584,7 @@ impl<'u> Walker<'_, 'u> {
         // A `constexpr` or `static const` member is a constant of its class anyway.
         let (owner, member) = place.rsplit_once('.')?;
         let member = member.to_string();
-        let text = self.find_field_text(&member)?;
+        let text = self.field_text(&member)?;
         let constant = text.contains("constexpr") || (text.contains("static") && text.contains("const"));
         if !constant && !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
             return None;
@@ -1588,6 +1610,18 @@ impl<'u> Walker<'_, 'u> {
             }
         }
         None
+    }
+
+    /// The text of the field declaration of `name`, looked up once per kernel walk.
+    fn field_text(&mut self, name: &str) -> Option<String> {
+        if let Some(found) = self.aicore.as_ref().and_then(|state| state.field_texts.get(name)) {
+            return found.clone();
+        }
+        let found = self.find_field_text(name);
+        if let Some(state) = self.aicore.as_mut() {
+            state.field_texts.insert(name.to_string(), found.clone());
+        }
+        found
     }
 
     /// The text of the field declaration of `name`.

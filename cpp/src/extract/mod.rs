@@ -44,6 +44,10 @@ pub const MAX_STEPS: usize = 200_000;
 pub const MAX_ITERATIONS: usize = 4_096;
 /// Undecided conditions and loop bounds one entry point may turn into parameters.
 pub const MAX_CHOICES: usize = 32;
+/// In kernel code, more: its launches are sampled and completed by z3 per unreached
+/// arm, so a choice costs one more query rather than doubling the runs; a tiling-driven
+/// kernel asks one per tail test, per type test and per loop.
+pub const MAX_KERNEL_CHOICES: usize = 128;
 /// How deep C++ syntax nests before the walker stops following it.
 pub const MAX_NESTING: usize = 200;
 
@@ -536,33 +540,52 @@ impl<'u> Walker<'_, 'u> {
         rest: &[Node<'u>],
     ) -> Option<Flow> {
         let before = self.store.freeze();
+        let returned_before = self.frame().returned.clone();
         let mut outcomes = Vec::new();
         let mut rest_taken = Vec::new();
         let mut block_ids = Vec::new();
+        let mut returned = Vec::new();
         for arm in arms {
             self.store = before.clone();
+            self.frame_mut().returned = returned_before.clone();
             self.open_block();
             let (flow, took_rest) = self.arm(*arm, rest);
             let (id, body) = self.take_block();
             outcomes.push((body, std::mem::take(&mut self.store), flow));
             rest_taken.push(took_rest);
             block_ids.push(id);
+            returned.push(std::mem::replace(&mut self.frame_mut().returned, Value::Unknown));
         }
         // Only where an arm jumps does the rest of the block belong to the other arms;
         // otherwise it runs once, after the branch (no copy per arm: no blow-up).
         let consumed =
             rest_taken.iter().any(|took| *took) || outcomes.iter().any(|(_, _, flow)| !matches!(flow, Flow::Normal));
         if consumed {
-            for (((body, store, flow), took_rest), id) in outcomes.iter_mut().zip(&rest_taken).zip(&block_ids) {
+            let arms_run = outcomes.iter_mut().zip(&rest_taken).zip(&block_ids).zip(&mut returned);
+            for ((((body, store, flow), took_rest), id), returned) in arms_run {
                 if matches!(flow, Flow::Normal) && !rest.is_empty() && !took_rest {
                     self.store = std::mem::take(store);
+                    self.frame_mut().returned = std::mem::replace(returned, Value::Unknown);
                     self.reopen_block(*id, std::mem::take(body));
                     *flow = self.stmt_list(rest);
                     *body = self.take_block().1;
                     *store = std::mem::take(&mut self.store);
+                    *returned = std::mem::replace(&mut self.frame_mut().returned, Value::Unknown);
                 }
             }
         }
+        // What the function returns: the arms' value where they agree; in kernel code,
+        // the branch's choice between them (`if (!CopyIn(t))` after `CopyIn` returned
+        // early under the same condition takes the same arm).
+        self.frame_mut().returned = match returned.split_first() {
+            Some((first, others)) if others.iter().all(|value| value == first) => first.clone(),
+            Some(_) if self.aicore.is_some() => {
+                let values: Vec<Option<&Value>> = returned.iter().map(Some).collect();
+                self.chosen_by_conditions(&values, conditions).unwrap_or(Value::Unknown)
+            }
+            Some(_) => Value::Unknown,
+            None => returned_before,
+        };
         // The threads an arm started and did not join end with it.
         for ((body, _, _), id) in outcomes.iter_mut().zip(&block_ids) {
             self.end_threads_of(*id, body);
@@ -613,9 +636,10 @@ impl<'u> Walker<'_, 'u> {
         } else if all(|f| matches!(f, Flow::Continue)) {
             Flow::Continue
         } else {
-            // In the entry's own body the rest of the function is in the arms: exact.
-            let in_entry_body = self.frames.len() == 1 && self.frame().scopes.len() <= 2;
-            if flows.iter().any(|f| matches!(f, Flow::Return)) && !in_entry_body {
+            // In a function's own body the rest of the function is in the arms, and
+            // every arm goes back to the caller: exact.
+            let in_function_body = self.frame().scopes.len() <= 2;
+            if flows.iter().any(|f| matches!(f, Flow::Return)) && !in_function_body {
                 // The rest of this block is skipped exactly; the code after the blocks
                 // around it is not.
                 self.unresolved(
@@ -646,13 +670,18 @@ impl<'u> Walker<'_, 'u> {
     /// Declare `param PREFIX_FILE_L12 in 0..=max;` and return its name.
     fn choice_param(&mut self, at: Node, prefix: &str, max: i64) -> Option<String> {
         self.choices += 1;
-        if self.choices > MAX_CHOICES {
+        let max_choices = if self.aicore.is_some() {
+            MAX_KERNEL_CHOICES
+        } else {
+            MAX_CHOICES
+        };
+        if self.choices > max_choices {
             // Each choice doubles (or triples) the runs the analysis makes.
             self.incomplete.get_or_insert(Unresolved {
                 touches: Vec::new(),
                 span: self.range(at),
                 message: format!(
-                    "more than {MAX_CHOICES} conditions or loop bounds here have no known value: the walk of this \
+                    "more than {max_choices} conditions or loop bounds here have no known value: the walk of this \
                      entry point stopped at this one, and what follows was not checked"
                 ),
             });

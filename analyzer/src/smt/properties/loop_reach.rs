@@ -21,11 +21,15 @@ use syncguard_model::kernel::{CoreType, KStmt, Kernel};
 const MAX_TARGETS: usize = 12;
 /// Deepest nesting followed.
 const MAX_DEPTH: usize = 32;
-/// Each question is small; a loop z3 cannot answer at once is left to the sampling.
-const TIMEOUT: Duration = Duration::from_millis(100);
-/// All questions of one kernel together: a kernel with many loops out of reach costs
-/// at most this much more than its sampled walks.
-const BUDGET: Duration = Duration::from_secs(1);
+/// Each question is small; a loop z3 cannot answer within this much of its own work
+/// (z3's `rlimit`, the same on every machine and under any load) is left to the
+/// sampling. Most questions take a few thousand; 30,000 keeps the slowest operator
+/// folders of ops-nn at about the time a 100 ms wall-clock limit gave them.
+const RLIMIT: u32 = 30_000;
+/// Wall-clock guards only, far above what the resource limit lets a question or a
+/// kernel take here: never what decides an answer on a working machine.
+const TIMEOUT: Duration = Duration::from_secs(1);
+const BUDGET: Duration = Duration::from_secs(5);
 /// Largest tiling value looked at: enough for a tile count divided down by block and
 /// tile sizes, small enough that the walk of the launch stays short.
 const MAX_VALUES: [i64; 3] = [16, 256, 4096];
@@ -43,6 +47,7 @@ pub(crate) fn loop_launches(
     };
     let options = SmtOptions {
         timeout: TIMEOUT,
+        rlimit: Some(RLIMIT),
         ..SmtOptions::default()
     };
     let mut search = Search {
