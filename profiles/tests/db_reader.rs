@@ -87,19 +87,7 @@ fn the_db_and_the_json_timeline_of_a_case_give_the_same_findings() {
     for case in ["fail_wait_without_record", "pass_matched_notifies"] {
         let dir = tempfile::tempdir().unwrap();
         let (_, from_db) = check(&db_cluster(dir.path(), case, ""));
-        let json_root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures/profiles/ascend")
-            .join(case);
-        let mut json_inputs: Vec<TimelineInput> = std::fs::read_dir(&json_root)
-            .unwrap()
-            .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
-            .map(|path| TimelineInput {
-                display: path.display().to_string(),
-                path,
-            })
-            .collect();
-        json_inputs.sort_by(|a, b| a.path.cmp(&b.path));
-        let (_, from_json) = check(&json_inputs);
+        let (_, from_json) = check(&json_cluster(case));
         let rules = |diagnostics: &[Diagnostic]| {
             let mut found: Vec<String> = messages(diagnostics)
                 .into_iter()
@@ -245,18 +233,7 @@ fn a_notify_row_without_a_rank_is_said_as_the_json_timeline_says_it() {
     assert!(warning.message.starts_with("1 notify task(s)"), "{}", warning.message);
     let row = primary_text(&mut sources, warning);
     assert!(row.contains("globalTaskId=3") && row.contains("dstRank=null"), "{row}");
-    let json_root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/profiles/ascend/warn_notify_without_rank");
-    let mut json_inputs: Vec<TimelineInput> = std::fs::read_dir(&json_root)
-        .unwrap()
-        .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
-        .map(|path| TimelineInput {
-            display: path.display().to_string(),
-            path,
-        })
-        .collect();
-    json_inputs.sort_by(|a, b| a.path.cmp(&b.path));
-    let (_, from_json) = check(&json_inputs);
+    let (_, from_json) = check(&json_cluster("warn_notify_without_rank"));
     let shape = |diagnostics: &[Diagnostic]| {
         let mut found: Vec<(String, Severity)> = diagnostics
             .iter()
@@ -435,4 +412,21 @@ proptest::proptest! {
         let mut sources = Sources::default();
         let _ = check_ascend_cluster(&mut sources, &inputs, &Overrides::default());
     }
+}
+
+/// The `trace_view.json` timelines of the cluster fixture `case`, one per rank folder.
+fn json_cluster(case: &str) -> Vec<TimelineInput> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/profiles/ascend")
+        .join(case);
+    let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
+        .map(|path| TimelineInput {
+            display: path.display().to_string(),
+            path,
+        })
+        .collect();
+    inputs.sort_by(|a, b| a.path.cmp(&b.path));
+    inputs
 }
