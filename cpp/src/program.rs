@@ -411,6 +411,7 @@ impl Project {
                 range,
                 message: item.message,
                 touches: item.touches,
+                assumption: item.assumption,
             }
         };
         EntryProgram {

@@ -6,6 +6,7 @@
 //! `syncguard-kernel-mutants` binary.
 
 use std::fmt;
+use syncguard_model::kernel::KernelCall;
 
 /// What a mutant does to the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -453,6 +454,122 @@ pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
             })
         })
     })
+}
+
+/// Whether the C/C++ `PipeBarrier<PIPE_ALL>` at `file:line` orders nothing the
+/// instructions around it need, judged on the pipe program `convert` read: between the
+/// `PIPE_ALL` barriers before and after it in its own block (both there, at its own
+/// depth), every instruction runs on one pipe, which keeps its own order. Deleting it
+/// only lets instructions of that segment overlap, and none of them is on another pipe.
+/// `false` when the line became no statement, or any instruction's pipe is not plain.
+pub fn barrier_orders_one_pipe(converted: &str, file: &str, line: usize) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut occurrences = statements_from(&lines, file, line, "PipeBarrier<PIPE_ALL>").peekable();
+    if occurrences.peek().is_none() {
+        return false;
+    }
+    occurrences.all(|at| {
+        let Some((start, _)) = aicore_block(&lines, at) else {
+            return false;
+        };
+        let gm = gm_parameters(&aicore_header(&lines[start..=at]));
+        let depth = indentation(lines[at]);
+        let before = segment_end(&lines, depth, (start + 1..at).rev());
+        let after = segment_end(&lines, depth, at + 1..lines.len());
+        let (Some(first), Some(last)) = (before, after) else {
+            return false;
+        };
+        let mut pipes = std::collections::BTreeSet::new();
+        (first + 1..last)
+            .filter(|&j| j != at)
+            .all(|j| match statement_pipe(&lines, j, &gm) {
+                Some(Some(pipe)) => {
+                    pipes.insert(pipe);
+                    pipes.len() == 1
+                }
+                Some(None) => true,
+                None => false,
+            })
+    })
+}
+
+/// The line of the nearest `PIPE_ALL` barrier at `depth` along `range`; `None` where
+/// its block ends first.
+fn segment_end(lines: &[&str], depth: usize, mut range: impl Iterator<Item = usize>) -> Option<usize> {
+    range.find_map(|j| {
+        let code = lines[j].split("//").next().unwrap_or("");
+        if code.trim().is_empty() {
+            return None;
+        }
+        match indentation(lines[j]) {
+            d if d < depth => Some(None),
+            d if d == depth && code.contains("PipeBarrier<PIPE_ALL>") => Some(Some(j)),
+            _ => None,
+        }
+    })?
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The GM parameters an `aicore` header names: `aicore k(x, y, type: ...)`.
+fn gm_parameters(header: &str) -> Vec<String> {
+    let inside = header.split_once('(').map_or("", |(_, rest)| rest);
+    let inside = inside.rsplit_once(')').map_or(inside, |(args, _)| args);
+    inside
+        .split(',')
+        .map(str::trim)
+        .filter(|arg| !arg.is_empty() && !arg.contains(':'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The pipe of the instruction that starts at line `j`: `Some(Some(pipe))`, `Some(None)`
+/// for a line that issues no work (a flag, a queue operation, a `let`, a brace, a
+/// continuation), `None` where the reading is not plain (a copy whose memories are not
+/// a GM parameter or a tensor, a cube or cross-core instruction, another barrier).
+fn statement_pipe(lines: &[&str], j: usize, gm: &[String]) -> Option<Option<&'static str>> {
+    let code = lines[j].split("//").next().unwrap_or("").trim();
+    let Some(call) = code.strip_prefix("AscendC::") else {
+        let plain = code.starts_with("let ") || code.starts_with("TQue::") || code.starts_with("TPipe::");
+        return (plain || !code.contains('(') || code.starts_with(')')).then_some(None);
+    };
+    let name = call.split(['(', '<']).next().unwrap_or("");
+    match name {
+        "SetFlag" | "WaitFlag" => Some(None),
+        "GetValue" | "SetValue" => Some(Some("S")),
+        "DataCopy" | "DataCopyPad" => {
+            let args = statement_text(lines, j);
+            let args = args.split_once('(').map_or("", |(_, rest)| rest);
+            let mut bases = args
+                .split(',')
+                .map(|arg| arg.trim().split(['[', ')']).next().unwrap_or("").trim());
+            let (dst, src) = (bases.next()?, bases.next()?);
+            match (gm.iter().any(|g| g == dst), gm.iter().any(|g| g == src)) {
+                (false, true) => Some(Some("MTE2")),
+                (true, false) => Some(Some("MTE3")),
+                (false, false) => Some(Some("V")),
+                (true, true) => None,
+            }
+        }
+        _ if KernelCall::lookup(name) == Some(KernelCall::Vector) => Some(Some("V")),
+        _ => None,
+    }
+}
+
+/// A statement's text from line `j` to the line that closes it.
+fn statement_text(lines: &[&str], j: usize) -> String {
+    let mut text = String::new();
+    for line in &lines[j..] {
+        let code = line.split("//").next().unwrap_or("");
+        text.push_str(code.trim());
+        text.push(' ');
+        if code.trim_end().ends_with(';') {
+            break;
+        }
+    }
+    text
 }
 
 /// Whether deleting the C/C++ `SetFlag`/`WaitFlag` pair whose `SetFlag` is at
@@ -1025,6 +1142,34 @@ aicore k(x, type: AIV_ONLY) { // k.cpp:20
 ";
         assert!(!barrier_is_last(converted, "op.h", 10));
         assert!(barrier_is_last(converted, "op.h", 12));
+    }
+
+    #[test]
+    fn a_barrier_between_instructions_of_one_pipe_is_equivalent() {
+        let converted = "\
+aicore k(x, y, type: AIV_ONLY) { // k.cpp:20
+    let t = TBuf::Get(b); // k.cpp:21
+    AscendC::DataCopy(t[0..64], x[0..64]); // op.h:9
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:10
+    AscendC::Duplicate(u[0..64]); // op.h:11
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:12
+    AscendC::Abs(
+        u[0..64],
+        u[0..64],
+    ); // op.h:13
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:14
+    AscendC::DataCopy(y[0..64], u[0..64]); // op.h:15
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:16
+}
+";
+        // The copy in (MTE2) before it, the vector unit after it: it orders two pipes.
+        assert!(!barrier_orders_one_pipe(converted, "op.h", 10));
+        // Only `Duplicate` and `Abs` (PIPE_V) between the barriers at 10 and 14.
+        assert!(barrier_orders_one_pipe(converted, "op.h", 12));
+        // `Abs` (V) before, the copy out (MTE3) after.
+        assert!(!barrier_orders_one_pipe(converted, "op.h", 14));
+        // No barrier after it in its block: not judged.
+        assert!(!barrier_orders_one_pipe(converted, "op.h", 16));
     }
 
     #[test]

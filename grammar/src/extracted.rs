@@ -51,6 +51,9 @@ pub struct Unresolved {
     /// unknown, and so is every finding that rests on them. A GE op is named
     /// `op NAME` ([`GE_OP_PREFIX`]): its task list rests on something not followed.
     pub touches: Vec<String>,
+    /// A choice the reader walked every way (an `#if` the flags do not decide): said,
+    /// but nothing rests on a guess, so no finding is set aside for it.
+    pub assumption: bool,
 }
 
 /// How an [`Unresolved`] item names a GE op whose task list rests on it.

@@ -304,7 +304,22 @@ pub struct Access {
     pub target: Target,
     pub offset: Expr,
     pub len: Option<Expr>,
+    /// What of the range is the code's: where the reader could not compute the length
+    /// (`x[a.._]`) or even the start (`x[_.._]`, a tensor of an element size it does
+    /// not know), the access runs over the rest of its tensor, but a race that rests on
+    /// more than what is known is undecided.
+    pub known: Known,
     pub span: Span,
+}
+
+/// How much of an access's range the reader knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    Range,
+    /// The start only: the first byte is certain.
+    Start,
+    /// Neither: no byte is certain.
+    Nothing,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -529,8 +544,8 @@ impl KernelCall {
     }
 }
 
-/// Ascend C vector instructions (basic and high-level API): each writes its first
-/// tensor and reads the others, on `PIPE_V`. Sorted.
+/// Ascend C vector instructions (basic and high-level API), on `PIPE_V`: each writes
+/// the tensors [`vector_writes`] names (its first, for most) and reads the others. Sorted.
 pub const VECTOR_OPS: &[&str] = &[
     "Abs",
     "Acos",
@@ -649,6 +664,77 @@ pub const VECTOR_OPS: &[&str] = &[
     "Xor",
 ];
 
+/// A bound the reader could not compute, in the `.sync` form of a kernel: `x[a.._]`
+/// (the length), `x[_.._]` (the start too); see [`Access::known`].
+pub const UNKNOWN_END: &str = "_";
+
+/// The tensor arguments (positions among a call's tensors) that a vector instruction
+/// writes: its destination, and for the high-level APIs every other output and the
+/// scratch buffer (`sharedTmpBuffer`, which the API overwrites). From the parameter
+/// names of the asc-devkit headers (`include/adv_api/**`, `dstTensor`, `outMax`,
+/// `sumTensor`, `lastRowTensor`, ...). Where overloads with the same number of tensors
+/// write different positions (`SoftmaxFlashV2` with eight: `outMax` or `srcTensor`
+/// fourth), only the positions every overload writes count, so that no race rests on a
+/// guessed overload.
+pub fn vector_writes(op: &str, tensors: usize) -> &'static [usize] {
+    const DESTINATION: &[usize] = &[0];
+    const ELEMENTWISE_SCRATCH: &[&str] = &[
+        "Acos",
+        "Acosh",
+        "Asin",
+        "Asinh",
+        "Atan",
+        "Atanh",
+        "Ceil",
+        "ClampMax",
+        "ClampMin",
+        "Cos",
+        "Cosh",
+        "Digamma",
+        "Erf",
+        "Exp",
+        "FasterGelu",
+        "FasterGeluV2",
+        "Floor",
+        "Frac",
+        "Gelu",
+        "Lgamma",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceSum",
+        "Round",
+        "Sigmoid",
+        "Sign",
+        "Sin",
+        "Sinh",
+        "SoftMax",
+        "Tan",
+        "Tanh",
+        "Transpose",
+        "Trunc",
+    ];
+    match (op, tensors) {
+        // `(dst, src, sharedTmpBuffer)`; a reduction's work buffer is the same.
+        (_, 3) if ELEMENTWISE_SCRATCH.contains(&op) => &[0, 2],
+        ("Power" | "Xor" | "DropOut" | "RmsNorm", 4) => &[0, 3],
+        ("Concat", 3) => &[0, 2],
+        ("CumSum", 3) | ("Extract", 3) | ("LayerNormGrad", 7) => &[0, 1],
+        ("CumSum", 4) => &[0, 1, 3],
+        ("LayerNormGrad", 8) => &[0, 1, 7],
+        ("GroupNorm" | "LayerNorm", 6) | ("SoftMax", 4) | ("SoftmaxFlashV2", 8) => &[0, 1, 2],
+        ("GroupNorm" | "LayerNorm", 7) => &[0, 1, 2, 6],
+        ("SoftMax" | "LogSoftMax", 5) => &[0, 1, 2, 4],
+        ("SoftmaxFlash" | "SoftmaxFlashV2", 7) => &[0, 1, 2, 4],
+        ("SoftmaxFlash", 8) => &[0, 1, 2, 4, 7],
+        ("SoftmaxFlashV3", 9) => &[0, 1, 2, 3, 5],
+        ("SoftmaxFlashV2", 9) => &[0, 1, 2, 3, 5, 8],
+        ("SoftmaxFlashV3", 10) => &[0, 1, 2, 3, 5, 9],
+        // `Sort` with three or four tensors has overloads that disagree past the first.
+        ("Sort", 5) => &[0, 1, 4],
+        _ => DESTINATION,
+    }
+}
+
 /// The pipe that moves data from one memory to another (`DataCopy`, `LoadData`,
 /// `Fixpipe`), where the hardware has such a path.
 pub fn copy_pipe(dst: Space, src: Space) -> Option<Pipe> {
@@ -670,6 +756,17 @@ mod tests {
     #[test]
     fn vector_ops_are_sorted_for_the_search() {
         assert!(VECTOR_OPS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_high_level_api_writes_each_of_its_outputs() {
+        assert_eq!(vector_writes("Add", 3), &[0]);
+        assert_eq!(vector_writes("SoftmaxFlashV2", 7), &[0, 1, 2, 4]);
+        // Eight tensors: `(dst, sum, max, src, expMax, inSum, inMax, tmp)` or
+        // `(dst, reduceMax, sum, max, src, expMax, inSum, inMax)`.
+        assert_eq!(vector_writes("SoftmaxFlashV2", 8), &[0, 1, 2]);
+        assert_eq!(vector_writes("Sigmoid", 3), &[0, 2]);
+        assert_eq!(vector_writes("Sigmoid", 2), &[0]);
     }
 
     #[test]

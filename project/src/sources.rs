@@ -571,7 +571,11 @@ fn reading_diagnostics(language: Language, entry: &EntryProgram, files: &[FileId
         diagnostics.extend(entry.unresolved.iter().map(|item| {
             Diagnostic::new(&UnknownName::INFO, span(item.source, &item.range), item.message.clone())
                 .with_severity(Severity::Info)
-                .with_label("not followed")
+                .with_label(if item.assumption {
+                    "checked every way"
+                } else {
+                    "not followed"
+                })
                 .with_related(
                     span(entry.source, &entry.range),
                     format!("entry point `{}`", entry.entry),

@@ -152,6 +152,7 @@ impl Project {
                 range,
                 message,
                 touches,
+                assumption: false,
             }
         };
         let program = EntryProgram {

@@ -7,6 +7,7 @@
 
 pub mod cases;
 pub mod divisors;
+pub mod mixed_ids;
 pub mod order;
 pub mod walk;
 
@@ -66,6 +67,9 @@ pub struct Race<'p> {
     pub beyond_queue: Option<String>,
     pub context: RunContext,
     pub iterations: String,
+    /// The two ranges overlap only where the length the reader could not compute of
+    /// one of them reaches: the finding is undecided (information).
+    pub undecided: Option<String>,
 }
 
 impl Race<'_> {
@@ -129,6 +133,8 @@ pub struct KernelFacts<'p> {
     pub double_sets: Vec<FlagFinding<'p>>,
     pub ids_out_of_range: Vec<FlagFinding<'p>>,
     pub unreleased_ids: Vec<(&'p KOp, HardEvent, RunContext)>,
+    /// Literal event ids used in a run that also takes ids of their `HardEvent` from TPipe.
+    pub mixed_ids: Vec<mixed_ids::MixedId<'p>>,
     pub launches: Vec<Launch<'p>>,
     /// What could not be followed, said (`--explain`).
     pub stops: Vec<(Span, String)>,
@@ -169,6 +175,13 @@ impl<'p> KernelFacts<'p> {
         for (index, kernel) in program.kernels.iter().enumerate() {
             facts.kernel(program, index, kernel, &mut seen);
         }
+        // An undecided race whose pair races certainly in another run is that one.
+        facts.races.retain(|race| {
+            race.undecided.is_none()
+                || !seen
+                    .races
+                    .contains(&(race.first.span.clone(), race.second.span.clone()))
+        });
         facts
     }
 
@@ -266,14 +279,59 @@ impl<'p> KernelFacts<'p> {
                 .push((kernel.span.clone(), "its block count has no value here".into()));
             return true;
         };
+        // The TilingKey is the launch's, the same on every core: the cores a rule
+        // compares (a `SyncAll` count, cross-core flags) are those of one key.
+        for key in walk.keys.clone() {
+            let launch = match walk.keys.len() {
+                1 => launch.clone(),
+                _ => [launch.as_str(), &format!("TilingKey {key}")]
+                    .into_iter()
+                    .filter(|part| !part.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let at = LaunchAt {
+                params: &params,
+                extra_cores: &extra_cores,
+                blocks,
+                key,
+                launch: &launch,
+            };
+            let cores = self.walk_cores(program, walk, at, seen);
+            self.launches.push(Launch {
+                kernel: index,
+                launch,
+                blocks,
+                cores,
+            });
+        }
+        true
+    }
+
+    /// Every core of one launch and TilingKey, walked and checked.
+    fn walk_cores(
+        &mut self,
+        program: &'p Program,
+        walk: &mut KernelWalk<'p>,
+        at: LaunchAt,
+        seen: &mut Seen,
+    ) -> Vec<(RunContext, CoreSyncs<'p>, bool)> {
+        let (index, kernel) = (walk.index, walk.kernel);
+        let LaunchAt {
+            params,
+            extra_cores,
+            blocks,
+            key,
+            launch,
+        } = at;
         let mut cores = Vec::new();
         for core in kernel.kind.cores() {
             let mut indices = sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core)));
             indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
             indices.sort_unstable();
             indices.dedup();
-            for (block, key) in indices.into_iter().flat_map(|b| walk.keys.iter().map(move |k| (b, *k))) {
-                let run = walk::run(program, kernel, &params, core, block, key);
+            for block in indices {
+                let run = walk::run(program, kernel, params, core, block, key);
                 walk.walked += run.instrs.len();
                 walk.entered.extend(run.entered.iter().copied());
                 walk.arms.extend(run.arms.iter().cloned());
@@ -281,7 +339,7 @@ impl<'p> KernelFacts<'p> {
                     kernel: index,
                     core,
                     block,
-                    launch: launch.clone(),
+                    launch: launch.to_string(),
                 };
                 if let Some(stop) = &run.stop {
                     self.stops
@@ -293,13 +351,7 @@ impl<'p> KernelFacts<'p> {
                 }
             }
         }
-        self.launches.push(Launch {
-            kernel: index,
-            launch,
-            blocks,
-            cores,
-        });
-        true
+        cores
     }
 
     fn check_run(&mut self, walk: &KernelWalk<'p>, run: &walk::Run<'p>, context: &RunContext, seen: &mut Seen) {
@@ -346,6 +398,11 @@ impl<'p> KernelFacts<'p> {
             }
         }
         self.double_sets_and_ids(instrs, context, seen);
+        for mixed in mixed_ids::mixed_ids(kernel, instrs) {
+            if seen.mixed.insert((context.kernel, mixed.event, mixed.literal)) {
+                self.mixed_ids.push(mixed);
+            }
+        }
         if order.unmatched_waits.is_empty() && order.cycles.is_empty() {
             self.races(kernel, instrs, &order, context, dequeued, seen);
         }
@@ -453,7 +510,13 @@ impl<'p> KernelFacts<'p> {
                         if order.before(instrs, b, a) || auto_synced(kernel, context.core, *a_pipe, *pipe) {
                             continue;
                         }
-                        if !seen.races.insert((instrs[a].op.span.clone(), instr.op.span.clone())) {
+                        let pair = (instrs[a].op.span.clone(), instr.op.span.clone());
+                        let undecided = (!other.certainly_overlaps(mem)).then(|| unknown_length(other, mem));
+                        let new = match undecided {
+                            None => seen.races.insert(pair),
+                            Some(_) => !seen.races.contains(&pair) && seen.undecided_races.insert(pair),
+                        };
+                        if !new {
                             continue;
                         }
                         let without_dequeue = missing_dequeue(kernel, dequeued, other, mem, *a_pipe, *pipe);
@@ -470,6 +533,7 @@ impl<'p> KernelFacts<'p> {
                             beyond_queue,
                             context: context.clone(),
                             iterations: iterations(instrs, a, b),
+                            undecided,
                         });
                     }
                 }
@@ -479,11 +543,24 @@ impl<'p> KernelFacts<'p> {
     }
 }
 
+/// One launch's values, its extra core indices (z3's), block count and TilingKey.
+struct LaunchAt<'a> {
+    params: &'a [i64],
+    extra_cores: &'a [CoreIndex],
+    blocks: i64,
+    key: i64,
+    launch: &'a str,
+}
+
 #[derive(Default)]
 struct Seen {
     runs: HashSet<u64>,
     spans: HashSet<(&'static str, Span)>,
     races: HashSet<(Span, Span)>,
+    /// Pairs found racing only through a length the reader could not compute.
+    undecided_races: HashSet<(Span, Span)>,
+    /// (kernel, HardEvent, literal id) already said mixed with TPipe's ids.
+    mixed: HashSet<(usize, HardEvent, i64)>,
 }
 
 /// The compiler's automatic sync orders the scalar pipe with V, MTE2 and MTE3, both
@@ -561,6 +638,20 @@ fn memory_name(kernel: &Kernel, mem: &Mem) -> String {
         (Region::Gm(gm), None) => format!("GM `{}`{}", kernel.gm[gm].name, range(mem.start, mem.end)),
         (Region::Local(space), None) => format!("{}{}", space.name(), range(mem.start, mem.end)),
     }
+}
+
+/// Why a race whose ranges overlap only past a first byte is undecided.
+fn unknown_length(first: &Mem, second: &Mem) -> String {
+    use syncguard_model::kernel::Known;
+    let which = match (first.known != Known::Range, second.known != Known::Range) {
+        (true, true) => "either access",
+        (true, false) => "the first access",
+        _ => "the second access",
+    };
+    format!(
+        "undecided: the reader could not compute which bytes of its tensor {which} touches (its length, or the \
+         element size its offset counts in), and the two may not overlap"
+    )
 }
 
 fn iterations(instrs: &[Instr], a: usize, b: usize) -> String {

@@ -9,7 +9,7 @@ use crate::exec::{CoreEnv, Env};
 use crate::model::{Expr, Pipe, Program};
 use crate::source::Span;
 use syncguard_model::kernel::{
-    Access, BufferId, CoreType, GmId, HardEvent, KOp, KOpKind, KStmt, Kernel, Space, Target, TensorId,
+    Access, BufferId, CoreType, GmId, HardEvent, KOp, KOpKind, KStmt, Kernel, Known, Space, Target, TensorId,
 };
 
 /// Most instructions one core's run is followed for; the rest is said, not checked.
@@ -48,6 +48,8 @@ pub struct Mem<'p> {
     /// The queue slot, for a tensor of a queue: (buffer, slot).
     pub slot: Option<(BufferId, u32)>,
     pub tensor: Option<TensorId>,
+    /// What of `start..end` the reader knows (the rest is the tensor's, to its end).
+    pub known: Known,
 }
 
 /// What one instruction does, with its values decided.
@@ -428,6 +430,7 @@ impl<'p> Walker<'p> {
             access,
             slot,
             tensor,
+            known: access.known,
         })
     }
 
@@ -512,5 +515,16 @@ impl Mem<'_> {
             return false;
         }
         self.region == other.region && self.start < other.end && other.start < self.end
+    }
+
+    /// Whether the two overlap in the bytes each certainly touches (the first byte of
+    /// one whose length is unknown).
+    pub fn certainly_overlaps(&self, other: &Mem) -> bool {
+        let certain_end = |mem: &Mem| match mem.known {
+            Known::Range => mem.end,
+            Known::Start => mem.end.min(mem.start.saturating_add(1)),
+            Known::Nothing => mem.start,
+        };
+        self.overlaps(other) && self.start < certain_end(other) && other.start < certain_end(self)
     }
 }

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use syncguard_grammar::ast;
-use syncguard_model::kernel::{HardEvent, KernelKind, Position, VECTOR_OPS};
+use syncguard_model::kernel::{HardEvent, KernelKind, Position, UNKNOWN_END, VECTOR_OPS};
 use syncguard_model::model::Pipe;
 use tree_sitter::Node;
 
@@ -53,7 +53,7 @@ pub(super) struct AicoreState {
     /// Types from the build the kernel tests (`is_same_v<T, half>`), with their parameters.
     pub(super) type_choices: super::type_tests::TypeChoices,
     /// The output block of the `aicore` body, where declarations made under a
-    /// condition go (see [`Walker::hoistable`]).
+    /// condition go (see [`Walker::hoisted_to`]).
     body_block: usize,
     /// Buffers declared in the body block (their `TBuf::Get` may go there too).
     hoisted: std::collections::HashSet<String>,
@@ -70,6 +70,27 @@ pub(super) struct AicoreState {
 /// the others (reductions, gathers, masked forms) touch the whole tensors.
 fn counts_every_tensor(op: &str) -> bool {
     !(op.contains("Reduce") || matches!(op, "Gather" | "Brcb" | "Transpose" | "Select" | "PairReduceSum"))
+}
+
+/// `base[start..end]`, a byte range in the `.sync` form.
+fn byte_slice(base: ast::Expr, start: ast::Expr, end: ast::Expr, span: std::ops::Range<usize>) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Slice {
+            base: Box::new(base),
+            range: ast::RangeExpr {
+                start: Box::new(start),
+                end: Some(Box::new(end)),
+                inclusive: false,
+                span: span.clone(),
+            },
+        },
+        span,
+    }
+}
+
+/// Vector comparisons, whose destination is a bit mask (one bit per element compared).
+fn is_comparison(op: &str) -> bool {
+    matches!(op, "Compare" | "CompareScalar" | "Compares")
 }
 
 /// Calls on a local tensor that issue no instruction.
@@ -635,25 +656,34 @@ impl<'u> Walker<'_, 'u> {
         self.emit(ast::StmtKind::Call(call), span);
     }
 
-    /// Whether a declaration with these arguments may go to the top of the `aicore`
-    /// body: `InitBuffer` under `if ASCEND_IS_AIV` in `Init` declares the queue for the
+    /// The output block a declaration with these arguments goes to, if not the current
+    /// one: `InitBuffer` under `if ASCEND_IS_AIV` in `Init` declares the queue for the
     /// `Process` code after it, which a `.sync` block scope would hide. Only where its
     /// arguments name nothing but top-level parameters and buffers declared there.
-    fn hoistable(&self, callee: &str, args: &[ast::Expr]) -> bool {
-        let Some(state) = self.aicore.as_ref() else {
-            return false;
+    fn hoisted_to(&self, callee: &str, args: &[ast::Expr]) -> Option<usize> {
+        let state = self.aicore.as_ref()?;
+        let here = self.blocks.len() - 1;
+        let target = match callee {
+            "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" => state.body_block,
+            // An event id only where the kernel sets up (`Init`, called from outside its
+            // class), outside loops, and only as far as the block `Init` was called in:
+            // the ids of one TilingKey's object are not allocated under another key,
+            // nor those of a helper `InitAndCopy` that `Process` calls on some cores.
+            "TPipe::AllocEventID" if state.loop_vars.is_empty() && self.in_setup() => self.frame().call_block,
+            _ => return None,
         };
-        // An event id only where the kernel sets up (`Init`), outside loops: one
-        // allocated per iteration is released per iteration too.
-        let setup = state.loop_vars.is_empty()
-            && self
-                .frame()
-                .function
-                .as_deref()
-                .is_some_and(|f| f.rsplit("::").next().unwrap_or(f).starts_with("Init"));
-        (matches!(callee, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get") || callee == "TPipe::AllocEventID" && setup)
-            && self.blocks.len() - 1 > state.body_block
-            && self.names_are_top_level(args)
+        (here > target && self.names_are_top_level(args)).then_some(target)
+    }
+
+    /// Whether the walk is in a kernel class's `Init`, called from outside the class.
+    fn in_setup(&self) -> bool {
+        let frame = self.frame();
+        let is_init = frame
+            .function
+            .as_deref()
+            .is_some_and(|f| f.rsplit("::").next().unwrap_or(f).starts_with("Init"));
+        let caller = self.frames.len().checked_sub(2).map(|at| &self.frames[at]);
+        is_init && caller.is_some_and(|caller| caller.class.is_none() || caller.class != frame.class)
     }
 
     fn emit_let(
@@ -664,7 +694,7 @@ impl<'u> Walker<'_, 'u> {
         generics: Option<Vec<ast::Expr>>,
         args: Vec<ast::Expr>,
     ) {
-        let hoist = self.hoistable(name, &args);
+        let hoist = self.hoisted_to(name, &args);
         let mut call = self.ast_call(name, node, args.into_iter().map(arg).collect(), Vec::new());
         call.generics = generics;
         self.api_calls += 1;
@@ -672,7 +702,7 @@ impl<'u> Walker<'_, 'u> {
         let depth = self.blocks.len() - 1;
         if let Some(state) = self.aicore.as_mut()
             && matches!(name, "TQue" | "TQueBind" | "TBuf" | "TBuf::Get" | "TPipe::AllocEventID")
-            && (hoist || depth == state.body_block)
+            && (hoist.is_some() || depth == state.body_block)
         {
             state.hoisted.insert(bound.to_string());
         }
@@ -686,9 +716,9 @@ impl<'u> Walker<'_, 'u> {
                 kind: ast::ExprKind::Call(Box::new(call)),
             },
         };
-        match self.aicore.as_ref().map(|s| s.body_block) {
-            Some(at) if hoist => self.blocks[at].push(ast::Stmt { kind, span }),
-            _ => self.emit(kind, span),
+        match hoist {
+            Some(at) => self.blocks[at].push(ast::Stmt { kind, span }),
+            None => self.emit(kind, span),
         }
     }
 
@@ -872,14 +902,16 @@ impl<'u> Walker<'_, 'u> {
             let offset = args.get(1).map_or(Value::Int(0), |a| self.eval(*a));
             let span = self.range(node);
             return Some(match (&offset, scale) {
-                // Stepping in bytes, then in elements again.
-                (Value::Int(_) | Value::Sym(_), scale) if scale > 0 => {
+                // The offset counts bytes (known even where the element size is not):
+                // stepping in bytes, then in elements again.
+                (Value::Int(_) | Value::Sym(_), scale) => {
                     match super::expr::advance_by(&with_scale(&tensor, 1), &offset, span) {
-                        Value::Unknown => Value::Unknown,
+                        Value::Unknown => anywhere_in(&tensor),
                         moved => with_scale(&moved, scale),
                     }
                 }
-                _ => tensor,
+                // Somewhere in the buffer, no byte of it certain (`x[_.._]`).
+                _ => anywhere_in(&tensor),
             });
         }
         Some(tensor)
@@ -1387,10 +1419,19 @@ impl<'u> Walker<'_, 'u> {
             .flatten()
             .filter(|count| matches!(count, Value::Int(_) | Value::Sym(_)));
         let mut accesses = Vec::new();
-        for (value, arg) in values.iter().zip(args).take(tensors) {
-            if let Some(access) = self.memory(value, count.clone(), self.range(*arg)) {
-                accesses.push(access);
-            }
+        for (position, (value, arg)) in values.iter().zip(args).take(tensors).enumerate() {
+            let span = self.range(*arg);
+            let access = match &count {
+                // A comparison writes one bit per element: `count / 8` bytes of mask.
+                Some(count) if position == 0 && is_comparison(call) => super::expr::symbolic(count, span.clone())
+                    .and_then(|count| {
+                        let bits = ast_binary(ast::BinaryOp::Add, count, ast::Expr::int(7, span.clone()));
+                        let bytes = ast_binary(ast::BinaryOp::Div, bits, ast::Expr::int(8, span.clone()));
+                        self.memory_bytes(value, bytes, span.clone())
+                    }),
+                _ => self.memory(value, count.clone(), span),
+            };
+            accesses.extend(access);
         }
         // Tensors after scalar arguments (`Select(dst, mask, src0, src1, ...)`).
         for (value, arg) in values.iter().zip(args).skip(tensors) {
@@ -1467,8 +1508,12 @@ impl<'u> Walker<'_, 'u> {
             _ => return None,
         };
         let whole = ast::Expr::name(name, span.clone());
+        let unknown = || ast::Expr::name(UNKNOWN_END, span.clone());
         if scale <= 0 {
-            return Some(whole);
+            // An element size the reader does not know: the length is not known, and
+            // after an index into it (scale -1) neither is the start (`x[_.._]`).
+            let start = if scale < 0 { unknown() } else { offset };
+            return Some(byte_slice(whole, start, unknown(), span));
         }
         let start_is_zero = matches!(offset.kind, ast::ExprKind::Int(ast::IntLit { value: 0, .. }));
         let end = count
@@ -1481,21 +1526,8 @@ impl<'u> Walker<'_, 'u> {
                     ast_binary(ast::BinaryOp::Add, offset.clone(), bytes)
                 }
             });
-        if end.is_none() && start_is_zero {
-            return Some(whole);
-        }
-        Some(ast::Expr {
-            kind: ast::ExprKind::Slice {
-                base: Box::new(whole),
-                range: ast::RangeExpr {
-                    start: Box::new(offset),
-                    end: end.map(Box::new),
-                    inclusive: false,
-                    span: span.clone(),
-                },
-            },
-            span,
-        })
+        // A length the reader could not compute: `x[a.._]`, certain only at `a`.
+        Some(byte_slice(whole, offset, end.unwrap_or_else(unknown), span))
     }
 
     /// The template arguments of a call (`SetFlag<HardEvent::MTE2_V>` →
@@ -2054,11 +2086,7 @@ fn api_arity(name: &str, count: usize) -> bool {
 /// A tensor from an element of no known index: the tensor, whole (its steps unknown).
 pub(super) fn anywhere_in(value: &Value) -> Value {
     match value {
-        Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => Value::Buffer {
-            name: name.clone(),
-            offset: 0,
-            scale: 0,
-        },
+        Value::Buffer { name, .. } | Value::SymBuffer { name, .. } => super::expr::somewhere_in(name),
         other => other.clone(),
     }
 }

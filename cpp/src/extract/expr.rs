@@ -1054,6 +1054,7 @@ impl<'u> Walker<'_, 'u> {
             function: Some(definition.qualified.clone()),
             class: definition.class.clone(),
             returned: Value::Unknown,
+            call_block: self.blocks.len() - 1,
         });
         for (position, param) in definition.params.iter().enumerate() {
             let (value, place) = bound.get(position).cloned().unwrap_or((Value::Unknown, None));
@@ -1391,6 +1392,9 @@ pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<u
         Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
         _ => return Value::Unknown,
     };
+    if scale <= 0 {
+        return somewhere_in(name);
+    }
     let bytes = if scale == 1 {
         steps
     } else {
@@ -1441,10 +1445,23 @@ fn binary_ast(operator: &str) -> Option<ast::BinaryOp> {
 }
 
 /// `buffer + steps`, in the buffer's steps.
+/// A pointer moved by steps of a size the reader does not know: somewhere in its buffer
+/// (scale -1: no byte of it is known).
+pub(super) fn somewhere_in(name: &str) -> Value {
+    Value::Buffer {
+        name: name.to_string(),
+        offset: 0,
+        scale: -1,
+    }
+}
+
 fn advance(buffer: &Value, steps: i64) -> Value {
     let Value::Buffer { name, offset, scale } = buffer else {
         return Value::Unknown;
     };
+    if *scale <= 0 && steps != 0 {
+        return somewhere_in(name);
+    }
     steps
         .checked_mul(*scale)
         .and_then(|bytes| offset.checked_add(bytes))

@@ -222,7 +222,7 @@ fn core_memory(value: &Value, count: &Value, span: std::ops::Range<usize>) -> Op
         _ => return Some(ast::Expr::name("UB", span)),
     };
     let count = super::expr::symbolic(count, span.clone())?;
-    let length = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale, span.clone()));
+    let length = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale.max(0), span.clone()));
     let end = ast_binary(ast::BinaryOp::Add, start.clone(), length);
     Some(ast::Expr {
         kind: ast::ExprKind::Slice {

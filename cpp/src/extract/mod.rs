@@ -58,6 +58,8 @@ pub struct Unresolved {
     pub message: String,
     /// The objects a call left out uses (`.sync` names).
     pub touches: Vec<String>,
+    /// Walked every way (an undecided `#if`): said, not a limit.
+    pub assumption: bool,
 }
 
 /// One entry point as a `.sync` program.
@@ -96,6 +98,8 @@ struct Frame<'u> {
     function: Option<String>,
     class: Option<String>,
     returned: Value,
+    /// The output block the call that opened this frame was made in.
+    call_block: usize,
 }
 
 struct Walker<'i, 'u> {
@@ -293,6 +297,7 @@ impl<'i, 'u> Walker<'i, 'u> {
             function: Some(entry.qualified.clone()),
             class: entry.class.clone(),
             returned: Value::Unknown,
+            call_block: 0,
         });
     }
 
@@ -395,14 +400,25 @@ impl<'u> Walker<'_, 'u> {
     /// A call left out (or not followed) that uses `touches`: findings that rest on
     /// those objects are undecided.
     fn unresolved_touching(&mut self, node: Node, message: impl Into<String>, touches: Vec<String>) {
+        self.note_unresolved(node, message.into(), touches, false);
+    }
+
+    /// A choice the walk takes every way (an `#if` no flag decides): said as a note,
+    /// but no limit, since every arm is checked.
+    fn assumed(&mut self, node: Node, message: impl Into<String>) {
+        self.note_unresolved(node, message.into(), Vec::new(), true);
+    }
+
+    fn note_unresolved(&mut self, node: Node, message: String, touches: Vec<String>, assumption: bool) {
         let span = self.range(node);
         if self.unresolved.iter().any(|u| u.span == span) {
             return;
         }
         self.unresolved.push(Unresolved {
             span,
-            message: message.into(),
+            message,
             touches,
+            assumption,
         });
     }
 
@@ -420,6 +436,7 @@ impl<'u> Walker<'_, 'u> {
                     "the walk of this entry point stopped here after {MAX_STEPS} steps (loops unrolled, helpers \
                      inlined); what follows was not checked"
                 ),
+                assumption: false,
             });
             return false;
         }
@@ -684,6 +701,7 @@ impl<'u> Walker<'_, 'u> {
                     "more than {max_choices} conditions or loop bounds here have no known value: the walk of this \
                      entry point stopped at this one, and what follows was not checked"
                 ),
+                assumption: false,
             });
             return None;
         }

@@ -247,7 +247,13 @@ impl<'u> Walker<'_, 'u> {
                     self.store
                         .insert(format!("{place}.#len"), Value::Int(items.len() as i64));
                 } else {
-                    let value = items.first().map_or(Value::Int(0), |item| self.eval(*item));
+                    // One item is a scalar's value (`int n{5}`); more are a struct's fields
+                    // (`SoftMaxShapeInfo shape = {rows, cols, ...}`), no value of its own.
+                    let value = match items.as_slice() {
+                        [] => Value::Int(0),
+                        [item] => self.eval(*item),
+                        _ => Value::Unknown,
+                    };
                     // Kernel code: `DataCopyExtParams p{1, len, 0, 0, 0}` names its fields.
                     if self.aicore.is_some() && type_text.contains("DataCopy") && type_text.contains("Params") {
                         let fields = ["blockCount", "blockLen", "srcStride", "dstStride"];
@@ -722,7 +728,7 @@ impl<'u> Walker<'_, 'u> {
         match truth {
             Some(truth) => taken(self, truth),
             None => {
-                self.unresolved(
+                self.assumed(
                     node,
                     "a preprocessor condition the analyzed files and flags do not decide: its branches are checked as \
                      alternatives (`-D`, or a compile_commands.json, decides it)",

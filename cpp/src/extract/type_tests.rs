@@ -111,18 +111,23 @@ impl<'u> Walker<'_, 'u> {
         (param.clone(), index)
     }
 
-    /// Give each type parameter one value per type tested (declared as `0..=0`).
+    /// Give each type parameter one value per type tested (declared as `0..=0`), and one
+    /// more where the kernel has code for a type none of its tests names (an `else`
+    /// after them, a negated test): the build makes such a type too.
     pub(super) fn bound_type_choices(&mut self) {
         let Some(state) = self.aicore.as_ref() else {
             return;
         };
+        let body = self.blocks.last().map(Vec::as_slice).unwrap_or_default();
         for (_, param, tested) in &state.type_choices.choices {
+            let other = usize::from(code_for_another_type(body, param, 0));
             for stmt in &mut self.prelude {
                 if let ast::StmtKind::Param { name, range } = &mut stmt.kind
                     && name.name == *param
                     && let Some(end) = &mut range.end
                 {
-                    **end = ast::Expr::int(tested.len().saturating_sub(1) as i64, end.span.clone());
+                    let last = (tested.len() + other).saturating_sub(1) as i64;
+                    **end = ast::Expr::int(last, end.span.clone());
                 }
             }
         }
@@ -176,6 +181,71 @@ fn identifier_of(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
+}
+
+/// Whether `stmts` hold an arm that runs for a type none of the tests of `param` names:
+/// a non-empty `else` ending a chain of tests (`if constexpr (is_same_v<T, float>) {..}
+/// else {..}`), or a test negated (`!is_same_v<T, float>`).
+fn code_for_another_type(stmts: &[ast::Stmt], param: &str, depth: usize) -> bool {
+    if depth > super::MAX_NESTING {
+        return false;
+    }
+    stmts.iter().any(|stmt| {
+        let untested_arm = match &stmt.kind {
+            ast::StmtKind::If { cond, otherwise, .. } if mentions(cond, param) => {
+                negated(cond) || else_after_tests(otherwise.as_ref(), param)
+            }
+            _ => false,
+        };
+        untested_arm
+            || stmt
+                .blocks()
+                .into_iter()
+                .any(|block| code_for_another_type(&block.stmts, param, depth + 1))
+    })
+}
+
+/// Whether the `else` chain after a type test ends in code of its own.
+fn else_after_tests(mut otherwise: Option<&ast::Else>, param: &str) -> bool {
+    for _ in 0..super::MAX_NESTING {
+        // `else if` is read as an `else` block holding the next `if`.
+        let nested = match otherwise {
+            Some(ast::Else::Block(block)) => match block.stmts.as_slice() {
+                [] => return false,
+                [only] => only,
+                _ => return true,
+            },
+            Some(ast::Else::If(nested)) => nested,
+            None => return false,
+        };
+        match &nested.kind {
+            ast::StmtKind::If {
+                cond, otherwise: next, ..
+            } if mentions(cond, param) => otherwise = next.as_ref(),
+            _ => return true,
+        }
+    }
+    false
+}
+
+fn negated(cond: &ast::Expr) -> bool {
+    matches!(
+        cond.kind,
+        ast::ExprKind::Unary(ast::UnaryOp::Not, _) | ast::ExprKind::Binary(ast::BinaryOp::Ne, _, _)
+    )
+}
+
+fn mentions(expr: &ast::Expr, param: &str) -> bool {
+    fn visit(expr: &ast::Expr, param: &str, depth: usize) -> bool {
+        depth <= super::MAX_NESTING
+            && match &expr.kind {
+                ast::ExprKind::Name(path) => path.text == param,
+                ast::ExprKind::Unary(_, inner) => visit(inner, param, depth + 1),
+                ast::ExprKind::Binary(_, a, b) => visit(a, param, depth + 1) || visit(b, param, depth + 1),
+                _ => false,
+            }
+    }
+    visit(expr, param, 0)
 }
 
 #[cfg(test)]

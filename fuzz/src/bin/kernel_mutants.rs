@@ -7,7 +7,8 @@
 //! header, the sources beside it that include it) into a temporary tree, and checked as
 //! is with `syncguard check --format json`. A kernel whose original has an error
 //! finding, from which no `aicore` block is read (`syncguard convert`), or whose own
-//! reading has a limit (a call left out, a walk stopped: `--explain` information whose
+//! reading has a limit (a call left out, a walk stopped, a race undecided for bytes it
+//! could not compute: `--explain` information whose
 //! entry point is one of the kernels read, or that names none) is counted and skipped;
 //! a limit of host code beside it (`main` reading its input files) is not the kernel's. Otherwise every mutant of the file (one synchronization call deleted or
 //! altered, `syncguard_fuzz::kernel_mutants`, in 15 bug classes) is written over the copy
@@ -22,7 +23,8 @@
 //!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch; in C/C++
 //!   kernels a `FreeTensor` that the pipe program `convert` reads shows to be final in the
 //!   same way, or of a queue never allocated past its depth, or of a `TBuf`; a
-//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement; an edit of one line
+//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement, or between two others
+//!   with every instruction between them on one pipe; an edit of one line
 //!   from which the pipe program has no statement, in no kernel the build makes): reported
 //!   apart, never counted as found, and listed if syncguard flags it anyway;
 //! - **unchecked** when its check did not finish (timeout, crash, no JSON);
@@ -51,7 +53,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::json;
 use syncguard_fuzz::kernel_mutants::{
-    Class, Mutant, barrier_is_last, free_is_final, in_no_statement, mutants, scalar_pair_auto_synced,
+    Class, Mutant, barrier_is_last, barrier_orders_one_pipe, free_is_final, in_no_statement, mutants,
+    scalar_pair_auto_synced,
 };
 
 #[derive(Parser)]
@@ -212,6 +215,9 @@ fn main() -> ExitCode {
                     Class::DeleteBarrierAll if barrier_is_last(program, &file, mutant.line) => {
                         Some("the kernel ends right after the barrier (the pipe program read)")
                     }
+                    Class::DeleteBarrierAll if barrier_orders_one_pipe(program, &file, mutant.line) => Some(
+                        "between the barriers around it every instruction runs on one pipe (the pipe program read)",
+                    ),
                     Class::DeleteSetWaitPair if scalar_pair_auto_synced(program, &file, mutant.line) => Some(
                         "the compiler's automatic sync orders the scalar pipe with this one (the pipe program read)",
                     ),
@@ -491,11 +497,15 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
 }
 
 /// A call left out (SG001, SG003), a walk stopped at its budget of undecided conditions
-/// (SG004), a kernel's walk stopped (SG006). The values a kernel is checked for (its
-/// case fields and divisors, SG004 notes) are assumptions said, not limits.
+/// (SG004), a kernel's walk stopped (SG006), a race undecided because the reader could
+/// not compute which bytes an access touches (SG801 or SG802 as information). The values
+/// a kernel is checked for (its case fields and divisors, SG004 notes) are assumptions
+/// said, not limits; so are the builds an undecided `#if` leaves, as every one of them
+/// is walked.
 fn is_limit(code: &str, message: &str) -> bool {
-    let assumption = message.starts_with("kernel `") && message.contains("it is checked for values");
-    (matches!(code, "SG001" | "SG003" | "SG004") && !assumption)
+    let assumption = (message.starts_with("kernel `") && message.contains("it is checked for values"))
+        || message.starts_with("a preprocessor condition the analyzed files and flags do not decide");
+    (matches!(code, "SG001" | "SG003" | "SG004" | "SG801" | "SG802") && !assumption)
         || (code == "SG006" && message.contains("kernel's walk stopped"))
 }
 

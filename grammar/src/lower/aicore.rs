@@ -5,8 +5,8 @@ use crate::ast::{self, ExprKind};
 
 use super::{Binding, Lowerer, Place};
 use syncguard_model::kernel::{
-    Access, HardEvent, KOp, KOpKind, KStmt, Kernel, KernelCall, KernelKind, LocalBuffer, LocalTensor, Named, Position,
-    Space, Target, copy_pipe,
+    Access, HardEvent, KOp, KOpKind, KStmt, Kernel, KernelCall, KernelKind, Known, LocalBuffer, LocalTensor, Named,
+    Position, Space, Target, UNKNOWN_END, copy_pipe, vector_writes,
 };
 use syncguard_model::model::{BinOp, Expr, Param, Pipe};
 
@@ -335,7 +335,16 @@ impl Lowerer<'_> {
                 }
                 let (pipe, writes, reads) = match which {
                     C::Mmad => (Pipe::M, vec![accesses.remove(0)], accesses),
-                    C::Vector => (Pipe::V, vec![accesses.remove(0)], accesses),
+                    C::Vector => {
+                        let op = call.callee.text.rsplit("::").next().unwrap_or_default();
+                        let written = vector_writes(op, accesses.len());
+                        let (writes, reads) = accesses
+                            .into_iter()
+                            .enumerate()
+                            .partition::<Vec<_>, _>(|(position, _)| written.contains(position));
+                        let strip = |accesses: Vec<(usize, Access)>| accesses.into_iter().map(|(_, a)| a).collect();
+                        (Pipe::V, strip(writes), strip(reads))
+                    }
                     C::ScalarRead => (Pipe::S, Vec::new(), accesses),
                     _ => (Pipe::S, accesses, Vec::new()),
                 };
@@ -537,11 +546,20 @@ impl Lowerer<'_> {
             None => Target::Local(Space::from_name(&path.text).filter(|s| *s != Space::Gm)?),
             _ => return None,
         };
+        let unknown = |bound: Option<&ast::Expr>| {
+            bound.is_some_and(|bound| matches!(&bound.kind, ExprKind::Name(path) if path.text == UNKNOWN_END))
+        };
+        let known = match range {
+            Some(range) if unknown(Some(&range.start)) => Known::Nothing,
+            Some(range) if unknown(range.end.as_deref()) => Known::Start,
+            _ => Known::Range,
+        };
         let (offset, len) = match range {
             None => (Expr::Int(0), None),
+            Some(_) if known == Known::Nothing => (Expr::Int(0), None),
             Some(range) => {
                 let start = self.lower_expr(&range.start);
-                let len = range.end.as_ref().map(|end| {
+                let len = range.end.as_ref().filter(|_| known == Known::Range).map(|end| {
                     let mut end = self.lower_expr(end);
                     if range.inclusive {
                         end = Expr::Binary(BinOp::Add, Box::new(end), Box::new(Expr::Int(1)));
@@ -555,6 +573,7 @@ impl Lowerer<'_> {
             target,
             offset,
             len,
+            known,
             span: self.span(&expr.span),
         })
     }

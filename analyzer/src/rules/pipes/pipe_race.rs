@@ -14,7 +14,10 @@ declare_rule! {
     /// `SetFlag`/`WaitFlag` pair, no `PipeBarrier<PIPE_ALL>`, no queue (`EnQue`/`DeQue`,
     /// `FreeTensor`/`AllocTensor`) between them. Read-after-write, write-after-read and
     /// write-after-write are all reported, for every core type, block index, TilingKey
-    /// and sampled tiling value the kernel is walked with.
+    /// and sampled tiling value the kernel is walked with. Where the reader of the source
+    /// could not compute which bytes an access touches (a length, or an element size:
+    /// `x[a.._]`, `x[_.._]`) and the two overlap only in what is not known, the race is
+    /// information marked undecided, not an error.
     ///
     /// ## Why is this a bug
     /// The scalar unit only issues instructions; each pipe runs its own in order, at its
@@ -93,6 +96,10 @@ pub(crate) fn report(context: &ProgramContext, race: &Race, rule: &crate::rules:
         });
     if let Some(why) = &race.beyond_queue {
         diagnostic = diagnostic.with_note(why.clone());
+    }
+    if let Some(why) = &race.undecided {
+        diagnostic = diagnostic.with_severity(crate::Severity::Info);
+        diagnostic.notes.insert(0, why.clone());
     }
     if let Some(tensor) = &race.without_dequeue {
         diagnostic = diagnostic.with_help(format!(

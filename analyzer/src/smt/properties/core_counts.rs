@@ -6,7 +6,7 @@
 //! A violation is handed back as a launch (parameter values and the cores involved)
 //! for the kernel's concrete walk, which reports it with every involved call.
 
-use z3::ast::{Ast, Bool, Int};
+use z3::ast::{Bool, Int};
 
 use crate::model::{Expr, Program};
 use crate::smt::encode::{Encoder, Scope, Unbound};
@@ -322,10 +322,12 @@ fn block(stmts: &[KStmt], encoder: &mut Encoder, counted: Counted, depth: usize)
             }
             KStmt::For { start, end, body, .. } => {
                 // The body is encoded without its variable: a count that needs it is not encoded.
-                let (per_iteration, returns) = block(body, encoder, counted, depth + 1)?;
-                if !matches!(returns.simplify().as_bool(), Some(false)) {
+                // Told from the statements, not by z3's `simplify`, which an interrupted
+                // context answers with no term at all.
+                if returns_anywhere(body, depth + 1) {
                     return Err(Unbound::Builtin("return in a loop"));
                 }
+                let (per_iteration, _) = block(body, encoder, counted, depth + 1)?;
                 let (start, end) = (encoder.int(start)?, encoder.int(end)?);
                 let trips = end.gt(&start).ite(&Int::sub(&[end, start]), &zero);
                 (Int::mul(&[trips, per_iteration]), Bool::from_bool(false))
@@ -335,6 +337,19 @@ fn block(stmts: &[KStmt], encoder: &mut Encoder, counted: Counted, depth: usize)
         returned = Bool::or(&[returned, returns]);
     }
     Ok((total, returned))
+}
+
+/// Whether a `return` is among `stmts`, at any depth (past [`MAX_DEPTH`], taken as yes).
+fn returns_anywhere(stmts: &[KStmt], depth: usize) -> bool {
+    depth > MAX_DEPTH
+        || stmts.iter().any(|stmt| match stmt {
+            KStmt::Op(_) => false,
+            KStmt::Return(_) => true,
+            KStmt::If { then, otherwise, .. } => {
+                returns_anywhere(then, depth + 1) || returns_anywhere(otherwise, depth + 1)
+            }
+            KStmt::For { body, .. } => returns_anywhere(body, depth + 1),
+        })
 }
 
 fn one_call(op: &KOp, encoder: &mut Encoder, counted: Counted) -> Result<Int, Unbound> {
