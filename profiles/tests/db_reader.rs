@@ -3,8 +3,11 @@
 //! temporary folder at test time: the same findings as the `trace_view.json` fixtures of
 //! the same cases, every reading limit said, and no bytes make the reader panic.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::ascend_cluster;
 use rusqlite::Connection;
 use syncguard_analyzer::{Diagnostic, Overrides, Severity, Sources};
 use syncguard_profiles::{Format, TimelineInput, check_ascend_cluster, msprof_db, profile_format, sniff};
@@ -87,7 +90,7 @@ fn the_db_and_the_json_timeline_of_a_case_give_the_same_findings() {
     for case in ["fail_wait_without_record", "pass_matched_notifies"] {
         let dir = tempfile::tempdir().unwrap();
         let (_, from_db) = check(&db_cluster(dir.path(), case, ""));
-        let (_, from_json) = check(&json_cluster(case));
+        let (_, from_json) = check(&ascend_cluster(case));
         let rules = |diagnostics: &[Diagnostic]| {
             let mut found: Vec<String> = messages(diagnostics)
                 .into_iter()
@@ -233,7 +236,7 @@ fn a_notify_row_without_a_rank_is_said_as_the_json_timeline_says_it() {
     assert!(warning.message.starts_with("1 notify task(s)"), "{}", warning.message);
     let row = primary_text(&mut sources, warning);
     assert!(row.contains("globalTaskId=3") && row.contains("dstRank=null"), "{row}");
-    let (_, from_json) = check(&json_cluster("warn_notify_without_rank"));
+    let (_, from_json) = check(&ascend_cluster("warn_notify_without_rank"));
     let shape = |diagnostics: &[Diagnostic]| {
         let mut found: Vec<(String, Severity)> = diagnostics
             .iter()
@@ -412,21 +415,4 @@ proptest::proptest! {
         let mut sources = Sources::default();
         let _ = check_ascend_cluster(&mut sources, &inputs, &Overrides::default());
     }
-}
-
-/// The `trace_view.json` timelines of the cluster fixture `case`, one per rank folder.
-fn json_cluster(case: &str) -> Vec<TimelineInput> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/profiles/ascend")
-        .join(case);
-    let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
-        .map(|path| TimelineInput {
-            display: path.display().to_string(),
-            path,
-        })
-        .collect();
-    inputs.sort_by(|a, b| a.path.cmp(&b.path));
-    inputs
 }

@@ -2,18 +2,14 @@
 //! tests: a Kineto trace per case, an msprof cluster folder per case): each finding names
 //! the culprit call's event; plain, gzipped and cut files; random bytes never panic.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::io::Write;
+
+use common::{ascend_cluster, fixture};
 use syncguard_analyzer::{Diagnostic, Overrides, Sources};
 use syncguard_model::source::FileId;
 use syncguard_profiles::{TimelineInput, check_ascend_cluster, check_kineto, read_profile, sniff};
-
-fn fixture(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/profiles")
-        .join(relative)
-}
 
 /// The text of the event a finding's primary span covers.
 fn primary_text(sources: &mut Sources, diagnostic: &Diagnostic) -> String {
@@ -172,26 +168,12 @@ fn kineto_events_of_a_modeled_kind_that_cannot_be_used_are_counted() {
     }
 }
 
-fn cluster(case: &str) -> Vec<TimelineInput> {
-    let root = fixture(&format!("ascend/{case}"));
-    let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|entry| entry.unwrap().path().join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
-        .map(|path| TimelineInput {
-            display: path.display().to_string(),
-            path,
-        })
-        .collect();
-    inputs.sort_by(|a, b| a.path.cmp(&b.path));
-    inputs
-}
-
 #[test]
 fn a_wait_no_rank_records_for_names_that_wait_on_its_rank() {
     let mut sources = Sources::default();
     let (checked, failures) = check_ascend_cluster(
         &mut sources,
-        &cluster("fail_wait_without_record"),
+        &ascend_cluster("fail_wait_without_record"),
         &Overrides::default(),
     );
     assert!(failures.is_empty());
@@ -209,7 +191,11 @@ fn a_wait_no_rank_records_for_names_that_wait_on_its_rank() {
 #[test]
 fn matched_notifies_pass_and_event_tasks_are_said_not_paired() {
     let mut sources = Sources::default();
-    let (checked, _) = check_ascend_cluster(&mut sources, &cluster("pass_matched_notifies"), &Overrides::default());
+    let (checked, _) = check_ascend_cluster(
+        &mut sources,
+        &ascend_cluster("pass_matched_notifies"),
+        &Overrides::default(),
+    );
     assert!(
         checked
             .diagnostics
@@ -231,7 +217,7 @@ fn a_notify_task_without_a_rank_of_its_link_is_counted_and_said() {
     let mut sources = Sources::default();
     let (checked, _) = check_ascend_cluster(
         &mut sources,
-        &cluster("warn_notify_without_rank"),
+        &ascend_cluster("warn_notify_without_rank"),
         &Overrides::default(),
     );
     let said = checked

@@ -72,22 +72,6 @@ fn counts_every_tensor(op: &str) -> bool {
     !(op.contains("Reduce") || matches!(op, "Gather" | "Brcb" | "Transpose" | "Select" | "PairReduceSum"))
 }
 
-/// `base[start..end]`, a byte range in the `.sync` form.
-fn byte_slice(base: ast::Expr, start: ast::Expr, end: ast::Expr, span: std::ops::Range<usize>) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Slice {
-            base: Box::new(base),
-            range: ast::RangeExpr {
-                start: Box::new(start),
-                end: Some(Box::new(end)),
-                inclusive: false,
-                span: span.clone(),
-            },
-        },
-        span,
-    }
-}
-
 /// Vector comparisons, whose destination is a bit mask (one bit per element compared).
 fn is_comparison(op: &str) -> bool {
     matches!(op, "Compare" | "CompareScalar" | "Compares")
@@ -1513,7 +1497,7 @@ impl<'u> Walker<'_, 'u> {
             // An element size the reader does not know: the length is not known, and
             // after an index into it (scale -1) neither is the start (`x[_.._]`).
             let start = if scale < 0 { unknown() } else { offset };
-            return Some(byte_slice(whole, start, unknown(), span));
+            return Some(super::byte_slice(whole, start, unknown(), span));
         }
         let start_is_zero = matches!(offset.kind, ast::ExprKind::Int(ast::IntLit { value: 0, .. }));
         let end = count
@@ -1527,7 +1511,7 @@ impl<'u> Walker<'_, 'u> {
                 }
             });
         // A length the reader could not compute: `x[a.._]`, certain only at `a`.
-        Some(byte_slice(whole, offset, end.unwrap_or_else(unknown), span))
+        Some(super::byte_slice(whole, offset, end.unwrap_or_else(unknown), span))
     }
 
     /// The template arguments of a call (`SetFlag<HardEvent::MTE2_V>` →

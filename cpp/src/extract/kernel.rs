@@ -224,18 +224,7 @@ fn core_memory(value: &Value, count: &Value, span: std::ops::Range<usize>) -> Op
     let count = super::expr::symbolic(count, span.clone())?;
     let length = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale.max(0), span.clone()));
     let end = ast_binary(ast::BinaryOp::Add, start.clone(), length);
-    Some(ast::Expr {
-        kind: ast::ExprKind::Slice {
-            base: Box::new(ast::Expr::name(name, span.clone())),
-            range: ast::RangeExpr {
-                start: Box::new(start),
-                end: Some(Box::new(end)),
-                inclusive: false,
-                span: span.clone(),
-            },
-        },
-        span,
-    })
+    Some(super::byte_slice(ast::Expr::name(name, span.clone()), start, end, span))
 }
 
 impl<'u> Walker<'_, 'u> {

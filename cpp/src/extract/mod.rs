@@ -773,6 +773,22 @@ pub(crate) fn written_place(text: &str) -> Option<String> {
     (plain && literal_subscripts && starts_as_name && place.len() <= 48).then_some(place)
 }
 
+/// `base[start..end]`, a byte range in the `.sync` form.
+pub(super) fn byte_slice(base: ast::Expr, start: ast::Expr, end: ast::Expr, span: std::ops::Range<usize>) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Slice {
+            base: Box::new(base),
+            range: ast::RangeExpr {
+                start: Box::new(start),
+                end: Some(Box::new(end)),
+                inclusive: false,
+                span: span.clone(),
+            },
+        },
+        span,
+    }
+}
+
 #[cfg(test)]
 mod written_place_tests {
     use super::written_place;
