@@ -9,6 +9,7 @@ pub mod cases;
 pub mod divisors;
 pub mod mixed_ids;
 pub mod order;
+mod reach;
 pub mod walk;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -138,6 +139,9 @@ pub struct KernelFacts<'p> {
     pub launches: Vec<Launch<'p>>,
     /// What could not be followed, said (`--explain`).
     pub stops: Vec<(Span, String)>,
+    /// Loops and `if` arms no launch reached, outermost only, with why: their calls are
+    /// not checked.
+    pub unwalked: Vec<(Span, String)>,
     /// Tiling fields whose launches take only the constants the kernel compares them with.
     pub assumptions: Vec<(Span, String)>,
 }
@@ -166,7 +170,12 @@ impl<'p> KernelFacts<'p> {
                 .with_severity(crate::Severity::Info)
                 .with_label("kernel walk stopped")
             });
-        assumptions.chain(stops).collect()
+        let unwalked = self.unwalked.iter().map(|(span, message)| {
+            crate::Diagnostic::new(&crate::rules::TooLargeToAnalyze::INFO, span.clone(), message.clone())
+                .with_severity(crate::Severity::Info)
+                .with_label("walked in no launch")
+        });
+        assumptions.chain(stops).chain(unwalked).collect()
     }
 
     pub fn of(program: &'p Program) -> KernelFacts<'p> {
@@ -210,6 +219,7 @@ impl<'p> KernelFacts<'p> {
             later_dequeue_loops: later_dequeue_loops(kernel),
             walked: 0,
             entered: HashSet::new(),
+            repeated: HashSet::new(),
             arms: HashSet::new(),
         };
         for planned in launches_to_walk(&domain, kernel, &walk.mentioned, &walk.keys) {
@@ -217,25 +227,7 @@ impl<'p> KernelFacts<'p> {
                 return;
             }
         }
-        // Loops no launch entered (a tile count divided down by block and tile sizes) and
-        // arms no launch took: z3's launch for each.
-        let mut unreached = Unreached::default();
-        collect_targets(&kernel.body, &mut unreached);
-        unreached.loops.retain(|var| !walk.entered.contains(var));
-        unreached.arms.retain(|arm| !walk.arms.contains(arm));
-        if unreached.loops.is_empty() && unreached.arms.is_empty() {
-            return;
-        }
-        for found in crate::smt::properties::loop_reach::loop_launches(&domain, kernel, &walk.keys, &unreached) {
-            let planned = PlannedLaunch {
-                params: found.params,
-                cores: found.cores,
-                counterexample: false,
-            };
-            if !self.walk_launch(program, &mut walk, planned, seen) {
-                return;
-            }
-        }
+        self.reach_the_rest(program, &domain, &mut walk, seen);
     }
 
     /// Walk every core of one launch; `false` once the kernel's instruction budget is
@@ -259,6 +251,7 @@ impl<'p> KernelFacts<'p> {
             params,
             cores: extra_cores,
             counterexample,
+            focus,
         } = planned;
         let mut launch = describe_launch(program, &params, &walk.mentioned);
         if counterexample {
@@ -281,7 +274,8 @@ impl<'p> KernelFacts<'p> {
         };
         // The TilingKey is the launch's, the same on every core: the cores a rule
         // compares (a `SyncAll` count, cross-core flags) are those of one key.
-        for key in walk.keys.clone() {
+        let keys = walk.keys.clone();
+        for key in keys.into_iter().filter(|key| focus.is_none_or(|focus| focus == *key)) {
             let launch = match walk.keys.len() {
                 1 => launch.clone(),
                 _ => [launch.as_str(), &format!("TilingKey {key}")]
@@ -290,14 +284,19 @@ impl<'p> KernelFacts<'p> {
                     .collect::<Vec<_>>()
                     .join(", "),
             };
+            let named_cores_only = focus.is_some();
             let at = LaunchAt {
                 params: &params,
                 extra_cores: &extra_cores,
+                named_cores_only,
                 blocks,
                 key,
                 launch: &launch,
             };
             let cores = self.walk_cores(program, walk, at, seen);
+            if named_cores_only {
+                continue;
+            }
             self.launches.push(Launch {
                 kernel: index,
                 launch,
@@ -320,13 +319,17 @@ impl<'p> KernelFacts<'p> {
         let LaunchAt {
             params,
             extra_cores,
+            named_cores_only,
             blocks,
             key,
             launch,
         } = at;
         let mut cores = Vec::new();
         for core in kernel.kind.cores() {
-            let mut indices = sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core)));
+            let mut indices = match named_cores_only {
+                true => Vec::new(),
+                false => sample_blocks(blocks.saturating_mul(kernel.kind.per_block(core))),
+            };
             indices.extend(extra_cores.iter().filter(|(c, _)| *c == core).map(|(_, i)| *i));
             indices.sort_unstable();
             indices.dedup();
@@ -334,6 +337,7 @@ impl<'p> KernelFacts<'p> {
                 let run = walk::run(program, kernel, params, core, block, key);
                 walk.walked += run.instrs.len();
                 walk.entered.extend(run.entered.iter().copied());
+                walk.repeated.extend(run.repeated.iter().copied());
                 walk.arms.extend(run.arms.iter().cloned());
                 let context = RunContext {
                     kernel: index,
@@ -547,6 +551,8 @@ impl<'p> KernelFacts<'p> {
 struct LaunchAt<'a> {
     params: &'a [i64],
     extra_cores: &'a [CoreIndex],
+    /// Only `extra_cores`, not the sampled ones.
+    named_cores_only: bool,
     blocks: i64,
     key: i64,
     launch: &'a str,
@@ -962,38 +968,10 @@ struct KernelWalk<'p> {
     walked: usize,
     /// Loops some run entered.
     entered: HashSet<VarId>,
+    /// Loops some run iterated at least twice.
+    repeated: HashSet<VarId>,
     /// Arms of `if`s some run took.
-    arms: HashSet<(Span, bool)>,
-}
-
-/// What a kernel's walks may leave unreached: its loops, by variable, and the arms of
-/// its `if`s that hold a call, by the `if`'s span and whether the arm is `then`.
-#[derive(Default)]
-pub(crate) struct Unreached {
-    pub loops: HashSet<VarId>,
-    pub arms: HashSet<(Span, bool)>,
-}
-
-fn collect_targets(stmts: &[KStmt], out: &mut Unreached) {
-    for stmt in stmts {
-        match stmt {
-            KStmt::If {
-                then, otherwise, span, ..
-            } => {
-                for (arm, is_then) in [(then, true), (otherwise, false)] {
-                    if !arm.is_empty() {
-                        out.arms.insert((span.clone(), is_then));
-                    }
-                    collect_targets(arm, out);
-                }
-            }
-            KStmt::For { var, body, .. } => {
-                out.loops.insert(*var);
-                collect_targets(body, out);
-            }
-            KStmt::Op(_) | KStmt::Return(_) => {}
-        }
-    }
+    arms: HashSet<walk::ArmId>,
 }
 
 /// A launch to walk: parameter values, the cores z3 asks for beside the sampled ones,
@@ -1002,6 +980,11 @@ struct PlannedLaunch {
     params: Vec<i64>,
     cores: Vec<CoreIndex>,
     counterexample: bool,
+    /// The TilingKey of a launch z3 chose to reach one loop or arm: only that key and
+    /// the core z3 named are walked (every core of a launch at values up to 4096 costs
+    /// seconds), and the launch is left out of the rules that compare the cores of a
+    /// launch, whose balance z3 checks for every value (`core_counts`).
+    focus: Option<i64>,
 }
 
 /// The sampled launches, then z3's where cross-core flags or SyncAll do not balance,
@@ -1017,6 +1000,7 @@ fn launches_to_walk(
         params,
         cores: Vec::new(),
         counterexample: false,
+        focus: None,
     };
     let mut launches: Vec<PlannedLaunch> =
         crate::analysis::assignments(program, |i| mentioned.contains(&ParamId(i as u32)))
@@ -1062,6 +1046,7 @@ fn launches_to_walk(
             params: found.params,
             cores: found.cores,
             counterexample,
+            focus: None,
         }),
     };
     for found in crate::smt::properties::core_counts::unbalanced_launches(program, kernel, keys) {

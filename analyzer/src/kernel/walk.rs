@@ -95,13 +95,24 @@ pub struct Stop {
     pub reason: String,
 }
 
+/// One arm of one `if` of a kernel's code: the statement's address and whether the arm
+/// is `then`. Not its span: every inlined copy of a helper's `if`, and every unrolled
+/// iteration of a loop of unknown count, has the same one.
+pub type ArmId = (usize, bool);
+
+pub fn arm_id(stmt: &KStmt, is_then: bool) -> ArmId {
+    (std::ptr::from_ref(stmt) as usize, is_then)
+}
+
 pub struct Run<'p> {
     pub instrs: Vec<Instr<'p>>,
     pub stop: Option<Stop>,
     /// The loops whose body ran at least once.
     pub entered: HashSet<crate::model::VarId>,
-    /// The arms of `if`s taken: the `if`'s span, and whether the arm is `then`.
-    pub arms: HashSet<(Span, bool)>,
+    /// The loops whose body ran at least twice in a row (an iteration after another).
+    pub repeated: HashSet<crate::model::VarId>,
+    /// The arms of `if`s taken.
+    pub arms: HashSet<ArmId>,
 }
 
 struct QueueState {
@@ -120,7 +131,8 @@ struct Walker<'p> {
     tensors: Vec<Option<u32>>,
     iterations: Vec<(crate::model::VarId, i64)>,
     entered: HashSet<crate::model::VarId>,
-    arms: HashSet<(Span, bool)>,
+    repeated: HashSet<crate::model::VarId>,
+    arms: HashSet<ArmId>,
     walked: usize,
     out: Vec<Instr<'p>>,
     stop: Option<Stop>,
@@ -155,6 +167,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         tensors: vec![None; kernel.tensors.len()],
         iterations: Vec::new(),
         entered: HashSet::new(),
+        repeated: HashSet::new(),
         arms: HashSet::new(),
         walked: 0,
         out: Vec::new(),
@@ -168,6 +181,7 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         instrs: walker.out,
         stop: walker.stop,
         entered: walker.entered,
+        repeated: walker.repeated,
         arms: walker.arms,
     }
 }
@@ -247,7 +261,7 @@ impl<'p> Walker<'p> {
                 let Some(taken) = self.eval(cond, span, "the condition") else {
                     return;
                 };
-                self.arms.insert((span.clone(), taken != 0));
+                self.arms.insert(arm_id(stmt, taken != 0));
                 self.stmts(if taken != 0 { then } else { otherwise }, depth + 1);
             }
             KStmt::For {
@@ -268,6 +282,9 @@ impl<'p> Walker<'p> {
                 };
                 if end > start {
                     self.entered.insert(*var);
+                }
+                if end.saturating_sub(start) >= 2 {
+                    self.repeated.insert(*var);
                 }
                 let mut i = start;
                 while i < end && self.going() {

@@ -67,9 +67,14 @@ pub(super) struct AicoreState {
 }
 
 /// Vector instructions whose count argument (the last) gives every tensor's length;
-/// the others (reductions, gathers, masked forms) touch the whole tensors.
+/// the others (reductions, gathers, masked forms) touch the whole tensors. `GatherMask`
+/// ends with the count it reports back (`rsvdCnt`), not one it is given.
 fn counts_every_tensor(op: &str) -> bool {
-    !(op.contains("Reduce") || matches!(op, "Gather" | "Brcb" | "Transpose" | "Select" | "PairReduceSum"))
+    !(op.contains("Reduce")
+        || matches!(
+            op,
+            "Gather" | "GatherMask" | "Brcb" | "Transpose" | "Select" | "PairReduceSum"
+        ))
 }
 
 /// Vector comparisons, whose destination is a bit mask (one bit per element compared).
@@ -400,9 +405,13 @@ impl<'u> Walker<'_, 'u> {
         if let Some(name) = state.params.get(place) {
             return Some(Value::Sym(ast::Expr::name(name, self.range(node))));
         }
-        // A member with a default initializer (`uint16_t m = 32;`) has its value.
+        // A member with a default initializer (`uint16_t m = 32;`) has its value. A
+        // class constant is the same in every state: kept out of the store, where the
+        // merge after a loop would take its first read inside the loop for a change.
         if let Some(value) = self.field_default(place) {
-            self.store.insert(place.clone(), Value::Int(value));
+            if !self.is_class_constant(place) {
+                self.store.insert(place.clone(), Value::Int(value));
+            }
             return Some(Value::Int(value));
         }
         // A member of a type other than an integer (a queue, a tensor, a parameter
@@ -1601,8 +1610,7 @@ impl<'u> Walker<'_, 'u> {
         let (owner, member) = place.rsplit_once('.')?;
         let member = member.to_string();
         let text = self.field_text(&member)?;
-        let constant = text.contains("constexpr") || (text.contains("static") && text.contains("const"));
-        if !constant && !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
+        if !declares_constant(&text) && !matches!(self.store.get(&format!("{owner}.#class")), Some(Value::Str(_))) {
             return None;
         }
         let body = text.trim_end().trim_end_matches(';');
@@ -1626,6 +1634,14 @@ impl<'u> Walker<'_, 'u> {
             }
         }
         None
+    }
+
+    /// Whether the member `place` names is declared `constexpr` or `static const`.
+    fn is_class_constant(&mut self, place: &Place) -> bool {
+        let Some((_, member)) = place.rsplit_once('.') else {
+            return false;
+        };
+        self.field_text(member).is_some_and(|text| declares_constant(&text))
     }
 
     /// The text of the field declaration of `name`, looked up once per kernel walk.
@@ -2164,6 +2180,11 @@ fn named(label: &str, value: ast::Expr, span: std::ops::Range<usize>) -> ast::Ar
         }),
         value,
     }
+}
+
+/// Whether a field declaration's text declares a constant of its class.
+fn declares_constant(text: &str) -> bool {
+    text.contains("constexpr") || (text.contains("static") && text.contains("const"))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! header, the sources beside it that include it) into a temporary tree, and checked as
 //! is with `syncguard check --format json`. A kernel whose original has an error
 //! finding, from which no `aicore` block is read (`syncguard convert`), or whose own
-//! reading has a limit (a call left out, a walk stopped, a race undecided for bytes it
+//! reading has a limit (a call left out, a walk stopped, code no launch reached, a race undecided for bytes it
 //! could not compute: `--explain` information whose
 //! entry point is one of the kernels read, or that names none) is counted and skipped;
 //! a limit of host code beside it (`main` reading its input files) is not the kernel's. Otherwise every mutant of the file (one synchronization call deleted or
@@ -497,7 +497,7 @@ fn check(args: &Args, files: &[(PathBuf, String)], replace: Option<(usize, &str)
 }
 
 /// A call left out (SG001, SG003), a walk stopped at its budget of undecided conditions
-/// (SG004), a kernel's walk stopped (SG006), a race undecided because the reader could
+/// (SG004), a kernel's walk stopped or code no launch reached (SG006), a race undecided because the reader could
 /// not compute which bytes an access touches (SG801 or SG802 as information). The values
 /// a kernel is checked for (its case fields and divisors, SG004 notes) are assumptions
 /// said, not limits; so are the builds an undecided `#if` leaves, as every one of them
@@ -506,7 +506,8 @@ fn is_limit(code: &str, message: &str) -> bool {
     let assumption = (message.starts_with("kernel `") && message.contains("it is checked for values"))
         || message.starts_with("a preprocessor condition the analyzed files and flags do not decide");
     (matches!(code, "SG001" | "SG003" | "SG004" | "SG801" | "SG802") && !assumption)
-        || (code == "SG006" && message.contains("kernel's walk stopped"))
+        || (code == "SG006"
+            && (message.contains("kernel's walk stopped") || message.starts_with("no launch of the kernel")))
 }
 
 /// The entry point a finding's related labels name (`entry point `main``).

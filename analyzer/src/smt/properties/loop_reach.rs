@@ -1,210 +1,272 @@
-//! Launches that run each loop of a kernel: the sampled tiling values (each field at 1
-//! to 4) leave a loop whose trip count divides by a constant (`seqLength / blockDim /
-//! 32` tiles) at zero trips, and its body is never walked. For each such loop, z3 looks for
-//! the smallest tiling values, core index and TilingKey under which the loop's
-//! enclosing conditions hold and it runs three times (first, second, and a reuse of a
-//! double-buffered slot), or failing that once; the concrete walk adds that launch. The
-//! same for each arm of an `if` no sampled launch took (`if (isElementWise)` at 0 in
-//! every sampled launch): a launch under which the arm's conditions hold.
+//! Launches that reach each loop and `if` arm of a kernel no sampled launch reached: the
+//! sampled tiling values (each field at 1 to 4, every choice at its first or last value)
+//! leave a loop whose trip count divides by a constant (`seqLength / blockDim / 32`
+//! tiles) at zero trips, an `if (isNeoxStyle == 0)` at its `else`, and the build an
+//! `#if ... #elif ... #elif` chain makes from mixed choices unwalked. For one such target
+//! at a time, z3 looks for small tiling values, a core index and a TilingKey under
+//! which its enclosing conditions hold, preferring the enclosing loops (and a target
+//! loop) at three trips, for the first, the second and a reuse of a double-buffered
+//! slot; the walk adds that launch, which reaches whatever else lies on its way. A
+//! target no launch can reach is dead code; one z3 answers neither way for is left
+//! unwalked and said (`crate::kernel::reach`).
 
 use std::time::{Duration, Instant};
 
 use z3::ast::{Bool, Int};
 
-use super::core_counts::{UnbalancedLaunch, cores_of, launch};
-use crate::model::Program;
+use super::core_counts::{Launch, cores_of, launch};
+use crate::kernel::walk::{ArmId, arm_id};
+use crate::model::{Program, VarId};
 use crate::smt::encode::{Encoder, Scope};
 use crate::smt::{Answer, Query, SmtOptions, value_of};
 use syncguard_model::kernel::{CoreType, KStmt, Kernel};
 
-/// Most loops and arms asked about per kernel, over its core types.
-const MAX_TARGETS: usize = 12;
+/// Most targets asked about per kernel, over its core types: a launch reaches a whole
+/// subtree, so one question is usually enough for a build or a TilingKey's branch.
+const MAX_QUESTIONS: usize = 48;
 /// Deepest nesting followed.
 const MAX_DEPTH: usize = 32;
-/// Each question is small; a loop z3 cannot answer within this much of its own work
-/// (z3's `rlimit`, the same on every machine and under any load) is left to the
-/// sampling. Most questions take a few thousand; 30,000 keeps the slowest operator
-/// folders of ops-nn at about the time a 100 ms wall-clock limit gave them.
+/// Each question is small; a target z3 cannot answer within this much of its own work
+/// (z3's `rlimit`, the same on every machine and under any load) is said unwalked. Most
+/// questions take a few thousand; 30,000 keeps the slowest operator folders of ops-nn at
+/// about the time a 100 ms wall-clock limit gave them.
 const RLIMIT: u32 = 30_000;
 /// Wall-clock guards only, far above what the resource limit lets a question or a
 /// kernel take here: never what decides an answer on a working machine.
 const TIMEOUT: Duration = Duration::from_secs(1);
-const BUDGET: Duration = Duration::from_secs(5);
+const BUDGET: Duration = Duration::from_secs(10);
 /// Largest tiling value looked at: enough for a tile count divided down by block and
 /// tile sizes, small enough that the walk of the launch stays short.
 const MAX_VALUES: [i64; 3] = [16, 256, 4096];
 
-/// Launches (with the core that runs the loop or arm) that run each loop and take each
-/// arm in `wanted`.
-pub(crate) fn loop_launches(
-    program: &Program,
-    kernel: &Kernel,
-    keys: &[i64],
-    wanted: &crate::kernel::Unreached,
-) -> Vec<UnbalancedLaunch> {
-    let Some(launch) = launch(program, kernel, keys) else {
-        return Vec::new();
-    };
-    let options = SmtOptions {
-        timeout: TIMEOUT,
-        rlimit: Some(RLIMIT),
-        ..SmtOptions::default()
-    };
-    let mut search = Search {
-        launch: &launch,
-        wanted,
-        unbounded: program.params.iter().map(|param| param.max.is_none()).collect(),
-        options: &options,
-        found: Vec::new(),
-        asked: 0,
-        deadline: Instant::now() + BUDGET,
-    };
-    for core in kernel.kind.cores() {
-        let index = Int::new_const("block");
-        let mut facts = launch.domain.clone();
-        facts.push(index.ge(0));
-        facts.push(index.lt(cores_of(kernel, &launch.blocks, core)));
-        let mut scope = Scope {
-            params: launch.params.clone(),
-            block_idx: Some(index.clone()),
-            tiling_key: Some(launch.key.clone()),
-            is_aiv: Some(Bool::from_bool(core == CoreType::Aiv)),
-            ..Scope::default()
-        };
-        // Every value the walk computes outside loops has one (no division by a zero
-        // block count): a launch that stops the walk elsewhere would check nothing.
-        facts.extend(defined_everywhere(kernel, &scope));
-        search.block(&kernel.body, &mut scope, &mut facts, (core, &index), 0);
-    }
-    search.found.dedup();
-    search.found
+/// A loop, by its variable, or an arm of an `if`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Target {
+    Loop(VarId),
+    Arm(ArmId),
 }
 
-/// The definedness of each of the kernel's expressions that names no loop variable.
-fn defined_everywhere(kernel: &Kernel, scope: &Scope) -> Vec<Bool> {
-    let mut defined = Vec::new();
-    crate::kernel::for_each_expr(kernel, &mut |expr| {
-        let mut encoder = Encoder::new(scope);
-        if encoder.int(expr).is_ok() {
-            defined.push(encoder.definedness());
-        }
-    });
-    defined
+/// Tiling values, with the core and the TilingKey that run a target under them.
+pub(crate) struct ReachLaunch {
+    pub params: Vec<i64>,
+    pub core: (CoreType, i64),
+    pub key: i64,
 }
 
-struct Search<'a> {
-    launch: &'a super::core_counts::Launch,
-    wanted: &'a crate::kernel::Unreached,
+/// What z3 answered for one target.
+pub(crate) enum Reach {
+    /// A launch, and the core and TilingKey, that reach it.
+    Launch(ReachLaunch),
+    /// No launch reaches it: the conditions on the way never hold together.
+    Never,
+    /// No launch within the values looked at, and no proof that none exists; or the
+    /// conditions on the way could not be encoded.
+    Undecided,
+}
+
+/// z3's questions about one kernel's unreached targets.
+pub(crate) struct ReachSearch<'a> {
+    kernel: &'a Kernel,
+    launch: Launch,
     /// Per parameter: a tiling value (no upper bound), not a choice or a case.
     unbounded: Vec<bool>,
-    options: &'a SmtOptions,
-    found: Vec<UnbalancedLaunch>,
+    options: SmtOptions,
     asked: usize,
     deadline: Instant,
 }
 
-impl Search<'_> {
-    /// `path`: the launch's domain and the conditions that lead here.
-    fn block(
-        &mut self,
-        stmts: &[KStmt],
-        scope: &mut Scope,
-        path: &mut Vec<Bool>,
-        core: (CoreType, &Int),
-        depth: usize,
-    ) {
-        if depth > MAX_DEPTH || self.asked >= MAX_TARGETS {
-            return;
-        }
-        for stmt in stmts {
-            match stmt {
-                KStmt::If {
-                    cond,
-                    then,
-                    otherwise,
-                    span,
-                } => {
-                    let mut encoder = Encoder::new(scope);
-                    let Ok(cond) = encoder.bool(cond) else { continue };
-                    let defined = encoder.definedness();
-                    for (arm, holds, is_then) in [(then, cond.clone(), true), (otherwise, cond.not(), false)] {
-                        path.extend([defined.clone(), holds]);
-                        if self.wanted.arms.contains(&(span.clone(), is_then)) {
-                            self.ask_first(std::slice::from_ref(path), core);
-                        }
-                        self.block(arm, scope, path, core, depth + 1);
-                        path.truncate(path.len() - 2);
+impl<'a> ReachSearch<'a> {
+    pub fn new(program: &Program, kernel: &'a Kernel, keys: &[i64]) -> Option<Self> {
+        Some(ReachSearch {
+            kernel,
+            launch: launch(program, kernel, keys)?,
+            unbounded: program.params.iter().map(|param| param.max.is_none()).collect(),
+            options: SmtOptions {
+                timeout: TIMEOUT,
+                rlimit: Some(RLIMIT),
+                ..SmtOptions::default()
+            },
+            asked: 0,
+            deadline: Instant::now() + BUDGET,
+        })
+    }
+
+    /// Whether the question budget is spent.
+    pub fn exhausted(&self) -> bool {
+        self.asked >= MAX_QUESTIONS || Instant::now() > self.deadline
+    }
+
+    /// A launch that reaches `target` on some core type.
+    pub fn reach(&mut self, target: &Target) -> Reach {
+        self.asked += 1;
+        let mut never = true;
+        for core in self.kernel.kind.cores() {
+            let index = Int::new_const("block");
+            let mut facts = self.launch.domain.clone();
+            facts.push(index.ge(0));
+            facts.push(index.lt(cores_of(self.kernel, &self.launch.blocks, core)));
+            let mut scope = Scope {
+                params: self.launch.params.clone(),
+                block_idx: Some(index.clone()),
+                tiling_key: Some(self.launch.key.clone()),
+                is_aiv: Some(Bool::from_bool(core == CoreType::Aiv)),
+                ..Scope::default()
+            };
+            let Some(alternatives) = path_to(&self.kernel.body, &mut scope, (&mut facts, &mut Vec::new()), target, 0)
+            else {
+                never = false;
+                continue;
+            };
+            // Small values first; an alternative z3 cannot decide at one cap is not asked
+            // again at a larger one (a question past its resource limit stays so).
+            let mut undecided = vec![false; alternatives.len()];
+            for cap in MAX_VALUES {
+                for (facts, undecided) in alternatives.iter().zip(undecided.iter_mut()) {
+                    if *undecided {
+                        continue;
+                    }
+                    match self.within(facts, (core, &index), cap) {
+                        Answer::Fails(found) => return Reach::Launch(found),
+                        Answer::Unknown(_) => *undecided = true,
+                        Answer::Holds(_) => {}
                     }
                 }
-                KStmt::For {
-                    var, start, end, body, ..
-                } => {
-                    let mut encoder = Encoder::new(scope);
-                    let (Ok(start), Ok(end)) = (encoder.int(start), encoder.int(end)) else {
-                        continue;
-                    };
-                    path.push(encoder.definedness());
-                    if self.wanted.loops.contains(var) {
-                        // Three trips (first, second, and a reuse of a double-buffered
-                        // slot), else one.
-                        let trips = Int::sub(&[end.clone(), start.clone()]);
-                        let with = |n: i64| [path.as_slice(), &[trips.ge(n)]].concat();
-                        self.ask_first(&[with(3), with(1)], core);
-                    }
+            }
+            if undecided.contains(&true) {
+                never = false;
+                continue;
+            }
+            // The weakest alternative at any value, zeros included: unsatisfiable only
+            // where nothing reaches the target.
+            let query = Query::new(&self.options);
+            for fact in alternatives.last().into_iter().flatten() {
+                query.assert(fact);
+            }
+            if !matches!(query.solve(&[]), Answer::Holds(_)) {
+                never = false;
+            }
+        }
+        if never { Reach::Never } else { Reach::Undecided }
+    }
+
+    /// A launch where `facts` hold with every tiling value at most `cap` and the fewest
+    /// tiling fields at zero. A tiling size of zero describes no data (a tile of capacity
+    /// 0 that still computes one element), but a field that is a flag (`isNeoxStyle ==
+    /// 0`) must be zero to take its arm: the sampled launches cover zeros, z3's take them
+    /// only where the target needs them. The values are not minimized further: a walk of
+    /// one core is short at any value up to the cap, and minimizing a sum of every
+    /// tiling field cost a second per target in the largest operator folders.
+    fn within(&self, facts: &[Bool], core: (CoreType, &Int), cap: i64) -> Answer<ReachLaunch> {
+        let query = Query::new(&self.options);
+        for fact in facts {
+            query.assert(fact);
+        }
+        let mut zeros = Vec::new();
+        for (param, unbounded) in self.launch.params.iter().zip(&self.unbounded) {
+            query.assert(&param.le(cap));
+            if *unbounded {
+                zeros.push(param.eq(0).ite(&Int::from_i64(1), &Int::from_i64(0)));
+            }
+        }
+        // z3 makes no sum of nothing.
+        let zeros = if zeros.is_empty() {
+            Int::from_i64(0)
+        } else {
+            Int::add(&zeros)
+        };
+        match query.solve(&[(zeros, 0)]) {
+            Answer::Fails(model) => Answer::Fails(ReachLaunch {
+                params: self.launch.params.iter().map(|p| value_of(&model, p)).collect(),
+                core: (core.0, value_of(&model, core.1)),
+                key: value_of(&model, &self.launch.key),
+            }),
+            Answer::Holds(core) => Answer::Holds(core),
+            Answer::Unknown(reason) => Answer::Unknown(reason),
+        }
+    }
+}
+
+/// The facts under which `target` runs, strongest first, each with `path`, the
+/// conditions that lead into `stmts`: every enclosing loop run three times (a race
+/// between iterations needs two, a double-buffered slot's reuse three) and, for a loop,
+/// three trips of its own; then as the path alone allows; a loop, last, entered once.
+/// `repeats`: the enclosing loops' three trips. `None` when the target is not in
+/// `stmts` or a condition on the way could not be encoded.
+fn path_to(
+    stmts: &[KStmt],
+    scope: &mut Scope,
+    (path, repeats): (&mut Vec<Bool>, &mut Vec<Bool>),
+    target: &Target,
+    depth: usize,
+) -> Option<Vec<Vec<Bool>>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    for stmt in stmts {
+        let found = match stmt {
+            KStmt::If {
+                cond, then, otherwise, ..
+            } => {
+                let mut encoder = Encoder::new(scope);
+                let Ok(cond) = encoder.bool(cond) else { continue };
+                let defined = encoder.definedness();
+                [(then, cond.clone(), true), (otherwise, cond.not(), false)]
+                    .into_iter()
+                    .find_map(|(arm, holds, is_then)| {
+                        path.extend([defined.clone(), holds]);
+                        let found = if *target == Target::Arm(arm_id(stmt, is_then)) {
+                            Some(strongest_first(path, repeats, None))
+                        } else {
+                            path_to(arm, scope, (&mut *path, &mut *repeats), target, depth + 1)
+                        };
+                        path.truncate(path.len() - 2);
+                        found
+                    })
+            }
+            KStmt::For {
+                var, start, end, body, ..
+            } => {
+                let mut encoder = Encoder::new(scope);
+                let (Ok(start), Ok(end)) = (encoder.int(start), encoder.int(end)) else {
+                    continue;
+                };
+                path.push(encoder.definedness());
+                let trips = Int::sub(&[end.clone(), start.clone()]);
+                let found = if *target == Target::Loop(*var) {
+                    Some(strongest_first(path, repeats, Some(&trips)))
+                } else {
                     // The body, at some iteration of this loop.
                     let counter = Int::new_const(format!("loop_{}", var.0));
                     scope.vars.insert(*var, counter.clone());
                     path.extend([counter.ge(&start), counter.lt(&end)]);
-                    self.block(body, scope, path, core, depth + 1);
-                    path.truncate(path.len() - 3);
+                    repeats.push(trips.ge(3));
+                    let found = path_to(body, scope, (&mut *path, &mut *repeats), target, depth + 1);
+                    repeats.pop();
+                    path.truncate(path.len() - 2);
                     scope.vars.remove(var);
-                }
-                KStmt::Op(_) | KStmt::Return(_) => {}
+                    found
+                };
+                path.pop();
+                found
             }
+            KStmt::Op(_) | KStmt::Return(_) => None,
+        };
+        if found.is_some() {
+            return found;
         }
     }
+    None
+}
 
-    /// The smallest launch where the first of `alternatives` that can hold holds, small
-    /// values first.
-    fn ask_first(&mut self, alternatives: &[Vec<Bool>], core: (CoreType, &Int)) {
-        if self.asked >= MAX_TARGETS || Instant::now() > self.deadline {
-            return;
-        }
-        self.asked += 1;
-        for cap in MAX_VALUES {
-            for facts in alternatives {
-                if let Some(found) = self.smallest(facts, core, cap) {
-                    self.found.push(found);
-                    return;
-                }
-            }
-        }
+/// A target's alternatives (see `path_to`); `trips`: the target loop's own.
+fn strongest_first(path: &[Bool], repeats: &[Bool], trips: Option<&Int>) -> Vec<Vec<Bool>> {
+    let own = |n: i64| trips.map(|trips| trips.ge(n));
+    let mut alternatives = vec![[path, repeats, own(3).as_slice()].concat()];
+    if !repeats.is_empty() {
+        alternatives.push([path, own(3).as_slice()].concat());
     }
-
-    /// The launch with the smallest sum of values (and core index) where `facts` hold:
-    /// one objective, so that every other loop of the walk stays short too.
-    fn smallest(&self, facts: &[Bool], core: (CoreType, &Int), cap: i64) -> Option<UnbalancedLaunch> {
-        let query = Query::new(self.options);
-        for fact in facts {
-            query.assert(fact);
-        }
-        for (param, unbounded) in self.launch.params.iter().zip(&self.unbounded) {
-            query.assert(&param.le(cap));
-            // A tiling size of zero describes no data (a tile of capacity 0 that still
-            // computes one element): the sampled launches cover zeros; z3's do not.
-            if *unbounded {
-                query.assert(&param.ge(1));
-            }
-        }
-        let mut terms = self.launch.params.clone();
-        terms.push(core.1.clone());
-        let total = Int::add(&terms);
-        match query.solve(&[(total, 0)]) {
-            Answer::Fails(model) => Some(UnbalancedLaunch {
-                params: self.launch.params.iter().map(|p| value_of(&model, p)).collect(),
-                cores: vec![(core.0, value_of(&model, core.1))],
-            }),
-            Answer::Holds(_) | Answer::Unknown(_) => None,
-        }
+    if trips.is_some() {
+        alternatives.push([path, own(1).as_slice()].concat());
     }
+    alternatives
 }

@@ -1,0 +1,189 @@
+//! Loops and `if` arms the sampled launches did not walk: z3's launch for each, one at a
+//! time (a launch walked reaches whatever lies on its way), and those left unwalked said,
+//! the outermost of each, as code that is not checked. Arms no launch can take are dead
+//! code and not said. A loop is asked about until some launch runs it twice, as a race
+//! between one iteration and the next needs two.
+
+use std::collections::{HashMap, HashSet};
+
+use super::walk::arm_id;
+use super::{KernelFacts, KernelWalk, PlannedLaunch, Seen};
+use crate::model::Program;
+use crate::smt::properties::loop_reach::{Reach, ReachSearch, Target};
+use crate::source::Span;
+use syncguard_model::kernel::KStmt;
+
+const UNDECIDED: &str = "z3 found none with tiling values up to 4,096";
+const WALK_STOPPED: &str = "the walk of z3's launch for it did not get there";
+const SPENT: &str = "the kernel's questions to z3 were spent before this one";
+const NOT_ENCODED: &str = "z3 could not be asked (the launch's block count has no encoding)";
+
+impl<'p> KernelFacts<'p> {
+    /// Walk z3's launch for each target the walks so far left unreached, then say the
+    /// ones still left. `domain`: the launches' values (cases and divisors narrowed).
+    pub(super) fn reach_the_rest(
+        &mut self,
+        program: &'p Program,
+        domain: &Program,
+        walk: &mut KernelWalk<'p>,
+        seen: &mut Seen,
+    ) {
+        let kernel = walk.kernel;
+        let targets = targets_in_order(&kernel.body);
+        let mut asked = HashSet::new();
+        let mut dead = HashSet::new();
+        // Targets asked about that no walk reached, with why.
+        let mut given_up = HashMap::new();
+        // Why the targets never asked about were not.
+        let mut why = UNDECIDED;
+        let mut search = None;
+        while let Some(target) = targets.iter().find(|t| !walked_enough(walk, t) && !asked.contains(*t)) {
+            let search = match &mut search {
+                Some(search) => search,
+                None => match ReachSearch::new(domain, kernel, &walk.keys) {
+                    Some(found) => search.insert(found),
+                    None => {
+                        why = NOT_ENCODED;
+                        break;
+                    }
+                },
+            };
+            if search.exhausted() {
+                why = SPENT;
+                break;
+            }
+            asked.insert(*target);
+            match search.reach(target) {
+                Reach::Launch(found) => {
+                    let planned = PlannedLaunch {
+                        params: found.params,
+                        cores: vec![found.core],
+                        counterexample: false,
+                        focus: Some(found.key),
+                    };
+                    let stops = self.stops.len();
+                    if !self.walk_launch(program, walk, planned, seen) {
+                        return; // said as a stop
+                    }
+                    // z3 asks only the conditions on the way: the values it chose may
+                    // stop the walk elsewhere (a division by a field at zero). That is
+                    // the choice's limit, not the kernel's; what it left is said below.
+                    self.stops.truncate(stops);
+                    if !reached(walk, target) {
+                        given_up.insert(*target, WALK_STOPPED);
+                    }
+                }
+                Reach::Never => {
+                    dead.insert(*target);
+                }
+                Reach::Undecided => {
+                    given_up.insert(*target, UNDECIDED);
+                }
+            }
+        }
+        let why = |target: &Target| given_up.get(target).copied().unwrap_or(why);
+        let mut said = Vec::new();
+        outermost_unwalked(&kernel.body, walk, &dead, &why, &mut said);
+        self.unwalked.extend(said);
+    }
+}
+
+/// Whether some walk took the arm or entered the loop.
+fn reached(walk: &KernelWalk, target: &Target) -> bool {
+    match target {
+        Target::Loop(var) => walk.entered.contains(var),
+        Target::Arm(arm) => walk.arms.contains(arm),
+    }
+}
+
+/// Whether no question is needed: the arm taken, the loop run twice.
+fn walked_enough(walk: &KernelWalk, target: &Target) -> bool {
+    match target {
+        Target::Loop(var) => walk.repeated.contains(var),
+        Target::Arm(..) => reached(walk, target),
+    }
+}
+
+/// The kernel's loops and the arms of its `if`s that hold a statement, outer before
+/// inner, in program order.
+fn targets_in_order(stmts: &[KStmt]) -> Vec<Target> {
+    let mut targets = Vec::new();
+    collect_targets(stmts, &mut targets);
+    targets
+}
+
+fn collect_targets(stmts: &[KStmt], out: &mut Vec<Target>) {
+    for stmt in stmts {
+        match stmt {
+            KStmt::If { then, otherwise, .. } => {
+                for (arm, is_then) in [(then, true), (otherwise, false)] {
+                    if !arm.is_empty() {
+                        out.push(Target::Arm(arm_id(stmt, is_then)));
+                    }
+                    collect_targets(arm, out);
+                }
+            }
+            KStmt::For { var, body, .. } => {
+                out.push(Target::Loop(*var));
+                collect_targets(body, out);
+            }
+            KStmt::Op(_) | KStmt::Return(_) => {}
+        }
+    }
+}
+
+/// The unwalked loops and arms whose enclosing ones were walked, with why.
+fn outermost_unwalked(
+    stmts: &[KStmt],
+    walk: &KernelWalk,
+    dead: &HashSet<Target>,
+    why: &dyn Fn(&Target) -> &'static str,
+    out: &mut Vec<(Span, String)>,
+) {
+    for stmt in stmts {
+        match stmt {
+            KStmt::If {
+                then, otherwise, span, ..
+            } => {
+                for (arm, is_then) in [(then, true), (otherwise, false)] {
+                    let target = Target::Arm(arm_id(stmt, is_then));
+                    if arm.is_empty() || dead.contains(&target) {
+                        continue;
+                    }
+                    if reached(walk, &target) {
+                        outermost_unwalked(arm, walk, dead, why, out);
+                        continue;
+                    }
+                    let which = if is_then { "`then`" } else { "`else`" };
+                    out.push((
+                        span.clone(),
+                        format!(
+                            "no launch of the kernel takes the {which} arm of this `if`: the sampled tiling values \
+                             do not, and {}; the calls in it are not checked",
+                            why(&target)
+                        ),
+                    ));
+                }
+            }
+            KStmt::For { var, body, span, .. } => {
+                let target = Target::Loop(*var);
+                if dead.contains(&target) {
+                    continue;
+                }
+                if reached(walk, &target) {
+                    outermost_unwalked(body, walk, dead, why, out);
+                    continue;
+                }
+                out.push((
+                    span.clone(),
+                    format!(
+                        "no launch of the kernel enters this loop: the sampled tiling values give it no \
+                         iteration, and {}; the calls in it are not checked",
+                        why(&target)
+                    ),
+                ));
+            }
+            KStmt::Op(_) | KStmt::Return(_) => {}
+        }
+    }
+}
