@@ -304,6 +304,20 @@ fn equivalence(
     }
 }
 
+/// Whether `file:line` became at least one statement holding `call` in the pipe program
+/// `converted` (each statement ending in `// file:line`), and `holds` of every one (the
+/// program's lines, the statement's index). `false` when the line became none.
+fn every_statement(
+    converted: &str,
+    (file, line): (&str, usize),
+    call: &str,
+    mut holds: impl FnMut(&[&str], usize) -> bool,
+) -> bool {
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut occurrences = statements_from(&lines, file, line, call).peekable();
+    occurrences.peek().is_some() && occurrences.all(|at| holds(&lines, at))
+}
+
 /// Whether deleting the C/C++ `FreeTensor` at `file:line` certainly changes nothing,
 /// judged on the pipe program `syncguard convert` read from the original kernel
 /// (`converted`, each statement ending in `// file:line`): for every statement that
@@ -312,13 +326,8 @@ fn equivalence(
 /// allocates from its queue, or the queue is never allocated past its depth, or it is a
 /// `TBuf`. `false` when the line became no statement.
 pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
-    let lines: Vec<&str> = converted.lines().collect();
-    let mut occurrences = statements_from(&lines, file, line, "FreeTensor(").peekable();
-    if occurrences.peek().is_none() {
-        return false;
-    }
-    occurrences.all(|at| {
-        let Some((start, end)) = aicore_block(&lines, at) else {
+    every_statement(converted, (file, line), "FreeTensor(", |lines, at| {
+        let Some((start, end)) = aicore_block(lines, at) else {
             return false;
         };
         let queue = lines[at]
@@ -328,8 +337,8 @@ pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
             .map(str::trim);
         let Some(queue) = queue else { return false };
         let allocated_later = (at + 1..end).any(|j| lines[j].contains(&format!("AllocTensor({queue})")));
-        (!inside_loop(&lines, start, at) && !allocated_later)
-            || never_reused(&lines, start, end, queue)
+        (!inside_loop(lines, start, at) && !allocated_later)
+            || never_reused(lines, start, end, queue)
             || is_buffer(&lines[start..end], queue)
     })
 }
@@ -436,13 +445,8 @@ impl Class {
 /// followed in its `aicore` block by closing braces only. The kernel's end waits for
 /// every pipe anyway. `false` when the line became no statement.
 pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
-    let lines: Vec<&str> = converted.lines().collect();
-    let mut occurrences = statements_from(&lines, file, line, "PipeBarrier<PIPE_ALL>").peekable();
-    if occurrences.peek().is_none() {
-        return false;
-    }
-    occurrences.all(|at| {
-        aicore_block(&lines, at).is_some_and(|(_, end)| {
+    every_statement(converted, (file, line), "PipeBarrier<PIPE_ALL>", |lines, at| {
+        aicore_block(lines, at).is_some_and(|(_, end)| {
             (at + 1..end).all(|j| {
                 lines[j]
                     .split("//")
@@ -463,26 +467,21 @@ pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
 /// only lets instructions of that segment overlap, and none of them is on another pipe.
 /// `false` when the line became no statement, or any instruction's pipe is not plain.
 pub fn barrier_orders_one_pipe(converted: &str, file: &str, line: usize) -> bool {
-    let lines: Vec<&str> = converted.lines().collect();
-    let mut occurrences = statements_from(&lines, file, line, "PipeBarrier<PIPE_ALL>").peekable();
-    if occurrences.peek().is_none() {
-        return false;
-    }
-    occurrences.all(|at| {
-        let Some((start, _)) = aicore_block(&lines, at) else {
+    every_statement(converted, (file, line), "PipeBarrier<PIPE_ALL>", |lines, at| {
+        let Some((start, _)) = aicore_block(lines, at) else {
             return false;
         };
         let gm = gm_parameters(&aicore_header(&lines[start..=at]));
         let depth = indentation(lines[at]);
-        let before = segment_end(&lines, depth, (start + 1..at).rev());
-        let after = segment_end(&lines, depth, at + 1..lines.len());
+        let before = segment_end(lines, depth, (start + 1..at).rev());
+        let after = segment_end(lines, depth, at + 1..lines.len());
         let (Some(first), Some(last)) = (before, after) else {
             return false;
         };
         let mut pipes = std::collections::BTreeSet::new();
         (first + 1..last)
             .filter(|&j| j != at)
-            .all(|j| match statement_pipe(&lines, j, &gm) {
+            .all(|j| match statement_pipe(lines, j, &gm) {
                 Some(Some(pipe)) => {
                     pipes.insert(pipe);
                     pipes.len() == 1
@@ -578,18 +577,13 @@ fn statement_text(lines: &[&str], j: usize) -> String {
 /// (either way), in an `AIV_ONLY` kernel whose automatic sync is on, so the compiler's
 /// own sync already orders them. `false` when the line became no statement.
 pub fn scalar_pair_auto_synced(converted: &str, file: &str, line: usize) -> bool {
-    let lines: Vec<&str> = converted.lines().collect();
-    let mut occurrences = statements_from(&lines, file, line, "SetFlag<").peekable();
-    if occurrences.peek().is_none() {
-        return false;
-    }
-    occurrences.all(|at| {
+    every_statement(converted, (file, line), "SetFlag<", |lines, at| {
         let event = lines[at]
             .split("SetFlag<")
             .nth(1)
             .and_then(|rest| rest.split('>').next());
         let auto_synced_pipes = ["S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S"];
-        let Some((start, _)) = aicore_block(&lines, at) else {
+        let Some((start, _)) = aicore_block(lines, at) else {
             return false;
         };
         let header = aicore_header(&lines[start..=at]);
