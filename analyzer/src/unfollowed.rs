@@ -19,6 +19,9 @@ use syncguard_grammar::extracted::GE_OP_PREFIX;
 pub struct Unfollowed {
     pub span: Span,
     pub touches: Vec<String>,
+    /// A kernel call that only moves data (a vector function through raw pointers): it
+    /// orders nothing, so of a kernel's findings only the races rest on it.
+    pub data_only: bool,
 }
 
 /// Remove from `checked` the errors and warnings of the analysis that involve an object
@@ -33,16 +36,30 @@ pub fn set_aside_dependent_findings(checked: &mut CheckedFile, unfollowed: &[Unf
 /// kernel (a sync, a copy, a queue operation) may order or touch anything, so any
 /// finding inside a kernel whose entry point has one is undecided.
 fn set_aside_kernel_findings(checked: &mut CheckedFile, unfollowed: &[Unfollowed]) -> Vec<Diagnostic> {
+    if let Some(call) = unfollowed.iter().find(|call| !call.data_only) {
+        return set_aside_kernel(
+            checked,
+            &call.span,
+            "undecided: the kernel has a call that could not be followed, and what it orders or touches is unknown",
+            "this call could not be followed",
+            |_| true,
+        );
+    }
     let Some(call) = unfollowed.first() else {
         return Vec::new();
     };
     set_aside_kernel(
         checked,
         &call.span,
-        "undecided: the kernel has a call that could not be followed, and what it orders or touches is unknown",
+        "undecided: the kernel has a call that moves data the reader could not follow, and which bytes it touches \
+         is unknown",
         "this call could not be followed",
+        |code| RACE_RULES.contains(&code),
     )
 }
+
+/// The kernel rules whose findings rest on which bytes the instructions touch.
+const RACE_RULES: [&str; 2] = ["SG801", "SG802"];
 
 /// The same where the reader's walk of the entry point stopped before its end: the rest
 /// of a loop body cut off there (its `FreeTensor`, its `WaitFlag`) is missing from every
@@ -54,16 +71,24 @@ pub fn set_aside_kernel_findings_after_stop(checked: &mut CheckedFile, stop: &Sp
         "undecided: the reading of the kernel stopped before its end, and what the code not read does to its \
          queues, flags and memory is unknown",
         "the reading of the kernel stopped here",
+        |_| true,
     )
 }
 
-fn set_aside_kernel(checked: &mut CheckedFile, cause: &Span, why: &str, label: &str) -> Vec<Diagnostic> {
+/// Set aside the kernel findings whose code `rests` says depend on the cause.
+fn set_aside_kernel(
+    checked: &mut CheckedFile,
+    cause: &Span,
+    why: &str,
+    label: &str,
+    rests: impl Fn(&str) -> bool,
+) -> Vec<Diagnostic> {
     if checked.program.kernels.is_empty() {
         return Vec::new();
     }
     let (inside, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut checked.diagnostics)
         .into_iter()
-        .partition(|d| d.severity != Severity::Info && d.code.starts_with("SG8"));
+        .partition(|d| d.severity != Severity::Info && d.code.starts_with("SG8") && rests(d.code));
     checked.diagnostics = kept;
     inside
         .into_iter()

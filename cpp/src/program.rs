@@ -412,6 +412,7 @@ impl Project {
                 message: item.message,
                 touches: item.touches,
                 assumption: item.assumption,
+                data_only: item.data_only,
             }
         };
         EntryProgram {

@@ -5,6 +5,8 @@
 //! (`AscendC::SetFlag<MTE2_V>(0)`, `TQue::DeQue(q)`). The driver is the
 //! `syncguard-kernel-mutants` binary.
 
+mod flow;
+
 use std::fmt;
 use syncguard_model::kernel::KernelCall;
 
@@ -321,10 +323,9 @@ fn every_statement(
 /// Whether deleting the C/C++ `FreeTensor` at `file:line` certainly changes nothing,
 /// judged on the pipe program `syncguard convert` read from the original kernel
 /// (`converted`, each statement ending in `// file:line`): for every statement that
-/// line became, either it is outside any `for` of its `aicore` block (methods are
-/// inlined there, so it runs at most once per core) and nothing after it in the block
-/// allocates from its queue, or the queue is never allocated past its depth, or it is a
-/// `TBuf`. `false` when the line became no statement.
+/// line became, either no `AllocTensor` of its queue can run after it (along the
+/// block's `if`s, loops and `return`s: `flow`), or the queue is never allocated past its
+/// depth, or it is a `TBuf`. `false` when the line became no statement.
 pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
     every_statement(converted, (file, line), "FreeTensor(", |lines, at| {
         let Some((start, end)) = aicore_block(lines, at) else {
@@ -336,8 +337,7 @@ pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
             .and_then(|rest| rest.split(',').next())
             .map(str::trim);
         let Some(queue) = queue else { return false };
-        let allocated_later = (at + 1..end).any(|j| lines[j].contains(&format!("AllocTensor({queue})")));
-        (!inside_loop(lines, start, at) && !allocated_later)
+        flow::never_followed_by(converted, lines, at, &format!("AllocTensor({queue})"))
             || never_reused(lines, start, end, queue)
             || is_buffer(&lines[start..end], queue)
     })
@@ -461,67 +461,16 @@ pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
 }
 
 /// Whether the C/C++ `PipeBarrier<PIPE_ALL>` at `file:line` orders nothing the
-/// instructions around it need, judged on the pipe program `convert` read: between the
-/// `PIPE_ALL` barriers before and after it in its own block (both there, at its own
-/// depth), every instruction runs on one pipe, which keeps its own order. Deleting it
-/// only lets instructions of that segment overlap, and none of them is on another pipe.
-/// `false` when the line became no statement, or any instruction's pipe is not plain.
-pub fn barrier_orders_one_pipe(converted: &str, file: &str, line: usize) -> bool {
+/// instructions around it need, judged on the pipe program `convert` read: along every
+/// path through the kernel's `if`s and loops, no instruction that can run right before
+/// it touches a memory that one right after it touches (up to another `PIPE_ALL`
+/// barrier or the kernel's ends) from another pipe that nothing else orders (`flow`).
+/// `false` when the line became no statement, or an instruction on those paths is not
+/// on a plain pipe.
+pub fn barrier_orders_nothing(converted: &str, file: &str, line: usize) -> bool {
     every_statement(converted, (file, line), "PipeBarrier<PIPE_ALL>", |lines, at| {
-        let Some((start, _)) = aicore_block(lines, at) else {
-            return false;
-        };
-        let gm = gm_parameters(&aicore_header(&lines[start..=at]));
-        let depth = indentation(lines[at]);
-        let before = segment_end(lines, depth, (start + 1..at).rev());
-        let after = segment_end(lines, depth, at + 1..lines.len());
-        let (Some(first), Some(last)) = (before, after) else {
-            return false;
-        };
-        let mut pipes = std::collections::BTreeSet::new();
-        (first + 1..last)
-            .filter(|&j| j != at)
-            .all(|j| match statement_pipe(lines, j, &gm) {
-                Some(Some(pipe)) => {
-                    pipes.insert(pipe);
-                    pipes.len() == 1
-                }
-                Some(None) => true,
-                None => false,
-            })
+        flow::barrier_orders_nothing(converted, lines, at)
     })
-}
-
-/// The line of the nearest `PIPE_ALL` barrier at `depth` along `range`; `None` where
-/// its block ends first.
-fn segment_end(lines: &[&str], depth: usize, mut range: impl Iterator<Item = usize>) -> Option<usize> {
-    range.find_map(|j| {
-        let code = lines[j].split("//").next().unwrap_or("");
-        if code.trim().is_empty() {
-            return None;
-        }
-        match indentation(lines[j]) {
-            d if d < depth => Some(None),
-            d if d == depth && code.contains("PipeBarrier<PIPE_ALL>") => Some(Some(j)),
-            _ => None,
-        }
-    })?
-}
-
-fn indentation(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
-/// The GM parameters an `aicore` header names: `aicore k(x, y, type: ...)`.
-fn gm_parameters(header: &str) -> Vec<String> {
-    let inside = header.split_once('(').map_or("", |(_, rest)| rest);
-    let inside = inside.rsplit_once(')').map_or(inside, |(args, _)| args);
-    inside
-        .split(',')
-        .map(str::trim)
-        .filter(|arg| !arg.is_empty() && !arg.contains(':'))
-        .map(str::to_string)
-        .collect()
 }
 
 /// The pipe of the instruction that starts at line `j`: `Some(Some(pipe))`, `Some(None)`
@@ -573,39 +522,27 @@ fn statement_text(lines: &[&str], j: usize) -> String {
 
 /// Whether deleting the C/C++ `SetFlag`/`WaitFlag` pair whose `SetFlag` is at
 /// `file:line` certainly changes nothing, judged on the pipe program `syncguard convert`
-/// read: the pair orders the scalar pipe with `PIPE_V`, `PIPE_MTE2` or `PIPE_MTE3`
-/// (either way), in an `AIV_ONLY` kernel whose automatic sync is on, so the compiler's
-/// own sync already orders them. `false` when the line became no statement.
-pub fn scalar_pair_auto_synced(converted: &str, file: &str, line: usize) -> bool {
+/// read: for every `SetFlag` statement the line became, with the first `WaitFlag` of
+/// the same event and id after it, no instruction of the source pipe before the set
+/// touches a memory that an instruction after the wait touches from another pipe that
+/// nothing else orders (`flow`; the compiler's automatic sync orders the scalar pipe
+/// with V, MTE2 and MTE3 in a vector kernel). `false` when the line became no
+/// statement.
+pub fn pair_orders_nothing(converted: &str, file: &str, line: usize) -> bool {
     every_statement(converted, (file, line), "SetFlag<", |lines, at| {
-        let event = lines[at]
-            .split("SetFlag<")
-            .nth(1)
-            .and_then(|rest| rest.split('>').next());
-        let auto_synced_pipes = ["S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S"];
-        let Some((start, _)) = aicore_block(lines, at) else {
+        let code = lines[at].split("//").next().unwrap_or("");
+        let Some(call) = code.split("SetFlag").nth(1).and_then(|rest| rest.split(';').next()) else {
             return false;
         };
-        let header = aicore_header(&lines[start..=at]);
-        let vector_only = header.contains("type: AIV_ONLY") || !header.contains("type:");
-        event.is_some_and(|event| auto_synced_pipes.contains(&event))
-            && vector_only
-            && !header.contains("auto_sync: false")
+        let event = call.trim_start_matches('<').split('>').next().unwrap_or("");
+        let Some((source, _)) = event.split_once('_') else {
+            return false;
+        };
+        let wait = format!("WaitFlag{call};");
+        (at + 1..lines.len())
+            .find(|&j| lines[j].contains(&wait))
+            .is_some_and(|wait| flow::pair_orders_nothing(converted, lines, (at, source), wait))
     })
-}
-
-/// An `aicore` block's header, from `aicore` to the brace that opens its body, without
-/// the comments.
-fn aicore_header(block: &[&str]) -> String {
-    let mut header = String::new();
-    for line in block {
-        let code = line.split("//").next().unwrap_or(line);
-        header.push_str(code);
-        if code.trim_end().ends_with('{') {
-            break;
-        }
-    }
-    header
 }
 
 /// The lines of the converted program that came from `file:line` and hold `call`.
@@ -620,23 +557,6 @@ fn statements_from<'a>(lines: &'a [&str], file: &str, line: usize, call: &'a str
 /// The `file:line` a converted statement names in its trailing comment.
 fn comment_origin(line: &str) -> Option<&str> {
     Some(line.rsplit_once("// ")?.1.trim())
-}
-
-/// Whether line `at` of the block starting at `start` is inside a `for`: the headers of
-/// the braces still open at `at`.
-fn inside_loop(lines: &[&str], start: usize, at: usize) -> bool {
-    let mut open: Vec<bool> = Vec::new();
-    for line in &lines[start + 1..at] {
-        let code = line.split("//").next().unwrap_or(line).trim();
-        for _ in 0..code.matches('}').count() {
-            open.pop();
-        }
-        let loops = code.starts_with("for ");
-        for _ in 0..code.matches('{').count() {
-            open.push(loops);
-        }
-    }
-    open.contains(&true)
 }
 
 /// The `.sync` `aicore` block holding line `at`: its header line and the line of its
@@ -1068,6 +988,34 @@ aicore k(x, type: AIV_ONLY) { // k.cpp:20
     }
 
     #[test]
+    fn a_free_before_a_return_is_final() {
+        let program = |end_of_arm: &str| {
+            format!(
+                "\
+aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
+    let q = TQue<VECOUT>(1, 512); // k.cpp:2
+    if blocks == 1 {{ // k.cpp:3
+        let t = TQue::AllocTensor(q); // k.cpp:4
+        AscendC::Duplicate(t[0..64]); // k.cpp:5
+        TQue::EnQue(q, t); // k.cpp:6
+        let r = TQue::DeQue(q); // k.cpp:7
+        AscendC::DataCopyPad(y[_.._], r[0..64]); // k.cpp:8
+        TQue::FreeTensor(q, r); // k.cpp:9
+        {end_of_arm}
+    }}
+    let u = TQue::AllocTensor(q); // k.cpp:12
+    TQue::FreeTensor(q, u); // k.cpp:13
+}}
+"
+            )
+        };
+        // The arm returns: the `AllocTensor` after the `if` never follows the free.
+        assert!(free_is_final(&program("return; // k.cpp:10"), "k.cpp", 9));
+        // Without the `return`, it does, and waits for the slot forever.
+        assert!(!free_is_final(&program(""), "k.cpp", 9));
+    }
+
+    #[test]
     fn a_kernel_header_over_several_lines_holds_its_block() {
         let converted = "\
 aicore k(
@@ -1083,44 +1031,109 @@ aicore k(
     }
 
     #[test]
-    fn a_scalar_pair_the_automatic_sync_orders_is_equivalent() {
-        let program = |header: &str, event: &str| {
+    fn a_pair_is_judged_on_its_source_pipe_before_and_everything_after() {
+        let program = |header: &str, before: &str, event: &str| {
             format!(
-                "aicore k(\n    x,\n    {header}\n) {{ // k.cpp:1\n    SetFlag<{event}>(0); // k.cpp:5\n    \
-                 WaitFlag<{event}>(0); // k.cpp:6\n}}\n"
+                "\
+aicore k(x, y, {header}) {{ // k.cpp:1
+    let b = TBuf<VECCALC>(1 KiB); // k.cpp:2
+    let t = TBuf::Get(b); // k.cpp:3
+    let c = TBuf<VECCALC>(1 KiB); // k.cpp:4
+    let u = TBuf::Get(c); // k.cpp:5
+    {before} // k.cpp:6
+    AscendC::SetFlag<{event}>(0); // k.cpp:7
+    AscendC::WaitFlag<{event}>(0); // k.cpp:8
+    AscendC::DataCopy(y[0..64], t[0..64]); // k.cpp:9
+}}
+"
             )
         };
-        assert!(scalar_pair_auto_synced(
-            &program("type: AIV_ONLY,", "S_MTE3"),
-            "k.cpp",
-            5
-        ));
-        assert!(scalar_pair_auto_synced(
-            &program("type: AIV_ONLY,", "MTE2_S"),
-            "k.cpp",
-            5
-        ));
-        // Not the scalar pipe, or not sure to run on a vector core, or no automatic sync.
-        assert!(!scalar_pair_auto_synced(
-            &program("type: AIV_ONLY,", "MTE2_V"),
-            "k.cpp",
-            5
-        ));
-        assert!(!scalar_pair_auto_synced(
-            &program("type: MIX_AIC_1_2,", "S_MTE3"),
-            "k.cpp",
-            5
-        ));
-        assert!(!scalar_pair_auto_synced(
-            &program("type: AIV_ONLY, auto_sync: false,", "S_MTE3"),
-            "k.cpp",
-            5
-        ));
-        assert!(!scalar_pair_auto_synced(
-            &program("type: AIV_ONLY,", "S_MTE3"),
+        let scalar_write = "AscendC::SetValue(t[0..4]);";
+        let vector_write = "AscendC::Abs(t[0..64], t[0..64]);";
+        // The scalar unit writes `t`, MTE3 reads it: the automatic sync orders them.
+        assert!(pair_orders_nothing(
+            &program("type: AIV_ONLY", scalar_write, "S_MTE3"),
             "k.cpp",
             7
         ));
+        // Not sure to run on a vector core, or no automatic sync.
+        assert!(!pair_orders_nothing(
+            &program("type: MIX_AIC_1_2", scalar_write, "S_MTE3"),
+            "k.cpp",
+            7
+        ));
+        let no_auto_sync = program("type: AIV_ONLY, auto_sync: false", scalar_write, "S_MTE3");
+        assert!(!pair_orders_nothing(&no_auto_sync, "k.cpp", 7));
+        // The vector unit writes `t`: the pair is what orders the copy out after it.
+        assert!(!pair_orders_nothing(
+            &program("type: AIV_ONLY", vector_write, "V_MTE3"),
+            "k.cpp",
+            7
+        ));
+        // The copy in writes `u`, another buffer than the copy out reads.
+        let copy_in = "AscendC::DataCopy(u[0..64], x[0..64]);";
+        assert!(pair_orders_nothing(
+            &program("type: AIV_ONLY", copy_in, "MTE2_MTE3"),
+            "k.cpp",
+            7
+        ));
+        // Only the source pipe's work before the set is ordered by the pair.
+        assert!(pair_orders_nothing(
+            &program("type: AIV_ONLY", vector_write, "MTE2_MTE3"),
+            "k.cpp",
+            7
+        ));
+        // A line that became no `SetFlag`.
+        assert!(!pair_orders_nothing(
+            &program("type: AIV_ONLY", scalar_write, "S_MTE3"),
+            "k.cpp",
+            9
+        ));
+    }
+
+    #[test]
+    fn a_pair_waited_on_the_scalar_pipe_holds_back_every_pipe() {
+        let program = |after_wait: &str| {
+            format!(
+                "\
+aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
+    let b = TBuf<VECCALC>(1 KiB); // k.cpp:2
+    let t = TBuf::Get(b); // k.cpp:3
+    AscendC::DataCopy(t[0..64], x[0..64]); // k.cpp:4
+    AscendC::SetFlag<MTE2_S>(0); // k.cpp:5
+    AscendC::WaitFlag<MTE2_S>(0); // k.cpp:6
+    {after_wait} // k.cpp:7
+}}
+"
+            )
+        };
+        // Only the scalar unit reads what MTE2 wrote: the automatic sync orders them.
+        assert!(pair_orders_nothing(&program("AscendC::GetValue(t[0..4]);"), "k.cpp", 5));
+        // The vector unit reads it too: the wait on the scalar pipe is what orders them.
+        assert!(!pair_orders_nothing(
+            &program("AscendC::Abs(t[0..64], t[0..64]);"),
+            "k.cpp",
+            5
+        ));
+    }
+
+    #[test]
+    fn a_pair_at_the_kernels_end_orders_nothing_whatever_one_pipes_barriers_do() {
+        let converted = "\
+aicore k(x, y, type: AIV_ONLY) { // k.cpp:1
+    let b = TBuf<VECCALC>(1 KiB); // k.cpp:2
+    let t = TBuf::Get(b); // k.cpp:3
+    AscendC::DataCopy(t[0..64], x[0..64]); // k.cpp:4
+    AscendC::Abs(t[0..64], t[0..64]); // k.cpp:5
+    AscendC::PipeBarrier<PIPE_V>(); // k.cpp:6
+    AscendC::DataCopy(y[0..64], t[0..64]); // k.cpp:7
+    AscendC::SetFlag<MTE3_MTE2>(0); // k.cpp:8
+    AscendC::WaitFlag<MTE3_MTE2>(0); // k.cpp:9
+}
+";
+        // Nothing runs after the wait. The `PIPE_V` barrier orders the vector unit with
+        // itself only: it neither orders nor hides anything here.
+        assert!(pair_orders_nothing(converted, "k.cpp", 8));
     }
 
     #[test]
@@ -1157,13 +1170,101 @@ aicore k(x, y, type: AIV_ONLY) { // k.cpp:20
 }
 ";
         // The copy in (MTE2) before it, the vector unit after it: it orders two pipes.
-        assert!(!barrier_orders_one_pipe(converted, "op.h", 10));
+        assert!(!barrier_orders_nothing(converted, "op.h", 10));
         // Only `Duplicate` and `Abs` (PIPE_V) between the barriers at 10 and 14.
-        assert!(barrier_orders_one_pipe(converted, "op.h", 12));
+        assert!(barrier_orders_nothing(converted, "op.h", 12));
         // `Abs` (V) before, the copy out (MTE3) after.
-        assert!(!barrier_orders_one_pipe(converted, "op.h", 14));
-        // No barrier after it in its block: not judged.
-        assert!(!barrier_orders_one_pipe(converted, "op.h", 16));
+        assert!(!barrier_orders_nothing(converted, "op.h", 14));
+        // The kernel's end after it, which waits for every pipe.
+        assert!(barrier_orders_nothing(converted, "op.h", 16));
+    }
+
+    #[test]
+    fn a_barrier_is_judged_along_every_arm_and_iteration() {
+        let converted = "\
+aicore k(
+    x,
+    y,
+    type: AIV_ONLY,
+) { // k.cpp:20
+    let t = TBuf::Get(b); // k.cpp:21
+    AscendC::DataCopy(t[0..64], x[0..64]); // op.h:9
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:10
+    if mode == 0 { // op.h:11
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:12
+        AscendC::Abs(u[0..64], t[0..64]); // op.h:13
+    } else {
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:15
+    }
+    for i in 0..n { // op.h:17
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:18
+        if mode == 1 { // op.h:19
+            AscendC::DataCopyPad(t[0..32], x[_.._]); // op.h:20
+            AscendC::PipeBarrier<PIPE_ALL>(); // op.h:21
+            AscendC::DataCopyPad(t[32..64], x[_.._]); // op.h:22
+        } else {
+            AscendC::PipeBarrier<PIPE_ALL>(); // op.h:24
+            AscendC::DataCopy(t[0..64], x[_.._]); // op.h:25
+        }
+        AscendC::PipeBarrier<PIPE_ALL>(); // op.h:27
+        AscendC::Broadcast(w[_.._], t[0..64]); // op.h:28
+    }
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:30
+    AscendC::DataCopy(y[0..64], w[0..64]); // op.h:31
+}
+";
+        // Both arms start with a barrier: nothing runs between it and the next one.
+        assert!(barrier_orders_nothing(converted, "op.h", 10));
+        // `Abs` (V) after it, and only barriers before it.
+        assert!(barrier_orders_nothing(converted, "op.h", 12));
+        // A copy in (MTE2) on each side, within one arm.
+        assert!(barrier_orders_nothing(converted, "op.h", 21));
+        // The last iteration's `Broadcast` (V) reads `t` before it, the first arm's copy
+        // in (MTE2) writes `t` after it: it orders two pipes across the loop's back edge.
+        assert!(!barrier_orders_nothing(converted, "op.h", 18));
+        // The copies in (MTE2) of either arm before it, `Broadcast` (V) after it.
+        assert!(!barrier_orders_nothing(converted, "op.h", 27));
+        // After the loop: `Abs` (V) or `Broadcast` (V) before it (the loop may run no
+        // iteration), the copy out (MTE3) after it.
+        assert!(!barrier_orders_nothing(converted, "op.h", 30));
+    }
+
+    #[test]
+    fn a_barrier_between_pipes_on_different_buffers_is_equivalent() {
+        let program = |kind: &str| {
+            format!(
+                "\
+aicore k(x, y, type: {kind}) {{ // k.cpp:20
+    let inBuf = TBuf<VECCALC>(1 KiB); // k.cpp:21
+    let outQ = TQue<VECOUT>(1, 1 KiB); // k.cpp:22
+    let a = TBuf::Get(inBuf); // k.cpp:23
+    let b = a[0..64]; // k.cpp:24
+    AscendC::DataCopyPad(a[0..64], x[_.._]); // op.h:9
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:10
+    let o = TQue::AllocTensor(outQ); // op.h:11
+    AscendC::GetValue(b[0..4]); // op.h:12
+    AscendC::SetValue(o[0..4]); // op.h:13
+    TQue::EnQue(outQ, o); // op.h:14
+    let r = TQue::DeQue(outQ); // op.h:15
+    AscendC::DataCopyPad(y[_.._], r[0..4]); // op.h:16
+    AscendC::PipeBarrier<PIPE_ALL>(); // op.h:17
+    AscendC::Abs(o[0..64], b[0..64]); // op.h:18
+}}
+"
+            )
+        };
+        // The copy in (MTE2) writes `inBuf`; after it the scalar unit reads `inBuf`
+        // through the alias `b` (the compiler syncs S with MTE2 in a vector kernel) and
+        // MTE3 reads `outQ`, another buffer.
+        assert!(barrier_orders_nothing(&program("AIV_ONLY"), "op.h", 10));
+        // Without the automatic sync, the scalar read of `inBuf` needs it.
+        assert!(!barrier_orders_nothing(
+            &program("AIV_ONLY, auto_sync: false"),
+            "op.h",
+            10
+        ));
+        // MTE3 reads `outQ` before it, `Abs` (V) writes `outQ` after it.
+        assert!(!barrier_orders_nothing(&program("AIV_ONLY"), "op.h", 17));
     }
 
     #[test]

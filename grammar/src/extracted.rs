@@ -54,6 +54,9 @@ pub struct Unresolved {
     /// A choice the reader walked every way (an `#if` the flags do not decide): said,
     /// but nothing rests on a guess, so no finding is set aside for it.
     pub assumption: bool,
+    /// A kernel call that only moves data (a vector function through raw pointers): it
+    /// orders nothing, so of a kernel's findings only its races rest on it.
+    pub data_only: bool,
 }
 
 /// How an [`Unresolved`] item names a GE op whose task list rests on it.

@@ -50,6 +50,7 @@ pub fn take_lowering_failures(
             .map(|item| Unfollowed {
                 span: Span::new(files[item.source], item.range.clone()),
                 touches: item.touches.clone(),
+                data_only: item.data_only,
             })
             .collect(),
         notes: Vec::new(),
@@ -67,6 +68,7 @@ pub fn take_lowering_failures(
         limits.unfollowed.push(Unfollowed {
             touches: space.names_at(entry, files, &span),
             span: span.clone(),
+            data_only: false,
         });
         limits.notes.push(
             Diagnostic::new(
@@ -188,6 +190,7 @@ mod tests {
             message: "a call left out".into(),
             touches: vec!["ev".into()],
             assumption: false,
+            data_only: false,
         });
         let mut lowered = space.lower(&entry, &files);
         // The left-out call is the record: drop it as a frontend would have.

@@ -153,6 +153,7 @@ impl Project {
                 message,
                 touches,
                 assumption: false,
+                data_only: false,
             }
         };
         let program = EntryProgram {

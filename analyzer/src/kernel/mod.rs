@@ -10,6 +10,7 @@ pub mod divisors;
 pub mod mixed_ids;
 pub mod order;
 mod reach;
+pub use reach::Unwalked;
 pub mod walk;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -125,6 +126,22 @@ pub struct Launch<'p> {
     pub cores: Vec<(RunContext, CoreSyncs<'p>, bool)>,
 }
 
+/// What the launches take for granted about the tiling values, said.
+#[derive(Clone, Debug)]
+pub struct Assumption {
+    pub span: Span,
+    pub message: String,
+    pub kind: Assumed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assumed {
+    /// A field the kernel only compares with constants takes only those values.
+    Cases,
+    /// A field the kernel divides by is not 0.
+    NoZeroDivisor,
+}
+
 #[derive(Default)]
 pub struct KernelFacts<'p> {
     pub races: Vec<Race<'p>>,
@@ -141,9 +158,9 @@ pub struct KernelFacts<'p> {
     pub stops: Vec<(Span, String)>,
     /// Loops and `if` arms no launch reached, outermost only, with why: their calls are
     /// not checked.
-    pub unwalked: Vec<(Span, String)>,
+    pub unwalked: Vec<reach::Unwalked>,
     /// Tiling fields whose launches take only the constants the kernel compares them with.
-    pub assumptions: Vec<(Span, String)>,
+    pub assumptions: Vec<Assumption>,
 }
 
 impl<'p> KernelFacts<'p> {
@@ -151,11 +168,25 @@ impl<'p> KernelFacts<'p> {
     /// stop are not checked.
     pub fn stop_notes(&self) -> Vec<crate::Diagnostic> {
         let mut seen = HashSet::new();
-        let assumptions = self.assumptions.iter().map(|(span, message)| {
-            crate::Diagnostic::new(&crate::rules::SolverUnknown::INFO, span.clone(), message.clone())
-                .with_severity(crate::Severity::Info)
-                .with_label("compared only with constants")
-                .with_help("if the host writes other values to it, handle them in the kernel (an `else`)")
+        let assumptions = self.assumptions.iter().map(|assumption| {
+            let (label, help) = match assumption.kind {
+                Assumed::Cases => (
+                    "compared only with constants",
+                    "if the host writes other values to it, handle them in the kernel (an `else`)",
+                ),
+                Assumed::NoZeroDivisor => (
+                    "checked for divisors from 1",
+                    "if the host can write 0 to one of them, return early in the kernel when it does",
+                ),
+            };
+            crate::Diagnostic::new(
+                &crate::rules::SolverUnknown::INFO,
+                assumption.span.clone(),
+                assumption.message.clone(),
+            )
+            .with_severity(crate::Severity::Info)
+            .with_label(label)
+            .with_help(help)
         });
         let stops = self
             .stops
@@ -170,11 +201,21 @@ impl<'p> KernelFacts<'p> {
                 .with_severity(crate::Severity::Info)
                 .with_label("kernel walk stopped")
             });
-        let unwalked = self.unwalked.iter().map(|(span, message)| {
-            crate::Diagnostic::new(&crate::rules::TooLargeToAnalyze::INFO, span.clone(), message.clone())
+        // A helper inlined twice has its `if` twice: one note per arm of the source.
+        let mut places = HashSet::new();
+        let unwalked = self
+            .unwalked
+            .iter()
+            .filter(|unwalked| places.insert((&unwalked.span, unwalked.arm)))
+            .map(|unwalked| {
+                crate::Diagnostic::new(
+                    &crate::rules::TooLargeToAnalyze::INFO,
+                    unwalked.span.clone(),
+                    unwalked.message.clone(),
+                )
                 .with_severity(crate::Severity::Info)
                 .with_label("walked in no launch")
-        });
+            });
         assumptions.chain(stops).chain(unwalked).collect()
     }
 
@@ -196,12 +237,21 @@ impl<'p> KernelFacts<'p> {
 
     fn kernel(&mut self, program: &'p Program, index: usize, kernel: &'p Kernel, seen: &mut Seen) {
         let cases = cases::case_fields(program, kernel);
-        self.assumptions
-            .extend(cases.iter().map(|case| cases::assumption(program, kernel, case)));
+        self.assumptions.extend(cases.iter().map(|case| {
+            let (span, message) = cases::assumption(program, kernel, case);
+            Assumption {
+                span,
+                message,
+                kind: Assumed::Cases,
+            }
+        }));
         let divisors = divisors::divisor_fields(program, kernel);
         if !divisors.is_empty() {
-            let note = divisors::assumption(program, kernel, &divisors);
-            self.assumptions.push((kernel.span.clone(), note));
+            self.assumptions.push(Assumption {
+                span: kernel.span.clone(),
+                message: divisors::assumption(program, kernel, &divisors),
+                kind: Assumed::NoZeroDivisor,
+            });
         }
         // The values launches take: the case fields cut to the values compared, the
         // divisors from 1.
@@ -220,7 +270,10 @@ impl<'p> KernelFacts<'p> {
             walked: 0,
             entered: HashSet::new(),
             repeated: HashSet::new(),
+            arms_repeated: HashSet::new(),
             arms: HashSet::new(),
+            work_done: HashSet::new(),
+            work_empty: HashSet::new(),
         };
         for planned in launches_to_walk(&domain, kernel, &walk.mentioned, &walk.keys) {
             if !self.walk_launch(program, &mut walk, planned, seen) {
@@ -339,6 +392,9 @@ impl<'p> KernelFacts<'p> {
                 walk.entered.extend(run.entered.iter().copied());
                 walk.repeated.extend(run.repeated.iter().copied());
                 walk.arms.extend(run.arms.iter().cloned());
+                walk.arms_repeated.extend(run.arms_repeated.iter().cloned());
+                walk.work_done.extend(run.work_done.iter().copied());
+                walk.work_empty.extend(run.work_empty.iter().copied());
                 let context = RunContext {
                     kernel: index,
                     core,
@@ -968,10 +1024,15 @@ struct KernelWalk<'p> {
     walked: usize,
     /// Loops some run entered.
     entered: HashSet<VarId>,
-    /// Loops some run iterated at least twice.
+    /// Loops some run iterated at least [`walk::REPEATS`] times.
     repeated: HashSet<VarId>,
     /// Arms of `if`s some run took.
     arms: HashSet<walk::ArmId>,
+    /// Arms some run took with its enclosing loops run [`walk::REPEATS`] times.
+    arms_repeated: HashSet<walk::ArmId>,
+    /// Work instructions some run gave every length above zero, and some gave one at zero.
+    work_done: HashSet<walk::WorkId>,
+    work_empty: HashSet<walk::WorkId>,
 }
 
 /// A launch to walk: parameter values, the cores z3 asks for beside the sampled ones,
@@ -1053,4 +1114,43 @@ fn launches_to_walk(
         add(found, true);
     }
     launches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    fn unwalked(arm: Option<bool>, why: &str) -> Unwalked {
+        Unwalked {
+            span: Span::new(FileId(0), 10..40),
+            arm,
+            message: format!("{arm:?}: {why}"),
+        }
+    }
+
+    /// A helper inlined twice has its `if` twice, and each copy can be given up for its
+    /// own reason: the source's arm is said once, its loop and other arm still said.
+    #[test]
+    fn an_inlined_arm_unwalked_twice_is_said_once() {
+        let facts = KernelFacts {
+            unwalked: vec![
+                unwalked(Some(true), "z3 found none"),
+                unwalked(Some(true), "the questions were spent"),
+                unwalked(Some(false), "z3 found none"),
+                unwalked(None, "z3 found none"),
+            ],
+            ..KernelFacts::default()
+        };
+        let notes = facts.stop_notes();
+        let messages: Vec<&str> = notes.iter().map(|note| note.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "Some(true): z3 found none",
+                "Some(false): z3 found none",
+                "None: z3 found none"
+            ]
+        );
+    }
 }

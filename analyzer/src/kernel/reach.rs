@@ -1,12 +1,12 @@
 //! Loops and `if` arms the sampled launches did not walk: z3's launch for each, one at a
 //! time (a launch walked reaches whatever lies on its way), and those left unwalked said,
 //! the outermost of each, as code that is not checked. Arms no launch can take are dead
-//! code and not said. A loop is asked about until some launch runs it twice, as a race
-//! between one iteration and the next needs two.
+//! code and not said. A loop is asked about until some launch runs it three times: a race
+//! between one iteration and the next needs two, a double-buffered slot's reuse three.
 
 use std::collections::{HashMap, HashSet};
 
-use super::walk::arm_id;
+use super::walk::{arm_id, work_id};
 use super::{KernelFacts, KernelWalk, PlannedLaunch, Seen};
 use crate::model::Program;
 use crate::smt::properties::loop_reach::{Reach, ReachSearch, Target};
@@ -29,6 +29,22 @@ impl<'p> KernelFacts<'p> {
         seen: &mut Seen,
     ) {
         let kernel = walk.kernel;
+        let asks = targets_in_order(&kernel.body)
+            .iter()
+            .any(|target| !walked_enough(walk, target))
+            || !empty_work_in_order(&kernel.body, walk).is_empty();
+        if asks {
+            // A context of the kernel's own (a few milliseconds to make): the launches z3
+            // finds, and the values findings name, are the same whatever else the run
+            // checked, and in whatever order.
+            crate::smt::with_own_context(|| self.ask_and_walk(program, domain, walk, seen));
+        } else {
+            self.ask_and_walk(program, domain, walk, seen);
+        }
+    }
+
+    fn ask_and_walk(&mut self, program: &'p Program, domain: &Program, walk: &mut KernelWalk<'p>, seen: &mut Seen) {
+        let kernel = walk.kernel;
         let targets = targets_in_order(&kernel.body);
         let mut asked = HashSet::new();
         let mut dead = HashSet::new();
@@ -37,7 +53,17 @@ impl<'p> KernelFacts<'p> {
         // Why the targets never asked about were not.
         let mut why = UNDECIDED;
         let mut search = None;
-        while let Some(target) = targets.iter().find(|t| !walked_enough(walk, t) && !asked.contains(*t)) {
+        // Loops and arms first, outermost first; then the work instructions the walks so
+        // far ran only at a length of zero.
+        let next = |walk: &KernelWalk, asked: &HashSet<Target>| {
+            let fresh = |target: &Target| !walked_enough(walk, target) && !asked.contains(target);
+            targets
+                .iter()
+                .copied()
+                .find(fresh)
+                .or_else(|| empty_work_in_order(&kernel.body, walk).into_iter().find(fresh))
+        };
+        while let Some(target) = next(walk, &asked) {
             let search = match &mut search {
                 Some(search) => search,
                 None => match ReachSearch::new(domain, kernel, &walk.keys) {
@@ -52,8 +78,8 @@ impl<'p> KernelFacts<'p> {
                 why = SPENT;
                 break;
             }
-            asked.insert(*target);
-            match search.reach(target) {
+            asked.insert(target);
+            match search.reach(&target) {
                 Reach::Launch(found) => {
                     let planned = PlannedLaunch {
                         params: found.params,
@@ -69,15 +95,15 @@ impl<'p> KernelFacts<'p> {
                     // stop the walk elsewhere (a division by a field at zero). That is
                     // the choice's limit, not the kernel's; what it left is said below.
                     self.stops.truncate(stops);
-                    if !reached(walk, target) {
-                        given_up.insert(*target, WALK_STOPPED);
+                    if !reached(walk, &target) {
+                        given_up.insert(target, WALK_STOPPED);
                     }
                 }
                 Reach::Never => {
-                    dead.insert(*target);
+                    dead.insert(target);
                 }
                 Reach::Undecided => {
-                    given_up.insert(*target, UNDECIDED);
+                    given_up.insert(target, UNDECIDED);
                 }
             }
         }
@@ -88,20 +114,47 @@ impl<'p> KernelFacts<'p> {
     }
 }
 
-/// Whether some walk took the arm or entered the loop.
+/// Whether some walk took the arm, entered the loop, or ran the work instruction with
+/// its lengths above zero.
 fn reached(walk: &KernelWalk, target: &Target) -> bool {
     match target {
         Target::Loop(var) => walk.entered.contains(var),
         Target::Arm(arm) => walk.arms.contains(arm),
+        Target::Work(work) => walk.work_done.contains(work),
     }
 }
 
-/// Whether no question is needed: the arm taken, the loop run twice.
+/// Whether no question is needed: the loop run three times, the arm taken with the
+/// loops around it run three times (a slot reused in it).
 fn walked_enough(walk: &KernelWalk, target: &Target) -> bool {
     match target {
         Target::Loop(var) => walk.repeated.contains(var),
-        Target::Arm(..) => reached(walk, target),
+        Target::Arm(arm) => walk.arms_repeated.contains(arm),
+        Target::Work(..) => reached(walk, target),
     }
+}
+
+/// The work instructions some walk ran, but only with a length at zero, in program
+/// order: their accesses moved no byte, so no race on them was looked for.
+fn empty_work_in_order(stmts: &[KStmt], walk: &KernelWalk) -> Vec<Target> {
+    let mut out = Vec::new();
+    for stmt in stmts {
+        match stmt {
+            KStmt::Op(op) => {
+                let work = work_id(op);
+                if walk.work_empty.contains(&work) && !walk.work_done.contains(&work) {
+                    out.push(Target::Work(work));
+                }
+            }
+            KStmt::If { then, otherwise, .. } => {
+                out.extend(empty_work_in_order(then, walk));
+                out.extend(empty_work_in_order(otherwise, walk));
+            }
+            KStmt::For { body, .. } => out.extend(empty_work_in_order(body, walk)),
+            KStmt::Return(_) => {}
+        }
+    }
+    out
 }
 
 /// The kernel's loops and the arms of its `if`s that hold a statement, outer before
@@ -132,13 +185,22 @@ fn collect_targets(stmts: &[KStmt], out: &mut Vec<Target>) {
     }
 }
 
+/// A loop or an arm no launch reached, said.
+#[derive(Clone, Debug)]
+pub struct Unwalked {
+    pub span: Span,
+    /// The arm (`then` is true) of an `if`; `None` for a loop.
+    pub arm: Option<bool>,
+    pub message: String,
+}
+
 /// The unwalked loops and arms whose enclosing ones were walked, with why.
 fn outermost_unwalked(
     stmts: &[KStmt],
     walk: &KernelWalk,
     dead: &HashSet<Target>,
     why: &dyn Fn(&Target) -> &'static str,
-    out: &mut Vec<(Span, String)>,
+    out: &mut Vec<Unwalked>,
 ) {
     for stmt in stmts {
         match stmt {
@@ -155,14 +217,15 @@ fn outermost_unwalked(
                         continue;
                     }
                     let which = if is_then { "`then`" } else { "`else`" };
-                    out.push((
-                        span.clone(),
-                        format!(
+                    out.push(Unwalked {
+                        span: span.clone(),
+                        arm: Some(is_then),
+                        message: format!(
                             "no launch of the kernel takes the {which} arm of this `if`: the sampled tiling values \
                              do not, and {}; the calls in it are not checked",
                             why(&target)
                         ),
-                    ));
+                    });
                 }
             }
             KStmt::For { var, body, span, .. } => {
@@ -174,14 +237,15 @@ fn outermost_unwalked(
                     outermost_unwalked(body, walk, dead, why, out);
                     continue;
                 }
-                out.push((
-                    span.clone(),
-                    format!(
+                out.push(Unwalked {
+                    span: span.clone(),
+                    arm: None,
+                    message: format!(
                         "no launch of the kernel enters this loop: the sampled tiling values give it no \
                          iteration, and {}; the calls in it are not checked",
                         why(&target)
                     ),
-                ));
+                });
             }
             KStmt::Op(_) | KStmt::Return(_) => {}
         }

@@ -19,6 +19,9 @@ pub const MAX_STEPS: usize = 20_000;
 pub const MAX_WALK: usize = 200_000;
 /// Deepest nesting of `if`/`for` walked.
 const MAX_DEPTH: usize = 64;
+/// Iterations in a row a loop is walked with before it counts as walked through: a race
+/// between one iteration and the next needs two, a double-buffered slot's reuse three.
+pub const REPEATS: i64 = 3;
 
 /// A flag one pipe sets and another waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,15 +107,31 @@ pub fn arm_id(stmt: &KStmt, is_then: bool) -> ArmId {
     (std::ptr::from_ref(stmt) as usize, is_then)
 }
 
+/// One instruction of a kernel's code that does work (a copy, a vector or cube
+/// instruction), by its address, as arms are.
+pub type WorkId = usize;
+
+pub fn work_id(op: &KOp) -> WorkId {
+    std::ptr::from_ref(op) as usize
+}
+
 pub struct Run<'p> {
     pub instrs: Vec<Instr<'p>>,
     pub stop: Option<Stop>,
     /// The loops whose body ran at least once.
     pub entered: HashSet<crate::model::VarId>,
-    /// The loops whose body ran at least twice in a row (an iteration after another).
+    /// The loops whose body ran at least [`REPEATS`] times in a row.
     pub repeated: HashSet<crate::model::VarId>,
     /// The arms of `if`s taken.
     pub arms: HashSet<ArmId>,
+    /// The arms taken while every enclosing loop whose count the launch decides ran at
+    /// least [`REPEATS`] times: an arm inside a tile loop is walked through only then.
+    pub arms_repeated: HashSet<ArmId>,
+    /// The work instructions run with every length the code gives above zero, and those
+    /// run with one at zero (`rotaryDim / 16` blocks at a small `rotaryDim`): such a run
+    /// moves no byte, and checks nothing of the instruction.
+    pub work_done: HashSet<WorkId>,
+    pub work_empty: HashSet<WorkId>,
 }
 
 struct QueueState {
@@ -133,6 +152,12 @@ struct Walker<'p> {
     entered: HashSet<crate::model::VarId>,
     repeated: HashSet<crate::model::VarId>,
     arms: HashSet<ArmId>,
+    arms_repeated: HashSet<ArmId>,
+    work_done: HashSet<WorkId>,
+    work_empty: HashSet<WorkId>,
+    /// Enclosing loops being walked with fewer than [`REPEATS`] iterations, of a count
+    /// that is not a constant.
+    short_loops: usize,
     walked: usize,
     out: Vec<Instr<'p>>,
     stop: Option<Stop>,
@@ -169,6 +194,10 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         entered: HashSet::new(),
         repeated: HashSet::new(),
         arms: HashSet::new(),
+        arms_repeated: HashSet::new(),
+        work_done: HashSet::new(),
+        work_empty: HashSet::new(),
+        short_loops: 0,
         walked: 0,
         out: Vec::new(),
         stop: None,
@@ -183,6 +212,9 @@ pub fn run<'p>(program: &Program, kernel: &'p Kernel, params: &[i64], core: Core
         entered: walker.entered,
         repeated: walker.repeated,
         arms: walker.arms,
+        arms_repeated: walker.arms_repeated,
+        work_done: walker.work_done,
+        work_empty: walker.work_empty,
     }
 }
 
@@ -261,7 +293,11 @@ impl<'p> Walker<'p> {
                 let Some(taken) = self.eval(cond, span, "the condition") else {
                     return;
                 };
-                self.arms.insert(arm_id(stmt, taken != 0));
+                let arm = arm_id(stmt, taken != 0);
+                self.arms.insert(arm);
+                if self.short_loops == 0 {
+                    self.arms_repeated.insert(arm);
+                }
                 self.stmts(if taken != 0 { then } else { otherwise }, depth + 1);
             }
             KStmt::For {
@@ -274,6 +310,7 @@ impl<'p> Walker<'p> {
                 if depth >= MAX_DEPTH {
                     return self.halt(span, "nested too deeply");
                 }
+                let constant_count = start.as_const().is_some() && end.as_const().is_some();
                 let (Some(start), Some(end)) = (
                     self.eval(start, span, "the loop's start"),
                     self.eval(end, span, "the loop's end"),
@@ -283,9 +320,11 @@ impl<'p> Walker<'p> {
                 if end > start {
                     self.entered.insert(*var);
                 }
-                if end.saturating_sub(start) >= 2 {
+                if end.saturating_sub(start) >= REPEATS {
                     self.repeated.insert(*var);
                 }
+                let short = !constant_count && end.saturating_sub(start) < REPEATS;
+                self.short_loops += usize::from(short);
                 let mut i = start;
                 while i < end && self.going() {
                     self.walked += 1;
@@ -302,6 +341,7 @@ impl<'p> Walker<'p> {
                     self.iterations.pop();
                     i += 1;
                 }
+                self.short_loops -= usize::from(short);
                 self.env.vars[var.index()] = None;
             }
         }
@@ -328,6 +368,11 @@ impl<'p> Walker<'p> {
                         None => return,
                     }
                 }
+                let empty = mems.iter().any(|mem| mem.access.len.is_some() && mem.end <= mem.start);
+                match empty {
+                    true => self.work_empty.insert(work_id(op)),
+                    false => self.work_done.insert(work_id(op)),
+                };
                 Step::Work { pipe: *pipe, mems }
             }
             KOpKind::SetFlag { event, id } | KOpKind::WaitFlag { event, id } => {

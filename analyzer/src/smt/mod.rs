@@ -137,6 +137,22 @@ thread_local! {
     static KEPT_SOLVER: RefCell<Option<Solver>> = const { RefCell::new(None) };
 }
 
+/// Run `work` with z3 in a fresh context, and a solver, of its own: which model z3
+/// gives depends on every term its context made and every query its solver ran before,
+/// so work whose answers must not depend on what else the thread checked (and in what
+/// order) runs in its own. The thread's kept solver waits outside meanwhile (z3
+/// objects of two contexts never meet).
+pub fn with_own_context<R: Send + Sync>(work: impl FnOnce() -> R + Send + Sync) -> R {
+    let outer = KEPT_SOLVER.with(|kept| kept.borrow_mut().take());
+    let result = watchdog::in_own_context(|| {
+        let result = work();
+        KEPT_SOLVER.with(|kept| kept.borrow_mut().take());
+        result
+    });
+    KEPT_SOLVER.with(|kept| *kept.borrow_mut() = outer);
+    result
+}
+
 impl Drop for Query {
     /// Drops this query's scope and keeps the solver for the next query. One a replay
     /// left mid-way (a scope pushed for minimizing) is not kept.

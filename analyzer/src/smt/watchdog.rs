@@ -36,6 +36,9 @@ struct Installed {
 thread_local! {
     /// Whether this thread keeps a watchdog once its first query starts one.
     static KEEPS_WATCHDOG: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread's queries run in a context of their own for now (see
+    /// [`in_own_context`]): its lasting watchdog is not installed on that one.
+    static IN_OWN_CONTEXT: Cell<bool> = const { Cell::new(false) };
     static WATCHDOG: RefCell<Option<Installed>> = const { RefCell::new(None) };
 }
 
@@ -53,9 +56,22 @@ pub fn with_watchdog<T>(work: impl FnOnce() -> T) -> T {
     result
 }
 
+/// Run `work` with z3 in a fresh context (`crate::smt::with_own_context`). Its queries
+/// each start a watchdog of their own; the thread's lasting one stays on the thread's
+/// context.
+pub fn in_own_context<R: Send + Sync>(work: impl FnOnce() -> R + Send + Sync) -> R {
+    let outer = IN_OWN_CONTEXT.with(|own| own.replace(true));
+    let result = z3::with_z3_config(&z3::Config::new(), work);
+    IN_OWN_CONTEXT.with(|own| own.set(outer));
+    result
+}
+
 /// Start this thread's lasting watchdog on its z3 context, if it keeps one and has none.
 fn install() {
-    if !KEEPS_WATCHDOG.with(Cell::get) || WATCHDOG.with(|installed| installed.borrow().is_some()) {
+    if !KEEPS_WATCHDOG.with(Cell::get)
+        || IN_OWN_CONTEXT.with(Cell::get)
+        || WATCHDOG.with(|installed| installed.borrow().is_some())
+    {
         return;
     }
     // The context must outlive the watchdog, which holds its interrupt handle: the

@@ -265,6 +265,19 @@ impl<'u> Walker<'_, 'u> {
         if name.contains("MicroAPI::") || name.contains("Reg::") {
             return Some(self.micro_api(node, simple, args));
         }
+        // `asc_vf_call<F>(...)`, `VF_CALL<F>(...)`: a vector function (register-based or
+        // SIMT) run on PIPE_V, reaching the unified buffer through raw `__ubuf__`
+        // pointers. Which bytes it reads and writes is not followed: said, never dropped.
+        if matches!(simple, "asc_vf_call" | "VF_CALL") {
+            for arg in args {
+                self.eval(*arg);
+            }
+            self.unresolved_data(
+                node,
+                format!("`{simple}`: a vector function's reads and writes of the unified buffer (through raw pointers) are not followed"),
+            );
+            return Some(Value::Unknown);
+        }
         // `op.InitBuffer()`, `ReleaseEventID()` of the kernel class: its own method.
         if self.is_own_method(function, simple) || !api_arity(simple, args.len()) {
             return None;

@@ -60,6 +60,8 @@ pub struct Unresolved {
     pub touches: Vec<String>,
     /// Walked every way (an undecided `#if`): said, not a limit.
     pub assumption: bool,
+    /// Moves data only (a vector function): only a kernel's races rest on it.
+    pub data_only: bool,
 }
 
 /// One entry point as a `.sync` program.
@@ -403,6 +405,16 @@ impl<'u> Walker<'_, 'u> {
         self.note_unresolved(node, message.into(), touches, false);
     }
 
+    /// A kernel call left out that only moves data: it orders nothing, so only the
+    /// kernel's races are undecided for it.
+    fn unresolved_data(&mut self, node: Node, message: impl Into<String>) {
+        let before = self.unresolved.len();
+        self.note_unresolved(node, message.into(), Vec::new(), false);
+        if let Some(item) = self.unresolved.get_mut(before) {
+            item.data_only = true;
+        }
+    }
+
     /// A choice the walk takes every way (an `#if` no flag decides): said as a note,
     /// but no limit, since every arm is checked.
     fn assumed(&mut self, node: Node, message: impl Into<String>) {
@@ -419,6 +431,7 @@ impl<'u> Walker<'_, 'u> {
             message,
             touches,
             assumption,
+            data_only: false,
         });
     }
 
@@ -437,6 +450,7 @@ impl<'u> Walker<'_, 'u> {
                      inlined); what follows was not checked"
                 ),
                 assumption: false,
+                data_only: false,
             });
             return false;
         }
@@ -702,6 +716,7 @@ impl<'u> Walker<'_, 'u> {
                      entry point stopped at this one, and what follows was not checked"
                 ),
                 assumption: false,
+                data_only: false,
             });
             return None;
         }

@@ -23,8 +23,11 @@
 //!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch; in C/C++
 //!   kernels a `FreeTensor` that the pipe program `convert` reads shows to be final in the
 //!   same way, or of a queue never allocated past its depth, or of a `TBuf`; a
-//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement, or between two others
-//!   with every instruction between them on one pipe; an edit of one line
+//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement, or that separates,
+//!   along every path of the kernel's `if`s and loops, no two instructions touching one
+//!   memory from two pipes nothing else orders; a set/wait pair whose source pipe's
+//!   instructions before the set touch no memory in that way with the instructions after
+//!   the wait; an edit of one line
 //!   from which the pipe program has no statement, in no kernel the build makes): reported
 //!   apart, never counted as found, and listed if syncguard flags it anyway;
 //! - **unchecked** when its check did not finish (timeout, crash, no JSON);
@@ -53,8 +56,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::json;
 use syncguard_fuzz::kernel_mutants::{
-    Class, Mutant, barrier_is_last, barrier_orders_one_pipe, free_is_final, in_no_statement, mutants,
-    scalar_pair_auto_synced,
+    Class, Mutant, barrier_is_last, barrier_orders_nothing, free_is_final, in_no_statement, mutants,
+    pair_orders_nothing,
 };
 
 #[derive(Parser)]
@@ -215,11 +218,13 @@ fn main() -> ExitCode {
                     Class::DeleteBarrierAll if barrier_is_last(program, &file, mutant.line) => {
                         Some("the kernel ends right after the barrier (the pipe program read)")
                     }
-                    Class::DeleteBarrierAll if barrier_orders_one_pipe(program, &file, mutant.line) => Some(
-                        "between the barriers around it every instruction runs on one pipe (the pipe program read)",
+                    Class::DeleteBarrierAll if barrier_orders_nothing(program, &file, mutant.line) => Some(
+                        "no two instructions it separates touch one memory from two pipes nothing else orders \
+                         (the pipe program read)",
                     ),
-                    Class::DeleteSetWaitPair if scalar_pair_auto_synced(program, &file, mutant.line) => Some(
-                        "the compiler's automatic sync orders the scalar pipe with this one (the pipe program read)",
+                    Class::DeleteSetWaitPair if pair_orders_nothing(program, &file, mutant.line) => Some(
+                        "no instruction of its source pipe before the set touches one memory with an instruction \
+                         after the wait that nothing else orders (the pipe program read)",
                     ),
                     _ => None,
                 };

@@ -15,15 +15,15 @@ use std::time::{Duration, Instant};
 use z3::ast::{Bool, Int};
 
 use super::core_counts::{Launch, cores_of, launch};
-use crate::kernel::walk::{ArmId, arm_id};
+use crate::kernel::walk::{ArmId, WorkId, arm_id, work_id};
 use crate::model::{Program, VarId};
 use crate::smt::encode::{Encoder, Scope};
 use crate::smt::{Answer, Query, SmtOptions, value_of};
-use syncguard_model::kernel::{CoreType, KStmt, Kernel};
+use syncguard_model::kernel::{CoreType, KOp, KOpKind, KStmt, Kernel};
 
 /// Most targets asked about per kernel, over its core types: a launch reaches a whole
 /// subtree, so one question is usually enough for a build or a TilingKey's branch.
-const MAX_QUESTIONS: usize = 48;
+const MAX_QUESTIONS: usize = 96;
 /// Deepest nesting followed.
 const MAX_DEPTH: usize = 32;
 /// Each question is small; a target z3 cannot answer within this much of its own work
@@ -39,11 +39,13 @@ const BUDGET: Duration = Duration::from_secs(10);
 /// tile sizes, small enough that the walk of the launch stays short.
 const MAX_VALUES: [i64; 3] = [16, 256, 4096];
 
-/// A loop, by its variable, or an arm of an `if`.
+/// A loop, by its variable, an arm of an `if`, or a work instruction run with every
+/// length it has above zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Target {
     Loop(VarId),
     Arm(ArmId),
+    Work(WorkId),
 }
 
 /// Tiling values, with the core and the TilingKey that run a target under them.
@@ -249,6 +251,13 @@ fn path_to(
                 path.pop();
                 found
             }
+            KStmt::Op(op) if *target == Target::Work(work_id(op)) => {
+                let lengths = lengths_above_zero(op, scope);
+                path.extend(lengths.iter().cloned());
+                let found = Some(strongest_first(path, repeats, None));
+                path.truncate(path.len() - lengths.len());
+                found
+            }
             KStmt::Op(_) | KStmt::Return(_) => None,
         };
         if found.is_some() {
@@ -256,6 +265,22 @@ fn path_to(
         }
     }
     None
+}
+
+/// That every length of a work instruction's accesses is above zero, with what makes
+/// them defined; a length that cannot be encoded is left out.
+fn lengths_above_zero(op: &KOp, scope: &mut Scope) -> Vec<Bool> {
+    let KOpKind::Work { writes, reads, .. } = &op.kind else {
+        return Vec::new();
+    };
+    let mut facts = Vec::new();
+    for len in writes.iter().chain(reads).filter_map(|access| access.len.as_ref()) {
+        let mut encoder = Encoder::new(scope);
+        if let Ok(len) = encoder.int(len) {
+            facts.extend([encoder.definedness(), len.gt(0)]);
+        }
+    }
+    facts
 }
 
 /// A target's alternatives (see `path_to`); `trips`: the target loop's own.
