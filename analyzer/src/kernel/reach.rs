@@ -28,24 +28,25 @@ impl<'p> KernelFacts<'p> {
         walk: &mut KernelWalk<'p>,
         seen: &mut Seen,
     ) {
-        let kernel = walk.kernel;
-        let asks = targets_in_order(&kernel.body)
-            .iter()
-            .any(|target| !walked_enough(walk, target))
-            || !empty_work_in_order(&kernel.body, walk).is_empty();
-        if asks {
+        let targets = targets_in_order(&walk.kernel.body);
+        if next_question(&targets, walk, &HashSet::new()).is_some() {
             // A context of the kernel's own (a few milliseconds to make): the launches z3
             // finds, and the values findings name, are the same whatever else the run
             // checked, and in whatever order.
-            crate::smt::with_own_context(|| self.ask_and_walk(program, domain, walk, seen));
+            crate::smt::with_own_context(|| self.ask_and_walk(program, domain, (walk, &targets), seen));
         } else {
-            self.ask_and_walk(program, domain, walk, seen);
+            self.ask_and_walk(program, domain, (walk, &targets), seen);
         }
     }
 
-    fn ask_and_walk(&mut self, program: &'p Program, domain: &Program, walk: &mut KernelWalk<'p>, seen: &mut Seen) {
+    fn ask_and_walk(
+        &mut self,
+        program: &'p Program,
+        domain: &Program,
+        (walk, targets): (&mut KernelWalk<'p>, &[Target]),
+        seen: &mut Seen,
+    ) {
         let kernel = walk.kernel;
-        let targets = targets_in_order(&kernel.body);
         let mut asked = HashSet::new();
         let mut dead = HashSet::new();
         // Targets asked about that no walk reached, with why.
@@ -53,17 +54,7 @@ impl<'p> KernelFacts<'p> {
         // Why the targets never asked about were not.
         let mut why = UNDECIDED;
         let mut search = None;
-        // Loops and arms first, outermost first; then the work instructions the walks so
-        // far ran only at a length of zero.
-        let next = |walk: &KernelWalk, asked: &HashSet<Target>| {
-            let fresh = |target: &Target| !walked_enough(walk, target) && !asked.contains(target);
-            targets
-                .iter()
-                .copied()
-                .find(fresh)
-                .or_else(|| empty_work_in_order(&kernel.body, walk).into_iter().find(fresh))
-        };
-        while let Some(target) = next(walk, &asked) {
+        while let Some(target) = next_question(targets, walk, &asked) {
             let search = match &mut search {
                 Some(search) => search,
                 None => match ReachSearch::new(domain, kernel, &walk.keys) {
@@ -112,6 +103,18 @@ impl<'p> KernelFacts<'p> {
         outermost_unwalked(&kernel.body, walk, &dead, &why, &mut said);
         self.unwalked.extend(said);
     }
+}
+
+/// The next target to ask z3 about: loops and arms first (`targets`, outermost first),
+/// then the work instructions the walks so far ran only at a length of zero; none walked
+/// enough or `asked` already.
+fn next_question(targets: &[Target], walk: &KernelWalk, asked: &HashSet<Target>) -> Option<Target> {
+    let fresh = |target: &Target| !walked_enough(walk, target) && !asked.contains(target);
+    targets
+        .iter()
+        .copied()
+        .find(fresh)
+        .or_else(|| empty_work_in_order(&walk.kernel.body, walk).into_iter().find(fresh))
 }
 
 /// Whether some walk took the arm, entered the loop, or ran the work instruction with
