@@ -389,3 +389,22 @@ fn aliased_parameters_are_one_object() {
     let aliased = codes_with(&["--alias", "x,y"]);
     assert!(aliased.contains("SG601 [error] data race on buffer x"), "{aliased}");
 }
+
+/// A Python name that is a `.sync` keyword is renamed, so what `convert` prints reads back.
+#[test]
+fn python_names_spelled_as_sync_keywords_are_renamed() {
+    let (_dir, path) = scratch(
+        "keywords.py",
+        "import torch\n\ndef main():\n    aicore = torch.npu.Stream()\n    mut = torch.npu.Event()\n    with torch.npu.stream(aicore):\n        mut.record()\n    mut.synchronize()\n",
+    );
+    let converted = syncguard(&["convert", &path]);
+    assert!(converted.status.success());
+    let program = String::from_utf8_lossy(&converted.stdout).to_string();
+    assert!(program.contains("let aicore_ ="), "{program}");
+    assert!(program.contains("let mut_ ="), "{program}");
+    let (_sync_dir, sync_path) = scratch("keywords.sync", &program);
+    let checked = syncguard(&["check", &sync_path]);
+    let report = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "{report}");
+    assert!(report.contains("0 errors, 0 warnings"), "{report}");
+}

@@ -183,33 +183,15 @@ pub struct Walker<'i, 't> {
     unchecked: Vec<(Range<usize>, &'static Api)>,
 }
 
-/// Names that are `.sync` keywords or pseudo-calls: a Python name spelled so gets a `_`.
+/// Names of `.sync` pseudo-calls, settings and memories: like the grammar's keywords, a
+/// Python name spelled so gets a `_`.
 const RESERVED: &[&str] = &[
-    "let",
-    "mut",
-    "if",
-    "else",
-    "for",
-    "in",
-    "while",
-    "param",
-    "thread",
-    "op",
-    "attrs",
-    "superkernel",
-    "subkernel",
-    "return",
     "target",
     "cann",
-    "ranks",
     "rank",
-    "true",
-    "false",
     "kernel",
     "host_read",
     "host_write",
-    "NULL",
-    "nullptr",
     "UB",
     "L1",
     "L0C",
@@ -433,7 +415,7 @@ impl<'i, 't> Walker<'i, 't> {
         if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
             name = format!("v_{name}");
         }
-        if RESERVED.contains(&name.as_str()) {
+        if RESERVED.contains(&name.as_str()) || syncguard_grammar::lexer::Keyword::is_keyword(&name) {
             name.push('_');
         }
         let count = self.names.entry(name.clone()).or_insert(0);
