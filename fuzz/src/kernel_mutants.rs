@@ -6,6 +6,7 @@
 //! `syncguard-kernel-mutants` binary.
 
 mod flow;
+mod order;
 
 use std::fmt;
 use syncguard_model::kernel::KernelCall;
@@ -460,17 +461,33 @@ pub fn barrier_is_last(converted: &str, file: &str, line: usize) -> bool {
     })
 }
 
-/// Whether the C/C++ `PipeBarrier<PIPE_ALL>` at `file:line` orders nothing the
-/// instructions around it need, judged on the pipe program `convert` read: along every
-/// path through the kernel's `if`s and loops, no instruction that can run right before
-/// it touches a memory that one right after it touches (up to another `PIPE_ALL`
-/// barrier or the kernel's ends) from another pipe that nothing else orders (`flow`).
-/// `false` when the line became no statement, or an instruction on those paths is not
-/// on a plain pipe.
+/// Whether deleting the C/C++ `PipeBarrier<PIPE_ALL>` at `file:line` removes no order
+/// the kernel's instructions need, judged on the pipe program `convert` read, with every
+/// statement the line became deleted at once (`order`). `false` when the line became no
+/// statement, or that is not sure.
 pub fn barrier_orders_nothing(converted: &str, file: &str, line: usize) -> bool {
-    every_statement(converted, (file, line), "PipeBarrier<PIPE_ALL>", |lines, at| {
-        flow::barrier_orders_nothing(converted, lines, at)
-    })
+    let lines: Vec<&str> = converted.lines().collect();
+    let deleted: Vec<usize> = statements_from(&lines, file, line, "PipeBarrier<PIPE_ALL>").collect();
+    removes_no_order(converted, &lines, &deleted)
+}
+
+/// Whether deleting the statements at the lines `deleted` of the pipe program removes no
+/// order, judged in each `aicore` block they are in; `false` for none.
+fn removes_no_order(converted: &str, lines: &[&str], deleted: &[usize]) -> bool {
+    let mut blocks: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &at in deleted {
+        let Some((start, _)) = aicore_block(lines, at) else {
+            return false;
+        };
+        match blocks.iter_mut().find(|(block, _)| *block == start) {
+            Some((_, lines)) => lines.push(at),
+            None => blocks.push((start, vec![at])),
+        }
+    }
+    !blocks.is_empty()
+        && blocks
+            .iter()
+            .all(|(_, in_block)| order::removes_no_order(converted, lines, in_block))
 }
 
 /// The pipe of the instruction that starts at line `j`: `Some(Some(pipe))`, `Some(None)`
@@ -521,28 +538,25 @@ fn statement_text(lines: &[&str], j: usize) -> String {
 }
 
 /// Whether deleting the C/C++ `SetFlag`/`WaitFlag` pair whose `SetFlag` is at
-/// `file:line` certainly changes nothing, judged on the pipe program `syncguard convert`
-/// read: for every `SetFlag` statement the line became, with the first `WaitFlag` of
-/// the same event and id after it, no instruction of the source pipe before the set
-/// touches a memory that an instruction after the wait touches from another pipe that
-/// nothing else orders (`flow`; the compiler's automatic sync orders the scalar pipe
-/// with V, MTE2 and MTE3 in a vector kernel). `false` when the line became no
-/// statement.
+/// `file:line` removes no order the kernel's instructions need, judged on the pipe
+/// program `convert` read: every `SetFlag` statement the line became and the first
+/// `WaitFlag` of the same event and id after each, deleted at once (`order`). `false`
+/// when the line became no statement, a set has no such wait, or that is not sure.
 pub fn pair_orders_nothing(converted: &str, file: &str, line: usize) -> bool {
-    every_statement(converted, (file, line), "SetFlag<", |lines, at| {
-        let code = lines[at].split("//").next().unwrap_or("");
+    let lines: Vec<&str> = converted.lines().collect();
+    let mut deleted = Vec::new();
+    for set in statements_from(&lines, file, line, "SetFlag<") {
+        let code = lines[set].split("//").next().unwrap_or("");
         let Some(call) = code.split("SetFlag").nth(1).and_then(|rest| rest.split(';').next()) else {
             return false;
         };
-        let event = call.trim_start_matches('<').split('>').next().unwrap_or("");
-        let Some((source, _)) = event.split_once('_') else {
+        let wait = format!("WaitFlag{call};");
+        let Some(wait) = (set + 1..lines.len()).find(|&j| lines[j].contains(&wait)) else {
             return false;
         };
-        let wait = format!("WaitFlag{call};");
-        (at + 1..lines.len())
-            .find(|&j| lines[j].contains(&wait))
-            .is_some_and(|wait| flow::pair_orders_nothing(converted, lines, (at, source), wait))
-    })
+        deleted.extend([set, wait]);
+    }
+    removes_no_order(converted, &lines, &deleted)
 }
 
 /// The lines of the converted program that came from `file:line` and hold `call`.
@@ -1115,6 +1129,115 @@ aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
             "k.cpp",
             5
         ));
+    }
+
+    /// A kernel copying `x` in (MTE2) to a slot of a `VECIN` queue, then `{between}`,
+    /// and the vector unit reading the slot: the pair at k.cpp:6 orders them.
+    fn copy_in_then(depth: u32, ahead: &str, between: &str) -> String {
+        format!(
+            "\
+aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
+    let q = TQue<VECIN>({depth}, 1 KiB); // k.cpp:2
+    {ahead} // k.cpp:3
+    let t = TQue::AllocTensor(q); // k.cpp:4
+    AscendC::DataCopy(t[0..64], x[0..64]); // k.cpp:5
+    AscendC::SetFlag<MTE2_V>(0); // k.cpp:6
+    AscendC::WaitFlag<MTE2_V>(0); // k.cpp:7
+    {between} // k.cpp:8
+    AscendC::Abs(t[0..64], t[0..64]); // k.cpp:9
+}}
+"
+        )
+    }
+
+    #[test]
+    fn a_pair_whose_order_a_queue_also_gives_is_equivalent() {
+        let through_queue = "TQue::EnQue(q, t);\n    let u = TQue::DeQue(q);";
+        // `EnQue` after the copy in, `DeQue` before the vector unit reads: the queue
+        // orders them as the pair does.
+        assert!(pair_orders_nothing(&copy_in_then(1, "", through_queue), "k.cpp", 6));
+        // An entry put in before the copy: the `DeQue` takes that one, which orders
+        // nothing after the copy.
+        let ahead = "let s = TQue::AllocTensor(q);\n    TQue::EnQue(q, s);";
+        assert!(!pair_orders_nothing(&copy_in_then(2, ahead, through_queue), "k.cpp", 6));
+        // An `EnQue` that no `DeQue` takes before the read.
+        assert!(!pair_orders_nothing(
+            &copy_in_then(1, "", "TQue::EnQue(q, t);"),
+            "k.cpp",
+            6
+        ));
+    }
+
+    #[test]
+    fn a_barrier_whose_order_flags_or_sync_all_also_give_is_equivalent() {
+        let flags_after = copy_in_then(
+            1,
+            "",
+            "AscendC::PipeBarrier<PIPE_ALL>(); // op.h:1\n    AscendC::SetFlag<MTE2_V>(1);\n    AscendC::WaitFlag<MTE2_V>(1);",
+        );
+        // Without the barrier, the flag pair at k.cpp:6 still orders the copy and `Abs`.
+        assert!(barrier_orders_nothing(&flags_after, "op.h", 1));
+        // Without the barrier and the pair, the pair with id 1 after them still does.
+        let converted = flags_after.replace("SetFlag<MTE2_V>(0)", "SetFlag<MTE2_MTE3>(0)");
+        let converted = converted.replace("WaitFlag<MTE2_V>(0)", "WaitFlag<MTE2_MTE3>(0)");
+        assert!(pair_orders_nothing(&converted, "k.cpp", 6));
+        // A wait of another id than the set after the copy: nothing but the barrier.
+        let other_id = converted.replace("WaitFlag<MTE2_V>(1)", "WaitFlag<MTE2_V>(2)");
+        assert!(!barrier_orders_nothing(&other_id, "op.h", 1));
+        // `SyncAll` waits for every pipe of the core, as the barrier does.
+        let sync_all = other_id.replace("WaitFlag<MTE2_V>(2);", "WaitFlag<MTE2_V>(2);\n    AscendC::SyncAll();");
+        assert!(barrier_orders_nothing(&sync_all, "op.h", 1));
+    }
+
+    #[test]
+    fn a_pair_that_orders_through_another_pipe_is_needed() {
+        // The vector unit writes `t`, a pair orders MTE2 after it, and the pair at k.cpp:7
+        // orders MTE3 (which reads `t`) after MTE2: deleting it leaves V and MTE3
+        // unordered, though its own source pipe touches nothing of `t`.
+        let converted = "\
+aicore k(x, y, type: AIV_ONLY) { // k.cpp:1
+    let t = TBuf::Get(b); // k.cpp:2
+    AscendC::Abs(t[0..64], t[0..64]); // k.cpp:3
+    AscendC::SetFlag<V_MTE2>(0); // k.cpp:4
+    AscendC::WaitFlag<V_MTE2>(0); // k.cpp:5
+    AscendC::DataCopy(u[0..64], x[0..64]); // k.cpp:6
+    AscendC::SetFlag<MTE2_MTE3>(0); // k.cpp:7
+    AscendC::WaitFlag<MTE2_MTE3>(0); // k.cpp:8
+    AscendC::DataCopy(y[0..64], t[0..64]); // k.cpp:9
+}
+";
+        assert!(!pair_orders_nothing(converted, "k.cpp", 7));
+    }
+
+    #[test]
+    fn a_scalar_read_the_automatic_sync_orders_orders_what_follows() {
+        let program = |read: &str| {
+            format!(
+                "\
+aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
+    let b = TBuf<VECCALC>(1 KiB); // k.cpp:2
+    let c = TBuf<VECCALC>(1 KiB); // k.cpp:3
+    let r = TBuf::Get(b); // k.cpp:4
+    let s = TBuf::Get(b); // k.cpp:5
+    let u = TBuf::Get(c); // k.cpp:6
+    AscendC::ReduceSum(r[0.._], u[0.._]); // k.cpp:7
+    AscendC::SetFlag<V_S>(0); // k.cpp:8
+    AscendC::WaitFlag<V_S>(0); // k.cpp:9
+    AscendC::GetValue({read}); // k.cpp:10
+    AscendC::DataCopy(y[0..64], s[0..64]); // k.cpp:11
+}}
+"
+            )
+        };
+        // The scalar read of the sum's first bytes waits for `ReduceSum` (V) without the
+        // pair; the copy out (MTE3) of the same buffer is issued after it.
+        assert!(pair_orders_nothing(&program("r[0..4]"), "k.cpp", 8));
+        // `s` starts where `r` does: the same bytes.
+        assert!(pair_orders_nothing(&program("s[0..4]"), "k.cpp", 8));
+        // Bytes further on: not sure to be the sum's, so not sure to wait for it.
+        assert!(!pair_orders_nothing(&program("r[32..36]"), "k.cpp", 8));
+        // Another buffer: the scalar read waits for nothing.
+        assert!(!pair_orders_nothing(&program("u[0..4]"), "k.cpp", 8));
     }
 
     #[test]

@@ -23,11 +23,11 @@
 //!   `AllocTensor` of its queue, `SyncAll` on block 0 of a one-block launch; in C/C++
 //!   kernels a `FreeTensor` that the pipe program `convert` reads shows to be final in the
 //!   same way, or of a queue never allocated past its depth, or of a `TBuf`; a
-//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement, or that separates,
-//!   along every path of the kernel's `if`s and loops, no two instructions touching one
-//!   memory from two pipes nothing else orders; a set/wait pair whose source pipe's
-//!   instructions before the set touch no memory in that way with the instructions after
-//!   the wait; an edit of one line
+//!   `PipeBarrier<PIPE_ALL>` read as the kernel's last statement; a `PIPE_ALL` barrier
+//!   or a set/wait pair whose every order two instructions touching one memory from two
+//!   pipes need, along every path of the kernel's `if`s and loops, something else gives
+//!   too (other flags, the queues' syncs, barriers, `SyncAll`, the automatic sync of
+//!   scalar accesses: `kernel_mutants/order.rs`); an edit of one line
 //!   from which the pipe program has no statement, in no kernel the build makes): reported
 //!   apart, never counted as found, and listed if syncguard flags it anyway;
 //! - **unchecked** when its check did not finish (timeout, crash, no JSON);
@@ -219,12 +219,12 @@ fn main() -> ExitCode {
                         Some("the kernel ends right after the barrier (the pipe program read)")
                     }
                     Class::DeleteBarrierAll if barrier_orders_nothing(program, &file, mutant.line) => Some(
-                        "no two instructions it separates touch one memory from two pipes nothing else orders \
-                         (the pipe program read)",
+                        "every two instructions it orders that touch one memory from two pipes are ordered without \
+                         it too, by flags, queues or barriers (the pipe program read)",
                     ),
                     Class::DeleteSetWaitPair if pair_orders_nothing(program, &file, mutant.line) => Some(
-                        "no instruction of its source pipe before the set touches one memory with an instruction \
-                         after the wait that nothing else orders (the pipe program read)",
+                        "every two instructions it orders that touch one memory from two pipes are ordered without \
+                         it too, by flags, queues or barriers (the pipe program read)",
                     ),
                     _ => None,
                 };

@@ -1,71 +1,105 @@
 //! The control flow of a pipe program's `aicore` block (`if` arms, loops and their next
-//! iteration, `return`), and the questions the mutation harness asks of it to know a
-//! mutant equivalent: whether a statement can run after another, and whether a
-//! `PipeBarrier<PIPE_ALL>` or a `SetFlag`/`WaitFlag` pair orders anything (a pair
-//! orders its source pipe's instructions before the set with every instruction after
-//! the wait: judged as a barrier, on that pipe's side only).
-//!
-//! Deleting the barrier leaves unordered only the pairs of instructions it separated
-//! with no other `PIPE_ALL` barrier between them: one that can run before it (walking
-//! back from it, through loop back edges, up to a barrier or the kernel's start) and
-//! one that can run after it (forward, up to a barrier or the kernel's end, which waits
-//! for every pipe). The barrier orders nothing when no such pair touches one memory (a
-//! buffer, however its tensors are named, or a GM argument) from two pipes that nothing
-//! else orders: one pipe keeps its own order, and in a vector kernel the compiler's
-//! automatic sync orders the scalar pipe with V, MTE2 and MTE3. Flags and queue
-//! operations are not counted as ordering anything, and a tensor whose buffer the
-//! reading cannot name touches every memory. Anything it cannot place on a plain pipe
-//! (a cube or cross-core instruction, a `while`) makes the barrier count as needed. A conservative judge: what it calls equivalent is.
+//! iteration, `return`) and what each statement is to the pipes: work on a pipe and the
+//! memories it touches, a flag, a queue operation, a barrier. The mutation harness walks
+//! it to know a mutant equivalent (`order`: whether deleting a barrier or a flag pair
+//! removes an order two instructions need; here: whether a statement can run after
+//! another).
 
 use std::collections::HashMap;
 
-use syncguard_grammar::ast::{Block, Else, Expr, ExprKind, Stmt, StmtKind};
+use syncguard_grammar::ast::{Block, Call, Else, Expr, ExprKind, Stmt, StmtKind};
 
 use super::statement_pipe;
 
 /// Memory a tensor whose buffer is not known may be.
-const ANY_MEMORY: &str = "*";
+pub(super) const ANY_MEMORY: &str = "*";
 
-/// What a statement of the pipe program is to the flow.
-#[derive(Clone, PartialEq)]
-enum Kind {
-    /// Issues work on no pipe: a `let`, a queue operation, a flag, an `if` or `for` head.
+/// One tensor argument of an instruction.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(super) struct Touch {
+    /// The buffer (or GM argument) it is in, however the tensor is named.
+    pub memory: String,
+    /// Where it starts, when that is sure: the buffer a `TBuf::Get` tensor is, or the
+    /// tensor itself, and the start of its range as written (`b@0`). Two touches with
+    /// one such place overlap whatever their lengths above zero.
+    pub place: Option<String>,
+    /// The instruction's first tensor, which Ascend C writes (`GetValue` writes none).
+    pub write: bool,
+}
+
+/// What a queue operation is.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum QueueOp {
+    AllocTensor,
+    EnQue,
+    DeQue,
+    FreeTensor,
+}
+
+/// What a statement of the pipe program is to the pipes.
+#[derive(Clone, PartialEq, Debug)]
+pub(super) enum Kind {
+    /// Issues nothing that orders or touches: a `let`, an `if` or `for` head, a barrier
+    /// of one pipe (which orders that pipe with itself, as it is anyway).
     Nothing,
-    /// Work on a pipe, with the memories (buffers, GM arguments) its tensors are in.
-    Access(&'static str, Vec<String>),
+    /// Work on a pipe and the tensors it touches.
+    Access(&'static str, Vec<Touch>),
+    /// `PipeBarrier<PIPE_ALL>` or `SyncAll`: waits for every pipe of the core.
     BarrierAll,
-    /// An instruction whose pipes are not plain (a cube or cross-core instruction): no
-    /// barrier around it is judged.
+    /// `SetFlag<event>(id)`, with the event (`MTE2_V`) and the id as written.
+    SetFlag(String, String),
+    WaitFlag(String, String),
+    Queue(QueueOp, String),
+    /// An instruction whose pipes are not plain (a cube or cross-core instruction):
+    /// nothing around it is judged.
     Unplain,
     /// A statement whose control flow is not followed (a `while`): nothing is judged.
     Unread,
 }
 
-struct Node {
-    line: usize,
-    kind: Kind,
-    next: Vec<usize>,
-    previous: Vec<usize>,
+pub(super) struct Node {
+    pub line: usize,
+    pub kind: Kind,
+    pub next: Vec<usize>,
+    pub previous: Vec<usize>,
 }
 
-/// The control-flow graph of one `aicore` block's body.
-struct Flow<'a> {
+/// A queue's pipes: the one that fills it (`EnQue` sets its flag) and the one that
+/// takes from it (`DeQue` waits), and its depth.
+#[derive(Clone, Copy)]
+pub(super) struct QueuePipes {
+    pub producer: &'static str,
+    pub consumer: &'static str,
+    pub depth: i64,
+}
+
+/// The control-flow graph of one `aicore` block's body. Node 0 is its entry, the last
+/// node its end.
+pub(super) struct Flow<'a> {
     lines: &'a [&'a str],
+    converted: &'a str,
     /// The GM tensors: the block's unnamed arguments (`blocks: 8` and the like are named).
     gm: Vec<String>,
     /// A vector kernel (`type: AIV_ONLY`, or no type) with the automatic sync on (no
     /// `auto_sync: false`): the compiler orders the scalar pipe with V, MTE2 and MTE3.
-    scalar_auto_synced: bool,
-    /// A tensor's name to the memory it is in (`let t = TBuf::Get(b)`: `b`).
-    memory_of: HashMap<String, String>,
+    pub scalar_auto_synced: bool,
+    bindings: Bindings,
     line_starts: Vec<usize>,
-    nodes: Vec<Node>,
+    pub nodes: Vec<Node>,
+}
+
+/// What the block's `let`s bind: each tensor's memory and place, each queue's pipes.
+#[derive(Default)]
+struct Bindings {
+    memory_of: HashMap<String, String>,
+    place_of: HashMap<String, String>,
+    queues: HashMap<String, QueuePipes>,
 }
 
 impl<'a> Flow<'a> {
     /// The flow of the `aicore` block holding line `at` of the pipe program `converted`
     /// (`lines` its lines), and the node of the statement starting there.
-    fn around(converted: &str, lines: &'a [&'a str], at: usize) -> Option<(Self, usize)> {
+    pub(super) fn around(converted: &'a str, lines: &'a [&'a str], at: usize) -> Option<(Self, usize)> {
         let parsed = syncguard_grammar::parse(converted);
         if !parsed.errors.is_empty() {
             return None;
@@ -83,10 +117,11 @@ impl<'a> Flow<'a> {
                 .find(|arg| arg.name.as_ref().is_some_and(|name| name.name == key))
                 .map(|arg| &converted[arg.value.span.clone()])
         };
-        let mut memory_of = HashMap::new();
-        memories_bound(&body.stmts, &mut memory_of);
+        let mut bindings = Bindings::default();
+        bindings.collect(&body.stmts, converted);
         let mut flow = Flow {
             lines,
+            converted,
             gm: args
                 .iter()
                 .filter(|arg| arg.name.is_none())
@@ -94,7 +129,7 @@ impl<'a> Flow<'a> {
                 .collect(),
             scalar_auto_synced: named("type").is_none_or(|kind| kind == "AIV_ONLY")
                 && named("auto_sync") != Some("false"),
-            memory_of,
+            bindings,
             line_starts,
             nodes: Vec::new(),
         };
@@ -138,11 +173,18 @@ impl<'a> Flow<'a> {
         let line = self.line_of(stmt.span.start);
         match &stmt.kind {
             StmtKind::Call(call) => {
-                let kind = self.kind(line, call.args.iter().map(|arg| &arg.value));
+                let kind = self.call_kind(line, call);
                 vec![self.node(line, kind, &from)]
             }
-            StmtKind::Let { .. } | StmtKind::LetMut { .. } | StmtKind::Assign { .. } => {
-                let kind = self.kind(line, std::iter::empty());
+            StmtKind::Let { value, .. } => {
+                let kind = match &value.kind {
+                    ExprKind::Call(call) if call.callee.text.starts_with("TQue::") => self.call_kind(line, call),
+                    _ => self.call_kind_of_line(line),
+                };
+                vec![self.node(line, kind, &from)]
+            }
+            StmtKind::LetMut { .. } | StmtKind::Assign { .. } => {
+                let kind = self.call_kind_of_line(line);
                 vec![self.node(line, kind, &from)]
             }
             StmtKind::If { then, otherwise, .. } => {
@@ -174,62 +216,101 @@ impl<'a> Flow<'a> {
         }
     }
 
-    fn kind<'e>(&self, line: usize, args: impl Iterator<Item = &'e Expr>) -> Kind {
+    /// What a call statement (or a `let` of a queue operation) is.
+    fn call_kind(&self, line: usize, call: &Call) -> Kind {
+        let text = |expr: &Expr| self.converted[expr.span.clone()].to_string();
+        let first_arg = || call.args.first().and_then(|arg| tensor_name(&arg.value));
+        let callee = call.callee.text.rsplit("::").next().unwrap_or("");
+        let flag = || {
+            let event = call.generics.as_ref()?.first().map(text)?;
+            let id = call.args.first().map(|arg| text(&arg.value))?;
+            Some((event, id))
+        };
+        let queue_op = match callee {
+            "AllocTensor" => Some(QueueOp::AllocTensor),
+            "EnQue" => Some(QueueOp::EnQue),
+            "DeQue" => Some(QueueOp::DeQue),
+            "FreeTensor" => Some(QueueOp::FreeTensor),
+            _ => None,
+        };
+        match callee {
+            "SetFlag" | "WaitFlag" => match flag() {
+                Some((event, id)) if callee == "SetFlag" => Kind::SetFlag(event, id),
+                Some((event, id)) => Kind::WaitFlag(event, id),
+                None => Kind::Unplain,
+            },
+            "SyncAll" => Kind::BarrierAll,
+            _ if call.callee.text.starts_with("TQue::") => match (queue_op, first_arg()) {
+                (Some(op), Some(queue)) => Kind::Queue(op, queue),
+                _ => Kind::Nothing,
+            },
+            _ => self.access_kind(line, call.args.iter().map(|arg| &arg.value)),
+        }
+    }
+
+    /// What a statement that is no call is, by its first line.
+    fn call_kind_of_line(&self, line: usize) -> Kind {
+        self.access_kind(line, std::iter::empty())
+    }
+
+    fn access_kind<'e>(&self, line: usize, args: impl Iterator<Item = &'e Expr>) -> Kind {
         if self.lines[line].contains("PipeBarrier<PIPE_ALL>") {
             return Kind::BarrierAll;
         }
-        // A barrier of one pipe orders that pipe with itself, which it keeps anyway; not
-        // counted as ordering anything, like flags.
         if self.lines[line].contains("PipeBarrier<PIPE_") {
             return Kind::Nothing;
         }
         match statement_pipe(self.lines, line, &self.gm) {
             Some(None) => Kind::Nothing,
-            Some(Some(pipe)) => Kind::Access(pipe, args.filter_map(|arg| self.memory(arg)).collect()),
+            Some(Some(pipe)) => {
+                let reads_only = pipe == "S" && self.lines[line].contains("GetValue(");
+                let touches = args
+                    .filter_map(|arg| self.touch(arg))
+                    .enumerate()
+                    .map(|(k, mut touch)| {
+                        touch.write = k == 0 && !reads_only;
+                        touch
+                    })
+                    .collect();
+                Kind::Access(pipe, touches)
+            }
             None => Kind::Unplain,
         }
     }
 
-    /// The memory a tensor argument is in; `None` for an argument that is no tensor.
-    fn memory(&self, arg: &Expr) -> Option<String> {
+    /// What a tensor argument touches; `None` for an argument that is no tensor.
+    fn touch(&self, arg: &Expr) -> Option<Touch> {
         let name = tensor_name(arg)?;
-        if self.gm.contains(&name) {
-            return Some(name);
-        }
-        Some(
-            self.memory_of
+        let memory = if self.gm.contains(&name) {
+            name.clone()
+        } else {
+            self.bindings
+                .memory_of
                 .get(&name)
                 .cloned()
-                .unwrap_or_else(|| ANY_MEMORY.to_string()),
-        )
+                .unwrap_or_else(|| ANY_MEMORY.to_string())
+        };
+        let start = match &arg.kind {
+            ExprKind::Name(_) => Some("0".to_string()),
+            ExprKind::Slice { range, .. } => Some(self.converted[range.start.span.clone()].to_string()),
+            _ => None,
+        };
+        let base = if self.gm.contains(&name) {
+            Some(&name)
+        } else {
+            self.bindings.place_of.get(&name)
+        };
+        let place = start.zip(base).map(|(start, base)| format!("{base}@{start}"));
+        Some(Touch {
+            memory,
+            place,
+            write: false,
+        })
     }
 
-    /// The instructions reachable from `from` (its successors, or with `backward` its
-    /// predecessors) before a `PIPE_ALL` barrier; `None` when one is not plain.
-    fn accesses_until_barrier(&self, from: usize, backward: bool) -> Option<Vec<(&'static str, &[String])>> {
-        let neighbours = |id: usize| {
-            if backward {
-                &self.nodes[id].previous
-            } else {
-                &self.nodes[id].next
-            }
-        };
-        let mut seen = vec![false; self.nodes.len()];
-        let mut stack = neighbours(from).clone();
-        let mut accesses = Vec::new();
-        while let Some(id) = stack.pop() {
-            if std::mem::replace(&mut seen[id], true) {
-                continue;
-            }
-            match &self.nodes[id].kind {
-                Kind::BarrierAll => continue,
-                Kind::Unplain | Kind::Unread => return None,
-                Kind::Access(pipe, memories) => accesses.push((*pipe, memories.as_slice())),
-                Kind::Nothing => {}
-            }
-            stack.extend(neighbours(id));
-        }
-        Some(accesses)
+    /// A queue's pipes, when its position is one whose pipes are known.
+    pub(super) fn queue(&self, name: &str) -> Option<QueuePipes> {
+        self.bindings.queues.get(name).copied()
     }
 }
 
@@ -242,91 +323,87 @@ fn tensor_name(arg: &Expr) -> Option<String> {
     }
 }
 
-/// Each tensor name a `let` of the statements binds, to the memory it is in: a buffer's
-/// own name (`let b = TBuf<VECCALC>(...)`), the buffer a tensor is taken from
-/// (`TBuf::Get(b)`, `TQue::AllocTensor(q)`, `TQue::DeQue(q)`), or another tensor's.
-fn memories_bound<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, out: &mut HashMap<String, String>) {
-    for stmt in stmts {
-        match &stmt.kind {
-            StmtKind::Let { pattern, value } => {
-                let [name] = pattern.names() else { continue };
-                let memory = match &value.kind {
-                    ExprKind::Call(call) if call.callee.text == "TBuf" || call.callee.text == "TQue" => {
-                        Some(name.name.clone())
+impl Bindings {
+    /// Each tensor name a `let` of the statements binds, to the memory it is in: a
+    /// buffer's own name (`let b = TBuf<VECCALC>(...)`), the buffer a tensor is taken
+    /// from (`TBuf::Get(b)`, `TQue::AllocTensor(q)`, `TQue::DeQue(q)`), or another
+    /// tensor's; where it starts (a `TBuf::Get` tensor at its buffer's start, a queue's
+    /// tensor at its own slot, a name for another tensor where that one starts); each
+    /// queue `TQue<VECIN>(depth, len)` with its pipes.
+    fn collect<'s>(&mut self, stmts: impl IntoIterator<Item = &'s Stmt>, converted: &str) {
+        for stmt in stmts {
+            match &stmt.kind {
+                StmtKind::Let { pattern, value } => {
+                    let [name] = pattern.names() else { continue };
+                    self.bind(&name.name, value, converted);
+                }
+                StmtKind::If { then, otherwise, .. } => {
+                    self.collect(&then.stmts, converted);
+                    match otherwise {
+                        Some(Else::Block(block)) => self.collect(&block.stmts, converted),
+                        Some(Else::If(stmt)) => self.collect([&**stmt], converted),
+                        None => {}
                     }
-                    ExprKind::Call(call) => call.args.first().and_then(|arg| tensor_name(&arg.value)),
-                    _ => tensor_name(value),
-                };
-                if let Some(memory) = memory {
-                    let memory = out.get(&memory).cloned().unwrap_or(memory);
-                    out.insert(name.name.clone(), memory);
                 }
+                StmtKind::For { body, .. } => self.collect(&body.stmts, converted),
+                _ => {}
             }
-            StmtKind::If { then, otherwise, .. } => {
-                memories_bound(&then.stmts, out);
-                match otherwise {
-                    Some(Else::Block(block)) => memories_bound(&block.stmts, out),
-                    Some(Else::If(stmt)) => memories_bound([&**stmt], out),
-                    None => {}
-                }
-            }
-            StmtKind::For { body, .. } => memories_bound(&body.stmts, out),
-            _ => {}
         }
     }
-}
 
-/// Whether two instructions on either side of the barrier need it: on two pipes that
-/// nothing else orders, touching one memory.
-fn conflict(
-    (pipe_a, memories_a): (&str, &[String]),
-    (pipe_b, memories_b): (&str, &[String]),
-    scalar_auto_synced: bool,
-) -> bool {
-    let auto_synced = |a: &str, b: &str| a == "S" && ["V", "MTE2", "MTE3"].contains(&b);
-    if pipe_a == pipe_b || (scalar_auto_synced && (auto_synced(pipe_a, pipe_b) || auto_synced(pipe_b, pipe_a))) {
-        return false;
+    fn bind(&mut self, name: &str, value: &Expr, converted: &str) {
+        let (memory, place) = match &value.kind {
+            ExprKind::Call(call) if call.callee.text == "TBuf" || call.callee.text == "TQue" => {
+                if call.callee.text == "TQue"
+                    && let Some(pipes) = queue_pipes(call, converted)
+                {
+                    self.queues.insert(name.to_string(), pipes);
+                }
+                (Some(name.to_string()), Some(name.to_string()))
+            }
+            ExprKind::Call(call) => {
+                let from = call.args.first().and_then(|arg| tensor_name(&arg.value));
+                let place = if call.callee.text == "TBuf::Get" {
+                    from.clone()
+                } else {
+                    Some(name.to_string())
+                };
+                (from, place)
+            }
+            ExprKind::Name(path) => (
+                Some(path.text.clone()),
+                Some(self.place_of.get(&path.text).cloned().unwrap_or(path.text.clone())),
+            ),
+            _ => (tensor_name(value), None),
+        };
+        if let Some(memory) = memory {
+            let memory = self.memory_of.get(&memory).cloned().unwrap_or(memory);
+            self.memory_of.insert(name.to_string(), memory);
+        }
+        match place {
+            Some(place) => self.place_of.insert(name.to_string(), place),
+            None => self.place_of.remove(name),
+        };
     }
-    memories_a
-        .iter()
-        .any(|a| memories_b.iter().any(|b| a == b || a == ANY_MEMORY || b == ANY_MEMORY))
 }
 
-/// Whether the `PIPE_ALL` barrier starting at line `at` of the pipe program `converted`
-/// orders no two instructions that need it (the module's doc comment).
-pub(super) fn barrier_orders_nothing(converted: &str, lines: &[&str], at: usize) -> bool {
-    separates_nothing(converted, lines, (at, None), at)
-}
-
-/// Whether the flag pair whose `SetFlag` starts at line `set` and `WaitFlag` at line
-/// `wait` orders no two instructions that need it. It orders the instructions of its
-/// source pipe `source` before the set with every instruction after the wait (the
-/// waiting pipe's, and through that pipe's later syncs any other's): judged as a
-/// barrier would be, on that source pipe's side only.
-pub(super) fn pair_orders_nothing(converted: &str, lines: &[&str], (set, source): (usize, &str), wait: usize) -> bool {
-    separates_nothing(converted, lines, (set, Some(source)), wait)
-}
-
-/// Whether no instruction reachable backward from the statement at line `before` (on
-/// pipe `pipe` only, when given) conflicts with one reachable forward from the
-/// statement at line `after`, up to `PIPE_ALL` barriers.
-fn separates_nothing(converted: &str, lines: &[&str], (before, pipe): (usize, Option<&str>), after: usize) -> bool {
-    let Some((flow, before)) = Flow::around(converted, lines, before) else {
-        return false;
+/// The pipes of a `TQue<POS>(depth, len)`: a vector core's input queue is filled by
+/// MTE2 and taken by V, its output queue filled by V and taken by MTE3 (asc-devkit,
+/// "TQue": `EnQue` sets the producer's flag, `DeQue` waits for it on the consumer's
+/// pipe; `FreeTensor` and `AllocTensor` the other way). Other positions: `None`.
+fn queue_pipes(call: &Call, converted: &str) -> Option<QueuePipes> {
+    let position = call.generics.as_ref()?.first()?;
+    let (producer, consumer) = match &converted[position.span.clone()] {
+        "VECIN" => ("MTE2", "V"),
+        "VECOUT" => ("V", "MTE3"),
+        _ => return None,
     };
-    let Some(after) = flow.nodes.iter().position(|node| node.line == after) else {
-        return false;
-    };
-    let (Some(before), Some(after)) = (
-        flow.accesses_until_barrier(before, true),
-        flow.accesses_until_barrier(after, false),
-    ) else {
-        return false;
-    };
-    !before
-        .iter()
-        .filter(|(on, _)| pipe.is_none_or(|pipe| pipe == *on))
-        .any(|&a| after.iter().any(|&b| conflict(a, b, flow.scalar_auto_synced)))
+    let depth = converted[call.args.first()?.value.span.clone()].trim().parse().ok()?;
+    Some(QueuePipes {
+        producer,
+        consumer,
+        depth,
+    })
 }
 
 /// Whether no statement whose first line holds `text` can run after the statement
