@@ -325,8 +325,8 @@ fn every_statement(
 /// judged on the pipe program `syncguard convert` read from the original kernel
 /// (`converted`, each statement ending in `// file:line`): for every statement that
 /// line became, either no `AllocTensor` of its queue can run after it (along the
-/// block's `if`s, loops and `return`s: `flow`), or the queue is never allocated past its
-/// depth, or it is a `TBuf`. `false` when the line became no statement.
+/// block's `if`s, loops and `return`s, the arms another value of a parameter takes
+/// left out: `flow`), or the queue is never allocated past its depth, or it is a `TBuf`. `false` when the line became no statement.
 pub fn free_is_final(converted: &str, file: &str, line: usize) -> bool {
     every_statement(converted, (file, line), "FreeTensor(", |lines, at| {
         let Some((start, end)) = aicore_block(lines, at) else {
@@ -1238,6 +1238,46 @@ aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
         assert!(!pair_orders_nothing(&program("r[32..36]"), "k.cpp", 8));
         // Another buffer: the scalar read waits for nothing.
         assert!(!pair_orders_nothing(&program("u[0..4]"), "k.cpp", 8));
+    }
+
+    #[test]
+    fn arms_of_other_parameter_values_are_no_path() {
+        let converted = "\
+param type_DTYPE in 0..=2; // k.cpp:1
+param mode in 0..; // k.cpp:2
+aicore k(x, y, type: AIV_ONLY) { // k.cpp:3
+    let q = TQue<VECOUT>(1, 1 KiB); // k.cpp:4
+    let b = TBuf<VECCALC>(1 KiB); // k.cpp:5
+    let t = TBuf::Get(b); // k.cpp:6
+    if type_DTYPE == 0 { // k.cpp:7
+        let o = TQue::AllocTensor(q); // k.cpp:8
+        TQue::FreeTensor(q, o); // k.cpp:9
+    } else {}
+    if type_DTYPE == 1 { // k.cpp:11
+        let u = TQue::AllocTensor(q); // k.cpp:12
+        TQue::FreeTensor(q, u); // k.cpp:13
+    } else {}
+    if mode == 0 { // k.cpp:15
+        AscendC::DataCopy(t[0..64], x[0..64]); // k.cpp:16
+        AscendC::PipeBarrier<PIPE_ALL>(); // k.cpp:17
+    } else {}
+    if mode != 0 { // k.cpp:19
+        AscendC::Abs(t[0..64], t[0..64]); // k.cpp:20
+    } else {}
+    if !mode { // k.cpp:22
+        AscendC::PipeBarrier<PIPE_ALL>(); // k.cpp:23
+        AscendC::Abs(t[0..64], t[0..64]); // k.cpp:24
+    } else {}
+}
+";
+        // The allocation after the free is in another build type's arm.
+        assert!(free_is_final(converted, "k.cpp", 9));
+        // The copy in (MTE2) of mode 0 and `Abs` (V) of the other modes never run in one
+        // launch; mode 0's own `Abs` has a barrier of its own before it.
+        assert!(barrier_orders_nothing(converted, "k.cpp", 17));
+        // Without that second barrier, the barrier at k.cpp:17 is what orders them.
+        let without = converted.replace("        AscendC::PipeBarrier<PIPE_ALL>(); // k.cpp:23\n", "");
+        assert!(!barrier_orders_nothing(&without, "k.cpp", 17));
     }
 
     #[test]

@@ -564,10 +564,16 @@ impl<'p> KernelFacts<'p> {
                             continue;
                         };
                         let other = &a_mems[am];
-                        if !(other.write || mem.write) || !other.overlaps(mem) {
+                        if !(other.write || mem.write) {
                             continue;
                         }
                         if order.before(instrs, b, a) || auto_synced(kernel, context.core, *a_pipe, *pipe) {
+                            continue;
+                        }
+                        if !other.overlaps(mem) {
+                            if other.hidden_by_a_zero_length(mem) {
+                                seen.hidden_by_zero_length(walk::work_id(instrs[a].op), walk::work_id(instr.op));
+                            }
                             continue;
                         }
                         let pair = (instrs[a].op.span.clone(), instr.op.span.clone());
@@ -623,6 +629,22 @@ struct Seen {
     undecided_races: HashSet<(Span, Span)>,
     /// (kernel, HardEvent, literal id) already said mixed with TPipe's ids.
     mixed: HashSet<(usize, HardEvent, i64)>,
+    /// Unordered work instructions of two pipes on one memory that no run so far gave
+    /// bytes together (one ran at a length of zero), in the order found: z3 is asked
+    /// for a launch that does (`reach`).
+    hidden_pairs: Vec<(walk::WorkId, walk::WorkId)>,
+}
+
+impl Seen {
+    /// Most pairs kept: z3's questions per kernel are fewer.
+    const MAX_HIDDEN_PAIRS: usize = 256;
+
+    fn hidden_by_zero_length(&mut self, first: walk::WorkId, second: walk::WorkId) {
+        let pair = (first, second);
+        if self.hidden_pairs.len() < Self::MAX_HIDDEN_PAIRS && !self.hidden_pairs.contains(&pair) {
+            self.hidden_pairs.push(pair);
+        }
+    }
 }
 
 /// The compiler's automatic sync orders the scalar pipe with V, MTE2 and MTE3, both

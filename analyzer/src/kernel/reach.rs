@@ -3,10 +3,13 @@
 //! the outermost of each, as code that is not checked. Arms no launch can take are dead
 //! code and not said. A loop is asked about until some launch runs it three times: a race
 //! between one iteration and the next needs two, a double-buffered slot's reuse three.
+//! Then the work instructions every walk ran at a length of zero, and the unordered
+//! pairs on one memory no walk gave bytes together: a launch that moves bytes, in
+//! which a race they hid shows.
 
 use std::collections::{HashMap, HashSet};
 
-use super::walk::{arm_id, work_id};
+use super::walk::{WorkId, arm_id, work_id};
 use super::{KernelFacts, KernelWalk, PlannedLaunch, Seen};
 use crate::model::Program;
 use crate::smt::properties::loop_reach::{Reach, ReachSearch, Target};
@@ -29,7 +32,7 @@ impl<'p> KernelFacts<'p> {
         seen: &mut Seen,
     ) {
         let targets = targets_in_order(&walk.kernel.body);
-        if next_question(&targets, walk, &HashSet::new()).is_some() {
+        if next_question((&targets, &seen.hidden_pairs), walk, &HashSet::new()).is_some() {
             // A context of the kernel's own (a few milliseconds to make): the launches z3
             // finds, and the values findings name, are the same whatever else the run
             // checked, and in whatever order.
@@ -54,7 +57,7 @@ impl<'p> KernelFacts<'p> {
         // Why the targets never asked about were not.
         let mut why = UNDECIDED;
         let mut search = None;
-        while let Some(target) = next_question(targets, walk, &asked) {
+        while let Some(target) = next_question((targets, &seen.hidden_pairs), walk, &asked) {
             let search = match &mut search {
                 Some(search) => search,
                 None => match ReachSearch::new(domain, kernel, &walk.keys) {
@@ -106,15 +109,21 @@ impl<'p> KernelFacts<'p> {
 }
 
 /// The next target to ask z3 about: loops and arms first (`targets`, outermost first),
-/// then the work instructions the walks so far ran only at a length of zero; none walked
-/// enough or `asked` already.
-fn next_question(targets: &[Target], walk: &KernelWalk, asked: &HashSet<Target>) -> Option<Target> {
+/// then the work instructions the walks so far ran only at a length of zero, then the
+/// pairs of unordered work instructions on one memory that no walk gave bytes together
+/// (`hidden`: a race a zero length hid); none walked enough or `asked` already.
+fn next_question(
+    (targets, hidden): (&[Target], &[(WorkId, WorkId)]),
+    walk: &KernelWalk,
+    asked: &HashSet<Target>,
+) -> Option<Target> {
     let fresh = |target: &Target| !walked_enough(walk, target) && !asked.contains(target);
     targets
         .iter()
         .copied()
         .find(fresh)
         .or_else(|| empty_work_in_order(&walk.kernel.body, walk).into_iter().find(fresh))
+        .or_else(|| hidden.iter().map(|&(a, b)| Target::Pair(a, b)).find(fresh))
 }
 
 /// Whether some walk took the arm, entered the loop, or ran the work instruction with
@@ -124,6 +133,7 @@ fn reached(walk: &KernelWalk, target: &Target) -> bool {
         Target::Loop(var) => walk.entered.contains(var),
         Target::Arm(arm) => walk.arms.contains(arm),
         Target::Work(work) => walk.work_done.contains(work),
+        Target::Pair(first, second) => walk.work_done.contains(first) && walk.work_done.contains(second),
     }
 }
 
@@ -134,6 +144,8 @@ fn walked_enough(walk: &KernelWalk, target: &Target) -> bool {
         Target::Loop(var) => walk.repeated.contains(var),
         Target::Arm(arm) => walk.arms_repeated.contains(arm),
         Target::Work(..) => reached(walk, target),
+        // Both run with bytes by some walks, not known to be by one: asked once.
+        Target::Pair(..) => false,
     }
 }
 

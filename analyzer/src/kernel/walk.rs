@@ -579,6 +579,17 @@ impl Mem<'_> {
         self.region == other.region && self.start < other.end && other.start < self.end
     }
 
+    /// Whether the two would be in one piece of memory but one touches no byte: a
+    /// length computed at zero (a copy counted in 32-byte blocks at small values).
+    pub fn hidden_by_a_zero_length(&self, other: &Mem) -> bool {
+        let zero = |mem: &Mem| mem.access.len.is_some() && mem.known == Known::Range && mem.end <= mem.start;
+        let same_slot = match (self.slot, other.slot) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        self.region == other.region && same_slot && (zero(self) || zero(other))
+    }
+
     /// Whether the two overlap in the bytes each certainly touches (the first byte of
     /// one whose length is unknown).
     pub fn certainly_overlaps(&self, other: &Mem) -> bool {

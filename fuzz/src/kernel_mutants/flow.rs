@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use syncguard_grammar::ast::{Block, Call, Else, Expr, ExprKind, Stmt, StmtKind};
+use syncguard_grammar::ast::{BinaryOp, Block, Call, Else, Expr, ExprKind, Stmt, StmtKind, UnaryOp};
 
 use super::statement_pipe;
 
@@ -25,6 +25,36 @@ pub(super) struct Touch {
     pub place: Option<String>,
     /// The instruction's first tensor, which Ascend C writes (`GetValue` writes none).
     pub write: bool,
+}
+
+/// That a parameter of the program (a tiling field, a build type, a branch the reader
+/// could not decide: constant for a kernel's run) equals a value, or does not.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(super) struct Fact {
+    pub name: String,
+    pub value: u64,
+    pub equal: bool,
+}
+
+impl Fact {
+    fn negated(self) -> Fact {
+        Fact {
+            equal: !self.equal,
+            ..self
+        }
+    }
+
+    /// Whether `self` can hold beside `facts`.
+    pub fn agrees_with(&self, facts: &[Fact]) -> bool {
+        facts.iter().all(|fact| {
+            fact.name != self.name
+                || match (fact.equal, self.equal) {
+                    (true, true) => fact.value == self.value,
+                    (true, false) | (false, true) => fact.value != self.value,
+                    (false, false) => true,
+                }
+        })
+    }
 }
 
 /// What a queue operation is.
@@ -50,6 +80,8 @@ pub(super) enum Kind {
     SetFlag(String, String),
     WaitFlag(String, String),
     Queue(QueueOp, String),
+    /// The start of an `if` arm whose condition says a parameter's value.
+    Assume(Fact),
     /// An instruction whose pipes are not plain (a cube or cross-core instruction):
     /// nothing around it is judged.
     Unplain,
@@ -84,6 +116,8 @@ pub(super) struct Flow<'a> {
     /// `auto_sync: false`): the compiler orders the scalar pipe with V, MTE2 and MTE3.
     pub scalar_auto_synced: bool,
     bindings: Bindings,
+    /// The program's parameters: the names an arm's condition can say a value of.
+    params: Vec<String>,
     line_starts: Vec<usize>,
     pub nodes: Vec<Node>,
 }
@@ -130,6 +164,15 @@ impl<'a> Flow<'a> {
             scalar_auto_synced: named("type").is_none_or(|kind| kind == "AIV_ONLY")
                 && named("auto_sync") != Some("false"),
             bindings,
+            params: parsed
+                .file
+                .stmts
+                .iter()
+                .filter_map(|stmt| match &stmt.kind {
+                    StmtKind::Param { name, .. } => Some(name.name.clone()),
+                    _ => None,
+                })
+                .collect(),
             line_starts,
             nodes: Vec::new(),
         };
@@ -187,13 +230,23 @@ impl<'a> Flow<'a> {
                 let kind = self.call_kind_of_line(line);
                 vec![self.node(line, kind, &from)]
             }
-            StmtKind::If { then, otherwise, .. } => {
+            StmtKind::If { cond, then, otherwise } => {
                 let head = self.node(line, Kind::Nothing, &from);
-                let mut out = self.block(then, vec![head], returns);
+                // Each arm starts with what its condition says of a parameter, when it
+                // is that simple: a path through an arm that contradicts an earlier one
+                // (a build type's arm after another's) is no path.
+                let fact = self.fact(cond);
+                let arm_start = |flow: &mut Self, fact: Option<Fact>| match fact {
+                    Some(fact) => flow.node(line, Kind::Assume(fact), &[head]),
+                    None => head,
+                };
+                let then_start = arm_start(self, fact.clone());
+                let else_start = arm_start(self, fact.map(Fact::negated));
+                let mut out = self.block(then, vec![then_start], returns);
                 out.extend(match otherwise {
-                    None => vec![head],
-                    Some(Else::Block(block)) => self.block(block, vec![head], returns),
-                    Some(Else::If(stmt)) => self.stmt(stmt, vec![head], returns),
+                    None => vec![else_start],
+                    Some(Else::Block(block)) => self.block(block, vec![else_start], returns),
+                    Some(Else::If(stmt)) => self.stmt(stmt, vec![else_start], returns),
                 });
                 out
             }
@@ -213,6 +266,28 @@ impl<'a> Flow<'a> {
                 Vec::new()
             }
             _ => vec![self.node(line, Kind::Unread, &from)],
+        }
+    }
+
+    /// What a condition says of a parameter: `p == 3`, `p != 0`, `!p`, `p`.
+    fn fact(&self, cond: &Expr) -> Option<Fact> {
+        let param = |expr: &Expr| match &expr.kind {
+            ExprKind::Name(path) if self.params.contains(&path.text) => Some(path.text.clone()),
+            _ => None,
+        };
+        let int = |expr: &Expr| match &expr.kind {
+            ExprKind::Int(lit) => Some(lit.value),
+            _ => None,
+        };
+        let fact = |name, value, equal| Some(Fact { name, value, equal });
+        match &cond.kind {
+            ExprKind::Binary(op @ (BinaryOp::Eq | BinaryOp::Ne), left, right) => {
+                let (name, value) = param(left).zip(int(right)).or_else(|| param(right).zip(int(left)))?;
+                fact(name, value, *op == BinaryOp::Eq)
+            }
+            ExprKind::Unary(UnaryOp::Not, operand) => fact(param(operand)?, 0, true),
+            ExprKind::Name(_) => fact(param(cond)?, 0, false),
+            _ => None,
         }
     }
 
@@ -306,6 +381,34 @@ impl<'a> Flow<'a> {
             place,
             write: false,
         })
+    }
+
+    /// Per node: the facts every path from the kernel's start to it has taken (those of
+    /// the arms around it), its own included.
+    pub(super) fn facts_holding(&self) -> Vec<Vec<Fact>> {
+        let mut at: Vec<Option<Vec<Fact>>> = vec![None; self.nodes.len()];
+        let mut work = vec![0usize];
+        at[0] = Some(Vec::new());
+        while let Some(id) = work.pop() {
+            let Some(mut facts) = at[id].clone() else { continue };
+            if let Kind::Assume(fact) = &self.nodes[id].kind
+                && !facts.contains(fact)
+            {
+                facts.push(fact.clone());
+                at[id] = Some(facts.clone());
+            }
+            for &next in &self.nodes[id].next {
+                let incoming = match &at[next] {
+                    None => facts.clone(),
+                    Some(old) => old.iter().filter(|fact| facts.contains(fact)).cloned().collect(),
+                };
+                if at[next].as_ref() != Some(&incoming) {
+                    at[next] = Some(incoming);
+                    work.push(next);
+                }
+            }
+        }
+        at.into_iter().map(Option::unwrap_or_default).collect()
     }
 
     /// A queue's pipes, when its position is one whose pipes are known.
@@ -413,17 +516,26 @@ pub(super) fn never_followed_by(converted: &str, lines: &[&str], at: usize, text
     let Some((flow, from)) = Flow::around(converted, lines, at) else {
         return false;
     };
-    let mut seen = vec![false; flow.nodes.len()];
-    let mut stack = flow.nodes[from].next.clone();
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(&mut seen[id], true) {
+    let mut seen = std::collections::HashSet::new();
+    let holding = flow.facts_holding().swap_remove(from);
+    let mut stack: Vec<(usize, Vec<Fact>)> = flow.nodes[from].next.iter().map(|&id| (id, holding.clone())).collect();
+    while let Some((id, mut facts)) = stack.pop() {
+        let node = &flow.nodes[id];
+        if let Kind::Assume(fact) = &node.kind {
+            if !fact.agrees_with(&facts) {
+                continue;
+            }
+            if !facts.contains(fact) {
+                facts.push(fact.clone());
+            }
+        }
+        if !seen.insert((id, facts.clone())) {
             continue;
         }
-        let node = &flow.nodes[id];
         if node.kind == Kind::Unread || lines[node.line].contains(text) {
             return false;
         }
-        stack.extend(&node.next);
+        stack.extend(node.next.iter().map(|&next| (next, facts.clone())));
     }
     true
 }

@@ -2,8 +2,9 @@
 //! `SetFlag`/`WaitFlag` pair) removes an order two of its instructions need.
 //!
 //! From each instruction `a` that can run before a deleted statement, every path of the
-//! `aicore` block's control flow (`flow`, through loop back edges) is walked twice at
-//! once: in the original and in the mutant. Along it, the set of pipes whose later
+//! `aicore` block's control flow (`flow`, through loop back edges; not through an arm
+//! whose condition on a parameter contradicts one taken before, such as another build
+//! type's) is walked twice at once: in the original and in the mutant. Along it, the set of pipes whose later
 //! instructions start after `a` finishes grows:
 //! - `a`'s own pipe (a pipe runs in order);
 //! - everything after a `PipeBarrier<PIPE_ALL>` or `SyncAll` (they wait for every pipe);
@@ -31,7 +32,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::flow::{ANY_MEMORY, Flow, Kind, QueueOp, Touch};
+use super::flow::{ANY_MEMORY, Fact, Flow, Kind, QueueOp, Touch};
 
 /// The pipes a set can hold, one bit each.
 const PIPES: [&str; 7] = ["S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"];
@@ -102,15 +103,8 @@ impl After {
             },
             ..After::default()
         };
-        for flag in &self.flags {
-            if either || other.flags.contains(flag) {
-                out.flags.push(flag.clone());
-            }
-        }
-        if either {
-            out.flags
-                .extend(other.flags.iter().filter(|f| !self.flags.contains(f)).cloned());
-        }
+        out.flags = merged(&self.flags, &other.flags, either);
+        out.touched = merged(&self.touched, &other.touched, either);
         let queues = self.entries.iter().chain(&other.entries).map(|(q, _)| q);
         for queue in queues {
             if out.entries.iter().any(|(q, _)| q == queue) {
@@ -143,15 +137,6 @@ impl After {
                 of(self) && of(other)
             };
             out.freed.push((queue.clone(), freed));
-        }
-        for touch in &self.touched {
-            if either || other.touched.contains(touch) {
-                out.touched.push(touch.clone());
-            }
-        }
-        if either {
-            out.touched
-                .extend(other.touched.iter().filter(|t| !self.touched.contains(t)).cloned());
         }
         out
     }
@@ -272,6 +257,15 @@ impl After {
     }
 }
 
+/// What both lists hold or, with `either`, what one of them does.
+fn merged<T: Clone + PartialEq>(a: &[T], b: &[T], either: bool) -> Vec<T> {
+    let mut out: Vec<T> = a.iter().filter(|x| either || b.contains(x)).cloned().collect();
+    if either {
+        out.extend(b.iter().filter(|x| !a.contains(x)).cloned());
+    }
+    out
+}
+
 fn overlap(a: &Touch, b: &Touch) -> bool {
     a.memory == b.memory || a.memory == ANY_MEMORY || b.memory == ANY_MEMORY
 }
@@ -304,12 +298,16 @@ pub(super) fn removes_no_order(converted: &str, lines: &[&str], deleted: &[usize
         return false;
     }
     let entries = queue_entries(&flow);
+    let holding = flow.facts_holding();
     reaching(&flow, &deleted_nodes)
         .into_iter()
         .all(|source| match &flow.nodes[source].kind {
-            Kind::Access(pipe, touches) => {
-                no_order_removed(&flow, &deleted_nodes, (source, pipe, touches), &entries[source])
-            }
+            Kind::Access(pipe, touches) => no_order_removed(
+                &flow,
+                &deleted_nodes,
+                (source, pipe, touches),
+                (&entries[source], &holding[source]),
+            ),
             _ => true,
         })
 }
@@ -377,41 +375,55 @@ fn widen(a: &HashMap<String, (u32, u32)>, b: &HashMap<String, (u32, u32)>) -> Ha
     out
 }
 
+/// Where one path from `a` stands: what its `if` arms said of the parameters, and the
+/// orders in the original and in the mutant.
+#[derive(Clone, PartialEq)]
+struct PathState {
+    facts: Vec<Fact>,
+    original: After,
+    mutant: After,
+}
+
+impl PathState {
+    /// The state that stands for both: the facts both hold, the original's orders of
+    /// either, the mutant's of both (so a removed order is still seen).
+    fn join(&self, other: &PathState) -> PathState {
+        PathState {
+            facts: merged(&self.facts, &other.facts, false),
+            original: self.original.join(&other.original, Side::Original),
+            mutant: self.mutant.join(&other.mutant, Side::Mutant),
+        }
+    }
+}
+
 /// The states that reached one node (with one `passed`): each path's own, up to
-/// `PATHS_PER_NODE`; past that one state that stands for all of them, the original's
-/// orders of any of them, the mutant's of every one (so a removed order is still seen).
+/// `PATHS_PER_NODE`; past that, one that stands for all of them.
 #[derive(Default)]
 struct Paths {
-    states: Vec<(After, After)>,
+    states: Vec<PathState>,
     joined: bool,
 }
 
 impl Paths {
-    /// The state to walk on from here with `(original, mutant)` arrived, `None` when
-    /// what it would walk is walked already.
-    fn arrive(&mut self, original: After, mutant: After) -> Option<(After, After)> {
+    /// The state to walk on from here with `state` arrived, `None` when what it would
+    /// walk is walked already.
+    fn arrive(&mut self, state: PathState) -> Option<PathState> {
         if self.joined {
-            let (old_original, old_mutant) = &self.states[0];
-            let joined = (
-                old_original.join(&original, Side::Original),
-                old_mutant.join(&mutant, Side::Mutant),
-            );
+            let joined = self.states[0].join(&state);
             if joined == self.states[0] {
                 return None;
             }
             self.states[0] = joined.clone();
             return Some(joined);
         }
-        if self.states.contains(&(original.clone(), mutant.clone())) {
+        if self.states.contains(&state) {
             return None;
         }
         if self.states.len() < PATHS_PER_NODE {
-            self.states.push((original.clone(), mutant.clone()));
-            return Some((original, mutant));
+            self.states.push(state.clone());
+            return Some(state);
         }
-        let joined = self.states.iter().fold((original, mutant), |(o, m), (old_o, old_m)| {
-            (o.join(old_o, Side::Original), m.join(old_m, Side::Mutant))
-        });
+        let joined = self.states.iter().fold(state, |joined, old| joined.join(old));
         self.states = vec![joined.clone()];
         self.joined = true;
         Some(joined)
@@ -424,7 +436,7 @@ fn no_order_removed(
     flow: &Flow,
     deleted: &HashSet<usize>,
     (source, pipe, touches): (usize, &'static str, &[Touch]),
-    entries: &HashMap<String, (u32, u32)>,
+    (entries, holding): (&HashMap<String, (u32, u32)>, &[Fact]),
 ) -> bool {
     let start = |side| {
         let mut after = After {
@@ -452,41 +464,54 @@ fn no_order_removed(
     // Each state also says whether its path has passed a deleted statement: on a path
     // that has not, the original and the mutant run the same statements.
     let mut at: Vec<[Paths; 2]> = (0..flow.nodes.len()).map(|_| Default::default()).collect();
-    let mut stack: Vec<(usize, bool, After, After)> = flow.nodes[source]
+    let first = PathState {
+        facts: holding.to_vec(),
+        original,
+        mutant,
+    };
+    let mut stack: Vec<(usize, bool, PathState)> = flow.nodes[source]
         .next
         .iter()
-        .map(|&next| (next, false, original.clone(), mutant.clone()))
+        .map(|&next| (next, false, first.clone()))
         .collect();
     let mut steps = 0usize;
-    while let Some((id, passed, original, mutant)) = stack.pop() {
+    while let Some((id, passed, mut state)) = stack.pop() {
         steps += 1;
         if steps > MAX_STEPS {
             return false;
         }
-        let Some((mut original, mut mutant)) = at[id][usize::from(passed)].arrive(original, mutant) else {
+        let kind = &flow.nodes[id].kind;
+        if let Kind::Assume(fact) = kind {
+            if !fact.agrees_with(&state.facts) {
+                continue;
+            }
+            if !state.facts.contains(fact) {
+                state.facts.push(fact.clone());
+            }
+        }
+        let Some(mut state) = at[id][usize::from(passed)].arrive(state) else {
             continue;
         };
-        let kind = &flow.nodes[id].kind;
         match kind {
             Kind::Unplain | Kind::Unread => return false,
             Kind::Access(other, other_touches) => {
                 let needed = conflict((pipe, touches), (other, other_touches), flow.scalar_auto_synced);
-                if needed && passed && original.orders(other) && !mutant.orders(other) {
+                if needed && passed && state.original.orders(other) && !state.mutant.orders(other) {
                     return false;
                 }
             }
             _ => {}
         }
-        original.step(kind, Side::Original, flow);
+        state.original.step(kind, Side::Original, flow);
         let passed = passed || deleted.contains(&id);
         if !deleted.contains(&id) {
-            mutant.step(kind, Side::Mutant, flow);
+            state.mutant.step(kind, Side::Mutant, flow);
         }
-        if mutant.pipes == EVERY_PIPE {
+        if state.mutant.pipes == EVERY_PIPE {
             continue;
         }
         for &next in &flow.nodes[id].next {
-            stack.push((next, passed, original.clone(), mutant.clone()));
+            stack.push((next, passed, state.clone()));
         }
     }
     true

@@ -39,13 +39,14 @@ const BUDGET: Duration = Duration::from_secs(10);
 /// tile sizes, small enough that the walk of the launch stays short.
 const MAX_VALUES: [i64; 3] = [16, 256, 4096];
 
-/// A loop, by its variable, an arm of an `if`, or a work instruction run with every
-/// length it has above zero.
+/// A loop, by its variable, an arm of an `if`, a work instruction run with every length
+/// it has above zero, or two of them run so in one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Target {
     Loop(VarId),
     Arm(ArmId),
     Work(WorkId),
+    Pair(WorkId, WorkId),
 }
 
 /// Tiling values, with the core and the TilingKey that run a target under them.
@@ -114,8 +115,14 @@ impl<'a> ReachSearch<'a> {
                 is_aiv: Some(Bool::from_bool(core == CoreType::Aiv)),
                 ..Scope::default()
             };
-            let Some(alternatives) = path_to(&self.kernel.body, &mut scope, (&mut facts, &mut Vec::new()), target, 0)
-            else {
+            let mut path_to = |target| path_to(&self.kernel.body, &mut scope, (&mut facts, &mut Vec::new()), target, 0);
+            let alternatives = match target {
+                Target::Pair(first, second) => path_to(&Target::Work(*first))
+                    .zip(path_to(&Target::Work(*second)))
+                    .map(|(first, second)| together(&first, &second)),
+                _ => path_to(target),
+            };
+            let Some(alternatives) = alternatives else {
                 never = false;
                 continue;
             };
@@ -281,6 +288,15 @@ fn lengths_above_zero(op: &KOp, scope: &mut Scope) -> Vec<Bool> {
         }
     }
     facts
+}
+
+/// Two targets' alternatives (see `path_to`) in one launch: the strongest of each
+/// together, then the weaker ones.
+fn together(first: &[Vec<Bool>], second: &[Vec<Bool>]) -> Vec<Vec<Bool>> {
+    let at = |alternatives: &[Vec<Bool>], i: usize| alternatives[i.min(alternatives.len() - 1)].clone();
+    (0..first.len().max(second.len()))
+        .map(|i| [at(first, i), at(second, i)].concat())
+        .collect()
 }
 
 /// A target's alternatives (see `path_to`); `trips`: the target loop's own.
