@@ -236,6 +236,8 @@ impl<'p> KernelFacts<'p> {
     }
 
     fn kernel(&mut self, program: &'p Program, index: usize, kernel: &'p Kernel, seen: &mut Seen) {
+        // Pairs are this kernel's instructions: z3 is asked about them in its own search.
+        seen.hidden_pairs.clear();
         let cases = cases::case_fields(program, kernel);
         self.assumptions.extend(cases.iter().map(|case| {
             let (span, message) = cases::assumption(program, kernel, case);
@@ -629,9 +631,9 @@ struct Seen {
     undecided_races: HashSet<(Span, Span)>,
     /// (kernel, HardEvent, literal id) already said mixed with TPipe's ids.
     mixed: HashSet<(usize, HardEvent, i64)>,
-    /// Unordered work instructions of two pipes on one memory that no run so far gave
-    /// bytes together (one ran at a length of zero), in the order found: z3 is asked
-    /// for a launch that does (`reach`).
+    /// Unordered work instructions of two pipes on one memory that no run of the kernel
+    /// being checked gave bytes together (one ran at a length of zero), in the order
+    /// found: z3 is asked for a launch that does (`reach`).
     hidden_pairs: Vec<(walk::WorkId, walk::WorkId)>,
 }
 
