@@ -57,6 +57,21 @@ impl Fact {
     }
 }
 
+/// Adds what node `kind` says of a parameter to `facts` (the facts of a path); `false`
+/// when it contradicts them: the path cannot go through it.
+pub(super) fn take_fact(facts: &mut Vec<Fact>, kind: &Kind) -> bool {
+    let Kind::Assume(fact) = kind else {
+        return true;
+    };
+    if !fact.agrees_with(facts) {
+        return false;
+    }
+    if !facts.contains(fact) {
+        facts.push(fact.clone());
+    }
+    true
+}
+
 /// What a queue operation is.
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(super) enum QueueOp {
@@ -219,15 +234,11 @@ impl<'a> Flow<'a> {
                 let kind = self.call_kind(line, call);
                 vec![self.node(line, kind, &from)]
             }
-            StmtKind::Let { value, .. } => {
+            StmtKind::Let { value, .. } | StmtKind::LetMut { value, .. } | StmtKind::Assign { value, .. } => {
                 let kind = match &value.kind {
                     ExprKind::Call(call) if call.callee.text.starts_with("TQue::") => self.call_kind(line, call),
-                    _ => self.call_kind_of_line(line),
+                    _ => self.access_kind(line, std::iter::empty()),
                 };
-                vec![self.node(line, kind, &from)]
-            }
-            StmtKind::LetMut { .. } | StmtKind::Assign { .. } => {
-                let kind = self.call_kind_of_line(line);
                 vec![self.node(line, kind, &from)]
             }
             StmtKind::If { cond, then, otherwise } => {
@@ -323,11 +334,8 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// What a statement that is no call is, by its first line.
-    fn call_kind_of_line(&self, line: usize) -> Kind {
-        self.access_kind(line, std::iter::empty())
-    }
-
+    /// What a statement is by its first line, `args` its tensors: work on a pipe (with
+    /// what it touches), a barrier, or nothing that touches memory.
     fn access_kind<'e>(&self, line: usize, args: impl Iterator<Item = &'e Expr>) -> Kind {
         if self.lines[line].contains("PipeBarrier<PIPE_ALL>") {
             return Kind::BarrierAll;
@@ -386,29 +394,32 @@ impl<'a> Flow<'a> {
     /// Per node: the facts every path from the kernel's start to it has taken (those of
     /// the arms around it), its own included.
     pub(super) fn facts_holding(&self) -> Vec<Vec<Fact>> {
-        let mut at: Vec<Option<Vec<Fact>>> = vec![None; self.nodes.len()];
+        // The facts on the way into each node; `None`: not reached yet.
+        let mut into: Vec<Option<Vec<Fact>>> = vec![None; self.nodes.len()];
+        into[0] = Some(Vec::new());
         let mut work = vec![0usize];
-        at[0] = Some(Vec::new());
         while let Some(id) = work.pop() {
-            let Some(mut facts) = at[id].clone() else { continue };
-            if let Kind::Assume(fact) = &self.nodes[id].kind
-                && !facts.contains(fact)
-            {
-                facts.push(fact.clone());
-                at[id] = Some(facts.clone());
-            }
+            let mut facts = into[id].clone().unwrap_or_default();
+            take_fact(&mut facts, &self.nodes[id].kind);
             for &next in &self.nodes[id].next {
-                let incoming = match &at[next] {
+                let joined = match &into[next] {
                     None => facts.clone(),
                     Some(old) => old.iter().filter(|fact| facts.contains(fact)).cloned().collect(),
                 };
-                if at[next].as_ref() != Some(&incoming) {
-                    at[next] = Some(incoming);
+                if into[next].as_ref() != Some(&joined) {
+                    into[next] = Some(joined);
                     work.push(next);
                 }
             }
         }
-        at.into_iter().map(Option::unwrap_or_default).collect()
+        into.into_iter()
+            .zip(&self.nodes)
+            .map(|(facts, node)| {
+                let mut facts = facts.unwrap_or_default();
+                take_fact(&mut facts, &node.kind);
+                facts
+            })
+            .collect()
     }
 
     /// A queue's pipes, when its position is one whose pipes are known.
@@ -521,13 +532,8 @@ pub(super) fn never_followed_by(converted: &str, lines: &[&str], at: usize, text
     let mut stack: Vec<(usize, Vec<Fact>)> = flow.nodes[from].next.iter().map(|&id| (id, holding.clone())).collect();
     while let Some((id, mut facts)) = stack.pop() {
         let node = &flow.nodes[id];
-        if let Kind::Assume(fact) = &node.kind {
-            if !fact.agrees_with(&facts) {
-                continue;
-            }
-            if !facts.contains(fact) {
-                facts.push(fact.clone());
-            }
+        if !take_fact(&mut facts, &node.kind) {
+            continue;
         }
         if !seen.insert((id, facts.clone())) {
             continue;

@@ -32,11 +32,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::flow::{ANY_MEMORY, Fact, Flow, Kind, QueueOp, Touch};
+use super::flow::{ANY_MEMORY, Fact, Flow, Kind, QueueOp, Touch, take_fact};
 
 /// The pipes a set can hold, one bit each.
 const PIPES: [&str; 7] = ["S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"];
 const EVERY_PIPE: u8 = (1 << PIPES.len()) - 1;
+/// The pipes the compiler's automatic sync orders the scalar pipe with, in a vector
+/// kernel.
+const SCALAR_SYNCED: [&str; 3] = ["V", "MTE2", "MTE3"];
 /// States kept apart at one node before they are joined into one.
 const PATHS_PER_NODE: usize = 8;
 /// Statements walked from one instruction before the walk gives up (and the deletion
@@ -179,7 +182,7 @@ impl After {
             Kind::Access("S", touches) if flow.scalar_auto_synced && self.scalar_waits(touches, sure) => {
                 self.pipes = EVERY_PIPE;
             }
-            Kind::Access(pipe, touches) if ["V", "MTE2", "MTE3"].contains(pipe) && self.orders(pipe) => {
+            Kind::Access(pipe, touches) if SCALAR_SYNCED.contains(pipe) && self.orders(pipe) => {
                 for touch in touches {
                     if !self.touched.contains(touch) {
                         self.touched.push(touch.clone());
@@ -210,10 +213,9 @@ impl After {
             }
             return;
         };
-        let ordered = |after: &After, pipe| after.orders(pipe);
         match op {
             QueueOp::EnQue => {
-                let filled_after = ordered(self, pipes.producer);
+                let filled_after = self.orders(pipes.producer);
                 let entries = self.queue(name);
                 match entries {
                     Some(list) if sure && list.len() >= MAX_ENTRIES as usize => *entries = None,
@@ -236,7 +238,7 @@ impl After {
                 }
             }
             QueueOp::FreeTensor => {
-                let freed_after = ordered(self, pipes.consumer);
+                let freed_after = self.orders(pipes.consumer);
                 match self.freed.iter_mut().find(|(q, _)| q == name) {
                     Some((_, last)) => *last = freed_after || (!sure && *last),
                     None => self.freed.push((name.to_string(), freed_after)),
@@ -273,7 +275,7 @@ fn overlap(a: &Touch, b: &Touch) -> bool {
 /// Whether two instructions need an order: on two pipes that nothing else orders,
 /// touching one memory.
 fn conflict((pipe_a, a): (&str, &[Touch]), (pipe_b, b): (&str, &[Touch]), scalar_auto_synced: bool) -> bool {
-    let auto_synced = |x: &str, y: &str| x == "S" && ["V", "MTE2", "MTE3"].contains(&y);
+    let auto_synced = |x: &str, y: &str| x == "S" && SCALAR_SYNCED.contains(&y);
     if pipe_a == pipe_b || (scalar_auto_synced && (auto_synced(pipe_a, pipe_b) || auto_synced(pipe_b, pipe_a))) {
         return false;
     }
@@ -443,7 +445,7 @@ fn no_order_removed(
             pipes: bit(pipe).unwrap_or(0),
             ..After::default()
         };
-        if ["V", "MTE2", "MTE3"].contains(&pipe) {
+        if SCALAR_SYNCED.contains(&pipe) {
             after.touched = touches.to_vec();
         }
         for (queue, count) in entries {
@@ -481,13 +483,8 @@ fn no_order_removed(
             return false;
         }
         let kind = &flow.nodes[id].kind;
-        if let Kind::Assume(fact) = kind {
-            if !fact.agrees_with(&state.facts) {
-                continue;
-            }
-            if !state.facts.contains(fact) {
-                state.facts.push(fact.clone());
-            }
+        if !take_fact(&mut state.facts, kind) {
+            continue;
         }
         let Some(mut state) = at[id][usize::from(passed)].arrive(state) else {
             continue;
