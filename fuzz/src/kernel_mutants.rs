@@ -1210,6 +1210,42 @@ aicore k(x, y, type: AIV_ONLY) { // k.cpp:1
     }
 
     #[test]
+    fn the_next_tile_of_a_double_buffered_queue_is_in_the_other_buffer() {
+        let program = |read: &str, event: &str| {
+            format!(
+                "\
+aicore k(x, y, type: AIV_ONLY) {{ // k.cpp:1
+    let q = TQue<VECIN>(2, 256); // k.cpp:2
+    let b = TBuf<VECCALC>(256); // k.cpp:3
+    let w = TBuf::Get(b); // k.cpp:4
+    for i in 0..4 {{ // k.cpp:5
+        let t = TQue::AllocTensor(q); // k.cpp:6
+        AscendC::DataCopy(t[0..256], x[i * 256..i * 256 + 256]); // k.cpp:7
+        TQue::EnQue(q, t); // k.cpp:8
+        let u = TQue::DeQue(q); // k.cpp:9
+        {read} // k.cpp:10
+        AscendC::SetFlag<{event}>(0); // k.cpp:11
+        AscendC::WaitFlag<{event}>(0); // k.cpp:12
+        TQue::FreeTensor(q, u); // k.cpp:13
+    }}
+}}
+"
+            )
+        };
+        // The vector read of `u` and the next tile's copy into the queue: in the other
+        // buffer of the two; the copy two tiles on waits for `u`'s free, after the read.
+        let vector_read = program("AscendC::Abs(w[0..256], u[0..256]);", "V_S");
+        assert!(pair_orders_nothing(&vector_read, "k.cpp", 11));
+        // A one-buffer queue: the next copy is into the same buffer, after its free.
+        let one_buffer = vector_read.replace("TQue<VECIN>(2, 256)", "TQue<VECIN>(1, 256)");
+        assert!(pair_orders_nothing(&one_buffer, "k.cpp", 11));
+        // An MTE3 read of `u`: the free, on the vector pipe, does not wait for it, so the
+        // copy two tiles on, into `u`'s buffer, may overwrite what it reads.
+        let copy_out = program("AscendC::DataCopy(y[0..256], u[0..256]);", "MTE3_S");
+        assert!(!pair_orders_nothing(&copy_out, "k.cpp", 11));
+    }
+
+    #[test]
     fn a_scalar_read_the_automatic_sync_orders_orders_what_follows() {
         let program = |read: &str| {
             format!(

@@ -25,7 +25,7 @@ use syncguard_model::kernel::{HardEvent, KernelKind, Position, UNKNOWN_END, VECT
 use syncguard_model::model::Pipe;
 use tree_sitter::Node;
 
-use super::value::{Place, Value};
+use super::value::{Place, Scale, Value};
 use super::{Extracted, Flow, WalkOptions, Walker, ast_binary};
 use crate::index::{FnDef, Index};
 
@@ -41,12 +41,18 @@ pub(super) struct AicoreState {
     /// Local tensors, by `.sync` name.
     tensors: std::collections::HashSet<String>,
     /// Tiling fields (and other integers from outside) made parameters, by place.
-    params: HashMap<Place, String>,
+    pub(super) params: HashMap<Place, String>,
     /// Declared types of class members, by member name (`None`: not found).
     field_types: HashMap<String, Option<String>>,
     /// Field declarations' text, by member name (`None`: not found): each lookup reads
     /// the class declarations of every file.
     field_texts: HashMap<String, Option<String>>,
+    /// Class constants initialized by an expression, by member name and the template
+    /// arguments bound: their value (`None`: none, or being evaluated, so one naming
+    /// itself has none).
+    class_constants: HashMap<String, Option<Value>>,
+    /// Whether the files define a type name as a struct, class or alias.
+    records: HashMap<String, bool>,
     /// Template parameters bound by the declaration of a kernel class object
     /// (`KernelAdd<half> op;`): `T` → `half`.
     pub(super) type_args: HashMap<String, String>,
@@ -186,7 +192,7 @@ impl<'u> Walker<'_, 'u> {
                 Value::Buffer {
                     name: name.clone(),
                     offset: 0,
-                    scale: 1,
+                    scale: Scale::Bytes(1),
                 },
             );
             state.gm.push(name);
@@ -315,7 +321,9 @@ impl<'u> Walker<'_, 'u> {
                     ))
                 });
                 Some(match steps {
-                    Some(steps) if size > 0 => super::expr::advance_by(&with_scale(&base, size), &steps, span),
+                    Some(steps) if size > 0 => {
+                        super::expr::advance_by(&with_scale(&base, Scale::Bytes(size)), &steps, span)
+                    }
                     _ => anywhere_in(&base),
                 })
             }
@@ -365,12 +373,8 @@ impl<'u> Walker<'_, 'u> {
             "SetGlobalBuffer" => Some(self.set_global_buffer(function, args)),
             "ReinterpretCast" if receiver.is_some() => {
                 let value = self.eval(receiver?);
-                let scale = self.template_type_size(function).unwrap_or(0);
-                Some(match value {
-                    Value::Buffer { name, offset, .. } => Value::Buffer { name, offset, scale },
-                    Value::SymBuffer { name, offset, .. } => Value::SymBuffer { name, offset, scale },
-                    other => other,
-                })
+                let scale = self.template_type_scale(function, node);
+                Some(with_scale(&value, scale))
             }
             "GetValue" | "SetValue" if receiver.is_some() => self.scalar_access(node, simple, receiver?, args),
             // Ascend 950 vector-function code: an instruction on registers.
@@ -426,6 +430,9 @@ impl<'u> Walker<'_, 'u> {
                 self.store.insert(place.clone(), Value::Int(value));
             }
             return Some(Value::Int(value));
+        }
+        if let Some(value) = self.class_constant(place) {
+            return Some(value);
         }
         // A member of a type other than an integer (a queue, a tensor, a parameter
         // struct) is no tiling value.
@@ -896,14 +903,18 @@ impl<'u> Walker<'_, 'u> {
         };
         let span = self.range(receiver);
         self.emit_let(node, &name, callee, None, vec![ast::Expr::name(&buffer, span)]);
-        let scale = self
-            .template_type_size(function)
-            .or_else(|| self.declared_tensor_size(node))
-            .unwrap_or(0);
+        let scale = match self.template_type_scale(function, node) {
+            Scale::Bytes(0) => self.declared_tensor_scale(node),
+            known => known,
+        };
         if let Some(state) = self.aicore.as_mut() {
             state.tensors.insert(name.clone());
         }
-        let tensor = Value::Buffer { name, offset: 0, scale };
+        let tensor = Value::Buffer {
+            name,
+            offset: 0,
+            scale: scale.clone(),
+        };
         if call == "GetWithOffset" {
             let offset = args.get(1).map_or(Value::Int(0), |a| self.eval(*a));
             let span = self.range(node);
@@ -911,7 +922,7 @@ impl<'u> Walker<'_, 'u> {
                 // The offset counts bytes (known even where the element size is not):
                 // stepping in bytes, then in elements again.
                 (Value::Int(_) | Value::Sym(_), scale) => {
-                    match super::expr::advance_by(&with_scale(&tensor, 1), &offset, span) {
+                    match super::expr::advance_by(&with_scale(&tensor, Scale::Bytes(1)), &offset, span) {
                         Value::Unknown => anywhere_in(&tensor),
                         moved => with_scale(&moved, scale),
                     }
@@ -1178,22 +1189,16 @@ impl<'u> Walker<'_, 'u> {
         // not known in bytes.
         let unknown_steps = matches!(
             value,
-            Value::Buffer { scale: 0, .. } | Value::SymBuffer { scale: 0, .. }
+            Value::Buffer {
+                scale: Scale::Bytes(0),
+                ..
+            } | Value::SymBuffer {
+                scale: Scale::Bytes(0),
+                ..
+            }
         );
         if let Some(size) = declared.filter(|_| !unknown_steps) {
-            value = match value {
-                Value::Buffer { name, offset, .. } => Value::Buffer {
-                    name,
-                    offset,
-                    scale: size,
-                },
-                Value::SymBuffer { name, offset, .. } => Value::SymBuffer {
-                    name,
-                    offset,
-                    scale: size,
-                },
-                other => other,
-            };
+            value = with_scale(&value, Scale::Bytes(size));
         }
         // Set on one path of a branch (after an early return on the others), it is
         // the parameter's memory wherever the tensor is used.
@@ -1496,8 +1501,8 @@ impl<'u> Walker<'_, 'u> {
     /// A tensor value as `.sync` memory `bytes` long from its offset.
     fn memory_bytes(&self, value: &Value, bytes: ast::Expr, span: std::ops::Range<usize>) -> Option<ast::Expr> {
         match value {
-            Value::Buffer { scale, .. } | Value::SymBuffer { scale, .. } if *scale > 0 => {
-                self.memory(&with_scale(value, 1), Some(Value::Sym(bytes)), span)
+            Value::Buffer { scale, .. } | Value::SymBuffer { scale, .. } if scale.is_known() => {
+                self.memory(&with_scale(value, Scale::Bytes(1)), Some(Value::Sym(bytes)), span)
             }
             _ => self.memory(value, None, span),
         }
@@ -1509,23 +1514,23 @@ impl<'u> Walker<'_, 'u> {
             return None;
         }
         let (name, offset, scale) = match value {
-            Value::Buffer { name, offset, scale } => (name, ast::Expr::int(*offset, span.clone()), *scale),
-            Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
+            Value::Buffer { name, offset, scale } => (name, ast::Expr::int(*offset, span.clone()), scale),
+            Value::SymBuffer { name, offset, scale } => (name, offset.clone(), scale),
             _ => return None,
         };
         let whole = ast::Expr::name(name, span.clone());
         let unknown = || ast::Expr::name(UNKNOWN_END, span.clone());
-        if scale <= 0 {
+        let Some(size) = scale.expr(span.clone()) else {
             // An element size the reader does not know: the length is not known, and
-            // after an index into it (scale -1) neither is the start (`x[_.._]`).
-            let start = if scale < 0 { unknown() } else { offset };
+            // after an index into it neither is the start (`x[_.._]`).
+            let start = if scale.is_lost() { unknown() } else { offset };
             return Some(super::byte_slice(whole, start, unknown(), span));
-        }
+        };
         let start_is_zero = matches!(offset.kind, ast::ExprKind::Int(ast::IntLit { value: 0, .. }));
         let end = count
             .and_then(|count| super::expr::symbolic(&count, span.clone()))
             .map(|count| {
-                let bytes = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale, span.clone()));
+                let bytes = ast_binary(ast::BinaryOp::Mul, count, size);
                 if start_is_zero {
                     bytes
                 } else {
@@ -1554,18 +1559,55 @@ impl<'u> Walker<'_, 'u> {
         self.type_size_of(&first)
     }
 
+    /// The element size a call's template argument names (`AllocTensor<half>`,
+    /// `AllocTensor<T>` of a type from the build: `sizeof_T`).
+    fn template_type_scale(&mut self, function: Node<'u>, node: Node<'u>) -> Scale {
+        match self.template_args(function).into_iter().next() {
+            Some(first) => self.element_scale(&first, node),
+            None => Scale::UNKNOWN,
+        }
+    }
+
     /// The element size of the `LocalTensor<T>` the call's result initializes.
-    fn declared_tensor_size(&self, node: Node<'u>) -> Option<i64> {
+    fn declared_tensor_scale(&mut self, node: Node<'u>) -> Scale {
         let mut at = node;
         for _ in 0..6 {
-            let parent = at.parent()?;
+            let Some(parent) = at.parent() else {
+                break;
+            };
             if parent.kind() == "declaration" {
-                let ty = self.text(parent.child_by_field_name("type")?);
-                return self.element_size(ty);
+                let Some(ty) = parent.child_by_field_name("type") else {
+                    break;
+                };
+                let Some(inner) = self
+                    .text(ty)
+                    .split_once('<')
+                    .and_then(|(_, rest)| rest.rsplit_once('>'))
+                else {
+                    break;
+                };
+                return self.element_scale(inner.0, node);
             }
             at = parent;
         }
-        None
+        Scale::UNKNOWN
+    }
+
+    /// A scalar type's size: known, or the build's `sizeof_T` for a type name the files
+    /// do not size (a template parameter bound to `DTYPE_X`), so that offsets and
+    /// lengths in it stay symbolic.
+    fn element_scale(&mut self, type_text: &str, node: Node<'u>) -> Scale {
+        if let Some(size) = self.type_size_of(type_text) {
+            return Scale::Bytes(size);
+        }
+        let text = type_text.trim();
+        if text.contains("::") || !super::expr::is_type_name(text) || self.defines_record(text) {
+            return Scale::UNKNOWN;
+        }
+        match self.sizeof_param(text, node) {
+            Some(Value::Sym(size)) => Scale::Sym(size),
+            _ => Scale::UNKNOWN,
+        }
     }
 
     /// `LocalTensor<half>` / `GlobalTensor<T>`: the size of its element type.
@@ -1647,6 +1689,44 @@ impl<'u> Walker<'_, 'u> {
             }
         }
         None
+    }
+
+    /// A class constant initialized by an expression over other constants and the
+    /// build's types (`BLOCK_BYTES / sizeof(T)`, `!IsSameType<T, float>::value`): its
+    /// value, the initializer evaluated where it is written, in the class's scope.
+    fn class_constant(&mut self, place: &Place) -> Option<Value> {
+        let (owner, member) = place.rsplit_once('.')?;
+        let state = self.aicore.as_ref()?;
+        let mut bound: Vec<_> = state.type_args.iter().collect();
+        bound.sort();
+        let key = format!("{member} {bound:?}");
+        if let Some(known) = state.class_constants.get(&key) {
+            return known.clone();
+        }
+        if !self.is_class_constant(place) {
+            return None;
+        }
+        let (unit, field) = self.find_field(member)?;
+        let initializer = initializer_of(self.index.unit(unit), field, member)?;
+        self.aicore.as_mut()?.class_constants.insert(key.clone(), None);
+        let class = self.frame().class.clone();
+        self.frames.push(super::Frame {
+            unit,
+            scopes: vec![Default::default()],
+            cleanups: vec![Vec::new()],
+            this: Some(owner.to_string()),
+            function: None,
+            class,
+            returned: Value::Unknown,
+            call_block: self.blocks.len() - 1,
+        });
+        let value = self.eval(initializer);
+        self.frames.pop();
+        let value = matches!(value, Value::Int(_) | Value::Sym(_)).then_some(value);
+        if let Some(state) = self.aicore.as_mut() {
+            state.class_constants.insert(key, value.clone());
+        }
+        value
     }
 
     /// Whether the member `place` names is declared `constexpr` or `static const`.
@@ -1738,6 +1818,21 @@ impl<'u> Walker<'_, 'u> {
                 state.type_args.insert(param, arg.trim().to_string());
             }
         }
+    }
+
+    /// Whether the files define `name` as a struct, class or alias (a tiling struct is
+    /// no scalar the build picks), looked up once per kernel walk.
+    fn defines_record(&mut self, name: &str) -> bool {
+        if let Some(&known) = self.aicore.as_ref().and_then(|state| state.records.get(name)) {
+            return known;
+        }
+        // Type definitions are outside function bodies, in what each file offers the
+        // others: not a read of a file's code (see `extract_cache`).
+        let defined = self.index.units.iter().any(|unit| defines_record_in(unit, name));
+        if let Some(state) = self.aicore.as_mut() {
+            state.records.insert(name.to_string(), defined);
+        }
+        defined
     }
 
     /// `template <typename T, typename U> class NAME`: `["T", "U"]`.
@@ -2105,7 +2200,7 @@ pub(super) fn anywhere_in(value: &Value) -> Value {
 }
 
 /// A tensor value stepping by `scale` bytes.
-fn with_scale(value: &Value, scale: i64) -> Value {
+pub(super) fn with_scale(value: &Value, scale: Scale) -> Value {
     match value {
         Value::Buffer { name, offset, .. } => Value::Buffer {
             name: name.clone(),
@@ -2192,6 +2287,55 @@ fn named(label: &str, value: ast::Expr, span: std::ops::Range<usize>) -> ast::Ar
             span,
         }),
         value,
+    }
+}
+
+/// Whether `unit` defines `name` as a struct, class, union or alias.
+fn defines_record_in(unit: &crate::index::Unit, name: &str) -> bool {
+    if !unit.text.contains(name) {
+        return false;
+    }
+    let mut stack = vec![unit.tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let declared = match node.kind() {
+            "struct_specifier" | "class_specifier" | "union_specifier" => node.child_by_field_name("name"),
+            "type_definition" | "alias_declaration" => node
+                .child_by_field_name("declarator")
+                .or_else(|| node.child_by_field_name("name")),
+            _ => None,
+        };
+        if declared.is_some_and(|n| unit.text_of(n).trim() == name) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
+}
+
+/// The expression `member` is initialized with in the field declaration `field`
+/// (`static constexpr int32_t N = 32 / sizeof(T);`).
+fn initializer_of<'u>(source: &'u crate::index::Unit, field: Node<'u>, member: &str) -> Option<Node<'u>> {
+    let mut cursor = field.walk();
+    if !cursor.goto_first_child() {
+        return None;
+    }
+    let mut named = false;
+    loop {
+        let child = cursor.node();
+        match cursor.field_name() {
+            Some("declarator") => named = declared_identifier(source.text_of(child)) == member,
+            Some("default_value") if named => {
+                return match child.kind() {
+                    "initializer_list" => child.named_child(0),
+                    _ => Some(child),
+                };
+            }
+            _ => {}
+        }
+        if !cursor.goto_next_sibling() {
+            return None;
+        }
     }
 }
 

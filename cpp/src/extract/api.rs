@@ -8,7 +8,7 @@ use syncguard_model::api::{Api, ArgKind, Creates, Effect, EnumFamily, Param, Que
 use syncguard_model::reading_rules::failure_changes_synchronization;
 use tree_sitter::Node;
 
-use super::value::Value;
+use super::value::{Scale, Value};
 use super::{Walker, ast_binary};
 
 /// The `.sync` names of the objects among a call's argument values.
@@ -174,7 +174,7 @@ impl<'u> Walker<'_, 'u> {
                         .store
                         .get(&format!("{place}.#elem"))
                         .and_then(Value::int)
-                        .unwrap_or(1);
+                        .map_or(Scale::Bytes(1), Scale::Bytes);
                     Value::Buffer { name, offset: 0, scale }
                 } else {
                     Value::Handle(name)

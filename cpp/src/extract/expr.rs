@@ -4,7 +4,7 @@ use syncguard_grammar::ast;
 use syncguard_model::api;
 use tree_sitter::Node;
 
-use super::value::{Place, Value};
+use super::value::{Place, Scale, Value};
 use super::{Frame, MAX_INLINE_DEPTH, MAX_NESTING, Walker};
 use crate::index::{DEFINES, FnDef, is_library_api};
 
@@ -119,31 +119,10 @@ impl<'u> Walker<'_, 'u> {
                 let value = node
                     .child_by_field_name("value")
                     .map_or(Value::Unknown, |v| self.eval(v));
-                // `(__gm__ half *)x`: arithmetic on the result steps by the new pointee.
-                let pointee = node.child_by_field_name("type").and_then(|t| {
-                    let text = self.text(t);
-                    pointee_size(text).or_else(|| {
-                        // `(__gm__ T *)x` in a kernel class of `T = half`.
-                        let pointee = text.trim().strip_suffix('*')?;
-                        self.aicore.as_ref().and(self.type_size_of(pointee))
-                    })
-                });
-                // Kernel code: a pointer to a type of no known size (`(__gm__ T *)x`,
-                // `T` from the build) steps by an unknown size (0: whole tensors).
-                let pointee = match pointee {
-                    None if self.aicore.is_some()
-                        && node
-                            .child_by_field_name("type")
-                            .is_some_and(|t| self.text(t).trim_end().ends_with('*')) =>
-                    {
-                        Some(0)
-                    }
-                    known => known,
-                };
-                match (value, pointee) {
-                    (Value::Buffer { name, offset, .. }, Some(scale)) => Value::Buffer { name, offset, scale },
-                    (Value::SymBuffer { name, offset, .. }, Some(scale)) => Value::SymBuffer { name, offset, scale },
-                    (value, _) => value,
+                let scale = node.child_by_field_name("type").and_then(|ty| self.cast_scale(ty));
+                match scale {
+                    Some(scale) => super::aicore::with_scale(&value, scale),
+                    None => value,
                 }
             }
             "field_expression" | "subscript_expression" => self.read_place(node),
@@ -444,7 +423,7 @@ impl<'u> Walker<'_, 'u> {
                     .store
                     .get(&format!("{place}.#elem"))
                     .and_then(Value::int)
-                    .unwrap_or(scale),
+                    .map_or(scale, Scale::Bytes),
             },
             other => other,
         }
@@ -679,6 +658,23 @@ impl<'u> Walker<'_, 'u> {
         } else {
             current
         }
+    }
+
+    /// `(__gm__ half *)x`: arithmetic on the result steps by the new pointee's size. In
+    /// kernel code a pointee of no known size (`(__gm__ T *)x`, `T` from the build) steps
+    /// by an unknown one (whole tensors), not by the build's `sizeof_T` as local tensors
+    /// do: global offsets are products of tiling fields the host keeps related (a row's
+    /// elements and a copy's blocks) and the walk takes apart, so at degenerate values
+    /// (rows of no element, copied with blocks of bytes) two tiles' rows would meet.
+    fn cast_scale(&self, ty: Node<'u>) -> Option<Scale> {
+        let text = self.text(ty);
+        if let Some(size) = pointee_size(text) {
+            return Some(Scale::Bytes(size));
+        }
+        self.aicore.as_ref()?;
+        // `__gm__ T *`, `const T *`: the type is the last word.
+        let pointee = text.trim().strip_suffix('*')?.split_whitespace().last()?;
+        Some(self.type_size_of(pointee).map_or(Scale::UNKNOWN, Scale::Bytes))
     }
 
     fn size_of(&mut self, node: Node<'u>) -> Value {
@@ -1380,7 +1376,9 @@ pub(super) fn symbolic(value: &Value, span: std::ops::Range<usize>) -> Option<as
 /// in its pointee's size: a symbolic buffer position.
 pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<usize>) -> Value {
     if let Value::Int(steps) = steps
-        && let Value::Buffer { .. } = pointer
+        && let Value::Buffer {
+            scale: Scale::Bytes(_), ..
+        } = pointer
     {
         return advance(pointer, *steps);
     }
@@ -1388,17 +1386,17 @@ pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<u
         return Value::Unknown;
     };
     let (name, base, scale) = match pointer {
-        Value::Buffer { name, offset, scale } => (name, super::ast::Expr::int(*offset, span.clone()), *scale),
-        Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
+        Value::Buffer { name, offset, scale } => (name, super::ast::Expr::int(*offset, span.clone()), scale),
+        Value::SymBuffer { name, offset, scale } => (name, offset.clone(), scale),
         _ => return Value::Unknown,
     };
-    if scale <= 0 {
+    let Some(size) = scale.expr(span.clone()) else {
         return somewhere_in(name);
-    }
-    let bytes = if scale == 1 {
+    };
+    let bytes = if *scale == Scale::Bytes(1) {
         steps
     } else {
-        super::ast_binary(ast::BinaryOp::Mul, steps, super::ast::Expr::int(scale, span.clone()))
+        super::ast_binary(ast::BinaryOp::Mul, steps, size)
     };
     let offset = match base.kind {
         ast::ExprKind::Int(ast::IntLit { value: 0, .. }) => bytes,
@@ -1407,7 +1405,7 @@ pub(super) fn advance_by(pointer: &Value, steps: &Value, span: std::ops::Range<u
     Value::SymBuffer {
         name: name.clone(),
         offset,
-        scale,
+        scale: scale.clone(),
     }
 }
 
@@ -1444,37 +1442,42 @@ fn binary_ast(operator: &str) -> Option<ast::BinaryOp> {
     })
 }
 
-/// `buffer + steps`, in the buffer's steps.
 /// A pointer moved by steps of a size the reader does not know: somewhere in its buffer
-/// (scale -1: no byte of it is known).
+/// (no byte of it is known).
 pub(super) fn somewhere_in(name: &str) -> Value {
     Value::Buffer {
         name: name.to_string(),
         offset: 0,
-        scale: -1,
+        scale: Scale::LOST,
     }
 }
 
+/// `buffer + steps`, in the buffer's steps.
 fn advance(buffer: &Value, steps: i64) -> Value {
     let Value::Buffer { name, offset, scale } = buffer else {
         return Value::Unknown;
     };
-    if *scale <= 0 && steps != 0 {
-        return somewhere_in(name);
+    if steps == 0 {
+        return buffer.clone();
     }
+    let size = match scale {
+        Scale::Bytes(size) if *size > 0 => *size,
+        Scale::Bytes(_) => return somewhere_in(name),
+        Scale::Sym(size) => return advance_by(buffer, &Value::Int(steps), size.span.clone()),
+    };
     steps
-        .checked_mul(*scale)
+        .checked_mul(size)
         .and_then(|bytes| offset.checked_add(bytes))
         .map_or(Value::Unknown, |offset| Value::Buffer {
             name: name.clone(),
             offset,
-            scale: *scale,
+            scale: scale.clone(),
         })
 }
 
 /// `T`, `DTYPE_X`, `ns::Type`: a name that may be a type (in `sizeof(T)` the grammar
 /// cannot tell).
-fn is_type_name(text: &str) -> bool {
+pub(super) fn is_type_name(text: &str) -> bool {
     !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
 }
 

@@ -16,7 +16,7 @@ use tree_sitter::Node;
 
 use super::Walker;
 use super::api::strip_casts;
-use super::value::{Place, Value};
+use super::value::{Place, Scale, Value};
 use crate::index::ParamDecl;
 
 impl<'u> Walker<'_, 'u> {
@@ -178,7 +178,7 @@ impl<'u> Walker<'_, 'u> {
         Value::Buffer {
             offset: 0,
             name,
-            scale: 1,
+            scale: Scale::Bytes(1),
         }
     }
 

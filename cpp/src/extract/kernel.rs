@@ -9,7 +9,7 @@ use syncguard_grammar::ast;
 use syncguard_model::api::{self, Api, ArgKind};
 use tree_sitter::Node;
 
-use super::value::Value;
+use super::value::{Scale, Value};
 use super::{Walker, ast_binary};
 use crate::index::FnDef;
 
@@ -47,7 +47,7 @@ impl<'u> Walker<'_, 'u> {
                     let buffer = Value::Buffer {
                         name,
                         offset: 0,
-                        scale: 1,
+                        scale: Scale::Bytes(1),
                     };
                     buffers.insert(param.name.clone(), buffer.clone());
                     buffer
@@ -217,12 +217,15 @@ impl<'u> Walker<'_, 'u> {
 /// elements long, anything else the unified buffer.
 fn core_memory(value: &Value, count: &Value, span: std::ops::Range<usize>) -> Option<ast::Expr> {
     let (name, start, scale) = match value {
-        Value::Buffer { name, offset, scale } => (name, ast::Expr::int(*offset, span.clone()), *scale),
-        Value::SymBuffer { name, offset, scale } => (name, offset.clone(), *scale),
+        Value::Buffer { name, offset, scale } => (name, ast::Expr::int(*offset, span.clone()), scale),
+        Value::SymBuffer { name, offset, scale } => (name, offset.clone(), scale),
         _ => return Some(ast::Expr::name("UB", span)),
     };
     let count = super::expr::symbolic(count, span.clone())?;
-    let length = ast_binary(ast::BinaryOp::Mul, count, ast::Expr::int(scale.max(0), span.clone()));
+    let size = scale
+        .expr(span.clone())
+        .unwrap_or_else(|| ast::Expr::int(0, span.clone()));
+    let length = ast_binary(ast::BinaryOp::Mul, count, size);
     let end = ast_binary(ast::BinaryOp::Add, start.clone(), length);
     Some(super::byte_slice(ast::Expr::name(name, span.clone()), start, end, span))
 }

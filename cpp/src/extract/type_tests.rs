@@ -5,7 +5,9 @@
 //! for the whole entry point (`param type_DTYPE_X in 0..=2;`, one value per type tested),
 //! so that the same test in every tile, helper and `if constexpr` decides the same way and
 //! two tests of one type never both hold. Each test asked afresh would let the walk take
-//! builds that do not exist: none of three exclusive `if constexpr` blocks, or two.
+//! builds that do not exist: none of three exclusive `if constexpr` blocks, or two. The
+//! build type's size (`sizeof_DTYPE_X`) follows the same choice where the tested types'
+//! sizes are known.
 
 use tree_sitter::Node;
 
@@ -119,19 +121,104 @@ impl<'u> Walker<'_, 'u> {
             return;
         };
         let body = self.blocks.last().map(Vec::as_slice).unwrap_or_default();
-        for (_, param, tested) in &state.type_choices.choices {
-            let other = usize::from(code_for_another_type(body, param, 0));
+        let mut ties: Vec<(String, String, Vec<String>, bool)> = Vec::new();
+        for (built, param, tested) in &state.type_choices.choices {
+            let other = code_for_another_type(body, param, 0);
             for stmt in &mut self.prelude {
                 if let ast::StmtKind::Param { name, range } = &mut stmt.kind
                     && name.name == *param
                     && let Some(end) = &mut range.end
                 {
-                    let last = (tested.len() + other).saturating_sub(1) as i64;
+                    let last = (tested.len() + usize::from(other)).saturating_sub(1) as i64;
                     **end = ast::Expr::int(last, end.span.clone());
                 }
             }
+            if let Some(size) = state.params.get(&format!("sizeof({built})")) {
+                ties.push((size.clone(), param.clone(), tested.clone(), other));
+            }
+        }
+        for (size, param, tested, other) in ties {
+            self.tie_size(&size, &param, &tested, other);
         }
     }
+
+    /// Ties the build type's `sizeof_X` to its choice `type_X`, where every type tested
+    /// against it has a known size: `let sizeof_X = type_X == 0 ? 4 : type_X == 1 ? 2 :
+    /// sizeof_X_other;`, the last a free size only where the build also makes a type no
+    /// test names. A finding then names no size its build type does not have.
+    fn tie_size(&mut self, size: &str, param: &str, tested: &[String], other: bool) {
+        let Some(sizes) = tested
+            .iter()
+            .map(|t| self.type_size_of(t))
+            .collect::<Option<Vec<i64>>>()
+        else {
+            return;
+        };
+        let Some(at) = self.prelude.iter().position(|stmt| declares(stmt, size)) else {
+            return;
+        };
+        let span = self.prelude[at].span.clone();
+        let (mut value, arms, free) = match (other, sizes.split_last()) {
+            (true, _) => {
+                let free = self.object_name(&format!("{size}_other"));
+                if let ast::StmtKind::Param { name, .. } = &mut self.prelude[at].kind {
+                    name.name = free.clone();
+                }
+                (ast::Expr::name(&free, span.clone()), sizes.as_slice(), Some(free))
+            }
+            (false, Some((last, arms))) => {
+                self.prelude.remove(at);
+                (ast::Expr::int(*last, span.clone()), arms, None)
+            }
+            (false, None) => return,
+        };
+        for (index, bytes) in arms.iter().enumerate().rev() {
+            value = size_if_chosen(param, index, *bytes, value);
+        }
+        // After the parameters it reads.
+        let after = self
+            .prelude
+            .iter()
+            .rposition(|stmt| declares(stmt, param) || free.as_deref().is_some_and(|free| declares(stmt, free)))
+            .map_or(0, |at| at + 1);
+        let name = ast::Ident {
+            name: size.to_string(),
+            span: span.clone(),
+        };
+        self.prelude.insert(
+            after,
+            ast::Stmt {
+                kind: ast::StmtKind::Let {
+                    pattern: ast::Pattern::Name(name),
+                    value,
+                },
+                span,
+            },
+        );
+    }
+}
+
+/// `param == index ? bytes : otherwise`.
+fn size_if_chosen(param: &str, index: usize, bytes: i64, otherwise: ast::Expr) -> ast::Expr {
+    let span = otherwise.span.clone();
+    let cond = super::ast_binary(
+        ast::BinaryOp::Eq,
+        ast::Expr::name(param, span.clone()),
+        ast::Expr::int(index as i64, span.clone()),
+    );
+    ast::Expr {
+        span: span.clone(),
+        kind: ast::ExprKind::Cond {
+            cond: Box::new(cond),
+            then: Box::new(ast::Expr::int(bytes, span)),
+            otherwise: Box::new(otherwise),
+        },
+    }
+}
+
+/// Whether `stmt` declares the parameter `name`.
+fn declares(stmt: &ast::Stmt, name: &str) -> bool {
+    matches!(&stmt.kind, ast::StmtKind::Param { name: declared, .. } if declared.name == name)
 }
 
 /// `is_same<A, B>::value`, `is_same_v<A, B>`, `IsSameType<A, B>::value` (any namespace):

@@ -19,13 +19,13 @@ pub enum Value {
     Buffer {
         name: String,
         offset: i64,
-        scale: i64,
+        scale: Scale,
     },
     /// An address at a rank-dependent offset into a buffer (`ccl + rank * SLICE`).
     SymBuffer {
         name: String,
         offset: ast::Expr,
-        scale: i64,
+        scale: Scale,
     },
     /// The address of a place (`&x`, an array, a reference parameter).
     Ref(Place),
@@ -78,6 +78,41 @@ impl Value {
             Value::Sym(expr) => expr.names().into_iter().map(str::to_string).collect(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// How many bytes one step of a pointer or a tensor index moves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scale {
+    /// A known size; 0 where it is not known (whole tensors), -1 where an index by a
+    /// size not known lost the start too.
+    Bytes(i64),
+    /// A size the build picks (`sizeof_T` of a type from `DTYPE_X`), as `.sync` syntax:
+    /// offsets and lengths in it stay symbolic, for z3 to decide.
+    Sym(ast::Expr),
+}
+
+impl Scale {
+    pub const UNKNOWN: Scale = Scale::Bytes(0);
+    pub const LOST: Scale = Scale::Bytes(-1);
+
+    /// The size as `.sync` syntax, where it is known or symbolic.
+    pub fn expr(&self, span: std::ops::Range<usize>) -> Option<ast::Expr> {
+        match self {
+            Scale::Bytes(bytes) if *bytes > 0 => Some(ast::Expr::int(*bytes, span)),
+            Scale::Bytes(_) => None,
+            Scale::Sym(size) => Some(size.clone()),
+        }
+    }
+
+    /// Whether the size is known or symbolic.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Scale::Bytes(bytes) if *bytes <= 0)
+    }
+
+    /// Whether an index into it lost the start as well as the length.
+    pub fn is_lost(&self) -> bool {
+        *self == Scale::LOST
     }
 }
 

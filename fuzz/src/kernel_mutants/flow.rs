@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use syncguard_grammar::ast::{BinaryOp, Block, Call, Else, Expr, ExprKind, Stmt, StmtKind, UnaryOp};
+use syncguard_grammar::ast::{BinaryOp, Block, Call, Else, Expr, ExprKind, Ident, Stmt, StmtKind, UnaryOp};
 
 use super::statement_pipe;
 
@@ -25,6 +25,9 @@ pub(super) struct Touch {
     pub place: Option<String>,
     /// The instruction's first tensor, which Ascend C writes (`GetValue` writes none).
     pub write: bool,
+    /// The tensor, by the name the `let` of its queue operation (or the global tensor)
+    /// has, through other names bound to it: which of a queue's buffers it is in.
+    pub tensor: Option<String>,
 }
 
 /// That a parameter of the program (a tiling field, a build type, a branch the reader
@@ -94,7 +97,9 @@ pub(super) enum Kind {
     /// `SetFlag<event>(id)`, with the event (`MTE2_V`) and the id as written.
     SetFlag(String, String),
     WaitFlag(String, String),
-    Queue(QueueOp, String),
+    /// A queue operation on a queue, with the tensor it binds or takes (by the name of
+    /// its binding, as [`Touch::tensor`]).
+    Queue(QueueOp, String, Option<String>),
     /// The start of an `if` arm whose condition says a parameter's value.
     Assume(Fact),
     /// An instruction whose pipes are not plain (a cube or cross-core instruction):
@@ -231,15 +236,12 @@ impl<'a> Flow<'a> {
         let line = self.line_of(stmt.span.start);
         match &stmt.kind {
             StmtKind::Call(call) => {
-                let kind = self.call_kind(line, call);
+                let kind = self.call_kind(line, call, None);
                 vec![self.node(line, kind, &from)]
             }
-            StmtKind::Let { value, .. } | StmtKind::LetMut { value, .. } | StmtKind::Assign { value, .. } => {
-                let kind = match &value.kind {
-                    ExprKind::Call(call) if call.callee.text.starts_with("TQue::") => self.call_kind(line, call),
-                    _ => self.access_kind(line, std::iter::empty()),
-                };
-                vec![self.node(line, kind, &from)]
+            StmtKind::Let { value, pattern } => vec![self.binding(line, pattern.names(), value, &from)],
+            StmtKind::LetMut { name, value } | StmtKind::Assign { name, value } => {
+                vec![self.binding(line, std::slice::from_ref(name), value, &from)]
             }
             StmtKind::If { cond, then, otherwise } => {
                 let head = self.node(line, Kind::Nothing, &from);
@@ -302,8 +304,20 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// What a call statement (or a `let` of a queue operation) is.
-    fn call_kind(&self, line: usize, call: &Call) -> Kind {
+    /// The node of a `let` or an assignment: a queue operation binding its one name, or
+    /// nothing that touches memory.
+    fn binding(&mut self, line: usize, names: &[Ident], value: &Expr, from: &[usize]) -> usize {
+        let kind = match (&value.kind, names) {
+            (ExprKind::Call(call), [name]) if call.callee.text.starts_with("TQue::") => {
+                self.call_kind(line, call, Some(&name.name))
+            }
+            _ => self.access_kind(line, std::iter::empty()),
+        };
+        self.node(line, kind, from)
+    }
+
+    /// What a call statement (or a `let` of a queue operation, binding `bound`) is.
+    fn call_kind(&self, line: usize, call: &Call, bound: Option<&str>) -> Kind {
         let text = |expr: &Expr| self.converted[expr.span.clone()].to_string();
         let first_arg = || call.args.first().and_then(|arg| tensor_name(&arg.value));
         let callee = call.callee.text.rsplit("::").next().unwrap_or("");
@@ -327,7 +341,17 @@ impl<'a> Flow<'a> {
             },
             "SyncAll" => Kind::BarrierAll,
             _ if call.callee.text.starts_with("TQue::") => match (queue_op, first_arg()) {
-                (Some(op), Some(queue)) => Kind::Queue(op, queue),
+                (Some(op), Some(queue)) => {
+                    let tensor = match op {
+                        QueueOp::AllocTensor | QueueOp::DeQue => bound.map(str::to_string),
+                        QueueOp::EnQue | QueueOp::FreeTensor => call
+                            .args
+                            .get(1)
+                            .and_then(|arg| tensor_name(&arg.value))
+                            .map(|name| self.tensor_of(&name)),
+                    };
+                    Kind::Queue(op, queue, tensor)
+                }
                 _ => Kind::Nothing,
             },
             _ => self.access_kind(line, call.args.iter().map(|arg| &arg.value)),
@@ -388,7 +412,29 @@ impl<'a> Flow<'a> {
             memory,
             place,
             write: false,
+            tensor: Some(self.tensor_of(&name)),
         })
+    }
+
+    /// The memory (buffer, queue or global tensor) a tensor name is in.
+    pub fn memory_of(&self, name: &str) -> Option<&str> {
+        self.bindings.memory_of.get(name).map(String::as_str)
+    }
+
+    /// Whether `tensor` is bound by an operation of a queue whose pipes are known.
+    pub fn is_queue_tensor(&self, tensor: &str) -> bool {
+        self.memory_of(tensor)
+            .is_some_and(|memory| self.bindings.queues.contains_key(memory))
+            && self.bindings.place_of.get(tensor).is_some_and(|place| place == tensor)
+    }
+
+    /// The tensor a name stands for: the name of the binding it comes from.
+    fn tensor_of(&self, name: &str) -> String {
+        self.bindings
+            .place_of
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 
     /// Per node: the facts every path from the kernel's start to it has taken (those of

@@ -22,6 +22,10 @@
 //! deleted statement touches one memory with `a` from another pipe that nothing else
 //! orders (one pipe keeps its own order; the automatic sync orders the scalar pipe with
 //! V, MTE2 and MTE3), and `b`'s pipe is in the original's set but not in the mutant's.
+//! A queue is one memory, except for a tensor allocated from the queue of a tensor `a`
+//! touches while that one is held, or after its free waited for `a`: in another of the
+//! queue's buffers, or allocated after that free (see `After::follow_slot`), it races
+//! with none of `a`'s touches of the queue.
 //! So that a mutant called equivalent is one, what the walk cannot be sure of counts
 //! for the original and against the mutant: in the original a `DeQue` whose entry it
 //! cannot place, an `AllocTensor` of a deeper queue, a flag's id it cannot match, or a
@@ -80,6 +84,25 @@ struct After {
     /// touch: a scalar access the automatic sync makes wait for one of them waits for
     /// `a`.
     touched: Vec<Touch>,
+    /// The queue tensors `a` touches (see [`Held`]).
+    held: Vec<(String, Held)>,
+    /// Tensors allocated after `a` from the queue of a tensor in `held` while none of
+    /// those was lost from sight: each is in another buffer than `a`'s tensor, or its
+    /// allocation waited for that tensor's free after `a` (see [`After::follow_slot`]).
+    apart: Vec<String>,
+}
+
+/// Where a queue tensor `a` touches stands on a path.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Held {
+    /// Not freed: its buffer is taken, no allocation gets it.
+    Live,
+    /// Freed after `a` finished on the queue's consumer pipe: an allocation that gets its
+    /// buffer waits for `a`.
+    FreedAfter,
+    /// Freed where `a` may not have finished, enqueued (freed under another name later)
+    /// or its name bound again while held: nothing is known of its buffer.
+    Lost,
 }
 
 impl After {
@@ -108,6 +131,15 @@ impl After {
         };
         out.flags = merged(&self.flags, &other.flags, either);
         out.touched = merged(&self.touched, &other.touched, either);
+        out.apart = merged(&self.apart, &other.apart, false);
+        out.held = self
+            .held
+            .iter()
+            .map(|(tensor, held)| {
+                let same = other.held.iter().any(|(t, h)| t == tensor && h == held);
+                (tensor.clone(), if same { *held } else { Held::Lost })
+            })
+            .collect();
         let queues = self.entries.iter().chain(&other.entries).map(|(q, _)| q);
         for queue in queues {
             if out.entries.iter().any(|(q, _)| q == queue) {
@@ -178,7 +210,12 @@ impl After {
                     }
                 }
             }
-            Kind::Queue(op, name) => self.queue_step(*op, name, sure, flow),
+            Kind::Queue(op, name, tensor) => {
+                self.queue_step(*op, name, sure, flow);
+                if let Some(tensor) = tensor {
+                    self.follow_slot(*op, name, tensor, flow);
+                }
+            }
             Kind::Access("S", touches) if flow.scalar_auto_synced && self.scalar_waits(touches, sure) => {
                 self.pipes = EVERY_PIPE;
             }
@@ -201,6 +238,48 @@ impl After {
             touches.iter().any(|s| {
                 let one_place = a.place.is_some() && a.place == s.place && (a.write || s.write);
                 one_place || (!sure && overlap(a, s))
+            })
+        })
+    }
+
+    /// Follows the buffers of `a`'s queue tensors. A queue allocates its buffers in
+    /// turn, skipping those still taken, and an allocation waits for the free of the
+    /// buffer it gets (asc-devkit `kernel_tquebind_impl.h`, `AllocTensor`: `bufCursor`,
+    /// `WaitFlag<freeBufEvt>(freeBufEvtID)`). So while `a`'s tensor is held, a tensor
+    /// allocated from its queue is in another buffer; once it was freed after `a`, one
+    /// in its buffer was allocated after a free that waits for `a` (the buffer's later
+    /// frees come after that one on the consumer pipe).
+    fn follow_slot(&mut self, op: QueueOp, queue: &str, tensor: &str, flow: &Flow) {
+        let consumer_after = flow.queue(queue).is_some_and(|pipes| self.orders(pipes.consumer));
+        // Only a held tensor's name is still its own (a name bound again is another's).
+        if let Some(at) = self.held.iter().position(|(t, h)| t == tensor && *h == Held::Live) {
+            let held = &mut self.held[at].1;
+            *held = match (op, *held) {
+                (QueueOp::FreeTensor, Held::Live) if consumer_after => Held::FreedAfter,
+                (_, Held::Live) => Held::Lost,
+                (_, other) => other,
+            };
+        }
+        self.apart.retain(|t| t != tensor);
+        let queue_held: Vec<Held> = self
+            .held
+            .iter()
+            .filter(|(t, _)| flow.memory_of(t) == Some(queue))
+            .map(|(_, held)| *held)
+            .collect();
+        if op == QueueOp::AllocTensor && !queue_held.is_empty() && !queue_held.contains(&Held::Lost) {
+            self.apart.push(tensor.to_string());
+        }
+    }
+
+    /// Whether every touch of `b` that overlaps one of `a` is of a tensor apart from it
+    /// (see [`After::apart`]).
+    fn apart_from(&self, a: &[Touch], b: &[Touch]) -> bool {
+        a.iter().all(|a| {
+            b.iter().all(|b| {
+                !overlap(a, b)
+                    || a.tensor.as_ref().is_some_and(|t| self.held.iter().any(|(h, _)| h == t))
+                        && b.tensor.as_ref().is_some_and(|t| self.apart.contains(t))
             })
         })
     }
@@ -340,7 +419,7 @@ fn queue_entries(flow: &Flow) -> Vec<HashMap<String, (u32, u32)>> {
     let mut work = vec![0usize];
     while let Some(id) = work.pop() {
         let Some(mut counts) = at[id].clone() else { continue };
-        if let Kind::Queue(op @ (QueueOp::EnQue | QueueOp::DeQue), name) = &flow.nodes[id].kind {
+        if let Kind::Queue(op @ (QueueOp::EnQue | QueueOp::DeQue), name, _) = &flow.nodes[id].kind {
             let (least, most) = counts.entry(name.clone()).or_insert((0, 0));
             if *op == QueueOp::EnQue {
                 (*least, *most) = ((*least + 1).min(MAX_ENTRIES), (*most + 1).min(MAX_ENTRIES));
@@ -360,6 +439,27 @@ fn queue_entries(flow: &Flow) -> Vec<HashMap<String, (u32, u32)>> {
         }
     }
     at.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// Whether the queue tensor `tensor` is held where `source` runs: on every path into it,
+/// bound by its queue operation with no `FreeTensor` or `EnQue` of it since.
+fn held_at(flow: &Flow, source: usize, tensor: &str) -> bool {
+    let mut seen = vec![false; flow.nodes.len()];
+    let mut stack = vec![source];
+    while let Some(id) = stack.pop() {
+        for &before in &flow.nodes[id].previous {
+            if std::mem::replace(&mut seen[before], true) {
+                continue;
+            }
+            match &flow.nodes[before].kind {
+                Kind::Queue(QueueOp::AllocTensor | QueueOp::DeQue, _, Some(t)) if t == tensor => continue,
+                Kind::Queue(QueueOp::FreeTensor | QueueOp::EnQue, _, Some(t)) if t == tensor => return false,
+                _ if before == 0 => return false,
+                _ => stack.push(before),
+            }
+        }
+    }
+    true
 }
 
 /// The counts of two paths into one node: from the least of both to the most.
@@ -448,6 +548,12 @@ fn no_order_removed(
         if SCALAR_SYNCED.contains(&pipe) {
             after.touched = touches.to_vec();
         }
+        after.held = touches
+            .iter()
+            .filter_map(|touch| touch.tensor.clone())
+            .filter(|tensor| flow.is_queue_tensor(tensor) && held_at(flow, source, tensor))
+            .map(|tensor| (tensor, Held::Live))
+            .collect();
         for (queue, count) in entries {
             // The original counts only the entries that order (none yet), as if none
             // were ahead of `a`'s: a `DeQue` may take what came after `a`.
@@ -492,7 +598,8 @@ fn no_order_removed(
         match kind {
             Kind::Unplain | Kind::Unread => return false,
             Kind::Access(other, other_touches) => {
-                let needed = conflict((pipe, touches), (other, other_touches), flow.scalar_auto_synced);
+                let needed = conflict((pipe, touches), (other, other_touches), flow.scalar_auto_synced)
+                    && !state.mutant.apart_from(touches, other_touches);
                 if needed && passed && state.original.orders(other) && !state.mutant.orders(other) {
                     return false;
                 }

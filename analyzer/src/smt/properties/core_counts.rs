@@ -10,7 +10,7 @@ use z3::ast::{Bool, Int};
 
 use crate::model::{Expr, Program};
 use crate::smt::encode::{Encoder, Scope, Unbound};
-use crate::smt::{Answer, Query, SmtOptions, value_of};
+use crate::smt::{Answer, Query, SmtOptions};
 use syncguard_model::kernel::{CoreType, KOp, KOpKind, KStmt, Kernel, KernelKind};
 
 /// Parameter values and core indices (by type) the concrete walk should add.
@@ -65,9 +65,19 @@ fn core(params: &[Int], core: CoreType, key: &Int, name: &str) -> Core {
     }
 }
 
-/// Launches where the kernel's cross-core flags or `SyncAll` calls do not balance.
+/// Launches where the kernel's cross-core flags or `SyncAll` calls do not balance. Asked
+/// in a z3 context of their own: the launch z3 gives (which the walk then checks, and
+/// the finding names) must not depend on what the thread asked before.
 pub(crate) fn unbalanced_launches(program: &Program, kernel: &Kernel, keys: &[i64]) -> Vec<UnbalancedLaunch> {
     let calls = crate::kernel::calls(kernel);
+    let counted = |op: &&KOp| matches!(op.kind, KOpKind::CrossCoreSetFlag { .. } | KOpKind::SyncAll { .. });
+    if !calls.iter().any(counted) {
+        return Vec::new();
+    }
+    crate::smt::with_own_context(|| ask_balances(program, kernel, keys, &calls))
+}
+
+fn ask_balances(program: &Program, kernel: &Kernel, keys: &[i64], calls: &[&KOp]) -> Vec<UnbalancedLaunch> {
     let mut found = Vec::new();
     let options = SmtOptions::default();
     let mut flags: Vec<(i64, u8)> = calls
@@ -100,6 +110,8 @@ pub(crate) fn unbalanced_launches(program: &Program, kernel: &Kernel, keys: &[i6
 
 pub(super) struct Launch {
     pub params: Vec<Int>,
+    /// Each parameter's least value, where the search for the smallest starts.
+    pub lows: Vec<i64>,
     pub domain: Vec<Bool>,
     pub blocks: Int,
     pub key: Int,
@@ -129,6 +141,7 @@ pub(super) fn launch(program: &Program, kernel: &Kernel, keys: &[i64]) -> Option
     domain.push(Bool::or(&keys.iter().map(|k| key.eq(*k)).collect::<Vec<_>>()));
     Some(Launch {
         params,
+        lows: program.params.iter().map(|param| param.min).collect(),
         domain,
         blocks,
         key,
@@ -274,16 +287,23 @@ pub(super) fn solve(
         query.assert(fact);
     }
     // Smallest parameters first, then the smallest core indices.
-    let mut objectives: Vec<(Int, i64)> = launch.params.iter().map(|p| (p.clone(), i64::MIN)).collect();
+    let mut objectives: Vec<(Int, i64)> = launch.params.iter().cloned().zip(launch.lows.iter().copied()).collect();
     objectives.extend(cores.iter().map(|(_, index)| (index.clone(), 0)));
     match query.solve(&objectives) {
-        Answer::Fails(model) => vec![UnbalancedLaunch {
-            params: launch.params.iter().map(|p| value_of(&model, p)).collect(),
-            cores: cores
-                .iter()
-                .map(|(core, index)| (*core, value_of(&model, index)))
-                .collect(),
-        }],
+        Answer::Fails(model) => {
+            // A value z3 cannot give (its context interrupted as the search for smaller
+            // ones ran out of time) is no launch, not one at 0.
+            let value = |ast: &Int| model.eval(ast, true).and_then(|v| v.as_i64());
+            let params: Option<Vec<i64>> = launch.params.iter().map(value).collect();
+            let indices: Option<Vec<i64>> = cores.iter().map(|(_, index)| value(index)).collect();
+            match (params, indices) {
+                (Some(params), Some(indices)) => vec![UnbalancedLaunch {
+                    params,
+                    cores: cores.iter().map(|(core, _)| *core).zip(indices).collect(),
+                }],
+                _ => Vec::new(),
+            }
+        }
         Answer::Holds(_) | Answer::Unknown(_) => Vec::new(),
     }
 }
