@@ -209,3 +209,25 @@ fn too_many_value_waits_to_match_are_said_not_skipped() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_sync_all_counterexample_over_many_tiling_fields_is_found_at_their_least_values() {
+    // z3's counterexample is minimized one parameter at a time. Searched from `i64::MIN`,
+    // some 120 steps per parameter, 80 fields spent the query's 2 s deadline (ops-nn
+    // `sparse_to_dense`, 77 fields: its SG855 came in half the runs); from each field's
+    // least value it takes one step each.
+    let mut program = String::from("target 950;\n");
+    for i in 0..80 {
+        program.push_str(&format!("param f{i} in 3..;\n"));
+    }
+    let uses: Vec<String> = (0..80).map(|i| format!("f{i} >= 3")).collect();
+    program.push_str(&format!(
+        "aicore skip_one(x, blocks: 100) {{\n    if GetBlockIdx() != 77 && {} {{\n        AscendC::SyncAll();\n    }}\n}}\n",
+        uses.join(" && ")
+    ));
+    let found = findings(&program);
+    let hang = found.iter().find(|f| f.starts_with("SG855")).expect("the SyncAll hang");
+    assert!(hang.contains("z3's smallest counterexample"), "{hang}");
+    let at_least = |i: usize| [",", ";"].iter().any(|end| hang.contains(&format!("f{i} = 3{end}")));
+    assert!((0..80).all(at_least), "{hang}");
+}

@@ -366,6 +366,16 @@ pub(crate) fn value_of(model: &Model, ast: &Int) -> i64 {
     model.eval(ast, true).and_then(|v| v.as_i64()).unwrap_or(0)
 }
 
+/// The values of `asts` in `model`, or `None` where z3 evaluates one to no 64-bit
+/// integer: a launch the walk then runs is never made of zeros read for what z3 did
+/// not give (a counterexample whose minimizing ran out of time once read as a launch of
+/// no block).
+pub(crate) fn values_of<'a>(model: &Model, asts: impl IntoIterator<Item = &'a Int>) -> Option<Vec<i64>> {
+    asts.into_iter()
+        .map(|ast| model.eval(ast, true).and_then(|v| v.as_i64()))
+        .collect()
+}
+
 /// SG004: z3 did not decide `property` within the timeout, so it is not proved.
 pub(crate) fn solver_unknown(property: &str, span: Span, reason: &str, fallback: &str) -> Diagnostic {
     Diagnostic::new(

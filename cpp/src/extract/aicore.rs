@@ -1579,14 +1579,10 @@ impl<'u> Walker<'_, 'u> {
                 let Some(ty) = parent.child_by_field_name("type") else {
                     break;
                 };
-                let Some(inner) = self
-                    .text(ty)
-                    .split_once('<')
-                    .and_then(|(_, rest)| rest.rsplit_once('>'))
-                else {
+                let Some(inner) = element_type(self.text(ty)) else {
                     break;
                 };
-                return self.element_scale(inner.0, node);
+                return self.element_scale(inner, node);
             }
             at = parent;
         }
@@ -1612,8 +1608,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// `LocalTensor<half>` / `GlobalTensor<T>`: the size of its element type.
     fn element_size(&self, type_text: &str) -> Option<i64> {
-        let inner = type_text.split_once('<')?.1.rsplit_once('>')?.0;
-        self.type_size_of(inner)
+        self.type_size_of(element_type(type_text)?)
     }
 
     /// A type's size, through the template parameters a kernel class object binds.
@@ -2288,6 +2283,11 @@ fn named(label: &str, value: ast::Expr, span: std::ops::Range<usize>) -> ast::Ar
         }),
         value,
     }
+}
+
+/// `LocalTensor<half>` → `half`.
+fn element_type(type_text: &str) -> Option<&str> {
+    Some(type_text.split_once('<')?.1.rsplit_once('>')?.0)
 }
 
 /// Whether `unit` defines `name` as a struct, class, union or alias.

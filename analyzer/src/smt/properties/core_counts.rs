@@ -10,7 +10,7 @@ use z3::ast::{Bool, Int};
 
 use crate::model::{Expr, Program};
 use crate::smt::encode::{Encoder, Scope, Unbound};
-use crate::smt::{Answer, Query, SmtOptions};
+use crate::smt::{Answer, Query, SmtOptions, values_of};
 use syncguard_model::kernel::{CoreType, KOp, KOpKind, KStmt, Kernel, KernelKind};
 
 /// Parameter values and core indices (by type) the concrete walk should add.
@@ -291,11 +291,8 @@ pub(super) fn solve(
     objectives.extend(cores.iter().map(|(_, index)| (index.clone(), 0)));
     match query.solve(&objectives) {
         Answer::Fails(model) => {
-            // A value z3 cannot give (its context interrupted as the search for smaller
-            // ones ran out of time) is no launch, not one at 0.
-            let value = |ast: &Int| model.eval(ast, true).and_then(|v| v.as_i64());
-            let params: Option<Vec<i64>> = launch.params.iter().map(value).collect();
-            let indices: Option<Vec<i64>> = cores.iter().map(|(_, index)| value(index)).collect();
+            let params = values_of(&model, &launch.params);
+            let indices = values_of(&model, cores.iter().map(|(_, index)| index));
             match (params, indices) {
                 (Some(params), Some(indices)) => vec![UnbalancedLaunch {
                     params,

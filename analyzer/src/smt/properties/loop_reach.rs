@@ -18,7 +18,7 @@ use super::core_counts::{Launch, cores_of, launch};
 use crate::kernel::walk::{ArmId, WorkId, arm_id, work_id};
 use crate::model::{Program, VarId};
 use crate::smt::encode::{Encoder, Scope};
-use crate::smt::{Answer, Query, SmtOptions, value_of};
+use crate::smt::{Answer, Query, SmtOptions, values_of};
 use syncguard_model::kernel::{CoreType, KOp, KOpKind, KStmt, Kernel};
 
 /// Most targets asked about per kernel, over its core types: a launch reaches a whole
@@ -187,11 +187,17 @@ impl<'a> ReachSearch<'a> {
             Int::add(&zeros)
         };
         match query.solve(&[(zeros, 0)]) {
-            Answer::Fails(model) => Answer::Fails(ReachLaunch {
-                params: self.launch.params.iter().map(|p| value_of(&model, p)).collect(),
-                core: (core.0, value_of(&model, core.1)),
-                key: value_of(&model, &self.launch.key),
-            }),
+            Answer::Fails(model) => {
+                let found = values_of(&model, &self.launch.params).zip(values_of(&model, [core.1, &self.launch.key]));
+                match found {
+                    Some((params, other)) => Answer::Fails(ReachLaunch {
+                        params,
+                        core: (core.0, other[0]),
+                        key: other[1],
+                    }),
+                    None => Answer::Unknown("z3's launch has a value it gives no integer for".into()),
+                }
+            }
             Answer::Holds(core) => Answer::Holds(core),
             Answer::Unknown(reason) => Answer::Unknown(reason),
         }
