@@ -96,15 +96,17 @@ fn edit_in_neovim(fixture: &str, code: &str) -> Option<(Vec<String>, String)> {
     run_in_neovim(SCRIPT, fixture, code)
 }
 
-/// Run `script` on a copy of `fixture`, as [`edit_in_neovim`] does; `None` when there is
+/// Run `script` on a copy of `fixture` (a path below `tests/fixtures`), as [`edit_in_neovim`] does; `None` when there is
 /// no Neovim (the test is skipped).
 fn run_in_neovim(script: &str, fixture: &str, code: &str) -> Option<(Vec<String>, String)> {
     let nvim = optional_tools::optional_tool(&["nvim"], "the Neovim test", "Debian package `neovim`")?;
     let work = tempfile::tempdir().unwrap();
-    let fixtures = root().join("tests/fixtures/editor");
-    for name in [fixture, "syncguard.toml"] {
-        std::fs::copy(fixtures.join(name), work.path().join(name)).unwrap();
+    let fixtures = root().join("tests/fixtures");
+    let fixture = fixtures.join(fixture);
+    for path in [fixture.as_path(), &fixtures.join("editor/syncguard.toml")] {
+        std::fs::copy(path, work.path().join(path.file_name().unwrap())).unwrap();
     }
+    let fixture = fixture.file_name().unwrap();
     let report = work.path().join("report.txt");
     let fixed = work.path().join("fixed.txt");
     let script = format!("{PRELUDE}{script}")
@@ -148,7 +150,7 @@ fn run_in_neovim(script: &str, fixture: &str, code: &str) -> Option<(Vec<String>
 
 #[test]
 fn neovim_shows_the_missing_reset_in_a_sync_file_and_applies_the_fix() {
-    let Some((report, text)) = edit_in_neovim("pipeline.sync", "SG102") else {
+    let Some((report, text)) = edit_in_neovim("editor/pipeline.sync", "SG102") else {
         return;
     };
     assert_eq!(
@@ -169,7 +171,7 @@ fn neovim_shows_the_missing_reset_in_a_sync_file_and_applies_the_fix() {
 
 #[test]
 fn neovim_shows_the_missing_reset_in_a_cpp_file_and_applies_the_fix_as_the_code_is_written() {
-    let Some((report, text)) = edit_in_neovim("prefetch.cpp", "SG102") else {
+    let Some((report, text)) = edit_in_neovim("editor/prefetch.cpp", "SG102") else {
         return;
     };
     assert_eq!(
@@ -188,7 +190,7 @@ fn neovim_shows_the_missing_reset_in_a_cpp_file_and_applies_the_fix_as_the_code_
 
 #[test]
 fn neovim_shows_a_findings_involved_calls_in_its_float_and_in_the_quickfix_list() {
-    let Some((report, _)) = run_in_neovim(RELATED_SCRIPT, "pipeline.sync", "SG102") else {
+    let Some((report, _)) = run_in_neovim(RELATED_SCRIPT, "editor/pipeline.sync", "SG102") else {
         return;
     };
     let float: Vec<&String> = report.iter().filter(|line| line.starts_with("float ")).collect();
@@ -208,4 +210,24 @@ fn neovim_shows_a_findings_involved_calls_in_its_float_and_in_the_quickfix_list(
             .all(|line| line.starts_with("quickfix pipeline.sync:")),
         "{report:#?}"
     );
+}
+
+/// Lua run inside Neovim: open `file`, wait for a finding of `code`, say where it is.
+const FIND_SCRIPT: &str = r#"local d = wait_for_finding()
+if d then
+  say("found " .. code .. " at " .. (d.lnum + 1) .. ":" .. (d.col + 1))
+end
+vim.fn.writefile(lines, report)
+vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), fixed)
+vim.cmd("qall!")
+"#;
+
+#[test]
+fn neovim_shows_a_finding_of_a_profiler_trace_on_its_event() {
+    let fixture = "profiles/kineto/fail_wait_on_recording_stream.json";
+    let Some((report, _)) = run_in_neovim(FIND_SCRIPT, fixture, "SG109") else {
+        return;
+    };
+    // Line 9 is the `cudaStreamWaitEvent` event the finding is about.
+    assert_eq!(report, ["found SG109 at 9:3"], "{report:#?}");
 }

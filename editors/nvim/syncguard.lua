@@ -128,9 +128,17 @@ function M.setup(options)
     pattern = { "*.jsonl" },
     command = "setfiletype jsonl",
   })
+  -- Flight Recorder dumps in JSON form, named by their rank as PyTorch names them.
+  vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, {
+    group = group,
+    pattern = { "nccl_trace_rank_*" },
+    command = "setfiletype json",
+  })
+  -- JSON: the server checks what is a record of a run (a profiler timeline, a Flight
+  -- Recorder dump) and leaves any other JSON alone.
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
-    pattern = { "sync", "jsonl", "c", "cpp", "cuda", "python" },
+    pattern = { "sync", "jsonl", "json", "c", "cpp", "cuda", "python" },
     callback = function(args)
       attach(args.buf, cmd)
     end,

@@ -144,7 +144,7 @@ fn insert_call(
     match kind {
         Kind::Source(Language::Python) if !python_call => return None,
         Kind::Sync | Kind::Source(Language::Cpp) if python_call => return None,
-        Kind::Trace => return None,
+        Kind::Trace | Kind::Record => return None,
         _ => {}
     }
     let text = &analysis.sources.get(after.file).text;

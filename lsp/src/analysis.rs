@@ -22,6 +22,7 @@ use syncguard_project::sources::{SourceDocument, decode_text};
 use syncguard_project::{Config, Language, Selection, SourceOptions};
 
 use crate::documents::{Document, Kind, Snapshot, display_of, path_of};
+use crate::records::Record;
 
 /// A project with more source files than this is checked by the target's folder only:
 /// a check runs on every edit.
@@ -122,6 +123,17 @@ pub fn analyze(
             // A trace is streamed: keep its text for positions and snippets.
             *sources.get_mut(file) = SourceFile::new(display, document.text.to_string());
             (checked.diagnostics, vec![(file, target.clone())])
+        }
+        Kind::Record => {
+            // JSON that is no record of a run (a config, a dataset) is not checked.
+            let Some(record) = Record::of(&document.text) else {
+                return Some(Analysis::not_checked(target, document));
+            };
+            let checked = crate::records::check(target, record, documents, &overrides, &mut sources);
+            found_from = checked.found_from;
+            // Other ranks' files on disk are read again for positions.
+            sources.load_deferred();
+            (checked.diagnostics, checked.files)
         }
         Kind::Source(language) => {
             let (scope, group) = source_group(target, language, documents, &setup.roots, &config);

@@ -10,6 +10,7 @@ mod diagnostics;
 mod documents;
 mod hover;
 mod positions;
+mod records;
 mod server;
 mod sync_editing;
 

@@ -263,7 +263,7 @@ impl Server {
                         .remove(&uri)
                         .and_then(|document| Kind::of(&uri, &document.language_id));
                     // A source file's findings stay: its project is still checked from disk.
-                    if matches!(kind, Some(Kind::Sync | Kind::Trace)) {
+                    if matches!(kind, Some(Kind::Sync | Kind::Trace | Kind::Record)) {
                         lock(&self.shared.analyses).remove(&uri);
                         publish(&self.sender, &uri, Vec::new(), None);
                     }

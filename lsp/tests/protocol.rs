@@ -774,3 +774,89 @@ fn a_trace_jsonl_is_checked_and_its_findings_clear_once_it_is_a_dataset() {
     client.change(&uri, 3, UNRESET_EVENT_TRACE);
     client.diagnostics(&uri, has("SG102"));
 }
+
+/// The workspace's fixture folder `relative`, copied into `to` (the tests edit the copies).
+fn copy_fixture_tree(relative: &str, to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(relative);
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_fixture_tree(&format!("{relative}/{}", entry.file_name().to_string_lossy()), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn line_of(diagnostic: &Value) -> u64 {
+    diagnostic["range"]["start"]["line"].as_u64().unwrap()
+}
+
+#[test]
+fn a_profiler_trace_opened_is_checked_on_its_events_and_other_json_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/profiles/kineto/fail_wait_on_recording_stream.json"),
+    )
+    .unwrap();
+    let mut client = Client::start(dir.path());
+    // Unsaved: the editor's text is what is checked.
+    let uri = url(&dir.path().join("rank0.pt.trace.json"));
+    client.open(&uri, "json", &profile);
+    let found = client.diagnostics(&uri, has("SG109"));
+    let wait = found.iter().find(|d| d["code"] == "SG109").unwrap();
+    assert_eq!(line_of(wait), 8, "the cudaStreamWaitEvent event, line 9: {wait:#}");
+    client.change(&uri, 2, r#"{"name": "settings", "traceEvents": []}"#);
+    client.diagnostics(&uri, |found| found.is_empty());
+    let settings = url(&dir.path().join("package.json"));
+    client.open(&settings, "json", r#"{"name": "app", "version": "1.0.0"}"#);
+    assert!(client.diagnostics(&settings, |_| true).is_empty());
+}
+
+#[test]
+fn a_flight_recorder_dump_is_checked_with_the_other_ranks_of_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixture_tree("analyzer/tests/fixtures/SG901/fail_desync", dir.path());
+    let mut client = Client::start(dir.path());
+    let rank = |n: usize| dir.path().join(format!("nccl_trace_rank_{n}.json"));
+    let opened = url(&rank(0));
+    client.open(&opened, "json", &std::fs::read_to_string(rank(0)).unwrap());
+    // The culprit is rank 2: its entry carries the finding, though only rank 0 is open.
+    let culprit = url(&rank(2));
+    let found = client.diagnostics(&culprit, has("SG901"));
+    assert_eq!(line_of(found.iter().find(|d| d["code"] == "SG901").unwrap()), 4);
+    // Rank 2's dump edited (unsaved) to run what the others ran: the desync is gone.
+    let fixed = std::fs::read_to_string(rank(2))
+        .unwrap()
+        .replace("nccl:broadcast", "nccl:all_reduce");
+    client.open(&culprit, "json", &fixed);
+    let found = client.diagnostics(&culprit, |found| !has("SG901")(found));
+    assert!(!codes(&found).iter().any(|code| code.starts_with("SG90")), "{found:#?}");
+}
+
+#[test]
+fn an_msprof_timeline_is_checked_with_the_ranks_of_its_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixture_tree("tests/fixtures/profiles/ascend/fail_wait_without_record", dir.path());
+    let mut client = Client::start(dir.path());
+    let timeline = dir
+        .path()
+        .join("node1_1_20250101_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let uri = url(&timeline);
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    client.open(&uri, "json", &text);
+    // Rank 1 waits three times on the notify rank 0 records once (one record may
+    // precede the window): the second wait past the records hangs.
+    let found = client.diagnostics(&uri, has("SG502"));
+    assert_eq!(line_of(found.iter().find(|d| d["code"] == "SG502").unwrap()), 5);
+    // One wait removed in the editor: balanced with the record and one from before.
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.remove(5);
+    let balanced = lines.join("\n").replace("HCCS\"}},\n]", "HCCS\"}}\n]");
+    client.change(&uri, 2, &balanced);
+    let found = client.diagnostics(&uri, |found| !has("SG502")(found));
+    assert!(!has("SG002")(&found), "the edited timeline reads whole: {found:#?}");
+}

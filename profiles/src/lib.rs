@@ -24,6 +24,7 @@ pub mod scan;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, SourceFile, Sources};
 use syncguard_model::source::{FileId, Span};
@@ -130,9 +131,22 @@ fn is_gzip_file(path: &Path) -> bool {
 /// decompressed (the scan then says where it stops), with the reason.
 pub struct ProfileText {
     pub bytes: Vec<u8>,
-    pub gzipped: bool,
+    /// The text is the file's own bytes, so findings are rendered by re-reading the
+    /// file; otherwise (gunzipped, or an editor's unsaved text) this copy is kept.
+    pub is_file_bytes: bool,
     /// Why decompression stopped before the end, if it did.
     pub cut: Option<String>,
+}
+
+impl ProfileText {
+    /// A profile's text as an editor holds it (saved or not): findings point into it.
+    pub fn unsaved(text: &str) -> ProfileText {
+        ProfileText {
+            bytes: text.as_bytes().to_vec(),
+            is_file_bytes: false,
+            cut: None,
+        }
+    }
 }
 
 /// Read the profile at `path`, refused past [`MAX_PROFILE_BYTES`].
@@ -158,18 +172,22 @@ pub fn read_profile(path: &Path) -> std::io::Result<ProfileText> {
     if bytes.len() as u64 > MAX_PROFILE_BYTES {
         return Err(too_large());
     }
-    Ok(ProfileText { bytes, gzipped, cut })
+    Ok(ProfileText {
+        bytes,
+        is_file_bytes: !gzipped,
+        cut,
+    })
 }
 
 /// Register a profile as a source: a plain file is re-read for rendering; a gzipped
-/// one keeps its text in memory (spans point into the gunzipped text).
+/// one, or an editor's text, is kept in memory (spans point into the gunzipped text).
 fn add_source(sources: &mut Sources, display: &str, path: &Path, text: &ProfileText) -> FileId {
-    let mut file = if text.gzipped {
-        SourceFile::new(display, String::from_utf8_lossy(&text.bytes).into_owned())
-    } else {
+    let mut file = if text.is_file_bytes {
         SourceFile::deferred(display, Some(path.to_path_buf()))
+    } else {
+        SourceFile::new(display, String::from_utf8_lossy(&text.bytes).into_owned())
     };
-    if !text.gzipped {
+    if text.is_file_bytes {
         let line_starts = std::iter::once(0)
             .chain(
                 memchr::memchr_iter(b'\n', &text.bytes)
@@ -231,6 +249,8 @@ pub fn check_kineto_text(
 pub struct TimelineInput {
     pub display: String,
     pub path: PathBuf,
+    /// An editor's text of a `trace_view.json` (saved or not); `None`: read the file.
+    pub unsaved: Option<Arc<String>>,
 }
 
 /// The cluster a timeline belongs to: the folder holding its `*_ascend_pt` folder
@@ -376,7 +396,10 @@ fn read_json_rank(
     input: &TimelineInput,
     reading: &mut Vec<Diagnostic>,
 ) -> std::io::Result<ascend::RankTasks> {
-    let text = read_profile(&input.path)?;
+    let text = match &input.unsaved {
+        Some(text) => ProfileText::unsaved(text),
+        None => read_profile(&input.path)?,
+    };
     let file = add_source(sources, &input.display, &input.path, &text);
     if let Some(why) = &text.cut {
         reading.push(cut_gzip(file, text.bytes.len(), why));

@@ -46,6 +46,7 @@ fn db_cluster(root: &Path, case: &str, extra: &str) -> Vec<TimelineInput> {
             TimelineInput {
                 display: path.display().to_string(),
                 path,
+                unsaved: None,
             }
         })
         .collect()
@@ -221,6 +222,7 @@ fn a_notify_row_without_a_rank_is_said_as_the_json_timeline_says_it() {
             TimelineInput {
                 display: path.display().to_string(),
                 path,
+                unsaved: None,
             }
         })
         .collect();
@@ -271,6 +273,7 @@ fn a_rank_folder_with_both_exports_reads_the_db_and_says_so() {
         TimelineInput {
             display: beside.display().to_string(),
             path: beside,
+            unsaved: None,
         },
     );
     let (sources, diagnostics) = check(&inputs);
@@ -410,7 +413,11 @@ proptest::proptest! {
         make_db(&other, &["pass_matched_notifies_rank1.sql"], "");
         let inputs: Vec<TimelineInput> = [path, other]
             .into_iter()
-            .map(|path| TimelineInput { display: path.display().to_string(), path })
+            .map(|path| TimelineInput {
+                display: path.display().to_string(),
+                path,
+                unsaved: None,
+            })
             .collect();
         let mut sources = Sources::default();
         let _ = check_ascend_cluster(&mut sources, &inputs, &Overrides::default());

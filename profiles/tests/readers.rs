@@ -275,6 +275,7 @@ fn a_timeline_without_its_rank_in_a_cluster_is_left_out_and_said() {
         inputs.push(TimelineInput {
             display: format!("rank{rank}"),
             path,
+            unsaved: None,
         });
     }
     let mut sources = Sources::default();
@@ -336,5 +337,5 @@ fn a_gzip_bomb_is_bounded_by_the_size_limit_not_by_memory_at_hand() {
     std::fs::write(&path, gzip(&vec![b' '; 1 << 20])).unwrap();
     let text = read_profile(&path).unwrap();
     assert_eq!(text.bytes.len(), 1 << 20);
-    assert!(text.gzipped && text.cut.is_none());
+    assert!(!text.is_file_bytes && text.cut.is_none());
 }

@@ -570,6 +570,7 @@ fn check_profiles(sources: &mut Sources, inputs: &[&Input], overrides: &Override
                 .push(TimelineInput {
                     display: input.display.clone(),
                     path: input.file.clone(),
+                    unsaved: None,
                 }),
         }
     }

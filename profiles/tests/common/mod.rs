@@ -20,6 +20,7 @@ pub fn ascend_cluster(case: &str) -> Vec<TimelineInput> {
         .map(|path| TimelineInput {
             display: path.display().to_string(),
             path,
+            unsaved: None,
         })
         .collect();
     inputs.sort_by(|a, b| a.path.cmp(&b.path));
