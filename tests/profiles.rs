@@ -59,9 +59,42 @@ fn a_folder_of_profiles_checks_each_kineto_trace_and_each_cluster() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("[SG502 "), "{text}");
     assert!(text.contains("[SG109 "), "{text}");
-    // 3 Kineto traces and 6 timelines (three clusters of two ranks); the warnings: the
-    // wait on its recording stream, and the notify task without its peer rank.
-    assert!(text.contains("checked 9 files: 1 error, 2 warnings"), "{text}");
+    // 5 Kineto traces with the 2 execution traces of two of them, and 6 timelines (three
+    // clusters of two ranks); the errors: the wait without a record and the race between
+    // streams; the warnings: the wait on its recording stream, and the notify task
+    // without its peer rank.
+    assert!(text.contains("checked 13 files: 2 errors, 2 warnings"), "{text}");
+}
+
+#[test]
+fn a_kineto_trace_with_its_execution_trace_shows_the_race_between_streams() {
+    let output = syncguard(&[
+        "check",
+        "--color",
+        "never",
+        "tests/fixtures/profiles/kineto_et/fail_race_across_streams",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    insta::assert_snapshot!("kineto_execution_trace_race", text);
+    let output = syncguard(&[
+        "check",
+        "--format",
+        "concise",
+        "tests/fixtures/profiles/kineto_et/pass_ordered_by_event",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(!text.contains("SG601"), "{text}");
+    // Named alone, the profile takes the execution trace beside it.
+    let output = syncguard(&[
+        "check",
+        "--format",
+        "concise",
+        "tests/fixtures/profiles/kineto_et/fail_race_across_streams/rank0.pt.trace.json",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("rank0.pt.trace.json:9:3: SG601"), "{text}");
 }
 
 /// The msprof `.db` exports of a two-rank cluster, made from the SQL fixtures of

@@ -33,8 +33,9 @@ impl Record {
         match syncguard_profiles::sniff(head)? {
             syncguard_profiles::Format::Kineto => Some(Record::Kineto),
             syncguard_profiles::Format::AscendTimeline => Some(Record::AscendTimeline),
-            // A database is not text an editor opens.
-            syncguard_profiles::Format::AscendDb => None,
+            // A database is not text an editor opens; an execution trace has no timeline
+            // of its own (it is checked with its profile).
+            syncguard_profiles::Format::AscendDb | syncguard_profiles::Format::ExecutionTrace => None,
         }
     }
 }
@@ -61,8 +62,16 @@ pub fn check(
     let diagnostics = match record {
         Record::Kineto => {
             let text = syncguard_profiles::ProfileText::unsaved(&document.text);
+            let mut reading = Vec::new();
+            let execution = path
+                .as_deref()
+                .and_then(syncguard_profiles::execution_trace_beside)
+                .and_then(|execution| syncguard_profiles::read_execution_trace(sources, &execution, &mut reading));
             let path = path.clone().unwrap_or_default();
-            syncguard_profiles::check_kineto_text(sources, &display_of(target), &path, &text, overrides).diagnostics
+            let display = display_of(target);
+            let checked =
+                syncguard_profiles::check_kineto_text(sources, &display, &path, &text, execution.as_ref(), overrides);
+            [checked.diagnostics, reading].concat()
         }
         Record::AscendTimeline => check_cluster(target, path.as_deref(), documents, overrides, sources),
         Record::FlightRecorderDump => check_dumps(target, path.as_deref(), document, documents, sources),

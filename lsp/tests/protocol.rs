@@ -860,3 +860,16 @@ fn an_msprof_timeline_is_checked_with_the_ranks_of_its_cluster() {
     let found = client.diagnostics(&uri, |found| !has("SG502")(found));
     assert!(!has("SG002")(&found), "the edited timeline reads whole: {found:#?}");
 }
+
+#[test]
+fn a_profiler_trace_opened_takes_the_execution_trace_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixture_tree("tests/fixtures/profiles/kineto_et/fail_race_across_streams", dir.path());
+    let mut client = Client::start(dir.path());
+    let profile = dir.path().join("rank0.pt.trace.json");
+    let uri = url(&profile);
+    client.open(&uri, "json", &std::fs::read_to_string(&profile).unwrap());
+    let found = client.diagnostics(&uri, has("SG601"));
+    let race = found.iter().find(|d| d["code"] == "SG601").unwrap();
+    assert_eq!(line_of(race), 8, "the reading launch, line 9: {race:#}");
+}

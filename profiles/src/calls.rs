@@ -14,6 +14,8 @@ pub enum Arg<'a> {
     Str(&'a str),
     Int(i64),
     Null,
+    /// Memory ranges: `[{"buf": ..., "off": ..., "len": ...}, ...]`.
+    Accesses(&'a [crate::execution_trace::Access]),
 }
 
 /// A call trace built from a profile, with where each call came from.
@@ -67,6 +69,18 @@ impl CallTrace {
                     let _ = write!(text, "{value}");
                 }
                 Arg::Null => text.push_str("null"),
+                Arg::Accesses(accesses) => {
+                    text.push('[');
+                    for (index, access) in accesses.iter().enumerate() {
+                        if index > 0 {
+                            text.push_str(", ");
+                        }
+                        text.push_str("{\"buf\": ");
+                        push_string(text, &access.buffer);
+                        let _ = write!(text, ", \"off\": {}, \"len\": {}}}", access.offset, access.len);
+                    }
+                    text.push(']');
+                }
             }
         }
         text.push_str("}}\n");

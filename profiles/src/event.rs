@@ -133,13 +133,17 @@ pub struct Event<'a> {
     #[serde(borrow)]
     pub ts: Option<Scalar<'a>>,
     #[serde(borrow)]
+    pub dur: Option<Scalar<'a>>,
+    #[serde(borrow)]
     pub args: Option<Args<'a>>,
 }
 
 /// The `args` members the readers look at: any other member is skipped unread.
-const ARG_KEYS: [&str; 16] = [
+const ARG_KEYS: [&str; 18] = [
     // Kineto.
     "correlation",
+    "Record function id",
+    "External id",
     "stream",
     "device",
     "cuda_sync_kind",

@@ -20,6 +20,7 @@ use syncguard_model::source::{FileId, Span};
 
 use crate::calls::{Arg, CallTrace};
 use crate::event::{self, Event};
+use crate::execution_trace::{ExecutionTrace, Footprint};
 use crate::scan;
 
 /// A Kineto trace read: its calls as a trace, and what reading found.
@@ -79,8 +80,29 @@ struct LeftOut {
     first_unparsable: Option<(Range<usize>, String)>,
 }
 
-/// Read the Kineto trace `text` (the file `file`).
-pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
+impl LeftOut {
+    /// Waits, synchronizes and records that could not be lowered: orderings the
+    /// checked program lacks. (Queries count too: a host loop polling one until the
+    /// work is done orders what follows.)
+    fn orderings_left_out(&self) -> usize {
+        self.records_without_stream + self.waits_without_sync + self.syncs_without_sync + self.queries
+    }
+
+    /// What lowering counts, cleared for lowering again (what reading counted stays).
+    fn reset_counts(self) -> LeftOut {
+        LeftOut {
+            unusable_device: self.unusable_device,
+            unjoined_device: self.unjoined_device,
+            unparsable: self.unparsable,
+            first_unparsable: self.first_unparsable,
+            ..LeftOut::default()
+        }
+    }
+}
+
+/// Read the Kineto trace `text` (the file `file`); with the execution trace of the same
+/// run, each kernel launch gets the tensors of the operator that launched it.
+pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> KinetoCalls {
     let scan = scan::event_array(text);
     let mut reading = Vec::new();
     if let Some(stopped) = &scan.stopped {
@@ -92,13 +114,14 @@ pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
         .events
         .par_iter()
         .map(|range| match event::parse(&text[range.clone()]) {
-            Ok(event) => classify(event, range),
+            Ok(event) => classify(event, range, execution.is_some()),
             Err(err) => Item::Unparsable(err.to_string()),
         })
         .collect();
     let mut left_out = LeftOut::default();
     let mut device: HashMap<i64, DeviceSide> = HashMap::new();
     let mut host = Vec::new();
+    let mut ops = Vec::new();
     let mut has_sync_events = false;
     for (range, item) in scan.events.iter().zip(items) {
         match item {
@@ -108,6 +131,7 @@ pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
                 left_out.first_unparsable.get_or_insert((range.clone(), err));
             }
             Item::Host(call) => host.push(call),
+            Item::Op(op) => ops.push(op),
             Item::Task(correlation, task) => device.entry(correlation).or_default().tasks.push(task),
             Item::Sync(correlation, sync) => {
                 has_sync_events = true;
@@ -125,14 +149,131 @@ pub fn read(text: &[u8], file: FileId) -> KinetoCalls {
     left_out.unjoined_device = unjoined_device_events(&device, &host);
     let names = Names::new(&device);
     let rank = rank_of(text, &scan.members);
-    let mut trace = CallTrace::new(1, Span::new(file, 0..0));
-    for call in &host {
-        lower(call, &device, &names, file, &mut trace, &mut left_out);
+    let footprints = execution.map(|execution| footprints(&host, ops, execution));
+    let mut lowering = Lowering {
+        device: &device,
+        names: &names,
+        file,
+        footprints: footprints.as_ref().map(|joined| &joined.by_call),
+    };
+    let (mut trace, mut left_out) = lowering.all(&host, left_out);
+    let mut joined = footprints.as_ref().map(|joined| joined.summary(execution));
+    if let Some(joined) = &mut joined
+        && left_out.orderings_left_out() > 0
+    {
+        // An ordering the trace could not show would make ordered accesses look like
+        // races: the footprints are not used, and that is said.
+        joined.withheld = left_out.orderings_left_out();
+        lowering.footprints = None;
+        (trace, left_out) = lowering.all(&host, left_out.reset_counts());
     }
-    if let Some(note) = left_out_note(file, &left_out, has_sync_events, rank, trace.len()) {
+    if let Some(note) = left_out_note(file, &left_out, has_sync_events, rank, trace.len(), joined.as_ref()) {
         reading.push(note);
     }
     KinetoCalls { trace, reading }
+}
+
+/// How a trace's calls are written, and with which footprints.
+struct Lowering<'a, 'b> {
+    device: &'b HashMap<i64, DeviceSide<'a>>,
+    names: &'b Names,
+    file: FileId,
+    /// Each launch's footprint, by its index among the host calls.
+    footprints: Option<&'b HashMap<usize, &'b Footprint>>,
+}
+
+impl Lowering<'_, '_> {
+    fn all(&self, host: &[HostCall], mut left_out: LeftOut) -> (CallTrace, LeftOut) {
+        let mut trace = CallTrace::new(1, Span::new(self.file, 0..0));
+        for (index, call) in host.iter().enumerate() {
+            let footprint = self.footprints.and_then(|by_call| by_call.get(&index).copied());
+            lower(call, footprint, self, &mut trace, &mut left_out);
+        }
+        (trace, left_out)
+    }
+}
+
+/// A `cpu_op` event: the operator a host call ran inside.
+struct CpuOp {
+    thread: i64,
+    start: f64,
+    end: f64,
+    /// Its record-function id (`Record function id`, else, in traces before that
+    /// argument, its `External id`, which was the same number): what the execution
+    /// trace names it by.
+    rf_id: i64,
+}
+
+/// The launches joined to execution-trace operators.
+struct Joined<'a> {
+    by_call: HashMap<usize, &'a Footprint>,
+    launches: usize,
+}
+
+/// What joining found, for the reading note.
+struct JoinSummary {
+    joined: usize,
+    launches: usize,
+    nodes_without_rf_id: usize,
+    /// Ordering calls left out, for which the footprints were not used.
+    withheld: usize,
+}
+
+impl Joined<'_> {
+    fn summary(&self, execution: Option<&ExecutionTrace>) -> JoinSummary {
+        JoinSummary {
+            joined: self.by_call.len(),
+            launches: self.launches,
+            nodes_without_rf_id: execution.map_or(0, |execution| execution.nodes_without_rf_id),
+            withheld: 0,
+        }
+    }
+}
+
+/// Each launch's footprint: the innermost `cpu_op` around the launch call on its
+/// thread (in time) whose record-function id the execution trace has a device
+/// footprint for.
+fn footprints<'a>(host: &[HostCall], mut ops: Vec<CpuOp>, execution: &'a ExecutionTrace) -> Joined<'a> {
+    ops.sort_by(|a, b| {
+        a.thread
+            .cmp(&b.thread)
+            .then(a.start.total_cmp(&b.start))
+            .then(b.end.total_cmp(&a.end))
+    });
+    let mut launches: Vec<(usize, &HostCall)> = host
+        .iter()
+        .enumerate()
+        .filter(|(_, call)| makes_device_task(&call.name))
+        .collect();
+    launches.sort_by(|a, b| a.1.thread.cmp(&b.1.thread).then(a.1.ts.total_cmp(&b.1.ts)));
+    let mut by_call = HashMap::new();
+    let mut next_op = 0;
+    // The operators open at the current launch, outermost first.
+    let mut open: Vec<&CpuOp> = Vec::new();
+    for &(index, call) in &launches {
+        if open.last().is_some_and(|op| op.thread != call.thread) {
+            open.clear();
+        }
+        while let Some(op) = ops
+            .get(next_op)
+            .filter(|op| (op.thread, op.start) <= (call.thread, call.ts))
+        {
+            next_op += 1;
+            if op.thread == call.thread {
+                open.retain(|outer| outer.end >= op.start);
+                open.push(op);
+            }
+        }
+        open.retain(|op| op.end >= call.ts);
+        let footprint = open.iter().rev().find_map(|op| execution.footprints.get(&op.rf_id));
+        if let Some(footprint) = footprint {
+            by_call.insert(index, footprint);
+        }
+    }
+    Joined {
+        by_call,
+        launches: launches.len(),
+    }
 }
 
 /// What one event is to this reader.
@@ -142,6 +283,7 @@ enum Item<'a> {
     /// Not a readable JSON object: why.
     Unparsable(String),
     Host(HostCall<'a>),
+    Op(CpuOp),
     /// A kernel, copy or set of a correlation: (stream, device, name, start).
     Task(i64, (i64, i64, Cow<'a, str>, f64)),
     Sync(i64, Sync<'a>),
@@ -151,14 +293,15 @@ enum Item<'a> {
     Unusable(Cow<'a, str>, &'static str),
 }
 
-/// What one event is: a host call, a device event of a correlation, or one counted as
-/// unusable.
-fn classify<'a>(event: Event<'a>, range: &Range<usize>) -> Item<'a> {
+/// What one event is: a host call, an operator (`with_operators`: there is an execution
+/// trace to join), a device event of a correlation, or one counted as unusable.
+fn classify<'a>(event: Event<'a>, range: &Range<usize>, with_operators: bool) -> Item<'a> {
     let Event {
         cat,
         name,
         tid,
         ts,
+        dur: event_dur,
         args,
         ..
     } = event;
@@ -182,6 +325,22 @@ fn classify<'a>(event: Event<'a>, range: &Range<usize>) -> Item<'a> {
             correlation,
             range: range.clone(),
         });
+    }
+    // Operators matter only to join an execution trace's tensors.
+    if &*cat == "cpu_op" && with_operators {
+        let rf_id = args
+            .as_ref()
+            .and_then(|args| args.int("Record function id").or_else(|| args.int("External id")));
+        let dur = event_dur.and_then(|dur| dur.as_micros()).unwrap_or(0.0);
+        return match rf_id {
+            Some(rf_id) => Item::Op(CpuOp {
+                thread: tid.as_ref().and_then(|tid| tid.as_int()).unwrap_or(0),
+                start: ts,
+                end: ts + dur,
+                rf_id,
+            }),
+            None => Item::Skip,
+        };
     }
     if !is_device {
         return Item::Skip;
@@ -288,38 +447,54 @@ impl Names {
 /// Write one host call as the trace line(s) a capture would have shown.
 fn lower(
     call: &HostCall,
-    device: &HashMap<i64, DeviceSide>,
-    names: &Names,
-    file: FileId,
+    footprint: Option<&Footprint>,
+    lowering: &Lowering,
     trace: &mut CallTrace,
     left_out: &mut LeftOut,
 ) {
-    let origin = Span::new(file, call.range.clone());
+    let (device, names) = (lowering.device, lowering.names);
+    let origin = Span::new(lowering.file, call.range.clone());
     let ts = micros_to_nanos(call.ts);
     let side = call.correlation.and_then(|correlation| device.get(&correlation));
     let mut emit = |api: &str, args: &[(&str, Arg)]| trace.call(origin.clone(), 0, call.thread, ts, api, args);
     let name: &str = &call.name;
     if let Some(side) = side.filter(|side| !side.tasks.is_empty()) {
         // A launch, copy or set (or a graph launch: each kernel it ran): a task on its
-        // stream. Its memory is unknown (the trace has no pointers).
+        // stream. Its memory is its operator's tensors where the execution trace gives
+        // them, else unknown (the profile has no pointers).
         let mut tasks: Vec<&(i64, i64, Cow<str>, f64)> = side.tasks.iter().collect();
         tasks.sort_by(|a, b| a.3.total_cmp(&b.3));
+        let memory = footprint.map(|footprint| {
+            [
+                ("reads", Arg::Accesses(&footprint.reads)),
+                ("writes", Arg::Accesses(&footprint.writes)),
+            ]
+        });
+        let memory: &[(&str, Arg)] = memory.as_ref().map_or(&[], |memory| memory.as_slice());
         for (stream, device_id, task, _) in tasks {
             let stream = names.stream(*device_id, *stream);
+            // Named with its operator, which the user's code called.
+            let task: Cow<str> = match footprint {
+                Some(footprint) => Cow::Owned(format!("{task} ({})", footprint.operator)),
+                None => Cow::Borrowed(task),
+            };
+            let task = &*task;
+            let mut emit = |api: &str, args: &[(&str, Arg)]| match memory {
+                [] => emit(api, args),
+                _ => emit(api, &[args, memory].concat()),
+            };
             if is_copy_or_set(name, task) {
                 let label = format!("{name}: {task}");
                 emit("kernel", &[("stream", Arg::Str(&stream)), ("name", Arg::Str(&label))]);
             } else {
-                emit(
-                    "cudaLaunchKernel",
-                    &[
-                        ("func", Arg::Str(task)),
-                        ("gridDim", Arg::Null),
-                        ("blockDim", Arg::Null),
-                        ("args", Arg::Null),
-                        ("stream", Arg::Str(&stream)),
-                    ],
-                );
+                let args = [
+                    ("func", Arg::Str(task)),
+                    ("gridDim", Arg::Null),
+                    ("blockDim", Arg::Null),
+                    ("args", Arg::Null),
+                    ("stream", Arg::Str(&stream)),
+                ];
+                emit("cudaLaunchKernel", &args);
             }
         }
         return;
@@ -433,6 +608,7 @@ fn left_out_note(
     has_sync_events: bool,
     rank: Option<i64>,
     calls: usize,
+    joined: Option<&JoinSummary>,
 ) -> Option<Diagnostic> {
     let mut lines = Vec::new();
     if left.records_without_stream > 0 {
@@ -498,7 +674,7 @@ fn left_out_note(
     if calls == 0 {
         lines.push("the trace shows no CUDA runtime or driver call with its device side: nothing of CUDA to check (a CPU-only profile?)".to_string());
     }
-    if lines.is_empty() && has_sync_events {
+    if lines.is_empty() && has_sync_events && joined.is_none() {
         return None;
     }
     let span = match &left.first_unparsable {
@@ -524,7 +700,32 @@ fn left_out_note(
             "the trace has no `cuda_sync` events: record it with `torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)` to have event waits and synchronizes checked",
         );
     }
-    Some(diagnostic.with_note(
-        "a Kineto trace carries no pointers: which memory kernels and copies touch is unknown, so data races are not checked (docs/PROFILES.md)",
-    ))
+    Some(diagnostic.with_note(memory_note(joined)))
+}
+
+/// What the check knows of the memory kernels and copies touch.
+fn memory_note(joined: Option<&JoinSummary>) -> String {
+    let Some(joined) = joined else {
+        return "a Kineto trace carries no pointers: which memory kernels and copies touch is unknown, so data races are not checked; the PyTorch execution trace of the same run, beside the profile, gives each launch its operator's tensors (docs/PROFILES.md)".to_string();
+    };
+    if joined.withheld > 0 {
+        return format!(
+            "the execution trace's tensors are not used: {} wait, synchronize, record or query call(s) above could not be lowered, and accesses they order would read as races (docs/PROFILES.md)",
+            joined.withheld
+        );
+    }
+    let mut note = format!(
+        "with the execution trace, {} of {} launch, copy or set call(s) have their operator's device tensors as their memory; races between those are checked, the rest declare none",
+        joined.joined, joined.launches
+    );
+    if joined.nodes_without_rf_id > 0 {
+        let _ = std::fmt::Write::write_fmt(
+            &mut note,
+            format_args!(
+                " ({} execution-trace node(s) have no `rf_id` and cannot be joined)",
+                joined.nodes_without_rf_id
+            ),
+        );
+    }
+    note
 }

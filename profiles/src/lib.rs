@@ -17,6 +17,7 @@
 pub mod ascend;
 pub mod calls;
 pub mod event;
+pub mod execution_trace;
 pub mod kineto;
 pub mod msprof_db;
 pub mod scan;
@@ -28,6 +29,8 @@ use std::sync::Arc;
 
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, SourceFile, Sources};
 use syncguard_model::source::{FileId, Span};
+
+use crate::execution_trace::ExecutionTrace;
 
 /// Bytes looked at to recognize a profile.
 pub const SNIFF_BYTES: usize = 64 << 10;
@@ -47,12 +50,18 @@ pub enum Format {
     /// An msprof / Ascend PyTorch profiler export as an SQLite database
     /// (`msprof_{timestamp}.db`, `ascend_pytorch_profiler_{rank}.db`).
     AscendDb,
+    /// A PyTorch execution trace (`ExecutionTraceObserver`): no timeline of its own, the
+    /// tensors of the operators of a Kineto trace of the same run ([`execution_trace`]).
+    ExecutionTrace,
 }
 
 /// The format of a file starting with `head` (already gunzipped), if it is a profile.
 pub fn sniff(head: &[u8]) -> Option<Format> {
     if msprof_db::is_sqlite(head) {
         return Some(Format::AscendDb);
+    }
+    if execution_trace::sniff(head) {
+        return Some(Format::ExecutionTrace);
     }
     let start = head.iter().position(|byte| !byte.is_ascii_whitespace())?;
     let text = String::from_utf8_lossy(&head[start..]);
@@ -106,17 +115,7 @@ pub fn profile_format(path: &Path) -> Option<Format> {
     if msprof_db::is_sqlite_file(path) {
         return msprof_db::looks_like_export(path).then_some(Format::AscendDb);
     }
-    let file = std::fs::File::open(path).ok()?;
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    let mut reader = std::io::BufReader::new(file);
-    if is_gzip_file(path) {
-        let _ = flate2::read::MultiGzDecoder::new(reader)
-            .take(SNIFF_BYTES as u64)
-            .read_to_end(&mut head);
-    } else {
-        reader.by_ref().take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
-    }
-    sniff(&head)
+    sniff(&read_head(path)?)
 }
 
 fn is_gzip_file(path: &Path) -> bool {
@@ -211,15 +210,49 @@ fn cut_gzip(file: FileId, end: usize, why: &str) -> Diagnostic {
     .with_label("decompression stopped here")
 }
 
-/// Check one Kineto trace (a process's profile) as a CUDA call trace.
+/// Check one Kineto trace (a process's profile) as a CUDA call trace, with the
+/// execution trace of the same run where there is one (`execution`).
 pub fn check_kineto(
     sources: &mut Sources,
     display: &str,
     path: &Path,
+    execution: Option<&Path>,
     overrides: &Overrides,
 ) -> std::io::Result<CheckedFile> {
     let text = read_profile(path)?;
-    Ok(check_kineto_text(sources, display, path, &text, overrides))
+    let mut reading = Vec::new();
+    let execution = execution.and_then(|execution| read_execution_trace(sources, execution, &mut reading));
+    let mut checked = check_kineto_text(sources, display, path, &text, execution.as_ref(), overrides);
+    checked.diagnostics.extend(reading);
+    Ok(checked)
+}
+
+/// The execution trace at `path`; one that cannot be read is an SG002 warning on it.
+pub fn read_execution_trace(
+    sources: &mut Sources,
+    path: &Path,
+    reading: &mut Vec<Diagnostic>,
+) -> Option<ExecutionTrace> {
+    let failed = match read_profile(path) {
+        Ok(text) => match execution_trace::read(&text.bytes) {
+            Ok(execution) => return Some(execution),
+            Err(err) => err,
+        },
+        Err(err) => err.to_string(),
+    };
+    let file = sources.add(SourceFile::deferred(
+        path.display().to_string(),
+        Some(path.to_path_buf()),
+    ));
+    reading.push(
+        Diagnostic::new(
+            &syncguard_model::reading_rules::TraceFormatError::INFO,
+            Span::new(file, 0..0),
+            format!("this execution trace cannot be read ({failed}): its profile is checked without its tensors"),
+        )
+        .with_severity(syncguard_analyzer::Severity::Warning),
+    );
+    None
 }
 
 /// [`check_kineto`] on text already read.
@@ -228,10 +261,11 @@ pub fn check_kineto_text(
     display: &str,
     path: &Path,
     text: &ProfileText,
+    execution: Option<&ExecutionTrace>,
     overrides: &Overrides,
 ) -> CheckedFile {
     let file = add_source(sources, display, path, text);
-    let read = kineto::read(&text.bytes, file);
+    let read = kineto::read(&text.bytes, file, execution);
     let mut reading = read.reading;
     if let Some(why) = &text.cut {
         reading.push(cut_gzip(file, text.bytes.len(), why));
@@ -241,7 +275,126 @@ pub fn check_kineto_text(
         // which is no fault of the file.
         return CheckedFile::unanalyzed(syncguard_analyzer::Program::new(Span::new(file, 0..0)), reading);
     }
-    read.trace.check(sources, display, reading, overrides)
+    let mut checked = read.trace.check(sources, display, reading, overrides);
+    for diagnostic in &mut checked.diagnostics {
+        if diagnostic.code == syncguard_analyzer::rules::SolverUnknown::INFO.code {
+            // A profile cannot be edited to declare memory: what gives it is said instead.
+            diagnostic.help = Some(
+                "save the PyTorch execution trace of the same run (`torch.profiler.ExecutionTraceObserver`) beside the profile: each launch then gets its operator's tensors (docs/PROFILES.md)"
+                    .to_string(),
+            );
+        }
+    }
+    checked
+}
+
+/// Which execution trace belongs to which Kineto trace: in the same folder, the one
+/// whose `pid` the profile's events name, else the folder's only one when the folder
+/// holds one profile. Returns, for each profile, its execution trace, and the execution
+/// traces no profile took.
+pub fn pair_execution_traces(profiles: &[PathBuf], executions: &[PathBuf]) -> (Vec<Option<PathBuf>>, Vec<PathBuf>) {
+    let folder = |path: &Path| path.parent().map(Path::to_path_buf);
+    let mut paired: Vec<Option<PathBuf>> = vec![None; profiles.len()];
+    let mut unpaired = Vec::new();
+    for execution in executions {
+        let in_folder: Vec<usize> = (0..profiles.len())
+            .filter(|&index| folder(&profiles[index]) == folder(execution) && paired[index].is_none())
+            .collect();
+        let pid = execution_trace_pid(execution);
+        let by_pid: Vec<usize> = in_folder
+            .iter()
+            .copied()
+            .filter(|&index| pid.is_some_and(|pid| names_pid(&profiles[index], pid)))
+            .collect();
+        let profiles_in_folder = profiles
+            .iter()
+            .filter(|profile| folder(profile) == folder(execution))
+            .count();
+        match (by_pid.as_slice(), in_folder.as_slice()) {
+            ([index], _) => paired[*index] = Some(execution.clone()),
+            ([], [index]) if profiles_in_folder == 1 => paired[*index] = Some(execution.clone()),
+            _ => unpaired.push(execution.clone()),
+        }
+    }
+    (paired, unpaired)
+}
+
+/// The execution trace in the folder of the Kineto trace at `profile` that
+/// [`pair_execution_traces`] pairs with it, judged over the folder's files by content:
+/// for a profile named alone or opened in an editor.
+pub fn execution_trace_beside(profile: &Path) -> Option<PathBuf> {
+    let folder = profile.parent()?;
+    let mut profiles = vec![profile.to_path_buf()];
+    let mut executions = Vec::new();
+    for entry in std::fs::read_dir(folder).ok()?.flatten() {
+        let path = entry.path();
+        if path == profile || !path.is_file() || !may_be_profile_name(&path) {
+            continue;
+        }
+        match profile_format(&path) {
+            Some(Format::Kineto) => profiles.push(path),
+            Some(Format::ExecutionTrace) => executions.push(path),
+            _ => {}
+        }
+    }
+    executions.sort();
+    pair_execution_traces(&profiles, &executions).0.swap_remove(0)
+}
+
+/// A note for an execution trace no profile of the folder was paired with: nothing of
+/// it is checked.
+pub fn execution_trace_without_profile(sources: &mut Sources, path: &Path) -> Diagnostic {
+    let file = sources.add(SourceFile::deferred(
+        path.display().to_string(),
+        Some(path.to_path_buf()),
+    ));
+    Diagnostic::new(
+        &syncguard_model::reading_rules::TraceFormatError::INFO,
+        Span::new(file, 0..0),
+        "this PyTorch execution trace is not checked: no Kineto trace of its folder names its `pid`, and the folder does not hold exactly one",
+    )
+    .with_severity(syncguard_analyzer::Severity::Info)
+    .with_help("keep each rank's execution trace in a folder with that rank's profiler trace (docs/PROFILES.md)")
+}
+
+/// The `pid` an execution trace names at its start.
+fn execution_trace_pid(path: &Path) -> Option<i64> {
+    let head = read_head(path)?;
+    let text = String::from_utf8_lossy(&head);
+    let at = text.find("\"pid\"")? + 5;
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Whether the profile's first events name process `pid`.
+fn names_pid(path: &Path, pid: i64) -> bool {
+    let Some(head) = read_head(path) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&head);
+    [
+        format!("\"pid\": {pid},"),
+        format!("\"pid\":{pid},"),
+        format!("\"pid\": {pid}}}"),
+    ]
+    .iter()
+    .any(|needle| text.contains(needle.as_str()))
+}
+
+/// A file's first [`SNIFF_BYTES`], gunzipped when it is gzip.
+fn read_head(path: &Path) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let reader = std::io::BufReader::new(file);
+    if is_gzip_file(path) {
+        let _ = flate2::read::MultiGzDecoder::new(reader)
+            .take(SNIFF_BYTES as u64)
+            .read_to_end(&mut head);
+    } else {
+        reader.take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    }
+    Some(head)
 }
 
 /// One msprof timeline of a cluster: how to show it and where it is.

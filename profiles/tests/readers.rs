@@ -26,18 +26,22 @@ fn codes(diagnostics: &[Diagnostic]) -> Vec<&str> {
 fn a_wait_on_the_recording_stream_names_the_wait_call() {
     let mut sources = Sources::default();
     let path = fixture("kineto/fail_wait_on_recording_stream.json");
-    let checked = check_kineto(&mut sources, "fail.json", &path, &Overrides::default()).unwrap();
+    let checked = check_kineto(&mut sources, "fail.json", &path, None, &Overrides::default()).unwrap();
     let finding = checked.diagnostics.iter().find(|d| d.code == "SG109").expect("SG109");
     let text = primary_text(&mut sources, finding);
     assert!(text.contains("\"cudaStreamWaitEvent\""), "{text}");
     assert!(text.contains("\"correlation\": 3"), "{text}");
+    // The event is from before the profile: its fix is spelled as the trace's other
+    // handles were made, by CUDA's name.
+    let help = finding.help.as_deref().unwrap_or("");
+    assert!(help.contains("call cudaStreamWaitEvent on that stream"), "{help}");
 }
 
 #[test]
 fn a_record_then_a_wait_on_another_stream_passes() {
     let mut sources = Sources::default();
     let path = fixture("kineto/pass_record_then_wait.json");
-    let checked = check_kineto(&mut sources, "pass.json", &path, &Overrides::default()).unwrap();
+    let checked = check_kineto(&mut sources, "pass.json", &path, None, &Overrides::default()).unwrap();
     let serious: Vec<_> = checked
         .diagnostics
         .iter()
@@ -52,7 +56,7 @@ fn a_wait_whose_record_is_not_in_the_profile_is_a_note_on_that_wait() {
     // in a note at the wait, never an error.
     let mut sources = Sources::default();
     let path = fixture("kineto/note_wait_never_recorded.json");
-    let checked = check_kineto(&mut sources, "note.json", &path, &Overrides::default()).unwrap();
+    let checked = check_kineto(&mut sources, "note.json", &path, None, &Overrides::default()).unwrap();
     assert!(
         checked
             .diagnostics
@@ -92,7 +96,14 @@ fn a_gzipped_trace_reports_the_same_finding_on_its_gunzipped_text() {
         Some(syncguard_profiles::Format::Kineto)
     );
     let mut sources = Sources::default();
-    let checked = check_kineto(&mut sources, "rank0.pt.trace.json.gz", &path, &Overrides::default()).unwrap();
+    let checked = check_kineto(
+        &mut sources,
+        "rank0.pt.trace.json.gz",
+        &path,
+        None,
+        &Overrides::default(),
+    )
+    .unwrap();
     let finding = checked.diagnostics.iter().find(|d| d.code == "SG109").expect("SG109");
     assert!(primary_text(&mut sources, finding).contains("cudaStreamWaitEvent"));
 }
@@ -109,7 +120,7 @@ fn a_cut_trace_is_read_up_to_its_last_complete_event_and_says_where() {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let mut sources = Sources::default();
-        let checked = check_kineto(&mut sources, name, &path, &Overrides::default()).unwrap();
+        let checked = check_kineto(&mut sources, name, &path, None, &Overrides::default()).unwrap();
         let stopped = checked
             .diagnostics
             .iter()
@@ -141,7 +152,7 @@ fn kineto_events_of_a_modeled_kind_that_cannot_be_used_are_counted() {
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 9, "args": {"correlation": 5}},
   {"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "args": {"stream": 7, "correlation": 5, "device": 0}}
 ]}"#;
-    let read = syncguard_profiles::kineto::read(text, FileId(0));
+    let read = syncguard_profiles::kineto::read(text, FileId(0), None);
     // The one launch with its kernel and the synchronize.
     assert_eq!(read.trace.len(), 2, "{}", read.trace.text());
     assert!(
@@ -310,7 +321,7 @@ proptest::proptest! {
     fn no_bytes_make_a_reader_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512),
                                      cut in 0usize..4000, flip in 0usize..4000, byte in proptest::prelude::any::<u8>()) {
         let _ = sniff(&bytes);
-        let _ = syncguard_profiles::kineto::read(&bytes, FileId(0));
+        let _ = syncguard_profiles::kineto::read(&bytes, FileId(0), None);
         let timeline = syncguard_profiles::ascend::RankTimeline { file: FileId(0), text: &bytes, rank: Some(0) };
         let _ = syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
         for case in ["kineto/fail_wait_on_recording_stream.json",
@@ -321,7 +332,7 @@ proptest::proptest! {
                 let at = flip % text.len();
                 text[at] = byte;
             }
-            let _ = syncguard_profiles::kineto::read(&text, FileId(0));
+            let _ = syncguard_profiles::kineto::read(&text, FileId(0), None);
             let timeline = syncguard_profiles::ascend::RankTimeline { file: FileId(0), text: &text, rank: Some(1) };
             let _ = syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
         }

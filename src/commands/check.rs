@@ -556,14 +556,36 @@ fn check_profiles(sources: &mut Sources, inputs: &[&Input], overrides: &Override
     use syncguard_profiles::{Format, TimelineInput};
     let mut failures = 0;
     let mut clusters: BTreeMap<PathBuf, Vec<TimelineInput>> = BTreeMap::new();
+    let of_format = |format| -> Vec<&Input> {
+        inputs
+            .iter()
+            .copied()
+            .filter(|input| input.kind == InputKind::Profile(format))
+            .collect()
+    };
+    let (kineto, executions) = (of_format(Format::Kineto), of_format(Format::ExecutionTrace));
+    let paths = |inputs: &[&Input]| inputs.iter().map(|input| input.file.clone()).collect::<Vec<_>>();
+    let (mut paired, unpaired) = syncguard_profiles::pair_execution_traces(&paths(&kineto), &paths(&executions));
+    findings.files += paired.iter().flatten().count();
+    for (input, execution) in kineto.iter().zip(&mut paired) {
+        // A profile named alone takes the execution trace beside it.
+        if input.named && execution.is_none() && executions.is_empty() {
+            *execution = syncguard_profiles::execution_trace_beside(&input.file);
+        }
+        match syncguard_profiles::check_kineto(sources, &input.display, &input.file, execution.as_deref(), overrides) {
+            Ok(checked) => findings.add(checked),
+            Err(err) => failures += report_io(&input.file, &err),
+        }
+    }
+    for execution in unpaired {
+        findings.files += 1;
+        findings
+            .diagnostics
+            .push(syncguard_profiles::execution_trace_without_profile(sources, &execution));
+    }
     for input in inputs {
         match input.kind {
-            InputKind::Profile(Format::Kineto) => {
-                match syncguard_profiles::check_kineto(sources, &input.display, &input.file, overrides) {
-                    Ok(checked) => findings.add(checked),
-                    Err(err) => failures += report_io(&input.file, &err),
-                }
-            }
+            InputKind::Profile(Format::Kineto | Format::ExecutionTrace) => {}
             _ => clusters
                 .entry(syncguard_profiles::cluster_of(&input.file))
                 .or_default()
@@ -644,7 +666,7 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
             ));
         }
         InputKind::Profile(syncguard_profiles::Format::Kineto) => {
-            syncguard_profiles::check_kineto(sources, &input.display, &input.file, overrides)?
+            syncguard_profiles::check_kineto(sources, &input.display, &input.file, None, overrides)?
         }
         InputKind::Profile(_) => {
             return Err(std::io::Error::other(

@@ -12,6 +12,7 @@ pub fn fixture(relative: &str) -> PathBuf {
 
 /// The `trace_view.json` timelines of the Ascend cluster fixture `case`, one per rank
 /// folder, in path order.
+#[allow(dead_code)] // not every test binary reads the Ascend clusters
 pub fn ascend_cluster(case: &str) -> Vec<TimelineInput> {
     let root = fixture(&format!("ascend/{case}"));
     let mut inputs: Vec<TimelineInput> = std::fs::read_dir(&root)

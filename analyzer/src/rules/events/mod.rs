@@ -14,7 +14,7 @@ pub mod wait_on_recording_stream;
 
 use crate::exec::{Action, Execution, NodeId};
 use crate::hb::EventCycle;
-use crate::model::{ObjId, Program};
+use crate::model::{ObjId, OpKind, Program, Stmt};
 
 /// The calls that observed `cycle.records[i - 1]` before `cycle.records[i]` was issued:
 /// stream waits bound to the cycle (for the first record, also those issued before it,
@@ -57,7 +57,28 @@ pub(crate) fn spelled(program: &Program, event: ObjId, api: &'static str) -> &'s
             "cudaStreamSynchronize",
         ),
     ];
-    let creator = program.object(event).created_by.as_deref().unwrap_or("");
+    let family = |creator: &str| creator.starts_with("acl") || creator.starts_with("cuda");
+    // An object from before the trace (`existing_event()`) is spelled as the program's
+    // other objects were made (a CUDA profile's streams from before are created by
+    // `cudaStreamCreate` at its start): a CUDA program's events by CUDA's names.
+    let made_first = || {
+        program
+            .threads
+            .first()?
+            .body
+            .iter()
+            .take(64)
+            .find_map(|stmt| match stmt {
+                Stmt::Op(op) if matches!(op.kind, OpKind::Create(_)) && family(op.api) => Some(op.api),
+                _ => None,
+            })
+    };
+    let creator = Some(program.object(event))
+        .into_iter()
+        .chain(&program.objects)
+        .find_map(|object| object.created_by.as_deref().filter(|creator| family(creator)))
+        .or_else(made_first)
+        .unwrap_or("");
     let Some(&(_, pyacl, cuda)) = NAMES.iter().find(|(c, _, _)| *c == api) else {
         return api;
     };
