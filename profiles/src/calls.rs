@@ -4,6 +4,7 @@
 //! lines to the profile events each line came from.
 
 use std::fmt::Write as _;
+use std::io::Read;
 
 use syncguard_analyzer::{CheckedFile, Diagnostic, Overrides, Sources, check_trace_reader};
 use syncguard_model::source::Span;
@@ -20,7 +21,9 @@ pub enum Arg<'a> {
 
 /// A call trace built from a profile, with where each call came from.
 pub struct CallTrace {
-    text: String,
+    /// The lines, in runs written apart and read as one text (never joined: a large
+    /// profile's trace is not held twice).
+    text: Vec<String>,
     /// The profile event behind each call line (line `i + 1`; line 0 is the header).
     origins: Vec<Span>,
     /// Where findings about the trace as a whole go: the profile's start.
@@ -32,10 +35,25 @@ impl CallTrace {
         let mut text = String::with_capacity(1 << 16);
         let _ = writeln!(text, "{{\"syncguard_trace\": 1, \"world_size\": {world_size}}}");
         CallTrace {
-            text,
+            text: vec![text],
             origins: Vec::new(),
             header_origin,
         }
+    }
+
+    /// Call lines without a header, to be [`CallTrace::append`]ed to a trace in order.
+    pub fn part(header_origin: Span) -> Self {
+        CallTrace {
+            text: vec![String::with_capacity(1 << 20)],
+            origins: Vec::new(),
+            header_origin,
+        }
+    }
+
+    /// Append the lines of a [`CallTrace::part`].
+    pub fn append(&mut self, part: CallTrace) {
+        self.text.extend(part.text);
+        self.origins.extend(part.origins);
     }
 
     /// The number of call lines.
@@ -49,7 +67,7 @@ impl CallTrace {
 
     /// Append one call made by `thread` of `rank` at `ts_ns`.
     pub fn call(&mut self, origin: Span, rank: u32, thread: i64, ts_ns: Option<u64>, api: &str, args: &[(&str, Arg)]) {
-        let text = &mut self.text;
+        let text = self.text.last_mut().expect("a trace has a first run of lines");
         let _ = write!(text, "{{\"rank\": {rank}, \"thread\": {thread}, ");
         if let Some(ts) = ts_ns {
             let _ = write!(text, "\"ts\": {ts}, ");
@@ -88,8 +106,8 @@ impl CallTrace {
     }
 
     /// The trace's text (for tests and `--explain`-style inspection).
-    pub fn text(&self) -> &str {
-        &self.text
+    pub fn text(&self) -> String {
+        self.text.concat()
     }
 
     /// Check the calls as a trace shown as `display`, and place every finding on the
@@ -103,11 +121,21 @@ impl CallTrace {
         overrides: &Overrides,
     ) -> CheckedFile {
         let display = format!("{display} (as a call trace)");
-        let mut checked = check_trace_reader(sources, display, self.text.as_bytes(), None, overrides);
+        let reader = self
+            .text
+            .iter()
+            .fold(Box::new(std::io::empty()) as Box<dyn Read>, |text, run| {
+                Box::new(text.chain(run.as_bytes()))
+            });
+        let mut checked = check_trace_reader(sources, display, reader, None, overrides);
         let synthetic = checked.program.threads[0].span.file;
-        let line_starts: Vec<usize> = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|at| at + 1))
-            .collect();
+        let mut line_starts = Vec::with_capacity(self.origins.len() + 2);
+        line_starts.push(0);
+        let mut run_start = 0;
+        for run in &self.text {
+            line_starts.extend(memchr::memchr_iter(b'\n', run.as_bytes()).map(|at| run_start + at + 1));
+            run_start += run.len();
+        }
         for diagnostic in &mut checked.diagnostics {
             // A fix edits the text it points into: here that is a profile, not code.
             diagnostic.fix = None;
@@ -181,7 +209,8 @@ mod tests {
                 ("n", Arg::Int(2)),
             ],
         );
-        let line = trace.text().lines().nth(1).unwrap();
+        let text = trace.text();
+        let line = text.lines().nth(1).unwrap();
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(value["args"]["func"], "k<\"a\">");
         assert_eq!(value["ts"], 1000);

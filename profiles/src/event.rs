@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use smallvec::SmallVec;
 
 /// A `pid`, `tid` or argument that writers give as a number or as a string (msprof
 /// writes `"pid": "2_0"` style names and quoted numbers).
@@ -163,9 +164,11 @@ const ARG_KEYS: [&str; 18] = [
 ];
 
 /// The `args` of an event: the members the readers look at (`ARG_KEYS`), each the
-/// first scalar given under its name; held in place, with no allocation per event.
+/// first scalar given under its name, with the key's index; held in place, with no
+/// allocation for the few an event has. (A slot per key would make every event as large
+/// as all of them, and serde moves events by value.)
 #[derive(Debug, Default)]
-pub struct Args<'a>([Option<Scalar<'a>>; ARG_KEYS.len()]);
+pub struct Args<'a>(SmallVec<[(u8, Scalar<'a>); 4]>);
 
 fn arg_index(key: &str) -> Option<usize> {
     ARG_KEYS.iter().position(|known| *known == key)
@@ -173,7 +176,11 @@ fn arg_index(key: &str) -> Option<usize> {
 
 impl<'a> Args<'a> {
     pub fn get(&self, key: &str) -> Option<&Scalar<'a>> {
-        self.0[arg_index(key)?].as_ref()
+        let index = arg_index(key)?;
+        self.0
+            .iter()
+            .find(|(at, _)| usize::from(*at) == index)
+            .map(|(_, value)| value)
     }
 
     pub fn int(&self, key: &str) -> Option<i64> {
@@ -208,9 +215,9 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for ArgsVisitor<'a> {
             };
             // Lists and objects are not read; a later scalar of the same name is.
             if let Arg(Some(value)) = map.next_value::<Arg<'a>>()?
-                && args.0[index].is_none()
+                && !args.0.iter().any(|(at, _)| usize::from(*at) == index)
             {
-                args.0[index] = Some(value);
+                args.0.push((index as u8, value));
             }
         }
         Ok(args)

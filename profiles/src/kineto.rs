@@ -10,10 +10,14 @@
 //! trace cannot tell (no pointers: no buffer identity, so data races are not checked).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use rayon::prelude::*;
+use smallvec::SmallVec;
+// Correlation ids are small integers the profiler assigned: no attacker picks them, and
+// the default hasher was a tenth of reading a large trace.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use syncguard_model::diagnostic::{Diagnostic, Severity};
 use syncguard_model::reading_rules::TraceFormatError;
 use syncguard_model::source::{FileId, Span};
@@ -29,11 +33,15 @@ pub struct KinetoCalls {
     pub reading: Vec<Diagnostic>,
 }
 
+/// A kernel, copy or set: (stream, device, name, start).
+type Task<'a> = (i64, i64, Cow<'a, str>, f64);
+
 /// What the device did for one correlation id.
 #[derive(Default)]
 struct DeviceSide<'a> {
     /// Kernels, copies and sets, in start order: (stream, device, name).
-    tasks: Vec<(i64, i64, Cow<'a, str>, f64)>,
+    /// Nearly always one: inline, not an allocation per launch.
+    tasks: SmallVec<[Task<'a>; 1]>,
     sync: Option<Sync<'a>>,
     /// A `cuda_event` record: (event id, stream, device).
     record: Option<(i64, i64, i64)>,
@@ -88,6 +96,18 @@ impl LeftOut {
         self.records_without_stream + self.waits_without_sync + self.syncs_without_sync + self.queries
     }
 
+    /// Add what lowering another run of calls left out.
+    fn add(&mut self, other: LeftOut) {
+        self.records_without_stream += other.records_without_stream;
+        self.waits_without_sync += other.waits_without_sync;
+        self.syncs_without_sync += other.syncs_without_sync;
+        self.queries += other.queries;
+        self.launches_without_task += other.launches_without_task;
+        for (name, count) in other.unknown_with_device {
+            *self.unknown_with_device.entry(name).or_default() += count;
+        }
+    }
+
     /// What lowering counts, cleared for lowering again (what reading counted stays).
     fn reset_counts(self) -> LeftOut {
         LeftOut {
@@ -119,7 +139,7 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
         })
         .collect();
     let mut left_out = LeftOut::default();
-    let mut device: HashMap<i64, DeviceSide> = HashMap::new();
+    let mut device: HashMap<i64, DeviceSide> = HashMap::with_capacity_and_hasher(items.len() / 2, Default::default());
     let mut host = Vec::new();
     let mut ops = Vec::new();
     let mut has_sync_events = false;
@@ -182,12 +202,32 @@ struct Lowering<'a, 'b> {
     footprints: Option<&'b HashMap<usize, &'b Footprint>>,
 }
 
+/// Host calls written per task of the pool: each call's lines depend only on the call.
+const CALLS_PER_TASK: usize = 16 << 10;
+
 impl Lowering<'_, '_> {
-    fn all(&self, host: &[HostCall], mut left_out: LeftOut) -> (CallTrace, LeftOut) {
-        let mut trace = CallTrace::new(1, Span::new(self.file, 0..0));
-        for (index, call) in host.iter().enumerate() {
-            let footprint = self.footprints.and_then(|by_call| by_call.get(&index).copied());
-            lower(call, footprint, self, &mut trace, &mut left_out);
+    /// Every host call written in order, in parallel by runs of calls; `left_out`
+    /// gains what they left out.
+    fn all(&self, host: &[HostCall], left_out: LeftOut) -> (CallTrace, LeftOut) {
+        let header = Span::new(self.file, 0..0);
+        let parts: Vec<(CallTrace, LeftOut)> = host
+            .par_chunks(CALLS_PER_TASK)
+            .enumerate()
+            .map(|(chunk, calls)| {
+                let mut part = (CallTrace::part(header.clone()), LeftOut::default());
+                for (offset, call) in calls.iter().enumerate() {
+                    let index = chunk * CALLS_PER_TASK + offset;
+                    let footprint = self.footprints.and_then(|by_call| by_call.get(&index).copied());
+                    lower(call, footprint, self, &mut part.0, &mut part.1);
+                }
+                part
+            })
+            .collect();
+        let mut trace = CallTrace::new(1, header);
+        let mut left_out = left_out;
+        for (part, left) in parts {
+            trace.append(part);
+            left_out.add(left);
         }
         (trace, left_out)
     }
@@ -246,7 +286,7 @@ fn footprints<'a>(host: &[HostCall], mut ops: Vec<CpuOp>, execution: &'a Executi
         .filter(|(_, call)| makes_device_task(&call.name))
         .collect();
     launches.sort_by(|a, b| a.1.thread.cmp(&b.1.thread).then(a.1.ts.total_cmp(&b.1.ts)));
-    let mut by_call = HashMap::new();
+    let mut by_call = HashMap::default();
     let mut next_op = 0;
     // The operators open at the current launch, outermost first.
     let mut open: Vec<&CpuOp> = Vec::new();
@@ -285,7 +325,7 @@ enum Item<'a> {
     Host(HostCall<'a>),
     Op(CpuOp),
     /// A kernel, copy or set of a correlation: (stream, device, name, start).
-    Task(i64, (i64, i64, Cow<'a, str>, f64)),
+    Task(i64, Task<'a>),
     Sync(i64, Sync<'a>),
     /// A `cuda_event` record of a correlation: (event id, stream, device).
     Record(i64, (i64, i64, i64)),
@@ -411,7 +451,7 @@ struct Names {
 impl Names {
     fn new(device: &HashMap<i64, DeviceSide>) -> Self {
         let mut devices = BTreeSet::new();
-        let mut records_by_waits = HashMap::new();
+        let mut records_by_waits = HashMap::default();
         for side in device.values() {
             devices.extend(side.tasks.iter().map(|task| task.1));
             if let Some(sync) = &side.sync {
@@ -462,7 +502,7 @@ fn lower(
         // A launch, copy or set (or a graph launch: each kernel it ran): a task on its
         // stream. Its memory is its operator's tensors where the execution trace gives
         // them, else unknown (the profile has no pointers).
-        let mut tasks: Vec<&(i64, i64, Cow<str>, f64)> = side.tasks.iter().collect();
+        let mut tasks: Vec<&Task> = side.tasks.iter().collect();
         tasks.sort_by(|a, b| a.3.total_cmp(&b.3));
         let memory = footprint.map(|footprint| {
             [

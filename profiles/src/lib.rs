@@ -158,7 +158,9 @@ pub fn read_profile(path: &Path) -> std::io::Result<ProfileText> {
     };
     let gzipped = is_gzip_file(path);
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized up front: growing by doubling copies a large profile several times over.
+    let size = file.metadata().map_or(0, |meta| meta.len().min(MAX_PROFILE_BYTES));
+    let mut bytes = Vec::with_capacity(if gzipped { 0 } else { size as usize + 1 });
     let mut cut = None;
     if gzipped {
         let decoder = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));

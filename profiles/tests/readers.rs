@@ -350,3 +350,68 @@ fn a_gzip_bomb_is_bounded_by_the_size_limit_not_by_memory_at_hand() {
     assert_eq!(text.bytes.len(), 1 << 20);
     assert!(!text.is_file_bytes && text.cut.is_none());
 }
+
+/// A Kineto trace of `launches` kernel launches on stream 7, then a record and a wait
+/// on that same stream (SG109), the wait's correlation being `launches + 2`.
+fn many_launches_then_a_wait_on_the_recording_stream(launches: usize) -> String {
+    let mut events = Vec::new();
+    for n in 1..=launches {
+        let ts = n as f64 * 10.0;
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 2, "args": {{"correlation": {n}}}}}"#
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "k{n}", "pid": 0, "tid": 7, "ts": {}, "dur": 1, "args": {{"device": 0, "stream": 7, "correlation": {n}}}}}"#,
+            ts + 5.0
+        ));
+    }
+    let (record, wait) = (launches + 1, launches + 2);
+    let ts = (launches + 1) as f64 * 10.0;
+    events.push(format!(
+        r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1, "args": {{"correlation": {record}}}}}"#
+    ));
+    events.push(format!(
+        r#"{{"ph": "X", "cat": "cuda_event", "name": "cudaEvent", "pid": 0, "tid": 7, "ts": {ts}, "dur": 0, "args": {{"event_id": 3, "stream": 7, "device": 0, "correlation": {record}}}}}"#
+    ));
+    events.push(format!(
+        r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"correlation": {wait}}}}}"#,
+        ts + 5.0
+    ));
+    events.push(format!(
+        r#"{{"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": {}, "dur": 0, "args": {{"cuda_sync_kind": "Stream Wait Event", "stream": 7, "wait_on_stream": 7, "wait_on_cuda_event_id": 3, "wait_on_cuda_event_record_corr_id": {record}, "device": 0, "correlation": {wait}}}}}"#,
+        ts + 5.0
+    ));
+    format!(
+        "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}\n",
+        events.join(",\n")
+    )
+}
+
+#[test]
+fn a_trace_written_in_parallel_runs_keeps_every_call_in_order_and_on_its_event() {
+    // More calls than one run of the parallel lowering writes: the runs are read as
+    // one trace, in order, and the finding lands on the wait's own event.
+    let launches = 40_000;
+    let text = many_launches_then_a_wait_on_the_recording_stream(launches);
+    let read = syncguard_profiles::kineto::read(text.as_bytes(), FileId(0), None);
+    assert_eq!(read.trace.len(), launches + 2);
+    let lowered = read.trace.text();
+    let times: Vec<u64> = lowered
+        .lines()
+        .skip(1)
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["ts"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "calls out of order");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.json");
+    std::fs::write(&path, &text).unwrap();
+    let mut sources = Sources::default();
+    let checked = check_kineto(&mut sources, "many.json", &path, None, &Overrides::default()).unwrap();
+    let finding = checked.diagnostics.iter().find(|d| d.code == "SG109").expect("SG109");
+    let event = primary_text(&mut sources, finding);
+    assert!(event.contains(&format!("\"correlation\": {}", launches + 2)), "{event}");
+}
