@@ -139,7 +139,7 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
         })
         .collect();
     let mut left_out = LeftOut::default();
-    let mut device: HashMap<i64, DeviceSide> = HashMap::with_capacity_and_hasher(items.len() / 2, Default::default());
+    let mut device = DeviceSides::for_items(&items);
     let mut host = Vec::new();
     let mut ops = Vec::new();
     let mut has_sync_events = false;
@@ -152,12 +152,12 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
             }
             Item::Host(call) => host.push(call),
             Item::Op(op) => ops.push(op),
-            Item::Task(correlation, task) => device.entry(correlation).or_default().tasks.push(task),
+            Item::Task(correlation, task) => device.entry(correlation).tasks.push(task),
             Item::Sync(correlation, sync) => {
                 has_sync_events = true;
-                device.entry(correlation).or_default().sync = Some(sync);
+                device.entry(correlation).sync = Some(sync);
             }
-            Item::Record(correlation, record) => device.entry(correlation).or_default().record = Some(record),
+            Item::Record(correlation, record) => device.entry(correlation).record = Some(record),
             Item::Unusable(cat, why) => {
                 has_sync_events |= cat == "cuda_sync";
                 *left_out.unusable_device.entry((cat.into_owned(), why)).or_default() += 1;
@@ -166,7 +166,7 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
     }
     // Issue order: each thread's calls by time, then by correlation (assigned in order).
     host.sort_by(|a: &HostCall, b: &HostCall| a.ts.total_cmp(&b.ts).then(a.correlation.cmp(&b.correlation)));
-    left_out.unjoined_device = unjoined_device_events(&device, &host);
+    left_out.unjoined_device = device.unjoined_events(&host);
     let names = Names::new(&device);
     let rank = rank_of(text, &scan.members);
     let footprints = execution.map(|execution| footprints(&host, ops, execution));
@@ -195,7 +195,7 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
 
 /// How a trace's calls are written, and with which footprints.
 struct Lowering<'a, 'b> {
-    device: &'b HashMap<i64, DeviceSide<'a>>,
+    device: &'b DeviceSides<'a>,
     names: &'b Names,
     file: FileId,
     /// Each launch's footprint, by its index among the host calls.
@@ -426,19 +426,94 @@ fn classify<'a>(event: Event<'a>, range: &Range<usize>, with_operators: bool) ->
     }
 }
 
-/// The device events whose correlation no host call of the trace has (their call was
-/// made before the profiling window, or its event was lost): nothing lowers them.
-fn unjoined_device_events(device: &HashMap<i64, DeviceSide>, host: &[HostCall]) -> usize {
-    let joined: HashSet<i64> = host
-        .iter()
-        .filter_map(|call| call.correlation)
-        .filter(|correlation| device.contains_key(correlation))
-        .collect();
-    device
-        .iter()
-        .filter(|(correlation, _)| !joined.contains(correlation))
-        .map(|(_, side)| side.tasks.len() + usize::from(side.sync.is_some()) + usize::from(side.record.is_some()))
-        .sum()
+/// The device side of each correlation id. Kineto numbers correlations from 1 in
+/// order, so they index a vector directly; ids spread too far apart for that are hashed.
+enum DeviceSides<'a> {
+    /// By id; a side with nothing in it is no side.
+    Dense(Vec<DeviceSide<'a>>),
+    Sparse(HashMap<i64, DeviceSide<'a>>),
+}
+
+impl<'a> DeviceSides<'a> {
+    fn for_items(items: &[Item]) -> Self {
+        let ids = items.iter().filter_map(Item::correlation);
+        let (count, lowest, highest) = ids.fold((0usize, i64::MAX, i64::MIN), |(count, low, high), id| {
+            (count + 1, low.min(id), high.max(id))
+        });
+        match usize::try_from(highest) {
+            Ok(highest) if lowest >= 0 && highest <= 4 * count + 1024 => {
+                DeviceSides::Dense(std::iter::repeat_with(DeviceSide::default).take(highest + 1).collect())
+            }
+            _ if count == 0 => DeviceSides::Dense(Vec::new()),
+            _ => DeviceSides::Sparse(HashMap::with_capacity_and_hasher(count, Default::default())),
+        }
+    }
+
+    fn entry(&mut self, id: i64) -> &mut DeviceSide<'a> {
+        match self {
+            DeviceSides::Dense(sides) => &mut sides[usize::try_from(id).expect("dense ids are in range")],
+            DeviceSides::Sparse(sides) => sides.entry(id).or_default(),
+        }
+    }
+
+    fn get(&self, id: i64) -> Option<&DeviceSide<'a>> {
+        match self {
+            DeviceSides::Dense(sides) => usize::try_from(id)
+                .ok()
+                .and_then(|id| sides.get(id))
+                .filter(|side| !side.is_empty()),
+            DeviceSides::Sparse(sides) => sides.get(&id),
+        }
+    }
+
+    /// Every side with something in it.
+    fn values(&self) -> Box<dyn Iterator<Item = &DeviceSide<'a>> + '_> {
+        match self {
+            DeviceSides::Dense(sides) => Box::new(sides.iter().filter(|side| !side.is_empty())),
+            DeviceSides::Sparse(sides) => Box::new(sides.values()),
+        }
+    }
+
+    /// The device events whose correlation no host call of the trace has (their call
+    /// was made before the profiling window, or its event was lost): nothing lowers them.
+    fn unjoined_events(&self, host: &[HostCall]) -> usize {
+        let ids = host.iter().filter_map(|call| call.correlation);
+        let all: usize = self.values().map(DeviceSide::events).sum();
+        let joined: usize = match self {
+            DeviceSides::Dense(sides) => {
+                let mut seen = vec![false; sides.len()];
+                ids.filter_map(|id| usize::try_from(id).ok())
+                    .filter(|&id| id < seen.len() && !std::mem::replace(&mut seen[id], true))
+                    .map(|id| sides[id].events())
+                    .sum()
+            }
+            DeviceSides::Sparse(sides) => {
+                let joined: HashSet<i64> = ids.filter(|id| sides.contains_key(id)).collect();
+                joined.iter().map(|id| sides[id].events()).sum()
+            }
+        };
+        all - joined
+    }
+}
+
+impl DeviceSide<'_> {
+    fn events(&self) -> usize {
+        self.tasks.len() + usize::from(self.sync.is_some()) + usize::from(self.record.is_some())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.events() == 0
+    }
+}
+
+impl Item<'_> {
+    /// The correlation of a device event.
+    fn correlation(&self) -> Option<i64> {
+        match self {
+            Item::Task(id, _) | Item::Sync(id, _) | Item::Record(id, _) => Some(*id),
+            _ => None,
+        }
+    }
 }
 
 /// How handles are named: with the device only when the trace has several.
@@ -449,7 +524,7 @@ struct Names {
 }
 
 impl Names {
-    fn new(device: &HashMap<i64, DeviceSide>) -> Self {
+    fn new(device: &DeviceSides) -> Self {
         let mut devices = BTreeSet::new();
         let mut records_by_waits = HashMap::default();
         for side in device.values() {
@@ -495,7 +570,7 @@ fn lower(
     let (device, names) = (lowering.device, lowering.names);
     let origin = Span::new(lowering.file, call.range.clone());
     let ts = micros_to_nanos(call.ts);
-    let side = call.correlation.and_then(|correlation| device.get(&correlation));
+    let side = call.correlation.and_then(|correlation| device.get(correlation));
     let mut emit = |api: &str, args: &[(&str, Arg)]| trace.call(origin.clone(), 0, call.thread, ts, api, args);
     let name: &str = &call.name;
     if let Some(side) = side.filter(|side| !side.tasks.is_empty()) {

@@ -415,3 +415,40 @@ fn a_trace_written_in_parallel_runs_keeps_every_call_in_order_and_on_its_event()
     let event = primary_text(&mut sources, finding);
     assert!(event.contains(&format!("\"correlation\": {}", launches + 2)), "{event}");
 }
+
+#[test]
+fn correlation_ids_spread_far_apart_are_joined_as_dense_ones_are() {
+    // Kineto numbers correlations densely; ids far apart take the hashed path and must
+    // give the same findings, and count a device event no call has the same way.
+    let text = std::fs::read_to_string(fixture("kineto/fail_wait_on_recording_stream.json")).unwrap();
+    let orphan = r#"{"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7, "ts": 1.0, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 99}},"#;
+    let with_orphan = text.replacen("\"traceEvents\": [", &format!("\"traceEvents\": [\n  {orphan}"), 1);
+    let spread = (1..=99u64).rev().fold(with_orphan.clone(), |text, id| {
+        let far = id * 1_000_000_007;
+        text.replace(
+            &format!("\"correlation\": {id}}}"),
+            &format!("\"correlation\": {far}}}"),
+        )
+        .replace(&format!("\"correlation\": {id},"), &format!("\"correlation\": {far},"))
+        .replace(
+            &format!("\"wait_on_cuda_event_record_corr_id\": {id},"),
+            &format!("\"wait_on_cuda_event_record_corr_id\": {},", id * 1_000_000_007),
+        )
+    });
+    assert_ne!(spread, with_orphan);
+    let findings = |text: &str| {
+        let read = syncguard_profiles::kineto::read(text.as_bytes(), FileId(0), None);
+        let notes: Vec<String> = read.reading.iter().flat_map(|d| d.notes.clone()).collect();
+        (read.trace.text().lines().count(), notes)
+    };
+    let (dense, spread) = (findings(&with_orphan), findings(&spread));
+    assert_eq!(dense, spread);
+    assert!(
+        dense
+            .1
+            .iter()
+            .any(|note| note.starts_with("1 device event(s) have a correlation no runtime")),
+        "{:?}",
+        dense.1
+    );
+}
