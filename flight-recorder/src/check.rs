@@ -2,12 +2,16 @@
 //! `collective_seq_id` across the group's ranks, point-to-point operations by
 //! `p2p_seq_id` in groups of two, and what one dump alone can show.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use syncguard_model::source::{SourceFile, Sources, Span, decode_utf8_lossless_offsets};
 use syncguard_model::{Diagnostic, FileId, Severity};
 
-use crate::dump::{self, Dump, Entry, Format, State};
+use crate::dump::{self, Dump, Entry, Format, State, Text};
 use crate::rules::{
     CollectiveDesync, CollectiveDtypeMismatch, CollectiveNotEntered, CollectiveSizeMismatch, CollectiveStuck,
     FlightRecorderUnreadable, RankDumpMissing,
@@ -28,6 +32,42 @@ struct RankDump {
     dump: Dump,
     /// The oldest record still in the ring buffer, when it is not the first one.
     wrapped_at: Option<u64>,
+    /// The indices of the entries of each process group, in record order.
+    by_group: FxHashMap<String, Vec<u32>>,
+}
+
+impl RankDump {
+    /// The entries of process group `name`, in record order.
+    fn entries_of<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Entry> {
+        self.by_group
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.dump.entries[i as usize])
+    }
+}
+
+/// A dump's entries by process group: each rank is compared in each of its groups,
+/// so its entries are sorted out once.
+fn entries_by_group(dump: &Dump) -> FxHashMap<String, Vec<u32>> {
+    let mut groups: Vec<(&str, Vec<u32>)> = Vec::new();
+    let mut position: FxHashMap<&str, usize> = FxHashMap::default();
+    // Entries come in runs of one group: a group is looked up where a run starts.
+    let mut current = usize::MAX;
+    for (i, entry) in dump.entries.iter().enumerate() {
+        let name = entry.pg_name.as_str();
+        if groups.get(current).is_none_or(|(group, _)| *group != name) {
+            current = *position.entry(name).or_insert_with(|| {
+                groups.push((name, Vec::new()));
+                groups.len() - 1
+            });
+        }
+        groups[current].1.push(i as u32);
+    }
+    groups
+        .into_iter()
+        .map(|(name, indices)| (name.to_string(), indices))
+        .collect()
 }
 
 /// Check the dumps of one job together (one file alone: only what one rank shows).
@@ -39,24 +79,16 @@ pub fn check_run(sources: &mut Sources, inputs: Vec<DumpInput>) -> Vec<Diagnosti
     let alone = inputs.len() == 1;
     // Ranks whose dump exists but cannot be read: said once (SG900), not as missing.
     let mut unreadable = BTreeSet::new();
-    for input in inputs {
-        let name = input
-            .display
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or(&input.display)
-            .to_string();
-        let format = dump::sniff(&input.bytes);
-        let file = match format {
-            Some(Format::Json) | None => {
-                let (text, _) = decode_utf8_lossless_offsets(&input.bytes);
-                sources.add(SourceFile::new(input.display.clone(), text))
-            }
-            Some(Format::Pickle) => sources.add(SourceFile::new(input.display.clone(), String::new())),
-        };
+    // The first dump of each rank, which a second one is left out for.
+    let mut first_dump_of: FxHashMap<u32, FileId> = FxHashMap::default();
+    // Dumps are independent until they are compared: read on every core, each file's
+    // bytes freed once read; registered below in the order given.
+    let read: Vec<ReadInput> = inputs.into_par_iter().map(read_input).collect();
+    for ReadInput { source, name, dump } in read {
+        let file = sources.add(source);
         let start = Span::new(file, 0..0);
-        let dump = match dump::read(&input.bytes) {
-            Ok(dump) => dump,
+        let (dump, by_group) = match dump {
+            Ok(read) => read,
             Err(why) => {
                 unreadable.extend(dump::rank_from_file_name(&name));
                 diagnostics.push(
@@ -83,7 +115,7 @@ pub fn check_run(sources: &mut Sources, inputs: Vec<DumpInput>) -> Vec<Diagnosti
             );
             continue;
         };
-        if let Some(first) = ranks.iter().find(|other| other.rank == rank) {
+        if let Some(&first) = first_dump_of.get(&rank) {
             diagnostics.push(
                 Diagnostic::new(
                     &FlightRecorderUnreadable::INFO,
@@ -92,11 +124,12 @@ pub fn check_run(sources: &mut Sources, inputs: Vec<DumpInput>) -> Vec<Diagnosti
                 )
                 .with_severity(Severity::Warning)
                 .with_label(format!("also rank {rank}"))
-                .with_related(Span::new(first.file, 0..0), format!("rank {rank}'s dump"))
+                .with_related(Span::new(first, 0..0), format!("rank {rank}'s dump"))
                 .with_help("check the dumps of one job at a time: one folder per job"),
             );
             continue;
         }
+        first_dump_of.insert(rank, file);
         let wrapped_at = dump
             .entries
             .iter()
@@ -108,6 +141,7 @@ pub fn check_run(sources: &mut Sources, inputs: Vec<DumpInput>) -> Vec<Diagnosti
             file,
             dump,
             wrapped_at,
+            by_group,
         });
     }
     ranks.sort_by_key(|r| r.rank);
@@ -119,20 +153,75 @@ pub fn check_run(sources: &mut Sources, inputs: Vec<DumpInput>) -> Vec<Diagnosti
     if !alone {
         missing_dumps(&ranks, &unreadable, &groups, &mut diagnostics);
     }
-    for (name, members) in &groups {
-        let present: Vec<&RankDump> = ranks.iter().filter(|r| members.contains(&r.rank)).collect();
-        let mut run = Group {
-            name,
-            members,
-            present: &present,
-            diagnostics: &mut diagnostics,
-        };
-        run.check(Kind::Collective);
-        if members.len() == 2 {
-            run.check(Kind::P2p);
-        }
-    }
+    // Groups are compared independently (on every core), their findings kept in the
+    // groups' order.
+    let found: Vec<Vec<Diagnostic>> = groups
+        .par_iter()
+        .map(|(name, members)| {
+            // Both sorted by rank: the members with a dump, in rank order.
+            let present: Vec<&RankDump> = members
+                .iter()
+                .filter_map(|member| ranks.binary_search_by_key(member, |r| r.rank).ok())
+                .map(|i| &ranks[i])
+                .collect();
+            let mut found = Vec::new();
+            let mut run = Group {
+                name,
+                members,
+                present: &present,
+                diagnostics: &mut found,
+            };
+            run.check(Kind::Collective);
+            if members.len() == 2 {
+                run.check(Kind::P2p);
+            }
+            found
+        })
+        .collect();
+    diagnostics.extend(found.into_iter().flatten());
+    // Thousands of dumps freed on every core rather than one after another.
+    ranks.into_par_iter().for_each(drop);
     diagnostics
+}
+
+/// One input as read on a pool thread: its file, to register, and its dump.
+struct ReadInput {
+    source: SourceFile,
+    /// The file name, without its folder.
+    name: String,
+    dump: Result<(Dump, FxHashMap<String, Vec<u32>>), String>,
+}
+
+/// A JSON dump's file keeps its text (spans point into it), a pickle's is empty.
+fn read_input(input: DumpInput) -> ReadInput {
+    let name = input
+        .display
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(&input.display)
+        .to_string();
+    let (text, dump) = match dump::sniff(&input.bytes) {
+        Some(Format::Pickle) => (String::new(), dump::read(&input.bytes)),
+        // Valid UTF-8 becomes the text as it is (no copy): the bytes read are the same.
+        Some(Format::Json) | None => match String::from_utf8(input.bytes) {
+            Ok(text) => {
+                let dump = dump::read(text.as_bytes());
+                (text, dump)
+            }
+            Err(invalid) => {
+                let bytes = invalid.into_bytes();
+                (decode_utf8_lossless_offsets(&bytes).0, dump::read(&bytes))
+            }
+        },
+    };
+    ReadInput {
+        source: SourceFile::new(input.display, text),
+        name,
+        dump: dump.map(|dump| {
+            let by_group = entries_by_group(&dump);
+            (dump, by_group)
+        }),
+    }
 }
 
 /// Each group's name and members: `pg_config` ranks where a dump says them, else the
@@ -141,13 +230,18 @@ fn groups(ranks: &[RankDump]) -> BTreeMap<String, Vec<u32>> {
     let mut groups: BTreeMap<String, Option<Vec<u32>>> = BTreeMap::new();
     for rank in ranks {
         for config in &rank.dump.groups {
-            let slot = groups.entry(config.name.clone()).or_default();
-            if slot.is_none() {
-                slot.clone_from(&config.ranks);
+            match groups.get_mut(&config.name) {
+                Some(slot) if slot.is_none() => slot.clone_from(&config.ranks),
+                Some(_) => {}
+                None => {
+                    groups.insert(config.name.clone(), config.ranks.clone());
+                }
             }
         }
-        for entry in &rank.dump.entries {
-            groups.entry(entry.pg_name.clone()).or_default();
+        for name in rank.by_group.keys() {
+            if !groups.contains_key(name) {
+                groups.insert(name.clone(), None);
+            }
         }
     }
     groups
@@ -156,9 +250,7 @@ fn groups(ranks: &[RankDump]) -> BTreeMap<String, Vec<u32>> {
             let mut members = members.unwrap_or_else(|| {
                 ranks
                     .iter()
-                    .filter(|r| {
-                        r.dump.groups.iter().any(|g| g.name == name) || r.dump.entries.iter().any(|e| e.pg_name == name)
-                    })
+                    .filter(|r| r.dump.groups.iter().any(|g| g.name == name) || r.by_group.contains_key(&name))
                     .map(|r| r.rank)
                     .collect()
             });
@@ -241,17 +333,36 @@ struct Group<'a> {
     diagnostics: &'a mut Vec<Diagnostic>,
 }
 
-/// A rank's entries of one group and kind, by sequence number.
-type BySeq<'e> = BTreeMap<u64, Vec<&'e Entry>>;
+/// A rank's entries of one group and kind, by sequence number (in record order within
+/// one), with their sequence numbers alongside.
+struct BySeq<'e> {
+    seqs: Vec<u64>,
+    entries: Vec<&'e Entry>,
+}
+
+impl<'e> BySeq<'e> {
+    fn new(entries: impl Iterator<Item = &'e Entry>, kind: Kind) -> Self {
+        let mut pairs: Vec<(u64, &Entry)> = entries
+            .filter(|e| e.is_p2p == (kind == Kind::P2p))
+            .map(|e| (kind.seq(e), e))
+            .collect();
+        // Stable: entries sharing a sequence number (coalesced) keep their record order.
+        if !pairs.is_sorted_by_key(|&(seq, _)| seq) {
+            pairs.sort_by_key(|&(seq, _)| seq);
+        }
+        let (seqs, entries) = pairs.into_iter().unzip();
+        BySeq { seqs, entries }
+    }
+}
 
 /// What one rank recorded at one sequence number.
 struct At<'a> {
     rank: &'a RankDump,
-    entries: Vec<&'a Entry>,
+    entries: &'a [&'a Entry],
 }
 
-impl At<'_> {
-    fn first(&self) -> &Entry {
+impl<'a> At<'a> {
+    fn first(&self) -> &'a Entry {
         self.entries[0]
     }
 
@@ -265,21 +376,113 @@ impl At<'_> {
     }
 }
 
+/// A rank's operations at one sequence number, equal where [`At::ops`] is, without
+/// building it.
+struct Ops<'a, 'e>(&'a At<'e>);
+
+impl PartialEq for Ops<'_, '_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.0.entries, other.0.entries) {
+            ([a], [b]) => a.profiling_name == b.profiling_name,
+            (a, b) => joined_names(a).eq(joined_names(b)),
+        }
+    }
+}
+
+/// The bytes of [`At::ops`].
+fn joined_names<'e>(entries: &'e [&'e Entry]) -> impl Iterator<Item = &'e u8> {
+    entries.iter().enumerate().flat_map(|(i, e)| {
+        let separator: &[u8] = if i == 0 { b"" } else { b" + " };
+        separator.iter().chain(e.profiling_name.as_bytes())
+    })
+}
+
+/// What SG902 compares of one rank's entries at one sequence number: per entry
+/// `in {input} out {output}` (a side not compared is empty) or, point-to-point, what
+/// travels: a send's input, a receive's output. Equal texts are equal shapes, so the
+/// shapes are compared without the text.
+enum Shapes<'e> {
+    Collective {
+        entries: &'e [&'e Entry],
+        skip_in: bool,
+        skip_out: bool,
+    },
+    P2p(&'e [Vec<i64>]),
+}
+
+impl<'e> Shapes<'e> {
+    fn of(kind: Kind, at: &At<'e>) -> Self {
+        let e = at.first();
+        let op = e.op();
+        match kind {
+            Kind::Collective => Shapes::Collective {
+                entries: at.entries,
+                skip_in: is_v(op) || matches!(op, "all_to_all" | "scatter" | "coalesced"),
+                skip_out: is_v(op) || matches!(op, "all_to_all" | "gather" | "coalesced"),
+            },
+            Kind::P2p if op == "send" => Shapes::P2p(&e.input_sizes),
+            Kind::P2p => Shapes::P2p(&e.output_sizes),
+        }
+    }
+}
+
+impl PartialEq for Shapes<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        fn side(skip: bool, sizes: &[Vec<i64>]) -> Option<&[Vec<i64>]> {
+            (!skip).then_some(sizes)
+        }
+        match (self, other) {
+            (
+                Shapes::Collective {
+                    entries: a,
+                    skip_in: a_in,
+                    skip_out: a_out,
+                },
+                Shapes::Collective {
+                    entries: b,
+                    skip_in: b_in,
+                    skip_out: b_out,
+                },
+            ) => {
+                a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|(x, y)| {
+                        side(*a_in, &x.input_sizes) == side(*b_in, &y.input_sizes)
+                            && side(*a_out, &x.output_sizes) == side(*b_out, &y.output_sizes)
+                    })
+            }
+            (Shapes::P2p(a), Shapes::P2p(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// The dtypes SG903 compares, as `{input:?}/{output:?}` of the distinct dtypes of the
+/// first entry (a side not compared is empty); equal texts are equal lists.
+fn compared_dtypes(e: &Entry) -> (Cow<'_, [Text]>, Cow<'_, [Text]>) {
+    let op = e.op();
+    let input = if matches!(op, "broadcast" | "scatter") || e.input_sizes.first().is_none_or(|s| s.is_empty()) {
+        Cow::Borrowed(&[][..])
+    } else {
+        distinct(&e.input_dtypes)
+    };
+    let output = if op == "gather" || e.output_sizes.first().is_none_or(|s| s.is_empty()) {
+        Cow::Borrowed(&[][..])
+    } else {
+        distinct(&e.output_dtypes)
+    };
+    (input, output)
+}
+
 impl<'a> Group<'a> {
     fn check(&mut self, kind: Kind) {
         // Per rank: its entries of this group and kind by sequence number, and the
         // first sequence number its dump still knows (a wrapped buffer lost the rest).
         let mut by_rank: Vec<(&RankDump, BySeq, u64)> = Vec::new();
         for &rank in self.present {
-            let mut seqs: BTreeMap<u64, Vec<&Entry>> = BTreeMap::new();
-            for entry in &rank.dump.entries {
-                if entry.pg_name == self.name && entry.is_p2p == (kind == Kind::P2p) {
-                    seqs.entry(kind.seq(entry)).or_default().push(entry);
-                }
-            }
+            let seqs = BySeq::new(rank.entries_of(self.name), kind);
             let known_from = match rank.wrapped_at {
                 None => 0,
-                Some(_) => match seqs.keys().next() {
+                Some(_) => match seqs.seqs.first() {
                     Some(&first) => first,
                     // Wrapped, and nothing of this group left: nothing known of it.
                     None => continue,
@@ -287,23 +490,41 @@ impl<'a> Group<'a> {
             };
             by_rank.push((rank, seqs, known_from));
         }
-        let all: BTreeSet<u64> = by_rank.iter().flat_map(|(_, seqs, _)| seqs.keys().copied()).collect();
+        let mut all: Vec<u64> = by_rank
+            .iter()
+            .flat_map(|(_, seqs, _)| seqs.seqs.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        // Per rank, where its entries at or past the sequence number at hand start:
+        // sequence numbers are taken in order, so each rank's only moves forward.
+        let mut cursors = vec![0usize; by_rank.len()];
         let mut size_reported = false;
         let mut dtype_reported = false;
         let mut first_unfinished = None;
         for &seq in &all {
             let mut have: Vec<At> = Vec::new();
             let mut lack: Vec<(&RankDump, Option<&Entry>)> = Vec::new();
-            for (rank, seqs, known_from) in &by_rank {
+            for ((rank, seqs, known_from), cursor) in by_rank.iter().zip(&mut cursors) {
                 if seq < *known_from {
                     continue;
                 }
-                match seqs.get(&seq) {
-                    Some(entries) => have.push(At {
+                while seqs.seqs.get(*cursor).is_some_and(|&s| s < seq) {
+                    *cursor += 1;
+                }
+                let start = *cursor;
+                while seqs.seqs.get(*cursor) == Some(&seq) {
+                    *cursor += 1;
+                }
+                if start < *cursor {
+                    have.push(At {
                         rank,
-                        entries: entries.clone(),
-                    }),
-                    None => lack.push((rank, seqs.range(..seq).next_back().and_then(|(_, e)| e.last().copied()))),
+                        entries: &seqs.entries[start..*cursor],
+                    });
+                } else {
+                    // Its last entry before `seq`, the last recorded of the highest
+                    // sequence number below it.
+                    lack.push((rank, start.checked_sub(1).map(|last| seqs.entries[last])));
                 }
             }
             if have.is_empty() {
@@ -351,8 +572,9 @@ impl<'a> Group<'a> {
     fn desync(&mut self, kind: Kind, seq: u64, have: &[At]) -> bool {
         let (reference, culprits): (Vec<&At>, Vec<&At>) = match kind {
             Kind::Collective => {
-                let reference = majority(have, |at| at.ops());
-                have.iter().partition(|at| at.ops() == reference)
+                let ops: Vec<Ops> = have.iter().map(Ops).collect();
+                let reference = &ops[majority(&ops)];
+                have.iter().partition(|at| Ops(at) == *reference)
             }
             Kind::P2p => {
                 // A send meets a receive: both sending, or both receiving, disagree.
@@ -413,50 +635,16 @@ impl<'a> Group<'a> {
 
     /// SG902: shapes that differ at `seq` (the operation is the same on every rank).
     fn size_mismatch(&mut self, kind: Kind, seq: u64, have: &[At]) -> bool {
-        let shapes = |at: &At| -> String {
-            match kind {
-                Kind::Collective => {
-                    let op = at.first().op();
-                    let skip_in = is_v(op) || matches!(op, "all_to_all" | "scatter" | "coalesced");
-                    let skip_out = is_v(op) || matches!(op, "all_to_all" | "gather" | "coalesced");
-                    at.entries
-                        .iter()
-                        .map(|e| {
-                            let input = if skip_in {
-                                String::new()
-                            } else {
-                                format!("{:?}", e.input_sizes)
-                            };
-                            let output = if skip_out {
-                                String::new()
-                            } else {
-                                format!("{:?}", e.output_sizes)
-                            };
-                            format!("in {input} out {output}")
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" + ")
-                }
-                // What travels: a send's input, a receive's output.
-                Kind::P2p => {
-                    let e = at.first();
-                    format!(
-                        "{:?}",
-                        if e.op() == "send" {
-                            &e.input_sizes
-                        } else {
-                            &e.output_sizes
-                        }
-                    )
-                }
-            }
-        };
-        let reference = majority(have, shapes);
-        let culprits: Vec<&At> = have.iter().filter(|at| shapes(at) != reference).collect();
+        let shapes: Vec<Shapes> = have.iter().map(|at| Shapes::of(kind, at)).collect();
+        let agreeing = majority(&shapes);
+        let culprits: Vec<&At> = have
+            .iter()
+            .zip(&shapes)
+            .filter(|(_, s)| **s != shapes[agreeing])
+            .map(|(at, _)| at)
+            .collect();
+        let agreeing = &have[agreeing];
         let Some(primary) = culprits.first() else {
-            return false;
-        };
-        let Some(agreeing) = have.iter().find(|at| shapes(at) == reference) else {
             return false;
         };
         let describe = |at: &At| -> String {
@@ -493,30 +681,13 @@ impl<'a> Group<'a> {
 
     /// SG903: dtypes that differ at `seq`.
     fn dtype_mismatch(&mut self, seq: u64, have: &[At]) -> bool {
-        let dtypes = |at: &At| -> String {
-            let e = at.first();
-            let op = e.op();
-            let input = if matches!(op, "broadcast" | "scatter") || e.input_sizes.first().is_none_or(|s| s.is_empty()) {
-                Vec::new()
-            } else {
-                dedup(&e.input_dtypes)
-            };
-            let output = if op == "gather" || e.output_sizes.first().is_none_or(|s| s.is_empty()) {
-                Vec::new()
-            } else {
-                dedup(&e.output_dtypes)
-            };
-            format!("{input:?}/{output:?}")
-        };
+        let dtypes: Vec<_> = have.iter().map(|at| compared_dtypes(at.first())).collect();
+        let reference = &have[majority(&dtypes)];
         // Compared only where both sides are known: an empty side matches anything.
-        let reference_at = have.iter().find(|at| dtypes(at) == majority(have, dtypes));
-        let Some(reference) = reference_at else {
-            return false;
-        };
         let differs = |at: &At| {
             let (a, b) = (at.first(), reference.first());
-            let side = |x: &[String], y: &[String], skip: bool| {
-                !skip && !x.is_empty() && !y.is_empty() && dedup(x) != dedup(y)
+            let side = |x: &[Text], y: &[Text], skip: bool| {
+                !skip && !x.is_empty() && !y.is_empty() && distinct(x) != distinct(y)
             };
             let op = a.op();
             side(&a.input_dtypes, &b.input_dtypes, matches!(op, "broadcast" | "scatter"))
@@ -682,17 +853,34 @@ impl<'a> Group<'a> {
         relate_all(diagnostic, ats.map(|at| (at.span(), label(at, "ran", kind, seq))))
     }
 
-    fn with_wrap_notes<'b>(&self, mut diagnostic: Diagnostic, ats: impl Iterator<Item = &'b At<'b>>) -> Diagnostic {
-        for at in ats {
-            if let Some(first) = at.rank.wrapped_at {
-                diagnostic = diagnostic.with_note(format!(
-                    "rank {}'s ring buffer wrapped (its dump starts at record {first}): what it ran before is \
-                     unknown, and is not compared (TORCH_NCCL_TRACE_BUFFER_SIZE keeps more)",
-                    at.rank.rank
-                ));
+    /// One note for the ranks whose ring buffers wrapped (at 4,096 ranks, a note each
+    /// would bury the finding).
+    fn with_wrap_notes<'b>(&self, diagnostic: Diagnostic, ats: impl Iterator<Item = &'b At<'b>>) -> Diagnostic {
+        let wrapped: Vec<(u32, u64)> = ats
+            .filter_map(|at| at.rank.wrapped_at.map(|first| (at.rank.rank, first)))
+            .collect();
+        let unknown = "and is not compared (TORCH_NCCL_TRACE_BUFFER_SIZE keeps more)";
+        match wrapped.as_slice() {
+            [] => diagnostic,
+            [(rank, first)] => diagnostic.with_note(format!(
+                "rank {rank}'s ring buffer wrapped (its dump starts at record {first}): what it ran before is unknown, \
+                 {unknown}"
+            )),
+            _ => {
+                let ranks: Vec<u32> = wrapped.iter().map(|(rank, _)| *rank).collect();
+                let lowest = wrapped.iter().map(|(_, first)| *first).min().unwrap_or_default();
+                let highest = wrapped.iter().map(|(_, first)| *first).max().unwrap_or_default();
+                let records = match lowest == highest {
+                    true => format!("record {lowest}"),
+                    false => format!("records {lowest} to {highest}"),
+                };
+                diagnostic.with_note(format!(
+                    "the ring buffers of {} wrapped (their dumps start at {records}): what they ran before is \
+                     unknown, {unknown}",
+                    rank_list(&ranks)
+                ))
             }
         }
-        diagnostic
     }
 }
 
@@ -712,9 +900,19 @@ fn is_v(op: &str) -> bool {
     op.ends_with("_v") || op.ends_with("_v_single") || op.starts_with("all_to_all")
 }
 
-fn dedup(items: &[String]) -> Vec<String> {
-    let set: BTreeSet<&String> = items.iter().collect();
+fn dedup(items: &[Text]) -> Vec<Text> {
+    let set: BTreeSet<&Text> = items.iter().collect();
     set.into_iter().cloned().collect()
+}
+
+/// [`dedup`], borrowed where the items are already sorted and distinct (nearly always:
+/// one dtype per side).
+fn distinct(items: &[Text]) -> Cow<'_, [Text]> {
+    if items.windows(2).all(|pair| pair[0] < pair[1]) {
+        Cow::Borrowed(items)
+    } else {
+        Cow::Owned(dedup(items))
+    }
 }
 
 fn sizes(sizes: &[Vec<i64>]) -> String {
@@ -725,22 +923,22 @@ fn sizes(sizes: &[Vec<i64>]) -> String {
     parts.join(" ")
 }
 
-/// The most common key; a tie goes to the lowest rank's.
-fn majority(have: &[At], key: impl Fn(&At) -> String) -> String {
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for at in have {
-        let k = key(at);
-        match counts.iter_mut().find(|(c, _)| *c == k) {
+/// The index of the first of the most common of `keys`, one per rank in rank order; a
+/// tie goes to the lowest rank's. `keys` is not empty.
+fn majority<K: PartialEq>(keys: &[K]) -> usize {
+    // Each kind's first index and count, in order of first appearance.
+    let mut counts: Vec<(usize, usize)> = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        match counts.iter_mut().find(|(first, _)| keys[*first] == *key) {
             Some((_, n)) => *n += 1,
-            None => counts.push((k, 1)),
+            None => counts.push((i, 1)),
         }
     }
     let best = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
     counts
         .into_iter()
         .find(|(_, n)| *n == best)
-        .map(|(k, _)| k)
-        .unwrap_or_default()
+        .map_or(0, |(first, _)| first)
 }
 
 /// The ranks of each distinct operation list, in rank order of first appearance.
@@ -864,7 +1062,7 @@ fn check_alone(rank: &RankDump, diagnostics: &mut Vec<Diagnostic>) {
         let kind = if entry.is_p2p { Kind::P2p } else { Kind::Collective };
         let at = At {
             rank,
-            entries: vec![entry],
+            entries: std::slice::from_ref(&entry),
         };
         let mut diagnostic = Diagnostic::new(
             &CollectiveStuck::INFO,

@@ -4,8 +4,10 @@
 //! its recent collectives (`TORCH_NCCL_TRACE_BUFFER_SIZE`, `TORCH_NCCL_DUMP_ON_TIMEOUT`)
 //! to `TORCH_NCCL_DEBUG_INFO_TEMP_FILE` + rank: a pickle by default, JSON when asked.
 //! This crate recognizes such a file by its content ([`sniff`]), reads it
-//! ([`dump::read`]: a bounded pickle reader, [`pickle`], or serde_json with each entry's
-//! byte range), and compares the dumps of one job per process group ([`check_run`]):
+//! ([`dump::read`]: a bounded pickle reader, [`pickle`], or serde_json's parser with
+//! each entry's byte range; the dump is built from the parsed values where they lie,
+//! its repeated strings, shapes and stacks kept once), and compares the dumps of one
+//! job per process group ([`check_run`], dumps read and groups compared on every core):
 //! the first sequence number where ranks ran different collectives (SG901), shapes
 //! and dtypes that differ (SG902, SG903), ranks that never entered a collective the
 //! others reached (SG904), ranks stuck in one the others finished (SG905), missing
@@ -17,6 +19,7 @@
 
 mod check;
 pub mod dump;
+mod json;
 pub mod pickle;
 pub mod rules;
 pub mod value;
@@ -52,7 +55,10 @@ pub fn may_be_dump_name(path: &Path) -> bool {
 /// The bytes of a dump file, refused past [`dump::MAX_DUMP_BYTES`].
 pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized from the file's length where known (a folder of dumps is read whole), not
+    // grown by doubling.
+    let expected = file.metadata().map_or(0, |m| m.len().min(dump::MAX_DUMP_BYTES + 1));
+    let mut bytes = Vec::with_capacity(expected as usize + 1);
     file.take(dump::MAX_DUMP_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > dump::MAX_DUMP_BYTES {
         return Err(std::io::Error::other(format!(

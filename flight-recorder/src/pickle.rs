@@ -12,16 +12,23 @@
 //! index, never a copy, so a value shared a million times costs one slot), the arena
 //! grows by at most one slot per opcode, and turning it into a [`Value`] tree is
 //! bounded in depth ([`MAX_DEPTH`]) and in nodes ([`MAX_NODES`]), which also stops a
-//! list that contains itself.
+//! list that contains itself. A dump is read with `parse_with`, which applies the same
+//! bounds to the arena and hands over its values where they are, instead of a copy.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use smallvec::{SmallVec, smallvec};
 
-use crate::value::Value;
+use crate::value::{self, Tree, Value};
 
 /// Nesting deeper than this is refused (a dump nests about 6 deep).
 pub const MAX_DEPTH: usize = 64;
 /// Values built when the arena becomes a tree (shared values count once per use).
 pub const MAX_NODES: usize = 32_000_000;
+
+/// A list's or tuple's items: a dump's shapes, dtypes and group pairs fit without a
+/// heap block of their own.
+type Items = SmallVec<[u32; 4]>;
+type Pairs = SmallVec<[(u32, u32); 2]>;
 
 #[derive(Clone, Debug)]
 enum Node {
@@ -32,10 +39,11 @@ enum Node {
     Str(String),
     /// Bytes, a persistent id, an object built from a class: kept as an opaque value.
     Opaque(&'static str),
-    List(Vec<u32>),
-    Tuple(Vec<u32>),
-    Dict(Vec<(u32, u32)>),
-    Global(String, String),
+    List(Items),
+    Tuple(Items),
+    Dict(Pairs),
+    /// Module and name (boxed: rare, and the arena holds one node per value).
+    Global(Box<(String, String)>),
 }
 
 struct Machine<'a> {
@@ -44,22 +52,240 @@ struct Machine<'a> {
     arena: Vec<Node>,
     stack: Vec<u32>,
     marks: Vec<usize>,
-    memo: HashMap<u64, u32>,
+    memo: Memo,
+}
+
+/// The memo: keys a pickler numbers from 0 (every dump's) in a vector, any other key in
+/// a map; each key has one place, so the count of keys (`MEMOIZE` uses it) is exact.
+#[derive(Default)]
+struct Memo {
+    /// By key; `u32::MAX` where none is stored.
+    dense: Vec<u32>,
+    stored_dense: usize,
+    sparse: FxHashMap<u64, u32>,
+}
+
+impl Memo {
+    /// Keys below this live in `dense` (at most 4 MiB of it, whatever a pickle says).
+    const DENSE_KEYS: u64 = 1 << 20;
+
+    fn insert(&mut self, key: u64, value: u32) {
+        if key < Self::DENSE_KEYS {
+            let key = key as usize;
+            if key >= self.dense.len() {
+                self.dense.resize(key + 1, u32::MAX);
+            }
+            if self.dense[key] == u32::MAX {
+                self.stored_dense += 1;
+            }
+            self.dense[key] = value;
+        } else {
+            self.sparse.insert(key, value);
+        }
+    }
+
+    fn get(&self, key: u64) -> Option<u32> {
+        if key < Self::DENSE_KEYS {
+            self.dense.get(key as usize).copied().filter(|&value| value != u32::MAX)
+        } else {
+            self.sparse.get(&key).copied()
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.stored_dense + self.sparse.len()
+    }
+}
+
+impl<'a> Machine<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self::with_buffers(bytes, Buffers::default())
+    }
+
+    fn with_buffers(bytes: &'a [u8], buffers: Buffers) -> Self {
+        let Buffers {
+            mut arena,
+            stack,
+            marks,
+            memo,
+            ..
+        } = buffers;
+        // A dump's pickle holds a value per 10 bytes or so: room for them at once.
+        arena.reserve(bytes.len() / 8);
+        Machine {
+            bytes,
+            pos: 0,
+            arena,
+            stack,
+            marks,
+            memo,
+        }
+    }
+}
+
+/// The buffers one reading needs, kept by each thread for its next pickle: a folder's
+/// dumps are read one after another on each core, and buffers the size of a dump, made
+/// and freed for each, cost page faults (and the kernel's flushes when they go back).
+#[derive(Default)]
+struct Buffers {
+    arena: Vec<Node>,
+    stack: Vec<u32>,
+    marks: Vec<usize>,
+    memo: Memo,
+    walked: Vec<(u32, u8)>,
+}
+
+impl Buffers {
+    /// Buffers this large (a dump of hundreds of MiB) are freed, not kept.
+    const MAX_KEPT_VALUES: usize = 1 << 20;
+
+    /// Emptied, keeping their room, when they are not too large to keep.
+    fn kept(mut self) -> Option<Self> {
+        if self.arena.capacity() > Self::MAX_KEPT_VALUES || self.memo.dense.capacity() > Self::MAX_KEPT_VALUES {
+            return None;
+        }
+        self.arena.clear();
+        self.stack.clear();
+        self.marks.clear();
+        self.memo.dense.clear();
+        self.memo.stored_dense = 0;
+        self.memo.sparse.clear();
+        self.walked.clear();
+        Some(self)
+    }
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
 
 /// Read one pickle; the error says what is wrong and at which byte.
 pub fn read(bytes: &[u8]) -> Result<Value, String> {
-    let mut machine = Machine {
-        bytes,
-        pos: 0,
-        arena: Vec::new(),
-        stack: Vec::new(),
-        marks: Vec::new(),
-        memo: HashMap::new(),
-    };
+    let mut machine = Machine::new(bytes);
     let root = machine.run()?;
     let mut budget = MAX_NODES;
     machine.tree(root, 0, &mut budget)
+}
+
+/// Read one pickle without building its [`Value`] tree, checked against the bounds of
+/// [`read`] (the same errors, in the same order), and hand its root to `read_root`; the
+/// values stay where the reader put them.
+pub(crate) fn parse_with<R>(bytes: &[u8], read_root: impl FnOnce(Ref<'_>) -> R) -> Result<R, String> {
+    let mut buffers = BUFFERS.with_borrow_mut(std::mem::take);
+    let mut walked = std::mem::take(&mut buffers.walked);
+    let mut machine = Machine::with_buffers(bytes, buffers);
+    let read = machine.run().and_then(|root| {
+        let mut budget = MAX_NODES;
+        walked.resize(machine.arena.len(), (0, 0));
+        machine.within_bounds(root, 0, &mut budget, &mut walked)?;
+        Ok(read_root(Ref {
+            nodes: &machine.arena,
+            index: root,
+        }))
+    });
+    let buffers = Buffers {
+        arena: machine.arena,
+        stack: machine.stack,
+        marks: machine.marks,
+        memo: machine.memo,
+        walked,
+    };
+    if let Some(kept) = buffers.kept() {
+        BUFFERS.with_borrow_mut(|buffers| *buffers = kept);
+    }
+    read
+}
+
+/// A value of a pickle read by [`parse_with`], read in place.
+#[derive(Clone, Copy)]
+pub(crate) struct Ref<'a> {
+    nodes: &'a [Node],
+    index: u32,
+}
+
+impl<'a> Ref<'a> {
+    fn node(self) -> &'a Node {
+        &self.nodes[self.index as usize]
+    }
+
+    fn at(self, index: u32) -> Self {
+        Ref {
+            nodes: self.nodes,
+            index,
+        }
+    }
+
+    fn key_is(self, index: u32, key: &str) -> bool {
+        matches!(&self.nodes[index as usize], Node::Str(s) if s == key)
+    }
+}
+
+/// What [`Value`]'s methods answer for the value [`Machine::tree`] would build.
+impl<'a> Tree<'a> for Ref<'a> {
+    fn get(self, key: &str) -> Option<Self> {
+        match self.node() {
+            Node::Dict(pairs) => pairs
+                .iter()
+                .find(|&&(k, _)| self.key_is(k, key))
+                .map(|&(_, v)| self.at(v)),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> Option<&'a str> {
+        match self.node() {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn as_i64(self) -> Option<i64> {
+        match self.node() {
+            Node::Int(i) => Some(*i),
+            Node::Bool(b) => Some(i64::from(*b)),
+            Node::Float(f) => value::whole_float(*f),
+            Node::Str(s) => value::integer_text(s),
+            _ => None,
+        }
+    }
+
+    fn as_bool(self) -> Option<bool> {
+        match self.node() {
+            Node::Bool(b) => Some(*b),
+            Node::Int(i) => Some(*i != 0),
+            _ => None,
+        }
+    }
+
+    fn as_list(self) -> Option<impl ExactSizeIterator<Item = Self>> {
+        match self.node() {
+            Node::List(items) | Node::Tuple(items) => Some(items.iter().map(move |&item| self.at(item))),
+            _ => None,
+        }
+    }
+
+    fn is_dict(self) -> bool {
+        matches!(self.node(), Node::Dict(_))
+    }
+
+    fn is_none(self) -> bool {
+        matches!(self.node(), Node::None)
+    }
+
+    fn entries(self) -> impl Iterator<Item = (&'a str, Self)> {
+        let pairs: &'a [(u32, u32)] = match self.node() {
+            Node::Dict(pairs) => pairs,
+            _ => &[],
+        };
+        pairs.iter().filter_map(move |&(k, v)| match &self.nodes[k as usize] {
+            Node::Str(s) => Some((s.as_str(), self.at(v))),
+            _ => None,
+        })
+    }
+
+    fn identity(self) -> Option<usize> {
+        Some(self.index as usize)
+    }
 }
 
 impl Machine<'_> {
@@ -126,16 +352,40 @@ impl Machine<'_> {
             .ok_or_else(|| format!("opcode at byte {at} needs a value on the stack"))
     }
 
-    fn pop_mark(&mut self, at: usize) -> Result<Vec<u32>, String> {
+    fn pop_mark(&mut self, at: usize) -> Result<Items, String> {
         let mark = self
             .marks
             .pop()
             .ok_or_else(|| format!("opcode at byte {at} needs a MARK"))?;
-        Ok(self.stack.split_off(mark.min(self.stack.len())))
+        let start = mark.min(self.stack.len());
+        let items = Items::from_slice(&self.stack[start..]);
+        self.stack.truncate(start);
+        Ok(items)
+    }
+
+    /// The key-value pairs above the last MARK, taken off the stack.
+    fn pop_mark_pairs(&mut self, at: usize) -> Result<Pairs, String> {
+        let mark = self
+            .marks
+            .pop()
+            .ok_or_else(|| format!("opcode at byte {at} needs a MARK"))?;
+        let start = mark.min(self.stack.len());
+        let items = &self.stack[start..];
+        if !items.len().is_multiple_of(2) {
+            return Err(format!("SETITEMS at byte {at} has a key without a value"));
+        }
+        let pairs = items.chunks(2).map(|pair| (pair[0], pair[1])).collect();
+        self.stack.truncate(start);
+        Ok(pairs)
     }
 
     fn string(&mut self, len: usize) -> Result<(), String> {
-        let text = String::from_utf8_lossy(self.take(len)?).into_owned();
+        let bytes = self.take(len)?;
+        // Valid UTF-8 (nearly always) is checked on the fast path and copied as it is.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text.to_string(),
+            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+        };
         self.push(Node::Str(text));
         Ok(())
     }
@@ -147,9 +397,9 @@ impl Machine<'_> {
     }
 
     fn memo_get(&mut self, key: u64, at: usize) -> Result<(), String> {
-        let index = *self
+        let index = self
             .memo
-            .get(&key)
+            .get(key)
             .ok_or_else(|| format!("memo key {key} at byte {at} was never stored"))?;
         self.stack.push(index);
         Ok(())
@@ -269,10 +519,10 @@ impl Machine<'_> {
                     self.take(n)?;
                     self.push(Node::Opaque("bytes"));
                 }
-                b']' => self.push(Node::List(Vec::new())),
-                b')' => self.push(Node::Tuple(Vec::new())),
-                b'}' => self.push(Node::Dict(Vec::new())),
-                0x8f => self.push(Node::List(Vec::new())),
+                b']' => self.push(Node::List(Items::new())),
+                b')' => self.push(Node::Tuple(Items::new())),
+                b'}' => self.push(Node::Dict(Pairs::new())),
+                0x8f => self.push(Node::List(Items::new())),
                 b'l' => {
                     let items = self.pop_mark(at)?;
                     self.push(Node::List(items));
@@ -287,7 +537,7 @@ impl Machine<'_> {
                 }
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
-                    let mut items = Vec::with_capacity(n);
+                    let mut items = Items::new();
                     for _ in 0..n {
                         items.push(self.pop(at)?);
                     }
@@ -295,14 +545,13 @@ impl Machine<'_> {
                     self.push(Node::Tuple(items));
                 }
                 b'd' => {
-                    let items = self.pop_mark(at)?;
-                    let pairs = pairs(&items, at)?;
+                    let pairs = self.pop_mark_pairs(at)?;
                     self.push(Node::Dict(pairs));
                 }
                 b'a' => {
                     let item = self.pop(at)?;
                     let list = self.top(at)?;
-                    self.extend_list(list, vec![item], at)?;
+                    self.extend_list(list, smallvec![item], at)?;
                 }
                 b'e' | 0x90 => {
                     let items = self.pop_mark(at)?;
@@ -313,11 +562,10 @@ impl Machine<'_> {
                     let value = self.pop(at)?;
                     let key = self.pop(at)?;
                     let dict = self.top(at)?;
-                    self.extend_dict(dict, vec![(key, value)], at)?;
+                    self.extend_dict(dict, smallvec![(key, value)], at)?;
                 }
                 b'u' => {
-                    let items = self.pop_mark(at)?;
-                    let pairs = pairs(&items, at)?;
+                    let pairs = self.pop_mark_pairs(at)?;
                     let dict = self.top(at)?;
                     self.extend_dict(dict, pairs, at)?;
                 }
@@ -360,7 +608,7 @@ impl Machine<'_> {
                 b'c' => {
                     let module = self.line()?;
                     let name = self.line()?;
-                    self.push(Node::Global(module, name));
+                    self.push(Node::Global(Box::new((module, name))));
                 }
                 0x93 => {
                     let name = self.pop(at)?;
@@ -369,7 +617,7 @@ impl Machine<'_> {
                         Node::Str(text) => text.clone(),
                         _ => String::new(),
                     };
-                    let global = Node::Global(text(self, module), text(self, name));
+                    let global = Node::Global(Box::new((text(self, module), text(self, name))));
                     self.push(global);
                 }
                 b'R' => {
@@ -411,24 +659,30 @@ impl Machine<'_> {
 
     /// `build_intlist([..])` and friends give their list; anything else is opaque.
     fn reduce(&self, callable: u32, args: u32) -> Result<u32, Node> {
-        if let Node::Global(module, name) = &self.arena[callable as usize]
+        if let Node::Global(global) = &self.arena[callable as usize]
+            && let (module, name) = &**global
             && (module == "torch.jit._pickle" && name.starts_with("build_") || module == "builtins" && name == "list")
             && let Node::Tuple(items) = &self.arena[args as usize]
             && let [list] = items.as_slice()
         {
             return Ok(*list);
         }
-        if let Node::Global(module, name) = &self.arena[callable as usize]
+        if let Node::Global(global) = &self.arena[callable as usize]
+            && let (module, name) = &**global
             && module == "collections"
             && name == "OrderedDict"
         {
-            return Err(Node::Dict(Vec::new()));
+            return Err(Node::Dict(Pairs::new()));
         }
         Err(Node::Opaque("an object"))
     }
 
-    fn extend_list(&mut self, list: u32, items: Vec<u32>, at: usize) -> Result<(), String> {
+    fn extend_list(&mut self, list: u32, items: Items, at: usize) -> Result<(), String> {
         match &mut self.arena[list as usize] {
+            Node::List(existing) if existing.is_empty() => {
+                *existing = items;
+                Ok(())
+            }
             Node::List(existing) => {
                 existing.extend(items);
                 Ok(())
@@ -439,8 +693,12 @@ impl Machine<'_> {
         }
     }
 
-    fn extend_dict(&mut self, dict: u32, items: Vec<(u32, u32)>, at: usize) -> Result<(), String> {
+    fn extend_dict(&mut self, dict: u32, items: Pairs, at: usize) -> Result<(), String> {
         match &mut self.arena[dict as usize] {
+            Node::Dict(existing) if existing.is_empty() => {
+                *existing = items;
+                Ok(())
+            }
             Node::Dict(existing) => {
                 existing.extend(items);
                 Ok(())
@@ -448,6 +706,66 @@ impl Machine<'_> {
             Node::Opaque(_) => Ok(()),
             _ => Err(format!("SETITEM at byte {at} on something that is not a dict")),
         }
+    }
+
+    /// The bounds [`Machine::tree`] applies, checked in the same order without building
+    /// anything: the same error for the same pickle. `walked` holds, per value, the
+    /// values and the levels below it of a list or dict walked whole before (zero
+    /// values: not yet): a value shared through the memo (every frame of a dump's
+    /// stacks) is walked again only where the walk could fail inside it.
+    fn within_bounds(
+        &self,
+        index: u32,
+        depth: usize,
+        budget: &mut usize,
+        walked: &mut [(u32, u8)],
+    ) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the pickle nests deeper than {MAX_DEPTH} levels"));
+        }
+        let (values, levels) = walked[index as usize];
+        if values > 0 && depth + usize::from(levels) <= MAX_DEPTH && values as usize <= *budget {
+            *budget -= values as usize;
+            return Ok(());
+        }
+        let before = *budget;
+        *budget = budget
+            .checked_sub(1)
+            .ok_or_else(|| format!("the pickle holds more than {MAX_NODES} values"))?;
+        let mut below = 0u8;
+        // A leaf costs a count (and the depth check), not a call.
+        let mut child = |item: u32, budget: &mut usize| match &self.arena[item as usize] {
+            Node::List(_) | Node::Tuple(_) | Node::Dict(_) => {
+                self.within_bounds(item, depth + 1, budget, walked)?;
+                below = below.max(walked[item as usize].1 + 1);
+                Ok(())
+            }
+            _ if depth + 1 > MAX_DEPTH => Err(format!("the pickle nests deeper than {MAX_DEPTH} levels")),
+            _ => {
+                *budget = budget
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("the pickle holds more than {MAX_NODES} values"))?;
+                below = below.max(1);
+                Ok(())
+            }
+        };
+        match &self.arena[index as usize] {
+            Node::List(items) | Node::Tuple(items) => {
+                for &item in items {
+                    child(item, budget)?;
+                }
+            }
+            Node::Dict(pairs) => {
+                for &(k, v) in pairs {
+                    child(k, budget)?;
+                    child(v, budget)?;
+                }
+            }
+            _ => {}
+        }
+        // Walked whole: at most MAX_NODES values, at most MAX_DEPTH levels.
+        walked[index as usize] = ((before - *budget) as u32, below);
+        Ok(())
     }
 
     fn tree(&self, index: u32, depth: usize, budget: &mut usize) -> Result<Value, String> {
@@ -480,11 +798,4 @@ impl Machine<'_> {
             ),
         })
     }
-}
-
-fn pairs(items: &[u32], at: usize) -> Result<Vec<(u32, u32)>, String> {
-    if !items.len().is_multiple_of(2) {
-        return Err(format!("SETITEMS at byte {at} has a key without a value"));
-    }
-    Ok(items.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }

@@ -1,6 +1,8 @@
 //! What a dump holds, whichever format it was written in: the subset of Python values
 //! a Flight Recorder dump uses. A dict keeps the byte range it was read from (JSON), or
-//! `0..0` where positions are not kept (pickle).
+//! `0..0` where positions are not kept (pickle). [`crate::pickle::read`] builds such a
+//! tree; a dump is read through `Tree` instead, from the values where the readers
+//! left them, answering as a [`Value`] would.
 
 use std::ops::Range;
 
@@ -44,8 +46,8 @@ impl Value {
         match self {
             Value::Int(i) => Some(*i),
             Value::Bool(b) => Some(i64::from(*b)),
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
-            Value::Str(s) => s.trim().parse().ok(),
+            Value::Float(f) => whole_float(*f),
+            Value::Str(s) => integer_text(s),
             _ => None,
         }
     }
@@ -105,4 +107,46 @@ impl Value {
             ),
         }
     }
+}
+
+/// A float with no fraction, as an integer (JSON writers may write `3.0`).
+pub(crate) fn whole_float(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+}
+
+/// A string of digits, as an integer (JSON `pg_status` writes its counters so).
+pub(crate) fn integer_text(s: &str) -> Option<i64> {
+    s.trim().parse().ok()
+}
+
+/// Read access to a dump's values where the reader left them (a pickle's arena, a JSON
+/// dump's flat tree), answering as [`Value`]'s methods answer for the value the reader
+/// would have built, so a [`crate::dump::Dump`] is built without a copy of every value
+/// first.
+pub(crate) trait Tree<'a>: Copy {
+    /// Whether a key written twice in a dict means its later value (JSON, as serde_json
+    /// reads it) rather than its first (a pickle, as [`Value::get`] reads it).
+    const LATER_KEYS_WIN: bool = false;
+
+    /// The value under string key `key` of a dict.
+    fn get(self, key: &str) -> Option<Self>;
+    fn as_str(self) -> Option<&'a str>;
+    /// As [`Value::as_i64`]: integers, booleans, whole floats, strings of digits.
+    fn as_i64(self) -> Option<i64>;
+    fn as_bool(self) -> Option<bool>;
+    /// The items of a list or tuple.
+    fn as_list(self) -> Option<impl ExactSizeIterator<Item = Self>>;
+    fn is_dict(self) -> bool;
+    fn is_none(self) -> bool;
+    /// `(key, value)` pairs of a dict whose keys are strings (others are skipped), as
+    /// [`Value::entries`] gives them.
+    fn entries(self) -> impl Iterator<Item = (&'a str, Self)>;
+    /// Every `(key, value)` pair with a string key, in the order written (a key may
+    /// repeat: [`Tree::LATER_KEYS_WIN`] says which counts).
+    fn pairs_in_order(self) -> impl Iterator<Item = (&'a str, Self)> {
+        self.entries()
+    }
+    /// What tells a value shared by several parents from an equal copy (a pickle's
+    /// memo makes a value appear in many places): equal identities, equal values.
+    fn identity(self) -> Option<usize>;
 }

@@ -434,3 +434,31 @@ fn sizes_that_differ_name_the_rank() {
             .contains("on rank 2: BFloat16 → BFloat16 where rank 0 has Float → Float")
     );
 }
+
+#[test]
+fn ranks_whose_buffers_wrapped_are_named_in_one_note() {
+    // Six ranks whose ring buffers lost their first records; rank 4 desyncs. The
+    // finding names the wrapped ranks in one note, not one note each.
+    let ranks = "[0, 1, 2, 3, 4, 5]";
+    let dump = |rank: usize| {
+        let name = if rank == 4 { "nccl:broadcast" } else { "nccl:all_reduce" };
+        let first = 5 + rank as i64;
+        pickle_dump(ranks, &[e(first, 6, "nccl:all_reduce"), e(first + 1, 7, name)])
+    };
+    let names: Vec<String> = (0..6).map(|rank| format!("dumps/nccl_trace_rank_{rank}")).collect();
+    let diagnostics = run(names
+        .iter()
+        .enumerate()
+        .map(|(rank, name)| (name.as_str(), dump(rank)))
+        .collect());
+    let desync = diagnostics.iter().find(|d| d.code == "SG901").expect("SG901");
+    let wrap_notes: Vec<&String> = desync.notes.iter().filter(|n| n.contains("wrapped")).collect();
+    assert_eq!(
+        wrap_notes,
+        [
+            "the ring buffers of ranks 0-5 wrapped (their dumps start at records 5 to 10): what they ran before is unknown, and is not compared (TORCH_NCCL_TRACE_BUFFER_SIZE keeps more)"
+        ],
+        "{:#?}",
+        desync.notes
+    );
+}
