@@ -668,6 +668,11 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
         InputKind::Profile(syncguard_profiles::Format::Kineto) => {
             syncguard_profiles::check_kineto(sources, &input.display, &input.file, None, overrides)?
         }
+        InputKind::Profile(syncguard_profiles::Format::ExecutionTrace) => {
+            return Err(std::io::Error::other(
+                "a PyTorch execution trace is checked with `syncguard check`, with the Kineto trace of its run beside it",
+            ));
+        }
         InputKind::Profile(_) => {
             return Err(std::io::Error::other(
                 "an msprof timeline is checked with `syncguard check` (with the other ranks' timelines of its cluster)",
