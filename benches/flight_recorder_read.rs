@@ -489,68 +489,33 @@ fn history(layout: &Layout, job: &Job, rank: u32) -> Vec<Record> {
         } else {
             ("send 1->0", "recv 1<-0")
         };
+        // The activations' collectives and pipeline transfers, in the order a stage issues
+        // them: the last stage receives before its forward pass and sends after its
+        // backward pass; the first sends and receives between the two.
+        let mut activations = Vec::with_capacity(7);
         if stage == 1 {
-            record(
-                &mut records,
-                Group::Pipeline,
-                peer_recv.into(),
-                hidden.clone(),
-                hidden.clone(),
-                "BFloat16",
-                pipeline,
-            );
+            activations.push((Group::Pipeline, peer_recv, pipeline));
         }
-        for _ in 0..2 {
-            record(
-                &mut records,
-                Group::Tensor,
-                "all_reduce".into(),
-                hidden.clone(),
-                hidden.clone(),
-                "BFloat16",
-                forward,
-            );
-        }
+        activations.extend([(Group::Tensor, "all_reduce", forward); 2]);
         if stage == 0 {
-            record(
-                &mut records,
-                Group::Pipeline,
-                peer_send.into(),
-                hidden.clone(),
-                hidden.clone(),
-                "BFloat16",
-                pipeline,
-            );
-            record(
-                &mut records,
-                Group::Pipeline,
-                peer_recv.into(),
-                hidden.clone(),
-                hidden.clone(),
-                "BFloat16",
-                pipeline,
-            );
+            activations.extend([
+                (Group::Pipeline, peer_send, pipeline),
+                (Group::Pipeline, peer_recv, pipeline),
+            ]);
         }
-        for _ in 0..2 {
-            record(
-                &mut records,
-                Group::Tensor,
-                "all_reduce".into(),
-                hidden.clone(),
-                hidden.clone(),
-                "BFloat16",
-                backward,
-            );
-        }
+        activations.extend([(Group::Tensor, "all_reduce", backward); 2]);
         if stage == 1 {
+            activations.push((Group::Pipeline, peer_send, pipeline));
+        }
+        for (group, op, caller) in activations {
             record(
                 &mut records,
-                Group::Pipeline,
-                peer_send.into(),
+                group,
+                op.into(),
                 hidden.clone(),
                 hidden.clone(),
                 "BFloat16",
-                pipeline,
+                caller,
             );
         }
         record(

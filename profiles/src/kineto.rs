@@ -177,7 +177,7 @@ pub fn read(text: &[u8], file: FileId, execution: Option<&ExecutionTrace>) -> Ki
         footprints: footprints.as_ref().map(|joined| &joined.by_call),
     };
     let (mut trace, mut left_out) = lowering.all(&host, left_out);
-    let mut joined = footprints.as_ref().map(|joined| joined.summary(execution));
+    let mut joined = footprints.as_ref().map(|joined| joined.summary());
     if let Some(joined) = &mut joined
         && left_out.orderings_left_out() > 0
     {
@@ -248,6 +248,7 @@ struct CpuOp {
 struct Joined<'a> {
     by_call: HashMap<usize, &'a Footprint>,
     launches: usize,
+    nodes_without_rf_id: usize,
 }
 
 /// What joining found, for the reading note.
@@ -260,11 +261,11 @@ struct JoinSummary {
 }
 
 impl Joined<'_> {
-    fn summary(&self, execution: Option<&ExecutionTrace>) -> JoinSummary {
+    fn summary(&self) -> JoinSummary {
         JoinSummary {
             joined: self.by_call.len(),
             launches: self.launches,
-            nodes_without_rf_id: execution.map_or(0, |execution| execution.nodes_without_rf_id),
+            nodes_without_rf_id: self.nodes_without_rf_id,
             withheld: 0,
         }
     }
@@ -313,6 +314,7 @@ fn footprints<'a>(host: &[HostCall], mut ops: Vec<CpuOp>, execution: &'a Executi
     Joined {
         by_call,
         launches: launches.len(),
+        nodes_without_rf_id: execution.nodes_without_rf_id,
     }
 }
 
