@@ -59,11 +59,52 @@ fn a_folder_of_profiles_checks_each_kineto_trace_and_each_cluster() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("[SG502 "), "{text}");
     assert!(text.contains("[SG109 "), "{text}");
-    // 5 Kineto traces with the 2 execution traces of two of them, and 6 timelines (three
-    // clusters of two ranks); the errors: the wait without a record and the race between
-    // streams; the warnings: the wait on its recording stream, and the notify task
+    assert!(text.contains("[SG505 "), "{text}");
+    // 5 Kineto traces with the 2 execution traces of two of them, 6 timelines (three
+    // clusters of two ranks) and 3 graph task dumps; the errors: the wait without a
+    // record, the race between streams, the collectives ready together and the waits in
+    // a cycle; the warnings: the wait on its recording stream, and the notify task
     // without its peer rank.
-    assert!(text.contains("checked 13 files: 2 errors, 2 warnings"), "{text}");
+    assert!(text.contains("checked 16 files: 4 errors, 2 warnings"), "{text}");
+}
+
+#[test]
+fn graph_collectives_that_may_be_ready_together_name_both_tasks() {
+    let output = syncguard(&[
+        "check",
+        "--color",
+        "never",
+        "tests/fixtures/profiles/graph/fail_collectives_ready_together.json",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    insta::assert_snapshot!("graph_collectives_ready_together", text);
+}
+
+#[test]
+fn graph_waits_in_a_cycle_are_a_deadlock() {
+    let output = syncguard(&[
+        "check",
+        "--format",
+        "concise",
+        "tests/fixtures/profiles/graph/fail_waits_in_a_cycle.json",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("fail_waits_in_a_cycle.json:2:1: SG501 [error]"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+#[test]
+fn graph_collectives_ordered_through_a_coordinator_pass() {
+    let output = syncguard(&[
+        "check",
+        "--color",
+        "never",
+        "tests/fixtures/profiles/graph/pass_collectives_ordered.json",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    insta::assert_snapshot!("graph_collectives_ordered", text);
 }
 
 #[test]

@@ -118,6 +118,7 @@ fn generate_program(ops: usize) -> Program {
                     name: "k".into(),
                     reads: vec![range(buffers[prev], slice)],
                     writes: vec![range(buffers[i], slice)],
+                    cores: None,
                 }),
             }));
             body.push(op(OpKind::EventRecord {

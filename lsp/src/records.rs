@@ -1,6 +1,6 @@
 //! Records of a run opened in the editor: a profiler timeline (Kineto, msprof
-//! `trace_view.json`) or a Flight Recorder dump (JSON form). Each is checked as `check`
-//! checks it: a Kineto trace alone; an msprof timeline with the other ranks' timelines
+//! `trace_view.json`), a captured graph's task dump, or a Flight Recorder dump (JSON
+//! form). Each is checked as `check` checks it: a Kineto trace or a graph dump alone; an msprof timeline with the other ranks' timelines
 //! of its cluster; a dump with the other dumps of its folder. The editor's text replaces
 //! the file's wherever a record of the run is open. Findings on the other ranks' files
 //! are published too: they belong to the run the open file is part of.
@@ -18,6 +18,7 @@ use crate::documents::{Document, Snapshot, display_of, path_of};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {
     Kineto,
+    GraphTasks,
     AscendTimeline,
     FlightRecorderDump,
 }
@@ -32,6 +33,7 @@ impl Record {
         }
         match syncguard_profiles::sniff(head)? {
             syncguard_profiles::Format::Kineto => Some(Record::Kineto),
+            syncguard_profiles::Format::GraphTasks => Some(Record::GraphTasks),
             syncguard_profiles::Format::AscendTimeline => Some(Record::AscendTimeline),
             // A database is not text an editor opens; an execution trace has no timeline
             // of its own (it is checked with its profile).
@@ -73,6 +75,12 @@ pub fn check(
                 syncguard_profiles::check_kineto_text(sources, &display, &path, &text, execution.as_ref(), overrides);
             [checked.diagnostics, reading].concat()
         }
+        Record::GraphTasks => {
+            let text = syncguard_profiles::ProfileText::unsaved(&document.text);
+            let path = path.clone().unwrap_or_default();
+            let display = display_of(target);
+            syncguard_profiles::check_graph_tasks_text(sources, &display, &path, &text, overrides).diagnostics
+        }
         Record::AscendTimeline => check_cluster(target, path.as_deref(), documents, overrides, sources),
         Record::FlightRecorderDump => check_dumps(target, path.as_deref(), document, documents, sources),
     };
@@ -102,7 +110,7 @@ fn check_cluster(
     let in_cluster = |file: &Path| Some(syncguard_profiles::cluster_of(file)) == cluster;
     let mut inputs: Vec<_> = run_files(
         cluster.as_deref(),
-        |kind| matches!(kind, InputKind::Profile(format) if format != syncguard_profiles::Format::Kineto),
+        |kind| matches!(kind, InputKind::Profile(format) if syncguard_profiles::is_cluster_timeline(format)),
     )
     .into_iter()
     .filter(|file| in_cluster(file))

@@ -817,6 +817,31 @@ fn a_profiler_trace_opened_is_checked_on_its_events_and_other_json_is_not() {
 }
 
 #[test]
+fn a_graph_task_dump_opened_is_checked_and_an_edit_that_orders_the_collectives_clears_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/profiles/graph/fail_collectives_ready_together.json"),
+    )
+    .unwrap();
+    let mut client = Client::start(dir.path());
+    let uri = url(&dir.path().join("graph_2.json"));
+    client.open(&uri, "json", &dump);
+    let found = client.diagnostics(&uri, has("SG505"));
+    let finding = found.iter().find(|d| d["code"] == "SG505").unwrap();
+    assert_eq!(line_of(finding), 8, "the all-gather's task, line 9: {finding:#}");
+    // The all-gather's stream waits for the dispatch's record instead of the
+    // coordinator's: the two collectives are ordered.
+    let ordered = dump.replace(
+        r#""name": "EVENT_WAIT_20622287575224", "ph": "X", "pid": 0, "tid": "stream310""#,
+        r#""name": "EVENT_WAIT_20622287575256", "ph": "X", "pid": 0, "tid": "stream310""#,
+    );
+    assert_ne!(ordered, dump);
+    client.change(&uri, 2, &ordered);
+    client.diagnostics(&uri, |found| !has("SG505")(found));
+}
+
+#[test]
 fn a_flight_recorder_dump_is_checked_with_the_other_ranks_of_its_folder() {
     let dir = tempfile::tempdir().unwrap();
     copy_fixture_tree("analyzer/tests/fixtures/SG901/fail_desync", dir.path());

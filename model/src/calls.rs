@@ -6,9 +6,9 @@
 
 use crate::api::{Api, Creates, Effect, Existing};
 use crate::model::{
-    ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, EventCreator, EventInfo, EventSemantics, Expr,
-    GeTaskKind, KernelLaunch, MemRange, MemoryCopy, MemorySpace, ObjId, ObjectKind, OpKind, Program, StreamSync,
-    Timeout, ValueCondition,
+    ArrayShape, BinOp, BufferInfo, ChannelInfo, CopyDirection, CopyKind, CoreClaim, EventCreator, EventInfo,
+    EventSemantics, Expr, GeTaskKind, KernelLaunch, MemRange, MemoryCopy, MemorySpace, ObjId, ObjectKind, OpKind,
+    Program, StreamSync, Timeout, ValueCondition,
 };
 use crate::source::Span;
 
@@ -367,6 +367,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
                     .map_or_else(|| api.name.to_string(), |(name, _)| name),
                 reads: ranges(args.named(api, "reads")),
                 writes: ranges(args.named(api, "writes")),
+                cores: core_claim(api, args),
             }),
         },
         Effect::HostFunc => OpKind::Kernel {
@@ -375,6 +376,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
                 name: "host function".into(),
                 reads: Vec::new(),
                 writes: Vec::new(),
+                cores: None,
             }),
         },
         Effect::Memcpy { with_stream } => memcpy(api, args, with_stream, program)?,
@@ -412,6 +414,7 @@ pub fn effect_op(api: &Api, args: &CallArgs, program: &Program) -> Option<OpKind
                     name: "memset".into(),
                     reads: Vec::new(),
                     writes: vec![range],
+                    cores: None,
                 }),
             }
         }
@@ -506,6 +509,20 @@ fn transfer_len(api: &Api, args: &CallArgs, reduce: bool) -> Option<Expr> {
     };
     let size = crate::api::data_type_size(data_type)?;
     Some(Expr::Binary(BinOp::Mul, Box::new(count), Box::new(Expr::Int(size))))
+}
+
+/// The cores a `kernel` line claims (`vectorCores:`, `schemMode:`, `collective:`);
+/// `None` without a constant `vectorCores`.
+fn core_claim(api: &Api, args: &CallArgs) -> Option<CoreClaim> {
+    let constant = |name: &str| match args.named(api, name)? {
+        ArgValue::Int(expr) => expr.as_const(),
+        _ => None,
+    };
+    Some(CoreClaim {
+        vector_cores: u32::try_from(constant("vectorCores")?).ok()?,
+        all_at_once: constant("schemMode") == Some(1),
+        collective: constant("collective").is_some_and(|flag| flag != 0),
+    })
 }
 
 fn ranges(value: Option<&ArgValue>) -> Vec<MemRange> {

@@ -669,6 +669,22 @@ pub struct KernelLaunch {
     pub name: String,
     pub reads: Vec<MemRange>,
     pub writes: Vec<MemRange>,
+    /// The cores it must be given, where the launch says (`vectorCores:`); `None`
+    /// for a launch that does not.
+    pub cores: Option<CoreClaim>,
+}
+
+/// The AI cores a kernel occupies while it runs, and how the task scheduler gives
+/// them (`schemMode` of `aclrtLaunchKernelAttrValue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreClaim {
+    /// Vector cores (AIV) it runs on.
+    pub vector_cores: u32,
+    /// Batch scheduling (`schemMode` 1): the kernel starts only once all its cores
+    /// are free at the same time.
+    pub all_at_once: bool,
+    /// A collective's kernel: inside, it waits for the other ranks, holding its cores.
+    pub collective: bool,
 }
 
 /// A memory copy, apart from the stream it is issued to.

@@ -140,7 +140,7 @@ pub struct Event<'a> {
 }
 
 /// The `args` members the readers look at: any other member is skipped unread.
-const ARG_KEYS: [&str; 18] = [
+const ARG_KEYS: [&str; 23] = [
     // Kineto.
     "correlation",
     "Record function id",
@@ -161,6 +161,12 @@ const ARG_KEYS: [&str; 18] = [
     "dst rank",
     "stream id",
     "Stream Id",
+    // Graph task dumps.
+    "Task Id",
+    "numBlocks",
+    "schemMode",
+    "Task Ration",
+    "Active Stream Id",
 ];
 
 /// The `args` of an event: the members the readers look at (`ARG_KEYS`), each the

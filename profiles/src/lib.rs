@@ -18,6 +18,7 @@ pub mod ascend;
 pub mod calls;
 pub mod event;
 pub mod execution_trace;
+pub mod graph_tasks;
 pub mod kineto;
 pub mod msprof_db;
 pub mod scan;
@@ -53,6 +54,9 @@ pub enum Format {
     /// A PyTorch execution trace (`ExecutionTraceObserver`): no timeline of its own, the
     /// tensors of the operators of a Kineto trace of the same run ([`execution_trace`]).
     ExecutionTrace,
+    /// The tasks of a captured graph (`aclmdlRIDebugJsonPrint`, torch_npu's NPUGraph
+    /// `graph_N.json`), one device's streams ([`graph_tasks`]).
+    GraphTasks,
 }
 
 /// The format of a file starting with `head` (already gunzipped), if it is a profile.
@@ -85,6 +89,9 @@ pub fn sniff(head: &[u8]) -> Option<Format> {
         "\"distributedInfo\"",
         "\"schemaVersion\"",
     ];
+    if graph_tasks::sniff(&text) {
+        return Some(Format::GraphTasks);
+    }
     let names_any = |needles: &[&str]| needles.iter().any(|needle| text.contains(needle));
     match text.as_bytes().first()? {
         b'[' if text.contains("\"ph\"") && names_any(&ascend) => Some(Format::AscendTimeline),
@@ -99,6 +106,12 @@ pub fn sniff(head: &[u8]) -> Option<Format> {
         }
         _ => None,
     }
+}
+
+/// Whether a profile of this format is one rank's timeline of a cluster, checked with
+/// the other ranks' ([`check_ascend_cluster`]).
+pub fn is_cluster_timeline(format: Format) -> bool {
+    matches!(format, Format::AscendTimeline | Format::AscendDb)
 }
 
 /// Whether a file of this name may be a profile: `.json`, `.json.gz` (`.gz`) or `.db`.
@@ -288,6 +301,36 @@ pub fn check_kineto_text(
         }
     }
     checked
+}
+
+/// Check one graph task dump (one device's captured graph) as a call trace.
+pub fn check_graph_tasks(
+    sources: &mut Sources,
+    display: &str,
+    path: &Path,
+    overrides: &Overrides,
+) -> std::io::Result<CheckedFile> {
+    let text = read_profile(path)?;
+    Ok(check_graph_tasks_text(sources, display, path, &text, overrides))
+}
+
+/// [`check_graph_tasks`] on text already read.
+pub fn check_graph_tasks_text(
+    sources: &mut Sources,
+    display: &str,
+    path: &Path,
+    text: &ProfileText,
+    overrides: &Overrides,
+) -> CheckedFile {
+    let file = add_source(sources, display, path, text);
+    let (trace, mut reading) = graph_tasks::read(&text.bytes, file);
+    if let Some(why) = &text.cut {
+        reading.push(cut_gzip(file, text.bytes.len(), why));
+    }
+    if trace.is_empty() {
+        return CheckedFile::unanalyzed(syncguard_analyzer::Program::new(Span::new(file, 0..0)), reading);
+    }
+    trace.check(sources, display, reading, overrides)
 }
 
 /// Which execution trace belongs to which Kineto trace: in the same folder, the one

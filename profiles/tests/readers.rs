@@ -308,6 +308,10 @@ fn profiles_are_recognized_by_content() {
         sniff(br#"[{"name": "process_name", "ph": "M", "args": {"name": "Ascend Hardware"}}]"#),
         Some(syncguard_profiles::Format::AscendTimeline)
     );
+    assert_eq!(
+        sniff(br#"[{"name": "EVENT_WAIT_7", "ph": "X", "tid": "stream3", "args": {"Task Id": 0, "Task Type": "EVENT_WAIT"}}]"#),
+        Some(syncguard_profiles::Format::GraphTasks)
+    );
     assert_eq!(sniff(br#"{"entries": [], "version": "2.4"}"#), None);
     assert_eq!(sniff(br#"{"name": "package", "traceEvents": 3}"#), None);
     assert_eq!(sniff(b"[1, 2, 3]"), None);
@@ -336,6 +340,19 @@ proptest::proptest! {
             let timeline = syncguard_profiles::ascend::RankTimeline { file: FileId(0), text: &text, rank: Some(1) };
             let _ = syncguard_profiles::ascend::read(&[timeline], syncguard_model::source::Span::new(FileId(0), 0..0));
         }
+        let _ = syncguard_profiles::graph_tasks::read(&bytes, FileId(0));
+        // A graph dump cut or damaged anywhere, checked whole: its numbers reach the
+        // analyzer (the cores a kernel claims, the handles).
+        let mut text = std::fs::read(fixture("graph/fail_collectives_ready_together.json")).unwrap();
+        text.truncate(cut.min(text.len()));
+        if !text.is_empty() {
+            let at = flip % text.len();
+            text[at] = byte;
+        }
+        let text = syncguard_profiles::ProfileText::unsaved(&String::from_utf8_lossy(&text));
+        let mut sources = Sources::default();
+        let path = std::path::Path::new("graph_1.json");
+        let _ = syncguard_profiles::check_graph_tasks_text(&mut sources, "graph_1.json", path, &text, &Overrides::default());
     }
 }
 

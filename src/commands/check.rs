@@ -416,21 +416,21 @@ struct SourceRun<'a> {
 
 /// The files of one captured run, `(display, path)` each.
 #[derive(Default)]
-struct CaptureRun {
+pub(crate) struct CaptureRun {
     /// The rank files `syncguard trace` wrote, one per process.
-    ranks: Vec<(String, PathBuf)>,
+    pub(crate) ranks: Vec<(String, PathBuf)>,
     /// Their merge (`run-RUN.jsonl`), which `syncguard trace` writes next to them.
-    merged: Vec<(String, PathBuf)>,
+    pub(crate) merged: Vec<(String, PathBuf)>,
 }
 
 /// Each captured run, by run.
-type CaptureRuns = BTreeMap<String, CaptureRun>;
+pub(crate) type CaptureRuns = BTreeMap<String, CaptureRun>;
 
 /// The rank files `syncguard trace` wrote, by run (each run is checked as one trace),
 /// and the other inputs. A merged file of a run whose rank files are inputs too is
 /// checked with them, never again on its own; one whose rank files are not (copied
 /// alone) is an ordinary trace.
-fn capture_runs(inputs: Vec<&Input>) -> (CaptureRuns, Vec<&Input>) {
+pub(crate) fn capture_runs(inputs: Vec<&Input>) -> (CaptureRuns, Vec<&Input>) {
     use syncguard_trace::merge::TraceFile;
     let kinds: Vec<(TraceFile, &Input)> = inputs
         .into_iter()
@@ -585,7 +585,13 @@ fn check_profiles(sources: &mut Sources, inputs: &[&Input], overrides: &Override
     }
     for input in inputs {
         match input.kind {
-            InputKind::Profile(Format::Kineto | Format::ExecutionTrace) => {}
+            InputKind::Profile(Format::GraphTasks) => {
+                match syncguard_profiles::check_graph_tasks(sources, &input.display, &input.file, overrides) {
+                    Ok(checked) => findings.add(checked),
+                    Err(err) => failures += report_io(&input.file, &err),
+                }
+            }
+            InputKind::Profile(format) if !syncguard_profiles::is_cluster_timeline(format) => {}
             _ => clusters
                 .entry(syncguard_profiles::cluster_of(&input.file))
                 .or_default()
@@ -667,6 +673,9 @@ pub fn check_input(sources: &mut Sources, input: &Input, overrides: &Overrides) 
         }
         InputKind::Profile(syncguard_profiles::Format::Kineto) => {
             syncguard_profiles::check_kineto(sources, &input.display, &input.file, None, overrides)?
+        }
+        InputKind::Profile(syncguard_profiles::Format::GraphTasks) => {
+            syncguard_profiles::check_graph_tasks(sources, &input.display, &input.file, overrides)?
         }
         InputKind::Profile(syncguard_profiles::Format::ExecutionTrace) => {
             return Err(std::io::Error::other(

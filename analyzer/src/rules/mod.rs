@@ -188,6 +188,7 @@ pub static RULES: &[&RuleInfo] = &[
     &deadlocks::wait_without_signal::WaitWithoutSignal::INFO,
     &deadlocks::host_sync_hang::HostSyncHang::INFO,
     &graphs::capture_misuse::CaptureMisuseRule::INFO,
+    &deadlocks::collectives_exceed_cores::CollectivesExceedCores::INFO,
     // SG6xx: memory
     &memory::data_race::DataRace::INFO,
     &memory::host_access_before_sync::HostAccessBeforeSync::INFO,
