@@ -18,7 +18,7 @@ import {
     ServerOptions,
 } from 'vscode-languageclient/node';
 import { expandVariables, findExecutable } from './executable';
-import { isCallTraceText, isTracePath, kindOf, startsServer } from './relevance';
+import { isCallTraceText, isRecordPath, isRecordText, isTracePath, kindOf, startsServer } from './relevance';
 import { RESTART_SETTINGS, Settings, checkArgs, configArgs, readSettings, serverArgs } from './settings';
 import { findCard, webviewPage } from './timeline';
 
@@ -38,6 +38,11 @@ export const DOCUMENT_SELECTOR: DocumentSelector = [
     // Call traces, whatever language VS Code gives them (plain text, `jsonl`, `json`);
     // the middleware hands the server only those `isCallTraceText` takes.
     { scheme: 'file', pattern: '**/*.jsonl' },
+    // Records of a run (profiles, graph task dumps, Flight Recorder dumps, which PyTorch
+    // names by rank without an extension); the middleware hands the server only those
+    // `isRecordText` takes.
+    { scheme: 'file', pattern: '**/*.json' },
+    { scheme: 'file', pattern: '**/*[0-9]' },
 ];
 
 let client: LanguageClient | undefined;
@@ -176,15 +181,16 @@ async function start(): Promise<void> {
 
 /**
  * Hands the server a `.jsonl` file only if it is a call trace, as `syncguard check DIR`
- * skips datasets (`isCallTraceText`): another one is held back (nor its changes, saves
- * and close sent) until an edit makes it a trace; then it is opened with its text.
+ * skips datasets (`isCallTraceText`), and a `.json` or rank-numbered file only if it is
+ * a record of a run (`isRecordText`): another one is held back (nor its changes, saves
+ * and close sent) until an edit makes it one; then it is opened with its text.
  */
 export function traceFilter(current: () => Pick<LanguageClient, 'sendNotification' | 'code2ProtocolConverter'>): Middleware {
     const held = new Set<string>();
     const isHeld = (document: vscode.TextDocument) => held.has(document.uri.toString());
     return {
         didOpen: (document, next) => {
-            if (isTracePath(document.uri.path) && !isCallTraceText(document.getText())) {
+            if (!isServed(document)) {
                 held.add(document.uri.toString());
                 return Promise.resolve();
             }
@@ -194,7 +200,7 @@ export function traceFilter(current: () => Pick<LanguageClient, 'sendNotificatio
             if (!isHeld(event.document)) {
                 return next(event);
             }
-            if (!isCallTraceText(event.document.getText())) {
+            if (!isServed(event.document)) {
                 return Promise.resolve();
             }
             held.delete(event.document.uri.toString());
@@ -213,6 +219,22 @@ export function traceFilter(current: () => Pick<LanguageClient, 'sendNotificatio
             return next(document);
         },
     };
+}
+
+/** Whether the server is handed this document: a call trace or a record of a run only
+ * if its text is one, any other document the server reads (`kindOf`) always. */
+function isServed(document: vscode.TextDocument): boolean {
+    const path = document.uri.path;
+    switch (kindOf(path, document.languageId)) {
+        case undefined:
+            return false;
+        case 'trace':
+            return !isTracePath(path) || isCallTraceText(document.getText());
+        case 'record':
+            return isRecordPath(path) && isRecordText(document.getText());
+        default:
+            return true;
+    }
 }
 
 async function showNotFound(configured: string): Promise<void> {

@@ -1,5 +1,5 @@
 // Which open documents are syncguard's: what starts the language server, and which
-// `.jsonl` files are handed to it. No `vscode` import, so that tests can load it in
+// `.jsonl` and `.json` files are handed to it. No `vscode` import, so that tests can load it in
 // plain Node.
 
 /** The C/C++ frontend's extensions (`syncguard_cpp::EXTENSIONS`). */
@@ -13,7 +13,7 @@ export const PYTHON_EXTENSIONS = ['py', 'pyi'];
 export const CPP_LANGUAGES = ['c', 'cpp', 'cuda-cpp', 'cuda'];
 export const PYTHON_LANGUAGES = ['python'];
 
-export type Kind = 'sync' | 'trace' | 'cpp' | 'python';
+export type Kind = 'sync' | 'trace' | 'record' | 'cpp' | 'python';
 
 function extensionOf(path: string): string {
     const name = path.slice(path.lastIndexOf('/') + 1);
@@ -34,6 +34,9 @@ export function kindOf(path: string, languageId: string): Kind | undefined {
     if (extension === 'jsonl' || extension === 'ndjson') {
         return 'trace';
     }
+    if (extension === 'json') {
+        return 'record';
+    }
     if (CPP_EXTENSIONS.includes(extension)) {
         return 'cpp';
     }
@@ -52,7 +55,17 @@ export function kindOf(path: string, languageId: string): Kind | undefined {
     if (PYTHON_LANGUAGES.includes(languageId)) {
         return 'python';
     }
+    if (isRankNumbered(path)) {
+        return 'record';
+    }
     return undefined;
+}
+
+/** A file name without extension that ends in a number, as PyTorch names a Flight
+ * Recorder dump (`nccl_trace_rank_3`; `is_rank_numbered` in `lsp/src/documents.rs`). */
+export function isRankNumbered(path: string): boolean {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    return !name.includes('.') && /[0-9]$/.test(name);
 }
 
 // --- Sources that can hold synchronization code -------------------------------------
@@ -97,6 +110,8 @@ export function startsServer(path: string, languageId: string, scheme: string, t
             return scheme === 'file' || scheme === 'untitled';
         case 'trace':
             return scheme === 'file' && isTracePath(path) && isCallTraceText(text());
+        case 'record':
+            return scheme === 'file' && isRecordPath(path) && isRecordText(text());
         case 'cpp':
         case 'python':
             return scheme === 'file' && isServedLanguage(languageId, path) && mentionsSyncApi(kind, text());
@@ -116,6 +131,53 @@ function isServedLanguage(languageId: string, path: string): boolean {
 
 /** Ascend C sources that VS Code gives no C++ language by default. */
 export const ASCEND_C_EXTENSIONS = ['asc', 'aicpu'];
+
+// --- Records of a run ----------------------------------------------------------------
+
+/** The files the client hands the server as possible records of a run (by the
+ * `**\/*.json` and `**\/*[0-9]` patterns): JSON files and rank-numbered dumps. */
+export function isRecordPath(path: string): boolean {
+    return path.endsWith('.json') || isRankNumbered(path);
+}
+
+/**
+ * Whether text is a record of a run the server checks (`Record::of` in
+ * `lsp/src/records.rs`), judged on its first 64 KiB as `syncguard check` judges a file:
+ * a Flight Recorder dump in JSON form (`flight-recorder/src/dump.rs`, `sniff`), or a
+ * profile (`profiles/src/lib.rs`, `sniff`): a Kineto trace, an msprof timeline or a
+ * graph task dump. Any other JSON (a config, a dataset, an execution trace, which is
+ * checked with its profile) is not.
+ */
+export function isRecordText(text: string): boolean {
+    // The same 64 KiB the server sniffs (`SNIFF_BYTES`), after ASCII whitespace.
+    const sniffed = head(text);
+    const start = sniffed.search(/[^\t\n\f\r ]/);
+    if (start < 0) {
+        return false;
+    }
+    const has = (needle: string) => sniffed.includes(needle);
+    const first = sniffed[start];
+    if (first === '{') {
+        const entryFields = has('"profiling_name"') || has('"collective_seq_id"') || has('"record_id"');
+        const config = has('"pg_config"') && (has('"pg_status"') || has('"version"'));
+        if ((has('"entries"') && entryFields) || config) {
+            return true;
+        }
+    }
+    const graphRows = has('"tid": "stream') || has('"tid":"stream');
+    if (first === '[' && has('"Task Id"') && graphRows) {
+        return true;
+    }
+    const ascend = ['"Ascend Hardware"', '"HCCL"', '"AscendCL"', '"CANN"', '"Task Type"', '"notify_id"'].some(has);
+    const kineto = [
+        '"cuda_runtime"', '"cuda_driver"', '"cpu_op"', '"kernel"', '"gpu_memcpy"', '"python_function"',
+        '"user_annotation"', '"deviceProperties"', '"distributedInfo"', '"schemaVersion"',
+    ].some(has);
+    if (first === '[') {
+        return has('"ph"') && ascend;
+    }
+    return first === '{' && has('"traceEvents"') && (ascend || kineto);
+}
 
 // --- Call traces -------------------------------------------------------------------
 

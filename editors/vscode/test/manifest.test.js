@@ -41,7 +41,7 @@ test('the sync language and its grammar are contributed', () => {
 test('commands, activation and packaging fields', () => {
     const commands = manifest.contributes.commands.map((c) => c.command);
     assert.deepEqual(commands.sort(), ['syncguard.restartServer', 'syncguard.showTimeline']);
-    for (const language of ['sync', 'c', 'cpp', 'cuda-cpp', 'python', 'jsonl']) {
+    for (const language of ['sync', 'c', 'cpp', 'cuda-cpp', 'python', 'jsonl', 'json']) {
         assert.ok(manifest.activationEvents.includes(`onLanguage:${language}`), language);
     }
     // Activation only registers listeners: the server starts for the first document that
@@ -64,6 +64,7 @@ test('the extension source serves the same documents', () => {
         assert.ok(source.includes(`language: '${language}'`), `documentSelector has ${language}`);
     }
     assert.ok(source.includes(`pattern: '**/*.jsonl'`));
+    assert.ok(source.includes(`pattern: '**/*.json'`));
     assert.ok(source.includes(`'syncguard.restartServer'`));
     assert.ok(source.includes(`'syncguard.showTimeline'`));
 });

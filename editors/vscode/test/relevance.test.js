@@ -13,7 +13,7 @@ const path = require('node:path');
 
 const compiled = path.join(__dirname, '..', 'out', 'relevance.js');
 assert.ok(fs.existsSync(compiled), `${compiled} is missing: run \`npm run compile\` first`);
-const { isCallTraceText, kindOf, mentionsSyncApi, startsServer, parseJson, TRACE_HEAD_BYTES } = require(compiled);
+const { isCallTraceText, isRecordText, kindOf, mentionsSyncApi, startsServer, parseJson, TRACE_HEAD_BYTES } = require(compiled);
 
 const { REPO } = require('./binary');
 
@@ -29,7 +29,54 @@ test('a document is what the server takes it for: extension first, then language
     assert.equal(kindOf('/w/noext', 'cpp'), 'cpp');
     assert.equal(kindOf('/w/noext', 'python'), 'python');
     assert.equal(kindOf('/w/notes.md', 'markdown'), undefined);
-    assert.equal(kindOf('/w/data.json', 'json'), undefined);
+    // JSON may be a record of a run; its text decides (`isRecordText`).
+    assert.equal(kindOf('/w/data.json', 'json'), 'record');
+    assert.equal(kindOf('/w/dumps/nccl_trace_rank_3', 'plaintext'), 'record');
+    assert.equal(kindOf('/w/Makefile.v2', 'plaintext'), undefined);
+});
+
+/** The repository's records of a run, and JSON that is none. */
+const RECORDS = [
+    ['tests/fixtures/profiles/kineto/fail_wait_on_recording_stream.json', true],
+    ['tests/fixtures/profiles/graph/fail_collectives_ready_together.json', true],
+    ['tests/fixtures/profiles/ascend/fail_wait_without_record/node0_0_20250101_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json', true],
+    ['analyzer/tests/fixtures/SG901/fail_desync/nccl_trace_rank_0.json', true],
+    ['tests/fixtures/profiles/kineto_et/fail_race_across_streams/rank0_et.json', false],
+    ['editors/vscode/package.json', false],
+    ['editors/vscode/tsconfig.json', false],
+];
+
+test('records of a run start the server, other JSON does not', () => {
+    for (const [file, record] of RECORDS) {
+        const text = fs.readFileSync(path.join(REPO, file), 'utf8');
+        assert.equal(isRecordText(text), record, file);
+        assert.equal(startsServer(`/w/${path.basename(file)}`, 'json', 'file', () => text), record, file);
+    }
+    assert.equal(isRecordText(''), false);
+    assert.equal(isRecordText('[1, 2, 3]'), false);
+    assert.equal(isRecordText('{"name": "package", "traceEvents": 3}'), false);
+    assert.equal(startsServer('/w/graph_1.json', 'json', 'untitled', () => '[{"tid": "stream1", "Task Id": 0}]'), false);
+});
+
+test('the same JSON files are records as `syncguard check` takes them', { skip: syncguardBinary() === undefined }, () => {
+    const binary = syncguardBinary();
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'syncguard-json-'));
+    try {
+        // An execution trace alone is checked as an unpaired note, not as a record the
+        // server opens: it is left out here.
+        RECORDS.filter(([file]) => !file.endsWith('_et.json')).forEach(([file], index) => {
+            const dir = path.join(root, `case${index}`);
+            fs.mkdirSync(dir);
+            const text = fs.readFileSync(path.join(REPO, file), 'utf8');
+            fs.writeFileSync(path.join(dir, path.basename(file)), text);
+            const run = spawnSync(binary, ['check', '--isolated', '--format', 'json', dir], { encoding: 'utf8' });
+            assert.equal(run.error, undefined, `${binary} ran`);
+            const checked = JSON.parse(run.stdout).summary.files > 0;
+            assert.equal(checked, isRecordText(text), `${file}\n${run.stderr}`);
+        });
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
 });
 
 test('C/C++ sources that call a synchronization API start the server', () => {
