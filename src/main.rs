@@ -93,6 +93,34 @@ enum Command {
         #[arg(required = true, last = true, value_name = "CMD")]
         command: Vec<std::ffi::OsString>,
     },
+    /// Reduce call traces to their skeletons, where they were captured: the per-rank
+    /// pass of a check past one machine (docs/SCALE.md), one `.sgskel` file per trace
+    /// file in OUT_DIR (which all nodes may share). `syncguard check-skeletons` checks them.
+    Skeleton {
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// The folder the skeletons are written to (created if missing).
+        #[arg(long, short, value_name = "OUT_DIR")]
+        output: PathBuf,
+        /// The configuration file whose exclusions apply (by default found as `check`
+        /// finds it).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Read no configuration file.
+        #[arg(long, conflicts_with = "config")]
+        isolated: bool,
+    },
+    /// Check the skeletons `syncguard skeleton` wrote, together (the global pass,
+    /// docs/SCALE.md): the findings `syncguard check` reports on the traces, placed on
+    /// their lines.
+    CheckSkeletons {
+        #[arg(required = true, value_name = "DIR|FILE")]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+        #[command(flatten)]
+        lint: LintArgs,
+    },
     /// Print a shell completion script (`syncguard completions bash > /etc/bash_completion.d/syncguard`).
     Completions {
         #[arg(value_enum)]
@@ -163,6 +191,18 @@ fn parse_alias_group(text: &str) -> Result<Vec<String>, String> {
 }
 
 impl SourceArgs {
+    /// No source options: for commands that read no sources.
+    fn none() -> Self {
+        SourceArgs {
+            entries: Vec::new(),
+            ranks: None,
+            defines: Vec::new(),
+            error_paths: false,
+            compile_commands: None,
+            aliases: Vec::new(),
+        }
+    }
+
     fn options(&self) -> Result<syncguard_project::sources::SourceOptions, String> {
         let compile_db = match &self.compile_commands {
             Some(path) => Some(std::sync::Arc::new(syncguard_project::sources::load_compile_db(path)?)),
@@ -561,6 +601,31 @@ fn main() -> ExitCode {
                 sim_memory_limit: sim_memory << 20,
                 overrides: analysis.overrides(),
             }),
+            Err(err) => {
+                eprintln!("syncguard: {err}");
+                Outcome::Failure
+            }
+        },
+        Command::Skeleton {
+            paths,
+            output,
+            config,
+            isolated,
+        } => match syncguard_project::config::load(config.as_deref(), isolated, paths.first().map(PathBuf::as_path)) {
+            Ok(config) => commands::skeleton::run(&paths, &output, &config),
+            Err(err) => {
+                eprintln!("syncguard: {err}");
+                Outcome::Failure
+            }
+        },
+        Command::CheckSkeletons { paths, analysis, lint } => match analysis
+            .validate()
+            .and_then(|()| configured(&paths, &analysis, &SourceArgs::none(), &lint))
+        {
+            Ok((overrides, _, lint)) => {
+                let report = analysis.report(command_title("check-skeletons", &paths));
+                commands::skeleton::check(&paths, &overrides, &report, &lint)
+            }
             Err(err) => {
                 eprintln!("syncguard: {err}");
                 Outcome::Failure

@@ -9,7 +9,12 @@
 //! - `plan`: a program that verifies can be planned for `verify-then-run`;
 //! - `cpp`, `python`: each entry point's extracted program, printed as `convert` prints
 //!   it, reads back without syntax errors and, where it lowered cleanly, gets the same
-//!   findings.
+//!   findings;
+//! - `skeleton`: the check in two passes (`syncguard skeleton`, `check-skeletons`)
+//!   reports byte for byte what checking the trace reports, on the input with runs of
+//!   launches without memory added after each line naming a stream;
+//!   the input read as a skeleton file, or as a skeleton's records, is refused or
+//!   checked, never a panic.
 //!
 //! Time and memory are bounded by the caller (`fuzz`, and the supervisor in `main.rs`).
 
@@ -41,10 +46,12 @@ pub enum Target {
     Cpp,
     /// The Python frontend, the analysis of every entry point, and `convert`.
     Python,
+    /// The check in two passes against the check in one, and the skeleton reader.
+    Skeleton,
 }
 
 impl Target {
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 8] = [
         Target::Sync,
         Target::Fmt,
         Target::Trace,
@@ -52,6 +59,7 @@ impl Target {
         Target::Plan,
         Target::Cpp,
         Target::Python,
+        Target::Skeleton,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +71,7 @@ impl Target {
             Target::Plan => "plan",
             Target::Cpp => "cpp",
             Target::Python => "python",
+            Target::Skeleton => "skeleton",
         }
     }
 
@@ -71,7 +80,7 @@ impl Target {
     }
 
     pub fn reads_traces(self) -> bool {
-        matches!(self, Target::Trace | Target::Convert)
+        matches!(self, Target::Trace | Target::Convert | Target::Skeleton)
     }
 }
 
@@ -94,7 +103,93 @@ pub fn run(target: Target, input: &[u8]) -> Result<(), String> {
         Target::Plan => plans(input),
         Target::Cpp => sources_keep_meaning(input),
         Target::Python => python_keeps_meaning(input),
+        Target::Skeleton => skeletons_keep_findings(input),
     }
+}
+
+/// The two passes report what the check in one pass reports, on the input and with
+/// runs of launches added; the input as a skeleton is read or refused.
+fn skeletons_keep_findings(input: &[u8]) -> Result<(), String> {
+    use syncguard_skeleton::{Skeleton, check_skeletons, skeleton_of_trace};
+    let report = |sources: &Sources, files: Vec<CheckedFile>| {
+        let count = files.len();
+        let mut diagnostics: Vec<Diagnostic> = files.into_iter().flat_map(|f| f.diagnostics).collect();
+        Diagnostic::sort(&mut diagnostics);
+        render_json(&diagnostics, &[], &[], sources, count).to_string()
+    };
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("fuzz.jsonl");
+    // The input as it is goes through the same code with nothing to leave out; runs of
+    // launches added give the reduction work.
+    {
+        let text = with_launch_runs(input);
+        std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+        let mut sources = Sources::default();
+        let one = syncguard_analyzer::check_trace_file(&mut sources, &path, &Overrides::default())
+            .map_err(|e| e.to_string())?;
+        let one = report(&sources, vec![one]);
+        let skeleton = skeleton_of_trace(&path.display().to_string(), &path, 0).map_err(|e| e.to_string())?;
+        let reserve = skeleton.encode_reserve();
+        let read = Skeleton::decode(&skeleton.encode()).map_err(|e| format!("a skeleton does not read back: {e}"))?;
+        let mut sources = Sources::default();
+        let mut reserve_of = |s: &Skeleton| s.decode_reserve(&reserve).map_err(|e| e.to_string());
+        let checked = check_skeletons(&mut sources, vec![read], &Overrides::default(), &mut reserve_of)?;
+        let two = report(&sources, checked.into_iter().map(|c| c.file).collect());
+        if std::env::var_os("SYNCGUARD_FUZZ_SKELETON_STATS").is_some() {
+            eprintln!("STAT dropped={}", skeleton.dropped);
+        }
+        if one != two {
+            return Err(format!(
+                "the two passes report differently from the check ({} lines left out):\n{one}\n--- two passes ---\n{two}",
+                skeleton.dropped
+            ));
+        }
+    }
+    for bytes in [input.to_vec(), syncguard_skeleton::format::with_raw_body(input)] {
+        if let Ok(read) = Skeleton::decode(&bytes) {
+            let mut sources = Sources::default();
+            let mut none = |_: &Skeleton| Err("no reserve".to_string());
+            let _ = check_skeletons(&mut sources, vec![read], &Overrides::default(), &mut none);
+        }
+    }
+    Ok(())
+}
+
+/// The input with twelve launches without memory after each line that names a stream
+/// (as `"stream": "HANDLE"`), on that stream, with the line's rank, thread and time.
+fn with_launch_runs(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len() * 2);
+    for line in input.split_inclusive(|&b| b == b'\n') {
+        out.extend_from_slice(line);
+        let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(stream) = fields.get("args").and_then(|args| args.get("stream")) else {
+            continue;
+        };
+        if !line.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        let mut launch = serde_json::Map::new();
+        for key in ["rank", "thread"] {
+            if let Some(value) = fields.get(key) {
+                launch.insert(key.into(), value.clone());
+            }
+        }
+        launch.insert("api".into(), "aclrtLaunchKernel".into());
+        launch.insert(
+            "args".into(),
+            serde_json::json!({"funcHandle": "0xf", "numBlocks": 8, "argsData": "0xa", "argsSize": 16, "stream": stream}),
+        );
+        launch.insert("ret".into(), 0.into());
+        launch.insert("ts".into(), fields.get("ts").cloned().unwrap_or_else(|| 0.into()));
+        let launch = serde_json::Value::Object(launch).to_string();
+        for _ in 0..12 {
+            out.extend_from_slice(launch.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 /// Every entry point of a Python input: as for C/C++.

@@ -18,6 +18,11 @@ const PER_INPUT: Duration = Duration::from_secs(60);
 const CI_INPUTS: u64 = 300;
 
 fn run(target: Target) {
+    run_inputs(target, CI_INPUTS);
+}
+
+/// [`run`] with another number of inputs by default.
+fn run_inputs(target: Target, default: u64) {
     let corpus = Corpus::load(&Corpus::workspace_root());
     assert!(
         !corpus.programs.is_empty() && !corpus.traces.is_empty(),
@@ -26,7 +31,7 @@ fn run(target: Target) {
     let inputs = std::env::var("SYNCGUARD_FUZZ_INPUTS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(CI_INPUTS);
+        .unwrap_or(default);
     let summary = fuzz(target, &corpus, 20261124, inputs, PER_INPUT, |_| {});
     let report: Vec<String> = summary
         .failures
@@ -98,4 +103,10 @@ fn inputs_found_by_long_runs_stay_fixed() {
         }
     }
     assert!(checked > 0, "no inputs under {}", root.display());
+}
+
+/// Each input is checked twice over and with launches added: fewer inputs.
+#[test]
+fn skeletons() {
+    run_inputs(Target::Skeleton, 100);
 }

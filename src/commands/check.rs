@@ -391,12 +391,24 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, report: &Report, options: &
         failures += check_source_inputs(&mut sources, &source_inputs, &checking, &mut findings);
     }
     progress.clear();
-    syncguard_project::reported(&mut findings.diagnostics, &sources, &lint.selection, &lint.config);
-    if let Err(err) = super::baseline::apply(&lint.baseline, &mut findings.diagnostics, &mut sources) {
+    report_findings(findings, &mut sources, report, lint, failures)
+}
+
+/// Select, suppress and baseline the findings of a run, print them, and say how it
+/// ended: `failures` inputs could not be read.
+pub fn report_findings(
+    mut findings: Findings,
+    sources: &mut Sources,
+    report: &Report,
+    lint: &Lint,
+    failures: usize,
+) -> Outcome {
+    syncguard_project::reported(&mut findings.diagnostics, sources, &lint.selection, &lint.config);
+    if let Err(err) = super::baseline::apply(&lint.baseline, &mut findings.diagnostics, sources) {
         eprintln!("syncguard: {err}");
         return Outcome::Failure;
     }
-    findings.print(&mut sources, report, None);
+    findings.print(sources, report, None);
     if failures > 0 {
         Outcome::Failure
     } else if !lint.exit_zero && report.fails(&findings.diagnostics) {

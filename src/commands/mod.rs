@@ -5,5 +5,6 @@ pub mod fmt;
 pub mod output;
 pub mod progress;
 pub mod rules;
+pub mod skeleton;
 pub mod trace;
 pub mod verify_then_run;

@@ -16,6 +16,10 @@
 //! (rank files copied without it, or changed since) each finding is placed on the line
 //! of the rank file its call came from. Either way every place a finding names is a
 //! file on disk, and a folder holding both is checked once, from its rank files.
+//!
+//! The check in two passes (docs/SCALE.md) merges what each rank file's skeleton kept
+//! ([`merge_run_parts`]): every line's merge key ([`line_keys`]) is computed on its whole
+//! file, so the kept lines merge in the order the whole files would give them.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -412,47 +416,152 @@ struct RankFile {
     header: CaptureHeader,
     /// The closing line's rank and world size, when the process closed the file.
     closed: Option<CaptureLine>,
-    /// The call lines (and anything malformed), without header and closing line; line
-    /// `i` is the file's line `i + 1`.
-    lines: Vec<Vec<u8>>,
+    /// How many call lines (and anything malformed) the file holds, without header and
+    /// closing line.
+    calls: usize,
+    /// The call lines merged: all of them, or those a skeleton kept ([`RankFileParts`]).
+    lines: Vec<KeptLine>,
     layout: RankLayout,
 }
 
-impl RankFile {
-    fn read(display: &str, path: &Path) -> std::io::Result<RankFile> {
-        let bytes = std::fs::read(path)?;
-        let mut lines: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
-        if lines.last().is_some_and(Vec::is_empty) {
+/// A call line of a rank file: its place among the file's call lines (line `position`
+/// is the file's line `position + 1`), its merge key ([`line_keys`]) and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptLine {
+    pub position: u32,
+    pub key: u64,
+    pub text: Vec<u8>,
+}
+
+/// A rank file as merging needs it: its first and closing lines, the layout of its
+/// lines (to place findings on them), and its call lines with their merge keys. Read
+/// whole from a file ([`RankFileRead::read`]), every call line is there; the per-rank
+/// pass of a two-pass check (docs/SCALE.md) keeps only some, and merging the parts it
+/// kept orders them exactly as merging the whole files would, since each line's key is
+/// computed on its whole file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankFileParts {
+    pub display: String,
+    pub path: PathBuf,
+    /// The first line (the capture's header), without its newline.
+    pub header: Vec<u8>,
+    /// The last line, when it is the closing line of a capture.
+    pub closing: Option<Vec<u8>>,
+    /// How many call lines the file holds (between header and closing line).
+    pub calls: usize,
+    /// The call lines kept, in file order.
+    pub lines: Vec<KeptLine>,
+    /// Where each line of the file starts, its length, and whether it ends with a newline.
+    pub line_starts: Vec<usize>,
+    pub len: usize,
+    pub newline_at_end: bool,
+}
+
+/// A rank file of a run, read or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RankFileRead {
+    Read(RankFileParts),
+    /// It could not be read: `error` says why (an error of the run).
+    Unreadable {
+        display: String,
+        path: PathBuf,
+        error: String,
+    },
+}
+
+impl RankFileRead {
+    /// Read the rank file at `path`, every call line kept.
+    pub fn read(display: &str, path: &Path) -> RankFileRead {
+        match std::fs::read(path).and_then(|bytes| RankFileParts::parse(display, path, &bytes)) {
+            Ok(parts) => RankFileRead::Read(parts),
+            Err(err) => RankFileRead::Unreadable {
+                display: display.to_string(),
+                path: path.to_path_buf(),
+                error: err.to_string(),
+            },
+        }
+    }
+
+    fn display_and_path(&self) -> (&str, &Path) {
+        match self {
+            RankFileRead::Read(parts) => (&parts.display, &parts.path),
+            RankFileRead::Unreadable { display, path, .. } => (display, path),
+        }
+    }
+}
+
+impl RankFileParts {
+    /// The parts of the rank file `bytes` (read from `path`, shown as `display`), every
+    /// call line kept; an error when its first line is not a capture's header.
+    pub fn parse(display: &str, path: &Path, bytes: &[u8]) -> std::io::Result<RankFileParts> {
+        let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        if lines.last().is_some_and(|line| line.is_empty()) {
             lines.pop();
         }
         let line_starts = std::iter::once(0)
             .chain(
-                memchr::memchr_iter(b'\n', &bytes)
+                memchr::memchr_iter(b'\n', bytes)
                     .map(|at| at + 1)
                     .filter(|&at| at < bytes.len()),
             )
             .collect();
-        let first = if lines.is_empty() { Vec::new() } else { lines.remove(0) };
-        let header = CaptureHeader::parse(&first)
+        let first = if lines.is_empty() { &[][..] } else { lines.remove(0) };
+        CaptureHeader::parse(first)
             .ok_or_else(|| std::io::Error::other("its first line is not the header `syncguard trace` writes"))?;
-        let closed = lines
+        let closing = lines
             .last()
-            .and_then(|line| serde_json::from_slice::<CaptureLine>(line).ok())
-            .filter(|line| line.syncguard_capture_end.is_some());
-        if closed.is_some() {
+            .filter(|line| closing_line(line).is_some())
+            .map(|line| line.to_vec());
+        if closing.is_some() {
             lines.pop();
         }
-        Ok(RankFile {
+        let keys = line_keys(&lines);
+        Ok(RankFileParts {
             display: display.to_string(),
+            path: path.to_path_buf(),
+            header: first.to_vec(),
+            closing,
+            calls: lines.len(),
+            lines: lines
+                .iter()
+                .zip(keys)
+                .enumerate()
+                .map(|(position, (line, key))| KeptLine {
+                    position: position as u32,
+                    key,
+                    text: line.to_vec(),
+                })
+                .collect(),
+            line_starts,
+            len: bytes.len(),
+            newline_at_end: bytes.ends_with(b"\n"),
+        })
+    }
+}
+
+fn closing_line(line: &[u8]) -> Option<CaptureLine> {
+    serde_json::from_slice::<CaptureLine>(line)
+        .ok()
+        .filter(|line| line.syncguard_capture_end.is_some())
+}
+
+impl RankFile {
+    fn from_parts(parts: RankFileParts) -> std::io::Result<RankFile> {
+        let header = CaptureHeader::parse(&parts.header)
+            .ok_or_else(|| std::io::Error::other("its first line is not the header `syncguard trace` writes"))?;
+        let closed = parts.closing.as_deref().and_then(closing_line);
+        Ok(RankFile {
+            display: parts.display.clone(),
             header,
             closed,
-            lines,
+            calls: parts.calls,
+            lines: parts.lines,
             layout: RankLayout {
-                display: display.to_string(),
-                path: path.to_path_buf(),
-                line_starts,
-                len: bytes.len(),
-                newline_at_end: bytes.ends_with(b"\n"),
+                display: parts.display,
+                path: parts.path,
+                line_starts: parts.line_starts,
+                len: parts.len,
+                newline_at_end: parts.newline_at_end,
             },
         })
     }
@@ -475,14 +584,35 @@ impl RankFile {
 /// where `syncguard trace` writes it; it is [`MergedRun::on_disk`] only once
 /// [`MergedRun::find_on_disk`] found it there.
 pub fn merge_run(run: &str, files: &[(String, PathBuf)]) -> MergedRun {
-    let mut files = files.to_vec();
-    files.sort_by(|(a_display, a), (b_display, b)| (a.file_name(), a_display).cmp(&(b.file_name(), b_display)));
+    let read = files
+        .iter()
+        .map(|(display, path)| RankFileRead::read(display, path))
+        .collect();
+    merge_run_parts(run, read)
+}
+
+/// [`merge_run`] of files already read, whole or as a skeleton kept them
+/// ([`RankFileParts`]).
+pub fn merge_run_parts(run: &str, mut files: Vec<RankFileRead>) -> MergedRun {
+    files.sort_by(|a, b| {
+        let ((a_display, a), (b_display, b)) = (a.display_and_path(), b.display_and_path());
+        (a.file_name(), a_display).cmp(&(b.file_name(), b_display))
+    });
     let mut problems = Vec::new();
     let mut read = Vec::new();
-    for (display, path) in &files {
-        match RankFile::read(display, path) {
+    let first_display = files.first().map(|file| file.display_and_path().0.to_string());
+    for file in files {
+        let parts = match file {
+            RankFileRead::Read(parts) => parts,
+            RankFileRead::Unreadable { display, error, .. } => {
+                problems.push(self::error(format!("{display}: cannot be read: {error}"), None));
+                continue;
+            }
+        };
+        let display = parts.display.clone();
+        match RankFile::from_parts(parts) {
             Ok(file) => read.push(file),
-            Err(err) => problems.push(error(format!("{display}: cannot be read: {err}"), None)),
+            Err(err) => problems.push(self::error(format!("{display}: cannot be read: {err}"), None)),
         }
     }
     let ranks = assign_ranks(&read, &mut problems);
@@ -490,10 +620,7 @@ pub fn merge_run(run: &str, files: &[(String, PathBuf)]) -> MergedRun {
     for (index, file) in read.iter().enumerate() {
         closing_problems(index, file, &mut problems);
     }
-    let display = sibling_display(
-        files.first().map_or("", |(display, _)| display.as_str()),
-        &merged_file_name(run),
-    );
+    let display = sibling_display(first_display.as_deref().unwrap_or(""), &merged_file_name(run));
     let mut text = header_line(run, world_size, &ranks, &read);
     let mut origins = Vec::new();
     for (rank, index, position, line) in ordered_lines(&read, &ranks) {
@@ -548,8 +675,8 @@ fn assign_ranks(files: &[RankFile], problems: &mut Vec<MergeProblem>) -> BTreeMa
                         "{}: {} call{} of a process forked from pid {parent}{of_rank} that never told a rank of \
                      its own are left out of the check",
                         file.display,
-                        file.lines.len(),
-                        if file.lines.len() == 1 { "" } else { "s" }
+                        file.calls,
+                        if file.calls == 1 { "" } else { "s" }
                     ),
                     Some(index),
                 ));
@@ -666,25 +793,13 @@ fn header_line(run: &str, world_size: u32, ranks: &BTreeMap<u32, usize>, files: 
     line
 }
 
-/// Every call line of the ranked files, ordered by `ts`, with its rank, file and place
-/// among the file's call lines. A line's key never goes below the previous one of its
-/// host thread, so each thread keeps its file order even if the clock stepped back;
-/// lines without `ts` follow the line before them.
+/// Every call line of the ranked files, ordered by their keys ([`line_keys`]), with its
+/// rank, file and place among the file's call lines.
 fn ordered_lines<'f>(files: &'f [RankFile], ranks: &BTreeMap<u32, usize>) -> Vec<(u32, usize, usize, &'f [u8])> {
     let mut keyed: Vec<(u64, usize, usize, u32, &[u8])> = Vec::new();
     for (&rank, &index) in ranks {
-        let mut last_of_thread: BTreeMap<&[u8], u64> = BTreeMap::new();
-        let mut last = 0u64;
-        for (position, line) in files[index].lines.iter().enumerate() {
-            let thread = field(line, b"\"thread\":").unwrap_or(b"");
-            let floor = last_of_thread.get(thread).copied().unwrap_or(0);
-            let key = field(line, b"\"ts\":")
-                .and_then(|ts| std::str::from_utf8(ts).ok()?.parse::<u64>().ok())
-                .unwrap_or(last)
-                .max(floor);
-            last_of_thread.insert(thread, key);
-            last = key;
-            keyed.push((key, index, position, rank, line));
+        for line in &files[index].lines {
+            keyed.push((line.key, index, line.position as usize, rank, &line.text));
         }
     }
     keyed.sort_by_key(|&(key, index, position, ..)| (key, index, position));
@@ -692,6 +807,29 @@ fn ordered_lines<'f>(files: &'f [RankFile], ranks: &BTreeMap<u32, usize>) -> Vec
         .into_iter()
         .map(|(_, index, position, rank, line)| (rank, index, position, line))
         .collect()
+}
+
+/// The merge key of each call line of one rank file: its `ts`, but never below the
+/// previous key of its host thread, so each thread keeps its file order even if the
+/// clock stepped back; a line without `ts` takes the key of the line before it. Lines
+/// are merged by (key, file, place in the file). A key depends on the lines before it in
+/// its file, so a skeleton computes it on the whole file.
+pub fn line_keys(lines: &[&[u8]]) -> Vec<u64> {
+    let mut keys = Vec::with_capacity(lines.len());
+    let mut last_of_thread: BTreeMap<&[u8], u64> = BTreeMap::new();
+    let mut last = 0u64;
+    for line in lines {
+        let thread = field(line, b"\"thread\":").unwrap_or(b"");
+        let floor = last_of_thread.get(thread).copied().unwrap_or(0);
+        let key = field(line, b"\"ts\":")
+            .and_then(|ts| std::str::from_utf8(ts).ok()?.parse::<u64>().ok())
+            .unwrap_or(last)
+            .max(floor);
+        last_of_thread.insert(thread, key);
+        last = key;
+        keys.push(key);
+    }
+    keys
 }
 
 /// The raw value after `name` in a line the capture wrote (a number, up to the next
