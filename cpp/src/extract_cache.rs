@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 pub use syncguard_grammar::reuse::ProgramCache as ExtractCache;
 use syncguard_grammar::reuse::{FileState, ProgramCache, Reuse, fingerprint};
 
+use crate::fields::FieldChild;
 use crate::index::{DEFINES, EXPANSIONS, Unit};
 use crate::program::Project;
 
@@ -58,7 +59,7 @@ fn interface(unit: &Unit) -> u64 {
     let mut stack = vec![unit.tree.root_node()];
     while let Some(node) = stack.pop() {
         match node.kind() {
-            "function_definition" => match node.child_by_field_name("body") {
+            "function_definition" => match node.field_child("body") {
                 Some(body) => cuts.push(body.byte_range()),
                 None => continue,
             },

@@ -7,9 +7,11 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::compile_db::{BuildFlags, CompileDb};
+use crate::fields::FieldChild;
 use crate::macros::Expansion;
 use crate::mask::{Masked, mask};
 use crate::scope::Scopes;
+use crate::type_tables::TypeTables;
 
 /// One source file, parsed.
 #[derive(Clone)]
@@ -160,6 +162,8 @@ pub struct Index<'u> {
     /// the expansions (unit `EXPANSIONS`), and each call site's.
     pub expansions: &'u Unit,
     pub expansion_sites: &'u HashMap<(usize, usize), Expansion>,
+    /// The files' record names and field declarations, collected at first use.
+    pub(crate) types: TypeTables<'u>,
 }
 
 /// How deep declarations nest (namespaces, classes, templates) before the index stops.
@@ -198,6 +202,7 @@ impl<'u> Index<'u> {
             compile_db,
             expansions,
             expansion_sites,
+            types: TypeTables::new(units),
         };
         index.collect_units();
         // A function called only inside a macro is called where the macro is: each
@@ -227,13 +232,10 @@ impl<'u> Index<'u> {
         let root = defines.tree.root_node();
         let mut cursor = root.walk();
         for declaration in root.named_children(&mut cursor) {
-            let Some(declarator) = declaration.child_by_field_name("declarator") else {
+            let Some(declarator) = declaration.field_child("declarator") else {
                 continue;
             };
-            if let (Some(name), Some(value)) = (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("value"),
-            ) {
+            if let (Some(name), Some(value)) = (declarator.field_child("declarator"), declarator.field_child("value")) {
                 let origin = define_origins.get(declaration.start_position().row).copied().flatten();
                 let name = defines.text_of(name).to_string();
                 index.constants.entry(name).or_default().push(ConstDef {
@@ -475,18 +477,18 @@ impl<'u> Collector<'u> {
                 "function_definition" => self.add_function(unit, child, class.clone(), namespace),
                 "linkage_specification"
                     if child
-                        .child_by_field_name("body")
+                        .field_child("body")
                         .is_some_and(|b| b.kind() == "function_definition") =>
                 {
-                    if let Some(body) = child.child_by_field_name("body") {
+                    if let Some(body) = child.field_child("body") {
                         self.add_function(unit, body, class.clone(), namespace);
                     }
                 }
-                "namespace_definition" | "linkage_specification" => match child.child_by_field_name("body") {
+                "namespace_definition" | "linkage_specification" => match child.field_child("body") {
                     Some(body) if body.kind() == "declaration" => self.add_declaration(unit, body),
                     Some(body) => {
                         let name = child
-                            .child_by_field_name("name")
+                            .field_child("name")
                             .map(|name| self.units[unit].text_of(name).to_string());
                         if let Some(name) = &name {
                             namespace.push(name.clone());
@@ -506,9 +508,9 @@ impl<'u> Collector<'u> {
                 | "preproc_elif" => self.collect(unit, child, class.clone(), namespace, depth + 1),
                 "class_specifier" | "struct_specifier" => {
                     let name = child
-                        .child_by_field_name("name")
+                        .field_child("name")
                         .map(|name| self.units[unit].text_of(name).to_string());
-                    if let Some(body) = child.child_by_field_name("body") {
+                    if let Some(body) = child.field_child("body") {
                         self.collect(unit, body, name, namespace, depth + 1);
                     }
                 }
@@ -518,7 +520,7 @@ impl<'u> Collector<'u> {
                 // `void Run();` inside a class: declared here, defined elsewhere.
                 "field_declaration" if class.is_some() && self.add_prototype(unit, child) => {}
                 "preproc_def" => {
-                    if let Some(name) = child.child_by_field_name("name") {
+                    if let Some(name) = child.field_child("name") {
                         self.defined
                             .entry(self.units[unit].text_of(name).to_string())
                             .or_default()
@@ -535,14 +537,14 @@ impl<'u> Collector<'u> {
     }
 
     fn add_function(&mut self, unit: usize, node: Node<'u>, class: Option<String>, namespace: &[String]) {
-        let Some(body) = node.child_by_field_name("body") else {
+        let Some(body) = node.field_child("body") else {
             return;
         };
         let Some(declarator) = function_declarator(node) else {
             return;
         };
         let source = &self.units[unit];
-        let Some(name) = declarator.child_by_field_name("declarator") else {
+        let Some(name) = declarator.field_child("declarator") else {
             return;
         };
         let qualified = source.text_of(name).replace(char::is_whitespace, "");
@@ -555,7 +557,7 @@ impl<'u> Collector<'u> {
                 .map(|class| class.split('<').next().unwrap_or(class).to_string())
         });
         let params = declarator
-            .child_by_field_name("parameters")
+            .field_child("parameters")
             .map(|list| parameters(source, list))
             .unwrap_or_default();
         let kernel = qualified_by(&source.masked.kernel_markers, source, node, declarator);
@@ -579,19 +581,19 @@ impl<'u> Collector<'u> {
     }
 
     fn add_enum(&mut self, unit: usize, node: Node<'u>) {
-        let Some(body) = node.child_by_field_name("body") else {
+        let Some(body) = node.field_child("body") else {
             return;
         };
         let source = &self.units[unit];
         let mut cursor = body.walk();
         for enumerator in body.named_children(&mut cursor) {
-            let Some(name) = enumerator.child_by_field_name("name") else {
+            let Some(name) = enumerator.field_child("name") else {
                 continue;
             };
             let name = source.text_of(name).to_string();
             // Implicit values follow from their predecessor: stored as that name + 1
             // would need a node; enumerators without a value are counted instead.
-            if let Some(value) = enumerator.child_by_field_name("value") {
+            if let Some(value) = enumerator.field_child("value") {
                 self.constants.entry(name).or_default().push(ConstDef {
                     unit,
                     value,
@@ -607,12 +609,12 @@ impl<'u> Collector<'u> {
     /// or in a class): where it is declared, and its parameters. False for any other.
     fn add_prototype(&mut self, unit: usize, node: Node<'u>) -> bool {
         let source = &self.units[unit];
-        let Some(declarator) = node.child_by_field_name("declarator").and_then(declared_function) else {
+        let Some(declarator) = node.field_child("declarator").and_then(declared_function) else {
             return false;
         };
         let (Some(name), Some(list)) = (
-            declarator.child_by_field_name("declarator"),
-            declarator.child_by_field_name("parameters"),
+            declarator.field_child("declarator"),
+            declarator.field_child("parameters"),
         ) else {
             return false;
         };
@@ -644,7 +646,7 @@ impl<'u> Collector<'u> {
             if declarator.kind() != "init_declarator" {
                 continue;
             }
-            if let Some(value) = declarator.child_by_field_name("value")
+            if let Some(value) = declarator.field_child("value")
                 && value.kind() == "string_literal"
                 && let Some(name) = innermost_name(declarator)
             {
@@ -655,10 +657,8 @@ impl<'u> Collector<'u> {
                     .push((unit, text));
                 continue;
             }
-            let (Some(name), Some(value)) = (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("value"),
-            ) else {
+            let (Some(name), Some(value)) = (declarator.field_child("declarator"), declarator.field_child("value"))
+            else {
                 continue;
             };
             if name.kind() == "identifier" {
@@ -704,7 +704,7 @@ fn innermost_name(mut node: Node) -> Option<Node> {
             return Some(node);
         }
         node = node
-            .child_by_field_name("declarator")
+            .field_child("declarator")
             .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
     }
     None
@@ -716,9 +716,7 @@ fn declared_function(mut declarator: Node) -> Option<Node> {
     for _ in 0..MAX_NESTING {
         match declarator.kind() {
             "function_declarator" => return Some(declarator),
-            "pointer_declarator" | "reference_declarator" => {
-                declarator = declarator.child_by_field_name("declarator")?
-            }
+            "pointer_declarator" | "reference_declarator" => declarator = declarator.field_child("declarator")?,
             _ => return None,
         }
     }
@@ -728,12 +726,12 @@ fn declared_function(mut declarator: Node) -> Option<Node> {
 /// The `function_declarator` of a definition, through pointer and reference
 /// declarators (`int *f()`, `T &f()`).
 pub fn function_declarator(node: Node) -> Option<Node> {
-    let mut declarator = node.child_by_field_name("declarator")?;
+    let mut declarator = node.field_child("declarator")?;
     for _ in 0..MAX_NESTING {
         if declarator.kind() == "function_declarator" {
             return Some(declarator);
         }
-        declarator = declarator.child_by_field_name("declarator")?;
+        declarator = declarator.field_child("declarator")?;
     }
     None
 }
@@ -745,7 +743,7 @@ fn parameters(source: &Unit, list: Node) -> Vec<ParamDecl> {
         if !matches!(param.kind(), "parameter_declaration" | "optional_parameter_declaration") {
             continue;
         }
-        let mut declarator = param.child_by_field_name("declarator");
+        let mut declarator = param.field_child("declarator");
         let mut indirect = false;
         let mut reference = false;
         let mut name = None;
@@ -761,13 +759,10 @@ fn parameters(source: &Unit, list: Node) -> Vec<ParamDecl> {
                 _ => {}
             }
             declarator = node
-                .child_by_field_name("declarator")
+                .field_child("declarator")
                 .or_else(|| node.named_child(node.named_child_count().saturating_sub(1)));
         }
-        let type_text = param
-            .child_by_field_name("type")
-            .map(|t| source.text_of(t))
-            .unwrap_or_default();
+        let type_text = param.field_child("type").map(|t| source.text_of(t)).unwrap_or_default();
         // `GM_ADDR x` is Ascend C's `__gm__ uint8_t *x`.
         indirect |= type_text == "GM_ADDR";
         let is_const = source.text_of(param).trim_start().starts_with("const");
@@ -892,9 +887,7 @@ pub fn defines_text(units: &[Unit]) -> (String, Vec<Option<usize>>) {
         while let Some(node) = stack.pop() {
             match node.kind() {
                 "preproc_def" => {
-                    let (Some(name), Some(value)) =
-                        (node.child_by_field_name("name"), node.child_by_field_name("value"))
-                    else {
+                    let (Some(name), Some(value)) = (node.field_child("name"), node.field_child("value")) else {
                         continue;
                     };
                     let value = unit.text_of(value).trim();

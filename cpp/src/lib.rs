@@ -8,12 +8,14 @@
 mod compile_db;
 mod extract;
 mod extract_cache;
+mod fields;
 mod index;
 mod macros;
 mod mask;
 mod program;
 mod reach;
 mod scope;
+mod type_tables;
 
 pub use compile_db::{BuildFlags, CompileDb};
 pub use index::EXTENSIONS;

@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
+use crate::fields::FieldChild;
 use crate::index::Unit;
 use crate::scope::Scopes;
 
@@ -68,8 +69,8 @@ pub fn collect_macros(units: &[Unit]) -> Macros {
 }
 
 fn read_macro(unit: &Unit, definition: Node) -> Option<(String, Macro)> {
-    let name = unit.text_of(definition.child_by_field_name("name")?).to_string();
-    let parameters = definition.child_by_field_name("parameters")?;
+    let name = unit.text_of(definition.field_child("name")?).to_string();
+    let parameters = definition.field_child("parameters")?;
     let mut params = Vec::new();
     let mut variadic = false;
     let mut cursor = parameters.walk();
@@ -81,7 +82,7 @@ fn read_macro(unit: &Unit, definition: Node) -> Option<(String, Macro)> {
         }
     }
     let body = definition
-        .child_by_field_name("value")
+        .field_child("value")
         .map_or("", |value| unit.text_of(value))
         .replace("\\\r\n", " ")
         .replace("\\\n", " ");
@@ -153,7 +154,7 @@ pub fn expand_calls(units: &[Unit], scopes: &Scopes, macros: &Macros) -> Expansi
                 let Some(call) = call_at(unit, at, name) else {
                     continue;
                 };
-                let Some(arguments) = call.child_by_field_name("arguments") else {
+                let Some(arguments) = call.field_child("arguments") else {
                     continue;
                 };
                 let mut cursor = arguments.walk();
@@ -203,7 +204,7 @@ fn call_at<'t>(unit: &'t Unit, at: usize, name: &str) -> Option<Node<'t>> {
         return None;
     }
     let call = node.parent().filter(|parent| parent.kind() == "call_expression")?;
-    (call.child_by_field_name("function") == Some(node)).then_some(call)
+    (call.field_child("function") == Some(node)).then_some(call)
 }
 
 /// The macros of a run and which files see which: a macro is expanded where its

@@ -304,7 +304,12 @@ impl Project {
 
     /// The programs of entry point `def`: a kernel's, or a host function's (one per
     /// rank count for SPMD code).
-    fn entry_programs(&self, index: &Index, def: &FnDef, in_fused: &dyn Fn(&FnDef) -> bool) -> Vec<EntryProgram> {
+    fn entry_programs<'u>(
+        &self,
+        index: &Index<'u>,
+        def: &FnDef<'u>,
+        in_fused: &dyn Fn(&FnDef) -> bool,
+    ) -> Vec<EntryProgram> {
         if def.kernel && extract::is_ascend_kernel(index, def) {
             // The SuperKernel of its early start (unless a fused one holds it),
             // then its `aicore` block.
@@ -377,7 +382,7 @@ impl Project {
 
     /// The programs of one entry point: one, or for SPMD code (it asks for its rank)
     /// one per rank count, the configured ones or 2 to 8.
-    fn extract_entry(&self, index: &Index, def: &FnDef) -> Vec<EntryProgram> {
+    fn extract_entry<'u>(&self, index: &Index<'u>, def: &FnDef<'u>) -> Vec<EntryProgram> {
         let configured = self
             .options
             .ranks

@@ -109,9 +109,9 @@ pub(crate) enum Answer<T> {
 /// that searches until the deadline.
 pub(crate) struct Query {
     /// The thread's kept solver, until the query is dropped.
-    kept: Option<Solver>,
+    kept: Option<LimitedSolver>,
     /// The fresh solver, once the kept one gave up; from then on the query's solver.
-    fresh: OnceCell<Solver>,
+    fresh: OnceCell<LimitedSolver>,
     /// What was asserted, by scope (the query's own, then each `push`), for the replay.
     facts: RefCell<Vec<Vec<Fact>>>,
     explain: bool,
@@ -126,6 +126,47 @@ pub(crate) struct Query {
     minimized: Cell<bool>,
 }
 
+/// A solver and the resource limit last set on it.
+///
+/// `Z3_solver_set_params` on a solver in use is costly (z3 4.8.12 collects and
+/// validates the descriptions of every solver and tactic parameter under a global lock
+/// each time): setting it on every check was over half of the CPU time of a run over
+/// many small kernels. It is set only where the limit changes, and on a new solver
+/// before its first use. Both are exact: z3 reads the limit from the solver's
+/// parameters at each check, and otherwise the call merges the parameters into the
+/// solver's and has the solver read its configuration from them again, so setting the
+/// same `rlimit` again leaves it as it was; on a solver not yet used (z3 builds it at
+/// its first push, assertion or check), the call only records the parameters, and z3
+/// builds the solver with them: the configuration it would have read from them later.
+struct LimitedSolver {
+    solver: Solver,
+    /// The `rlimit` last set (0: none); `None` before it is first set.
+    rlimit: Cell<Option<u32>>,
+}
+
+impl LimitedSolver {
+    /// A new solver, limited to `rlimit` before its first use.
+    fn new(rlimit: u32) -> Self {
+        let solver = LimitedSolver {
+            solver: Solver::new(),
+            rlimit: Cell::new(None),
+        };
+        solver.limit(rlimit);
+        solver
+    }
+
+    /// Set `rlimit` (0: no limit) unless it is the one set last.
+    fn limit(&self, rlimit: u32) {
+        if self.rlimit.get() == Some(rlimit) {
+            return;
+        }
+        let mut params = z3::Params::new();
+        params.set_u32("rlimit", rlimit);
+        self.solver.set_params(&params);
+        self.rlimit.set(Some(rlimit));
+    }
+}
+
 #[derive(Clone)]
 enum Fact {
     Plain(Bool),
@@ -134,15 +175,73 @@ enum Fact {
 
 thread_local! {
     /// This thread's solver between queries.
-    static KEPT_SOLVER: RefCell<Option<Solver>> = const { RefCell::new(None) };
+    static KEPT_SOLVER: RefCell<Option<LimitedSolver>> = const { RefCell::new(None) };
+    /// Whether this thread may have made its own z3 context: it made a query or a
+    /// parameter space, or ran work in a context of its own here (see
+    /// [`with_own_context`]).
+    static THREAD_CONTEXT_USED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Note that this thread's z3 context is (or may be) made.
+pub(crate) fn note_thread_context_used() {
+    THREAD_CONTEXT_USED.with(|used| used.set(true));
 }
 
 /// Run `work` with z3 in a fresh context, and a solver, of its own: which model z3
 /// gives depends on every term its context made and every query its solver ran before,
 /// so work whose answers must not depend on what else the thread checked (and in what
-/// order) runs in its own. The thread's kept solver waits outside meanwhile (z3
-/// objects of two contexts never meet).
+/// order) runs in its own.
+///
+/// Switching this thread's context (`z3::with_z3_config`) first saves the thread's own
+/// context, which makes one where the thread had none yet: two contexts, some 4,200
+/// page faults each, where one is used (a small file's kernel and nothing else). The
+/// first such work of a thread that has made no z3 context runs on a thread of its own
+/// (a walk's stack, a few tens of microseconds to start) instead, whose thread-local
+/// context, made at its first term from the same default configuration, is the fresh
+/// context. Either way `work` sees a fresh context, so its answers are the same. Later
+/// work switches the context in place: threads that each free a context's tables grow
+/// the allocator's arenas.
 pub fn with_own_context<R: Send + Sync>(work: impl FnOnce() -> R + Send + Sync) -> R {
+    if THREAD_CONTEXT_USED.with(|used| used.replace(true)) {
+        return with_own_context_here(work);
+    }
+    match on_a_new_thread(work) {
+        Ok(result) => result,
+        Err(work) => with_own_context_here(work),
+    }
+}
+
+/// `work` on a new thread with a walk's stack (its z3 objects stay there), or `work`
+/// back where no thread could be started.
+fn on_a_new_thread<R: Send + Sync, W: FnOnce() -> R + Send + Sync>(work: W) -> Result<R, W> {
+    // Taken back from the closure when the thread could not be started.
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || work.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    let ran = std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .stack_size(crate::exec::WALK_STACK)
+            .spawn_scoped(scope, || {
+                crate::pool::started_outside_pool();
+                let result = take().map(|work| work());
+                // The solver before the context it was made in (thread-locals drop in
+                // no set order).
+                KEPT_SOLVER.with(|kept| kept.borrow_mut().take());
+                result
+            });
+        thread
+            .ok()
+            .map(|thread| thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    match (ran.flatten(), take()) {
+        (Some(result), _) => Ok(result),
+        (None, Some(work)) => Err(work),
+        (None, None) => unreachable!("`work` ran on its thread or is still here"),
+    }
+}
+
+/// [`with_own_context`] on this thread: the thread's kept solver waits outside
+/// meanwhile (z3 objects of two contexts never meet).
+fn with_own_context_here<R: Send + Sync>(work: impl FnOnce() -> R + Send + Sync) -> R {
     let outer = KEPT_SOLVER.with(|kept| kept.borrow_mut().take());
     let result = watchdog::in_own_context(|| {
         let result = work();
@@ -160,7 +259,7 @@ impl Drop for Query {
         if let Some(solver) = self.kept.take()
             && self.fresh.get().is_none()
         {
-            solver.pop(1);
+            solver.solver.pop(1);
             KEPT_SOLVER.with(|kept| *kept.borrow_mut() = Some(solver));
         }
     }
@@ -168,9 +267,13 @@ impl Drop for Query {
 
 impl Query {
     pub fn new(options: &SmtOptions) -> Self {
+        note_thread_context_used();
         // A nested query finds the kept solver in use and makes its own.
-        let solver = KEPT_SOLVER.with(|kept| kept.borrow_mut().take()).unwrap_or_default();
-        solver.push();
+        let rlimit = options.rlimit.unwrap_or(0);
+        let solver = KEPT_SOLVER
+            .with(|kept| kept.borrow_mut().take())
+            .unwrap_or_else(|| LimitedSolver::new(rlimit));
+        solver.solver.push();
         Query {
             kept: Some(solver),
             fresh: OnceCell::new(),
@@ -185,6 +288,10 @@ impl Query {
     }
 
     fn solver(&self) -> &Solver {
+        &self.limited().solver
+    }
+
+    fn limited(&self) -> &LimitedSolver {
         self.fresh
             .get()
             .or(self.kept.as_ref())
@@ -213,7 +320,7 @@ impl Query {
     /// `check` under the time limit, replayed on a fresh solver when the kept one gives
     /// up before the deadline.
     fn check(&self, deadline: Instant) -> SatResult {
-        let result = self.check_on(self.solver(), deadline);
+        let result = self.check_on(self.limited(), deadline);
         if result != SatResult::Unknown || self.fresh.get().is_some() || self.ran_out() {
             return result;
         }
@@ -222,8 +329,9 @@ impl Query {
     }
 
     /// A fresh solver with every scope and assertion of this query.
-    fn replay(&self) -> Solver {
-        let solver = Solver::new();
+    fn replay(&self) -> LimitedSolver {
+        let limited = LimitedSolver::new(self.rlimit.unwrap_or(0));
+        let solver = &limited.solver;
         for (level, facts) in self.facts.borrow().iter().enumerate() {
             if level > 0 {
                 solver.push();
@@ -235,21 +343,19 @@ impl Query {
                 }
             }
         }
-        solver
+        limited
     }
 
     /// `check` on `solver`, interrupted at the deadline (see `watchdog`).
-    fn check_on(&self, solver: &Solver, deadline: Instant) -> SatResult {
+    fn check_on(&self, solver: &LimitedSolver, deadline: Instant) -> SatResult {
         if deadline.saturating_duration_since(Instant::now()).is_zero() {
             self.out_of_time.set(true);
             return SatResult::Unknown;
         }
-        // Set on every check: the thread's kept solver keeps its parameters between
-        // queries, and 0 is z3's "no limit".
-        let mut params = z3::Params::new();
-        params.set_u32("rlimit", self.rlimit.unwrap_or(0));
-        solver.set_params(&params);
-        let result = watchdog::check_until(solver, deadline);
+        // The thread's kept solver keeps its parameters between queries, and 0 is z3's
+        // "no limit".
+        solver.limit(self.rlimit.unwrap_or(0));
+        let result = watchdog::check_until(&solver.solver, deadline);
         self.out_of_time
             .set(result == SatResult::Unknown && Instant::now() >= deadline);
         result

@@ -27,6 +27,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Scale, Value};
 use super::{Extracted, Flow, WalkOptions, Walker, ast_binary};
+use crate::fields::FieldChild;
 use crate::index::{FnDef, Index};
 
 /// What the walk of one kernel's `aicore` block keeps besides the output.
@@ -231,7 +232,7 @@ impl<'u> Walker<'_, 'u> {
             ));
         }
         let name_span = crate::index::function_declarator(kernel.node)
-            .and_then(|d| d.child_by_field_name("declarator"))
+            .and_then(|d| d.field_child("declarator"))
             .map_or(span.clone(), |node| self.range_in(kernel.unit, node));
         self.emit(
             ast::StmtKind::AiCore {
@@ -289,7 +290,7 @@ impl<'u> Walker<'_, 'u> {
             return None;
         }
         let receiver = (function.kind() == "field_expression")
-            .then(|| function.child_by_field_name("argument"))
+            .then(|| function.field_child("argument"))
             .flatten();
         match simple {
             // The user workspace is the workspace parameter's memory.
@@ -555,12 +556,10 @@ impl<'u> Walker<'_, 'u> {
     fn is_own_method(&mut self, function: Node<'u>, simple: &str) -> bool {
         let class = match function.kind() {
             "field_expression" => {
-                let Some(base) = function.child_by_field_name("argument") else {
+                let Some(base) = function.field_child("argument") else {
                     return false;
                 };
-                let arrow = function
-                    .child_by_field_name("operator")
-                    .is_some_and(|op| self.text(op) == "->");
+                let arrow = function.field_child("operator").is_some_and(|op| self.text(op) == "->");
                 let place = if arrow || base.kind() == "this" {
                     match self.eval(base) {
                         Value::Ref(place) => Some(place),
@@ -743,12 +742,12 @@ impl<'u> Walker<'_, 'u> {
             let Some(parent) = at.parent() else { break };
             match parent.kind() {
                 "init_declarator" => {
-                    if let Some(declarator) = parent.child_by_field_name("declarator") {
+                    if let Some(declarator) = parent.field_child("declarator") {
                         return self.text(declarator).trim_start_matches(['*', '&', ' ']).to_string();
                     }
                 }
                 "assignment_expression" => {
-                    if let Some(left) = parent.child_by_field_name("left") {
+                    if let Some(left) = parent.field_child("left") {
                         let text = self.text(left);
                         return text.rsplit(['.', '>']).next().unwrap_or(text).to_string();
                     }
@@ -977,7 +976,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// `TQueSync<PIPE_V, PIPE_MTE3> sync; sync.SetFlag(id)`: the event its type names.
     fn que_sync_event(&mut self, function: Node<'u>) -> Option<HardEvent> {
-        let receiver = function.child_by_field_name("argument")?;
+        let receiver = function.field_child("argument")?;
         let place = self.place_of(receiver)?;
         let declared = self.declared_type(&place)?;
         let args = declared.split_once("TQueSync<")?.1.split('>').next()?;
@@ -1177,7 +1176,7 @@ impl<'u> Walker<'_, 'u> {
     /// `xGm.SetGlobalBuffer((__gm__ T *)x + off, len)`: the global tensor is the
     /// parameter from that element, stepping by the tensor's element size.
     fn set_global_buffer(&mut self, function: Node<'u>, args: &[Node<'u>]) -> Value {
-        let Some(base) = function.child_by_field_name("argument") else {
+        let Some(base) = function.field_child("argument") else {
             return Value::Unknown;
         };
         let Some(place) = self.place_of(base) else {
@@ -1576,7 +1575,7 @@ impl<'u> Walker<'_, 'u> {
                 break;
             };
             if parent.kind() == "declaration" {
-                let Some(ty) = parent.child_by_field_name("type") else {
+                let Some(ty) = parent.field_child("type") else {
                     break;
                 };
                 let Some(inner) = element_type(self.text(ty)) else {
@@ -1755,8 +1754,7 @@ impl<'u> Walker<'_, 'u> {
     fn find_field_type(&self, name: &str) -> Option<String> {
         let (unit, node) = self.find_field(name)?;
         let source = self.index.unit(unit);
-        node.child_by_field_name("type")
-            .map(|ty| source.text_of(ty).to_string())
+        node.field_child("type").map(|ty| source.text_of(ty).to_string())
     }
 
     /// The first field declaration of `name` in the file being walked or the files it
@@ -1768,24 +1766,13 @@ impl<'u> Walker<'_, 'u> {
             .collect();
         units.sort_by_key(|unit| *unit != from);
         for unit in units {
+            // Read as before the table (the files a walk read decide what it reuses).
             let source = self.index.unit(unit);
             if !source.text.contains(name) {
                 continue;
             }
-            let mut stack = vec![source.tree.root_node()];
-            while let Some(node) = stack.pop() {
-                if node.kind() == "field_declaration" {
-                    let mut cursor = node.walk();
-                    let named = node
-                        .children_by_field_name("declarator", &mut cursor)
-                        .any(|d| declared_identifier(source.text_of(d)) == name);
-                    if named {
-                        return Some((unit, node));
-                    }
-                    continue;
-                }
-                let mut cursor = node.walk();
-                stack.extend(node.named_children(&mut cursor));
+            if let Some(node) = self.index.types.field(unit, name) {
+                return Some((unit, node));
             }
         }
         None
@@ -1823,7 +1810,7 @@ impl<'u> Walker<'_, 'u> {
         }
         // Type definitions are outside function bodies, in what each file offers the
         // others: not a read of a file's code (see `extract_cache`).
-        let defined = self.index.units.iter().any(|unit| defines_record_in(unit, name));
+        let defined = self.index.types.defines_record(name);
         if let Some(state) = self.aicore.as_mut() {
             state.records.insert(name.to_string(), defined);
         }
@@ -1834,48 +1821,7 @@ impl<'u> Walker<'_, 'u> {
     fn template_params_of(&self, class: &str) -> Option<Vec<String>> {
         // Template declarations are outside function bodies, in what each file offers
         // the others: not a read of a file's code (see `extract_cache`).
-        for unit in self.index.units {
-            let mut stack = vec![unit.tree.root_node()];
-            while let Some(node) = stack.pop() {
-                if node.kind() == "template_declaration" {
-                    let mut cursor = node.walk();
-                    let declares = node.named_children(&mut cursor).any(|child| {
-                        matches!(child.kind(), "class_specifier" | "struct_specifier")
-                            && child
-                                .child_by_field_name("name")
-                                .is_some_and(|n| unit.text_of(n).trim() == class)
-                    });
-                    if declares {
-                        let list = node.child_by_field_name("parameters")?;
-                        let mut cursor = list.walk();
-                        return Some(
-                            list.named_children(&mut cursor)
-                                .filter_map(|p| {
-                                    let text = unit.text_of(p);
-                                    let head = text.split('=').next()?.trim();
-                                    head.rsplit(|c: char| c.is_whitespace()).next().map(str::to_string)
-                                })
-                                .collect(),
-                        );
-                    }
-                }
-                if matches!(
-                    node.kind(),
-                    "translation_unit"
-                        | "namespace_definition"
-                        | "declaration_list"
-                        | "template_declaration"
-                        | "linkage_specification"
-                        | "preproc_if"
-                        | "preproc_ifdef"
-                        | "preproc_else"
-                ) {
-                    let mut cursor = node.walk();
-                    stack.extend(node.named_children(&mut cursor));
-                }
-            }
-        }
-        None
+        self.index.types.template_params(class)
     }
 
     /// `for (i = a; i < n; ++i)` in kernel code: a `.sync` `for`, its body walked once
@@ -1885,9 +1831,9 @@ impl<'u> Walker<'_, 'u> {
     /// are known: it is unrolled then, each iteration with the values the last left.
     pub(super) fn symbolic_for(&mut self, node: Node<'u>) -> Option<Flow> {
         self.aicore.as_ref()?;
-        let condition = node.child_by_field_name("condition")?;
-        let update = node.child_by_field_name("update")?;
-        let body = node.child_by_field_name("body")?;
+        let condition = node.field_child("condition")?;
+        let update = node.field_child("update")?;
+        let body = node.field_child("body")?;
         let (counter, limit, inclusive) = self.counted(condition)?;
         if !super::loops::steps_by_one(self.text(update), self.text(counter).trim()) {
             return None;
@@ -1989,11 +1935,8 @@ impl<'u> Walker<'_, 'u> {
         if condition.kind() != "binary_expression" {
             return None;
         }
-        let operator = self.text(condition.child_by_field_name("operator")?);
-        let (left, right) = (
-            condition.child_by_field_name("left")?,
-            condition.child_by_field_name("right")?,
-        );
+        let operator = self.text(condition.field_child("operator")?);
+        let (left, right) = (condition.field_child("left")?, condition.field_child("right")?);
         Some(match operator {
             "<" | "!=" => (left, right, false),
             "<=" => (left, right, true),
@@ -2211,15 +2154,6 @@ pub(super) fn with_scale(value: &Value, scale: Scale) -> Value {
     }
 }
 
-/// `ALPHA = -1.0f` / `buf[4]` / `x{0}` → the declared name.
-fn declared_identifier(text: &str) -> &str {
-    text.split(['=', '{', '['])
-        .next()
-        .unwrap_or(text)
-        .trim()
-        .trim_start_matches(['*', '&'])
-}
-
 /// `HardEvent::MTE2_V`, `AscendC::HardEvent::MTE2_V`, `MTE2_V`.
 fn hard_event(text: &str) -> Option<HardEvent> {
     HardEvent::from_name(text.trim().rsplit("::").next()?)
@@ -2290,29 +2224,6 @@ fn element_type(type_text: &str) -> Option<&str> {
     Some(type_text.split_once('<')?.1.rsplit_once('>')?.0)
 }
 
-/// Whether `unit` defines `name` as a struct, class, union or alias.
-fn defines_record_in(unit: &crate::index::Unit, name: &str) -> bool {
-    if !unit.text.contains(name) {
-        return false;
-    }
-    let mut stack = vec![unit.tree.root_node()];
-    while let Some(node) = stack.pop() {
-        let declared = match node.kind() {
-            "struct_specifier" | "class_specifier" | "union_specifier" => node.child_by_field_name("name"),
-            "type_definition" | "alias_declaration" => node
-                .child_by_field_name("declarator")
-                .or_else(|| node.child_by_field_name("name")),
-            _ => None,
-        };
-        if declared.is_some_and(|n| unit.text_of(n).trim() == name) {
-            return true;
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
-    false
-}
-
 /// The expression `member` is initialized with in the field declaration `field`
 /// (`static constexpr int32_t N = 32 / sizeof(T);`).
 fn initializer_of<'u>(source: &'u crate::index::Unit, field: Node<'u>, member: &str) -> Option<Node<'u>> {
@@ -2324,7 +2235,7 @@ fn initializer_of<'u>(source: &'u crate::index::Unit, field: Node<'u>, member: &
     loop {
         let child = cursor.node();
         match cursor.field_name() {
-            Some("declarator") => named = declared_identifier(source.text_of(child)) == member,
+            Some("declarator") => named = crate::type_tables::declared_identifier(source.text_of(child)) == member,
             Some("default_value") if named => {
                 return match child.kind() {
                     "initializer_list" => child.named_child(0),

@@ -16,6 +16,7 @@ fn object_names(values: &[Value]) -> Vec<String> {
     values.iter().flat_map(Value::object_names).collect()
 }
 
+use crate::fields::FieldChild;
 /// The size taken for memory whose size the code does not show (1 TiB): larger than any
 /// real allocation, so no copy into it is reported as too long.
 use syncguard_model::model::UNKNOWN_SIZE;
@@ -198,7 +199,7 @@ impl<'u> Walker<'_, 'u> {
     pub(super) fn output_place(&mut self, arg: Node<'u>) -> Option<String> {
         let arg = strip_casts(arg);
         if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
-            return self.place_of(arg.child_by_field_name("argument")?);
+            return self.place_of(arg.field_child("argument")?);
         }
         match self.eval(arg) {
             Value::Ref(place) => Some(place),
@@ -407,7 +408,7 @@ impl<'u> Walker<'_, 'u> {
         args: &[Node<'u>],
     ) -> Value {
         let config: Vec<Node<'u>> = config_call
-            .child_by_field_name("arguments")
+            .field_child("arguments")
             .map(|list| {
                 let mut cursor = list.walk();
                 list.named_children(&mut cursor).collect()
@@ -550,7 +551,7 @@ impl<'u> Walker<'_, 'u> {
     pub(super) fn ast_call(&self, name: &str, node: Node<'u>, args: Vec<ast::Arg>, named: Vec<ast::Arg>) -> ast::Call {
         let span = self.range(node);
         let callee_span = node
-            .child_by_field_name("function")
+            .field_child("function")
             .map_or(span.clone(), |function| self.range(function));
         ast::Call {
             callee: ast::Path {
@@ -571,7 +572,7 @@ impl<'u> Walker<'_, 'u> {
         let mut other_calls = false;
         for part in [condition, body].into_iter().flatten() {
             for call in calls_in(part) {
-                let name = self.text(call.child_by_field_name("function").unwrap_or(call));
+                let name = self.text(call.field_child("function").unwrap_or(call));
                 match syncguard_model::api::lookup(name.trim()) {
                     Some(api) if api.query.is_some() => queries.push((call, api)),
                     Some(api) if api.effect != Effect::None => other_calls = true,
@@ -583,7 +584,7 @@ impl<'u> Walker<'_, 'u> {
         if other_calls {
             return false;
         }
-        let Some(arguments) = query.child_by_field_name("arguments") else {
+        let Some(arguments) = query.field_child("arguments") else {
             return false;
         };
         self.api_calls += 1;
@@ -639,7 +640,7 @@ impl<'u> Walker<'_, 'u> {
         // Casts written as calls (`static_cast<float>(i)`) compute, they call nothing;
         // printing a mismatch (`printf`, a log macro) does nothing to synchronization.
         let real_call = |call: &Node| {
-            let function = call.child_by_field_name("function");
+            let function = call.field_child("function");
             let callee = function.map_or("", |f| self.text(f));
             // `float(i)`: a conversion written as a call.
             let conversion = function.is_some_and(|f| f.kind() == "primitive_type");
@@ -655,7 +656,7 @@ impl<'u> Walker<'_, 'u> {
         let mut stack = vec![body];
         while let Some(node) = stack.pop() {
             if matches!(node.kind(), "subscript_expression" | "pointer_expression")
-                && let Some(base) = node.child_by_field_name("argument")
+                && let Some(base) = node.field_child("argument")
                 && base.kind() == "identifier"
                 && let Some(place) = self.lookup_local(self.text(base))
                 && matches!(self.store.get(&place), Some(Value::Buffer { .. }))
@@ -677,12 +678,12 @@ impl<'u> Walker<'_, 'u> {
             let written = |node: Node| {
                 node.parent().is_some_and(|parent| {
                     matches!(parent.kind(), "assignment_expression" | "update_expression")
-                        && parent.child_by_field_name("left").is_none_or(|left| left == node)
+                        && parent.field_child("left").is_none_or(|left| left == node)
                 })
             };
             match node.kind() {
                 "subscript_expression" | "pointer_expression" => {
-                    let Some(base) = node.child_by_field_name("argument") else {
+                    let Some(base) = node.field_child("argument") else {
                         continue;
                     };
                     if node.kind() == "pointer_expression" && self.text(node).starts_with('&') {
@@ -703,9 +704,7 @@ impl<'u> Walker<'_, 'u> {
                 }
                 // Variables the loop changes have no known value after it.
                 "assignment_expression" | "update_expression" => {
-                    let target = node
-                        .child_by_field_name("left")
-                        .or_else(|| node.child_by_field_name("argument"));
+                    let target = node.field_child("left").or_else(|| node.field_child("argument"));
                     if let Some(target) = target
                         && target.kind() == "identifier"
                         && let Some(place) = self.lookup_local(self.text(target))
@@ -814,16 +813,14 @@ fn kernel_access(index: &crate::index::Index, definition: &crate::index::FnDef, 
     let mut stack = vec![definition.body];
     while let Some(node) = stack.pop() {
         if matches!(node.kind(), "assignment_expression" | "update_expression")
-            && let Some(target) = node
-                .child_by_field_name("left")
-                .or_else(|| node.child_by_field_name("argument"))
+            && let Some(target) = node.field_child("left").or_else(|| node.field_child("argument"))
             && mentions(unit, target, &param.name)
         {
             return Access::Write;
         }
         // Handing the pointer on (`SetGlobalBuffer(x)`, a device helper) may write.
         if node.kind() == "call_expression"
-            && let Some(arguments) = node.child_by_field_name("arguments")
+            && let Some(arguments) = node.field_child("arguments")
             && mentions(unit, arguments, &param.name)
         {
             return Access::Write;
@@ -891,7 +888,7 @@ fn is_memory(creates: Creates) -> bool {
 pub(super) fn strip_casts(mut node: Node) -> Node {
     for _ in 0..16 {
         node = match node.kind() {
-            "cast_expression" => match node.child_by_field_name("value") {
+            "cast_expression" => match node.field_child("value") {
                 Some(value) => value,
                 None => return node,
             },
@@ -901,10 +898,10 @@ pub(super) fn strip_casts(mut node: Node) -> Node {
             },
             "call_expression"
                 if node
-                    .child_by_field_name("function")
-                    .is_some_and(|f| f.kind() == "template_function" && f.child_by_field_name("name").is_some()) =>
+                    .field_child("function")
+                    .is_some_and(|f| f.kind() == "template_function" && f.field_child("name").is_some()) =>
             {
-                match node.child_by_field_name("arguments").and_then(|a| a.named_child(0)) {
+                match node.field_child("arguments").and_then(|a| a.named_child(0)) {
                     Some(inner) => inner,
                     None => return node,
                 }

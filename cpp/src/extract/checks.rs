@@ -8,6 +8,7 @@ use tree_sitter::Node;
 use super::Walker;
 use super::api::strip_casts;
 use super::value::Value;
+use crate::fields::FieldChild;
 
 /// gtest's comparisons: `EXPECT_NE(ret, ACL_SUCCESS)` and the like.
 const EXPECTATIONS: &[&str] = &["EXPECT_NE", "ASSERT_NE", "EXPECT_EQ", "ASSERT_EQ"];
@@ -29,7 +30,7 @@ impl<'u> Walker<'_, 'u> {
     /// call leaves null, not on its code.
     pub(super) fn null_checked_next(&self, call: Node<'u>, output: Node<'u>) -> bool {
         let output = strip_casts(output);
-        let target = match output.child_by_field_name("argument") {
+        let target = match output.field_child("argument") {
             Some(target) if output.kind() == "pointer_expression" && self.text(output).starts_with('&') => target,
             _ => return false,
         };
@@ -39,7 +40,7 @@ impl<'u> Walker<'_, 'u> {
             return false;
         };
         let condition = match next.kind() {
-            "if_statement" => next.child_by_field_name("condition"),
+            "if_statement" => next.field_child("condition"),
             // `ASSERT_NE(buf, nullptr);`, `EXPECT_TRUE(buf != nullptr);`
             "expression_statement" => next
                 .named_child(0)
@@ -48,7 +49,7 @@ impl<'u> Walker<'_, 'u> {
                     let name = self.text_of_field(*call, "function");
                     name.starts_with("ASSERT_") || name.starts_with("EXPECT_")
                 })
-                .and_then(|call| call.child_by_field_name("arguments")),
+                .and_then(|call| call.field_child("arguments")),
             _ => None,
         };
         let Some(condition) = condition else {
@@ -68,13 +69,13 @@ impl<'u> Walker<'_, 'u> {
         while let Some(node) = stack.pop() {
             let test = match node.kind() {
                 "binary_expression" if matches!(self.text_of_field(node, "operator"), "==" | "!=") => {
-                    let (left, right) = (node.child_by_field_name("left"), node.child_by_field_name("right"));
+                    let (left, right) = (node.field_child("left"), node.field_child("right"));
                     left.zip(right).is_some_and(|(left, right)| {
                         (names_target(left) && is_null(right)) || (is_null(left) && names_target(right))
                     })
                 }
                 "unary_expression" if self.text_of_field(node, "operator") == "!" => {
-                    node.child_by_field_name("argument").is_some_and(names_target)
+                    node.field_child("argument").is_some_and(names_target)
                 }
                 _ => false,
             };
@@ -113,7 +114,7 @@ impl<'u> Walker<'_, 'u> {
         let expectation = next_statement(statement)?
             .named_child(0)
             .filter(|node| node.kind() == "call_expression")?;
-        let arguments = expectation.child_by_field_name("arguments")?;
+        let arguments = expectation.field_child("arguments")?;
         let mut cursor = arguments.walk();
         let tested = arguments
             .named_children(&mut cursor)
@@ -129,11 +130,11 @@ impl<'u> Walker<'_, 'u> {
         match parent.kind() {
             "assignment_expression" if self.text_of_field(parent, "operator") == "=" => {
                 let statement = parent.parent().filter(|node| node.kind() == "expression_statement")?;
-                Some((self.text(parent.child_by_field_name("left")?), statement))
+                Some((self.text(parent.field_child("left")?), statement))
             }
             "init_declarator" => {
                 let statement = parent.parent().filter(|node| node.kind() == "declaration")?;
-                Some((self.text(parent.child_by_field_name("declarator")?), statement))
+                Some((self.text(parent.field_child("declarator")?), statement))
             }
             _ => None,
         }
@@ -149,7 +150,7 @@ impl<'u> Walker<'_, 'u> {
         if !EXPECTATIONS.contains(&macro_name) {
             return false;
         }
-        let Some(arguments) = expectation.child_by_field_name("arguments") else {
+        let Some(arguments) = expectation.field_child("arguments") else {
             return false;
         };
         let mut cursor = arguments.walk();
@@ -200,7 +201,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn text_of_field(&self, node: Node<'u>, field: &str) -> &'u str {
-        node.child_by_field_name(field).map_or("", |child| self.text(child))
+        node.field_child(field).map_or("", |child| self.text(child))
     }
 }
 

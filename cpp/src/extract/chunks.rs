@@ -11,6 +11,7 @@ use syncguard_grammar::ast;
 use tree_sitter::Node;
 
 use super::Walker;
+use crate::fields::FieldChild;
 
 /// The end a chunk's slice is emitted with until `bound_chunks` knows the next start.
 const UNBOUNDED_CHUNK: i64 = i64::MAX - 1;
@@ -47,10 +48,10 @@ fn is_pointer_arithmetic(arg: Node) -> bool {
     let arg = super::api::strip_casts(arg);
     match arg.kind() {
         "binary_expression" => arg
-            .child_by_field_name("operator")
+            .field_child("operator")
             .is_some_and(|op| matches!(op.kind(), "+" | "-")),
         "pointer_expression" => {
-            arg.child_by_field_name("argument")
+            arg.field_child("argument")
                 .is_some_and(|inner| inner.kind() == "subscript_expression")
                 && arg.child(0).is_some_and(|op| op.kind() == "&")
         }

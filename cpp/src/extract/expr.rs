@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Scale, Value};
 use super::{Frame, MAX_INLINE_DEPTH, MAX_NESTING, Walker};
+use crate::fields::FieldChild;
 use crate::index::{DEFINES, FnDef, is_library_api};
 
 /// Return codes of success: error branches that test against them are not taken.
@@ -116,10 +117,8 @@ impl<'u> Walker<'_, 'u> {
             "this" => self.frame().this.clone().map_or(Value::Unknown, Value::Ref),
             "parenthesized_expression" => node.named_child(0).map_or(Value::Unknown, |inner| self.eval(inner)),
             "cast_expression" => {
-                let value = node
-                    .child_by_field_name("value")
-                    .map_or(Value::Unknown, |v| self.eval(v));
-                let scale = node.child_by_field_name("type").and_then(|ty| self.cast_scale(ty));
+                let value = node.field_child("value").map_or(Value::Unknown, |v| self.eval(v));
+                let scale = node.field_child("type").and_then(|ty| self.cast_scale(ty));
                 match scale {
                     Some(scale) => super::aicore::with_scale(&value, scale),
                     None => value,
@@ -134,10 +133,10 @@ impl<'u> Walker<'_, 'u> {
             "update_expression" => self.update(node),
             "call_expression" => self.call(node),
             "comma_expression" => {
-                if let Some(left) = node.child_by_field_name("left") {
+                if let Some(left) = node.field_child("left") {
                     self.eval(left);
                 }
-                node.child_by_field_name("right")
+                node.field_child("right")
                     .map_or(Value::Unknown, |right| self.eval(right))
             }
             "sizeof_expression" => self.size_of(node),
@@ -249,18 +248,18 @@ impl<'u> Walker<'_, 'u> {
                 self.constant(from, &simple, depth + 1)
             }
             "parenthesized_expression" => self.const_eval(at, node.named_child(0)?, depth + 1),
-            "cast_expression" => self.const_eval(at, node.child_by_field_name("value")?, depth + 1),
+            "cast_expression" => self.const_eval(at, node.field_child("value")?, depth + 1),
             "unary_expression" => {
-                let operand = self.const_eval(at, node.child_by_field_name("argument")?, depth + 1)?;
-                unary_op(source.text_of(node.child_by_field_name("operator")?), operand)
+                let operand = self.const_eval(at, node.field_child("argument")?, depth + 1)?;
+                unary_op(source.text_of(node.field_child("operator")?), operand)
             }
             "binary_expression" => {
-                let left = self.const_eval(at, node.child_by_field_name("left")?, depth + 1)?;
-                let right = self.const_eval(at, node.child_by_field_name("right")?, depth + 1)?;
-                binary_op(source.text_of(node.child_by_field_name("operator")?), left, right)
+                let left = self.const_eval(at, node.field_child("left")?, depth + 1)?;
+                let right = self.const_eval(at, node.field_child("right")?, depth + 1)?;
+                binary_op(source.text_of(node.field_child("operator")?), left, right)
             }
             "sizeof_expression" => {
-                let ty = node.child_by_field_name("type")?;
+                let ty = node.field_child("type")?;
                 type_size(source.text_of(ty))
             }
             _ => None,
@@ -286,13 +285,11 @@ impl<'u> Walker<'_, 'u> {
             }
             "qualified_identifier" => Some(format!("::{}", self.text(node).trim_start_matches("::"))),
             "parenthesized_expression" => self.place_of(node.named_child(0)?),
-            "cast_expression" => self.place_of(node.child_by_field_name("value")?),
+            "cast_expression" => self.place_of(node.field_child("value")?),
             "field_expression" => {
-                let base = node.child_by_field_name("argument")?;
-                let field = self.text(node.child_by_field_name("field")?);
-                let arrow = node
-                    .child_by_field_name("operator")
-                    .is_some_and(|op| self.text(op) == "->");
+                let base = node.field_child("argument")?;
+                let field = self.text(node.field_child("field")?);
+                let arrow = node.field_child("operator").is_some_and(|op| self.text(op) == "->");
                 let base_place = if arrow || base.kind() == "this" {
                     match self.eval(base) {
                         Value::Ref(place) => place,
@@ -304,10 +301,8 @@ impl<'u> Walker<'_, 'u> {
                 Some(format!("{base_place}.{field}"))
             }
             "subscript_expression" => {
-                let base = node.child_by_field_name("argument")?;
-                let index = node
-                    .child_by_field_name("indices")
-                    .or_else(|| node.child_by_field_name("index"))?;
+                let base = node.field_child("argument")?;
+                let index = node.field_child("indices").or_else(|| node.field_child("index"))?;
                 let index = match index.kind() {
                     "subscript_argument_list" => index.named_child(0)?,
                     _ => index,
@@ -319,31 +314,29 @@ impl<'u> Walker<'_, 'u> {
                 };
                 Some(format!("{base_place}[{position}]"))
             }
-            "pointer_expression" if self.operator(node) == "*" => {
-                match self.eval(node.child_by_field_name("argument")?) {
-                    Value::Ref(place) => Some(place),
-                    _ => None,
-                }
-            }
+            "pointer_expression" if self.operator(node) == "*" => match self.eval(node.field_child("argument")?) {
+                Value::Ref(place) => Some(place),
+                _ => None,
+            },
             _ => None,
         }
     }
 
     fn operator(&self, node: Node) -> &'u str {
-        node.child_by_field_name("operator").map_or("", |op| self.text(op))
+        node.field_child("operator").map_or("", |op| self.text(op))
     }
 
     /// The value at a field or element; reading through a buffer pointer on the host
     /// is a host read of that buffer.
     fn read_place(&mut self, node: Node<'u>) -> Value {
-        if let Some(base) = node.child_by_field_name("argument")
+        if let Some(base) = node.field_child("argument")
             && node.kind() == "subscript_expression"
         {
             let base_value = self.eval(base);
             if matches!(base_value, Value::Buffer { .. } | Value::SymBuffer { .. }) {
                 if self.core.is_some() {
                     // `xGm[k]` in kernel code: the global tensor from element `k`.
-                    let index = node.child_by_field_name("indices").and_then(|list| list.named_child(0));
+                    let index = node.field_child("indices").and_then(|list| list.named_child(0));
                     let steps = index.map_or(Value::Unknown, |index| self.eval(index));
                     return match advance_by(&base_value, &steps, self.range(node)) {
                         // `aicore`: from an element of no known index, the whole tensor.
@@ -373,10 +366,7 @@ impl<'u> Walker<'_, 'u> {
         if node.kind() != "subscript_expression" {
             return Value::Unknown;
         }
-        let (Some(base), Some(indices)) = (
-            node.child_by_field_name("argument"),
-            node.child_by_field_name("indices"),
-        ) else {
+        let (Some(base), Some(indices)) = (node.field_child("argument"), node.field_child("indices")) else {
             return Value::Unknown;
         };
         let Some(index) = indices.named_child(0) else {
@@ -430,7 +420,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn pointer_expression(&mut self, node: Node<'u>) -> Value {
-        let Some(argument) = node.child_by_field_name("argument") else {
+        let Some(argument) = node.field_child("argument") else {
             return Value::Unknown;
         };
         if self.operator(node) == "&" {
@@ -447,7 +437,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn unary(&mut self, node: Node<'u>) -> Value {
-        let Some(argument) = node.child_by_field_name("argument") else {
+        let Some(argument) = node.field_child("argument") else {
             return Value::Unknown;
         };
         let operator = self.operator(node);
@@ -473,7 +463,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn binary(&mut self, node: Node<'u>) -> Value {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (node.field_child("left"), node.field_child("right")) else {
             return Value::Unknown;
         };
         let operator = self.operator(node);
@@ -548,9 +538,9 @@ impl<'u> Walker<'_, 'u> {
 
     fn conditional(&mut self, node: Node<'u>) -> Value {
         let (Some(condition), Some(then), Some(otherwise)) = (
-            node.child_by_field_name("condition"),
-            node.child_by_field_name("consequence"),
-            node.child_by_field_name("alternative"),
+            node.field_child("condition"),
+            node.field_child("consequence"),
+            node.field_child("alternative"),
         ) else {
             return Value::Unknown;
         };
@@ -585,14 +575,14 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn assignment(&mut self, node: Node<'u>) -> Value {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (node.field_child("left"), node.field_child("right")) else {
             return Value::Unknown;
         };
         let operator = self.operator(node);
         let value = self.eval(right);
         // `host[i] = x` and `*host = x` write a buffer from the host.
         if matches!(left.kind(), "subscript_expression" | "pointer_expression")
-            && let Some(base) = left.child_by_field_name("argument")
+            && let Some(base) = left.field_child("argument")
         {
             let base_value = self.eval(base);
             if let Value::Buffer { .. } = base_value {
@@ -637,7 +627,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn update(&mut self, node: Node<'u>) -> Value {
-        let Some(argument) = node.child_by_field_name("argument") else {
+        let Some(argument) = node.field_child("argument") else {
             return Value::Unknown;
         };
         let delta = if self.text(node).contains("++") { 1 } else { -1 };
@@ -678,7 +668,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn size_of(&mut self, node: Node<'u>) -> Value {
-        if let Some(ty) = node.child_by_field_name("type") {
+        if let Some(ty) = node.field_child("type") {
             let text = self.text(ty);
             return match type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
                 Some(size) => Value::Int(size),
@@ -686,7 +676,7 @@ impl<'u> Walker<'_, 'u> {
             };
         }
         // `sizeof(half)` where the grammar cannot tell a type from a value: by name.
-        if let Some(value) = node.child_by_field_name("value") {
+        if let Some(value) = node.field_child("value") {
             let text = self.text(value).trim().trim_start_matches('(').trim_end_matches(')');
             if let Some(size) = type_size(text).or_else(|| self.aicore.as_ref().and(self.type_size_of(text))) {
                 return Value::Int(size);
@@ -704,10 +694,7 @@ impl<'u> Walker<'_, 'u> {
     /// files (inlined), or something else (its arguments are still evaluated, and a
     /// handle it receives is listed as unresolved).
     pub(super) fn call(&mut self, node: Node<'u>) -> Value {
-        let (Some(function), Some(arguments)) = (
-            node.child_by_field_name("function"),
-            node.child_by_field_name("arguments"),
-        ) else {
+        let (Some(function), Some(arguments)) = (node.field_child("function"), node.field_child("arguments")) else {
             return Value::Unknown;
         };
         if let Some(value) = self.macro_call(node) {
@@ -719,7 +706,7 @@ impl<'u> Walker<'_, 'u> {
             .filter(|arg| arg.kind() != "comment")
             .collect();
         if function.kind() == "call_expression"
-            && let Some(kernel) = function.child_by_field_name("function")
+            && let Some(kernel) = function.field_child("function")
             && self.unit().masked.launches.contains_key(&kernel.end_byte())
         {
             return self.launch(node, kernel, function, &args);
@@ -802,7 +789,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// `v.push_back(x)`, `v.data()`, `v.size()`, `v.resize(n)` on a container place.
     fn container_method(&mut self, function: Node<'u>, method: &str, args: &[Node<'u>]) -> Option<Value> {
-        let base = function.child_by_field_name("argument")?;
+        let base = function.field_child("argument")?;
         let place = self.container_place(base)?;
         let len_place = format!("{place}.#len");
         let len = self.store.get(&len_place).and_then(Value::int);
@@ -924,7 +911,7 @@ impl<'u> Walker<'_, 'u> {
     /// declaration, in kernel code); `Process()` and `this->Process()`: the caller's.
     fn receiver_class(&mut self, function: Node<'u>) -> Option<String> {
         let base = (function.kind() == "field_expression")
-            .then(|| function.child_by_field_name("argument"))
+            .then(|| function.field_child("argument"))
             .flatten();
         let Some(base) = base.filter(|base| base.kind() != "this") else {
             return self.frame().class.clone();
@@ -1013,10 +1000,8 @@ impl<'u> Walker<'_, 'u> {
     /// inside a method of the same class.
     fn receiver(&mut self, function: Node<'u>, definition: &FnDef<'u>) -> Option<Place> {
         match function.kind() {
-            "field_expression" => function.child_by_field_name("argument").and_then(|base| {
-                let arrow = function
-                    .child_by_field_name("operator")
-                    .is_some_and(|op| self.text(op) == "->");
+            "field_expression" => function.field_child("argument").and_then(|base| {
+                let arrow = function.field_child("operator").is_some_and(|op| self.text(op) == "->");
                 if arrow || base.kind() == "this" {
                     match self.eval(base) {
                         Value::Ref(place) => Some(place),
@@ -1157,7 +1142,7 @@ impl<'u> Walker<'_, 'u> {
         for (position, arg) in args.iter().enumerate() {
             let arg = super::api::strip_casts(*arg);
             let written = if arg.kind() == "pointer_expression" && self.text(arg).starts_with('&') {
-                arg.child_by_field_name("argument")
+                arg.field_child("argument")
             } else if by_reference.get(position) == Some(&true) {
                 Some(arg)
             } else {

@@ -11,6 +11,7 @@ use tree_sitter::Node;
 
 use super::Walker;
 use super::value::{GenTask, Value};
+use crate::fields::FieldChild;
 use crate::index::{FnDef, op_attributes};
 
 impl<'u> Walker<'_, 'u> {
@@ -164,7 +165,7 @@ impl<'u> Walker<'_, 'u> {
         if self.gen_task.is_none() || !matches!(method, "SetStreamId" | "Serialize") {
             return None;
         }
-        let base = function.child_by_field_name("argument")?;
+        let base = function.field_child("argument")?;
         let place = self.place_of(base)?;
         let Some(Value::Task(mut task)) = self.store.get(&place).cloned() else {
             return None;

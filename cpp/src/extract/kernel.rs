@@ -11,6 +11,7 @@ use tree_sitter::Node;
 
 use super::value::{Scale, Value};
 use super::{Walker, ast_binary};
+use crate::fields::FieldChild;
 use crate::index::FnDef;
 
 /// What the walk of a kernel collects besides its per-core code.
@@ -161,7 +162,7 @@ impl<'u> Walker<'_, 'u> {
             // Local tensors live in the core's unified buffer.
             "AllocTensor" | "DeQue" | "Get" => return Some(Value::Sym(ast::Expr::name("UB", span))),
             "SetGlobalBuffer" => {
-                let base = function.child_by_field_name("argument")?;
+                let base = function.field_child("argument")?;
                 let place = self.place_of(base)?;
                 let value = args.first().map_or(Value::Unknown, |arg| self.eval(*arg));
                 self.store.insert(place, value);

@@ -11,6 +11,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Value};
 use super::{Flow, Walker, ast_binary};
+use crate::fields::FieldChild;
 
 /// Most iterations a loop of unknown bound is given in host code: 0, 1 and 2 show the
 /// first iteration and the hand-over from one iteration to the next.
@@ -107,11 +108,8 @@ impl<'u> Walker<'_, 'u> {
         if condition.kind() != "binary_expression" {
             return None;
         }
-        let operator = condition.child_by_field_name("operator").map(|op| self.text(op))?;
-        let (left, right) = (
-            condition.child_by_field_name("left")?,
-            condition.child_by_field_name("right")?,
-        );
+        let operator = condition.field_child("operator").map(|op| self.text(op))?;
+        let (left, right) = (condition.field_child("left")?, condition.field_child("right")?);
         // The counter on the left: `i < n`; on the right: `n > i`.
         let (counter, limit, inclusive) = match operator {
             "<" | "!=" => (left, right, false),
@@ -147,15 +145,15 @@ impl<'u> Walker<'_, 'u> {
                 self.place_of(limit)
             }
             "call_expression" => {
-                let function = limit.child_by_field_name("function")?;
-                let method = function.child_by_field_name("field").map(|field| self.text(field))?;
+                let function = limit.field_child("function")?;
+                let method = function.field_child("field").map(|field| self.text(field))?;
                 let has_no_arguments = limit
-                    .child_by_field_name("arguments")
+                    .field_child("arguments")
                     .is_some_and(|arguments| arguments.named_child_count() == 0);
                 if method != "size" || !has_no_arguments {
                     return None;
                 }
-                let container = self.container_place(function.child_by_field_name("argument")?)?;
+                let container = self.container_place(function.field_child("argument")?)?;
                 Some(format!("{container}.#len"))
             }
             _ => None,

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::value::Value;
 use super::{MacroSite, Walker};
+use crate::fields::FieldChild;
 use crate::index::EXPANSIONS;
 use crate::macros::EXPANSION_NAME;
 
@@ -67,7 +68,7 @@ impl<'u> Walker<'_, 'u> {
             && parenthesized
                 .parent()
                 .filter(|declarator| declarator.kind() == "init_declarator")
-                .and_then(|declarator| declarator.child_by_field_name("declarator"))
+                .and_then(|declarator| declarator.field_child("declarator"))
                 .is_some_and(|name| self.text(name) == EXPANSION_NAME)
     }
 }

@@ -32,6 +32,7 @@ use syncguard_grammar::ast;
 use syncguard_model::api::Api;
 use tree_sitter::Node;
 
+use crate::fields::FieldChild;
 use crate::index::{EXPANSIONS, FnDef, Index, Unit};
 pub use aicore::{extract_kernel, is_ascend_kernel};
 use value::{Place, Value};
@@ -306,7 +307,7 @@ impl<'i, 'u> Walker<'i, 'u> {
     /// The extracted program: the top-level declarations, then what was walked.
     fn finish(mut self, entry: &FnDef<'u>) -> Extracted {
         let name_span = crate::index::function_declarator(entry.node)
-            .and_then(|d| d.child_by_field_name("declarator"))
+            .and_then(|d| d.field_child("declarator"))
             .unwrap_or(entry.node);
         let mut stmts = std::mem::take(&mut self.prelude);
         stmts.extend(self.close_block());

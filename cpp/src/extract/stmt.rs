@@ -7,6 +7,7 @@ use tree_sitter::Node;
 use super::ast;
 use super::value::Value;
 use super::{Flow, MAX_ITERATIONS, MAX_NESTING, Walker};
+use crate::fields::FieldChild;
 
 impl<'u> Walker<'_, 'u> {
     pub(super) fn stmt(&mut self, node: Node<'u>) -> Flow {
@@ -59,7 +60,7 @@ impl<'u> Walker<'_, 'u> {
                     None => Flow::Normal,
                 }
             }
-            "try_statement" => match node.child_by_field_name("body") {
+            "try_statement" => match node.field_child("body") {
                 Some(body) => self.stmt(body),
                 None => Flow::Normal,
             },
@@ -150,10 +151,7 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn declaration(&mut self, node: Node<'u>) {
-        let type_text = node
-            .child_by_field_name("type")
-            .map(|t| self.text(t))
-            .unwrap_or_default();
+        let type_text = node.field_child("type").map(|t| self.text(t)).unwrap_or_default();
         let is_container = ["vector", "array", "deque"].iter().any(|word| type_text.contains(word));
         let mut cursor = node.walk();
         let declarators: Vec<Node<'u>> = node.children_by_field_name("declarator", &mut cursor).collect();
@@ -164,10 +162,7 @@ impl<'u> Walker<'_, 'u> {
 
     fn declarator(&mut self, declarator: Node<'u>, is_container: bool, type_text: &str) {
         let (target, init) = match declarator.kind() {
-            "init_declarator" => (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("value"),
-            ),
+            "init_declarator" => (declarator.field_child("declarator"), declarator.field_child("value")),
             _ => (Some(declarator), None),
         };
         let Some(target) = target else { return };
@@ -291,11 +286,11 @@ impl<'u> Walker<'_, 'u> {
         if !self.step(node) {
             return Some(Flow::Return);
         }
-        let then = node.child_by_field_name("consequence");
+        let then = node.field_child("consequence");
         let otherwise = node
-            .child_by_field_name("alternative")
+            .field_child("alternative")
             .and_then(|alternative| alternative.named_child(0));
-        let condition = node.child_by_field_name("condition")?;
+        let condition = node.field_child("condition")?;
         if self.nesting >= MAX_NESTING {
             self.unresolved(node, format!("nested deeper than {MAX_NESTING} levels: not followed"));
             return None;
@@ -372,10 +367,10 @@ impl<'u> Walker<'_, 'u> {
 
     fn condition_value(&mut self, node: Node<'u>) -> Value {
         let node = if node.kind() == "condition_clause" {
-            if let Some(init) = node.child_by_field_name("initializer") {
+            if let Some(init) = node.field_child("initializer") {
                 self.stmt(init);
             }
-            match node.child_by_field_name("value") {
+            match node.field_child("value") {
                 Some(value) if value.kind() == "declaration" => {
                     self.declaration(value);
                     return Value::Unknown;
@@ -391,7 +386,7 @@ impl<'u> Walker<'_, 'u> {
 
     fn for_statement(&mut self, node: Node<'u>) -> Flow {
         self.frame_mut().scopes.push(HashMap::new());
-        if let Some(init) = node.child_by_field_name("initializer") {
+        if let Some(init) = node.field_child("initializer") {
             match init.kind() {
                 "declaration" => self.declaration(init),
                 _ => {
@@ -399,9 +394,9 @@ impl<'u> Walker<'_, 'u> {
                 }
             }
         }
-        let condition = node.child_by_field_name("condition");
-        let update = node.child_by_field_name("update");
-        let body = node.child_by_field_name("body");
+        let condition = node.field_child("condition");
+        let update = node.field_child("update");
+        let body = node.field_child("body");
         // Kernel code: a counted loop over tiling values stays a loop.
         if let Some(flow) = self.symbolic_for(node) {
             self.frame_mut().scopes.pop();
@@ -413,8 +408,8 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn while_statement(&mut self, node: Node<'u>) -> Flow {
-        let condition = node.child_by_field_name("condition");
-        let body = node.child_by_field_name("body");
+        let condition = node.field_child("condition");
+        let body = node.field_child("body");
         if self.busy_wait(node, condition, body) {
             return Flow::Normal;
         }
@@ -422,8 +417,8 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn do_statement(&mut self, node: Node<'u>) -> Flow {
-        let condition = node.child_by_field_name("condition");
-        let body = node.child_by_field_name("body");
+        let condition = node.field_child("condition");
+        let body = node.field_child("body");
         if self.busy_wait(node, condition, body) {
             return Flow::Normal;
         }
@@ -541,9 +536,9 @@ impl<'u> Walker<'_, 'u> {
 
     fn for_range(&mut self, node: Node<'u>) -> Flow {
         let (Some(declarator), Some(right), Some(body)) = (
-            node.child_by_field_name("declarator"),
-            node.child_by_field_name("right"),
-            node.child_by_field_name("body"),
+            node.field_child("declarator"),
+            node.field_child("right"),
+            node.field_child("body"),
         ) else {
             return Flow::Normal;
         };
@@ -586,12 +581,11 @@ impl<'u> Walker<'_, 'u> {
     }
 
     fn switch_statement(&mut self, node: Node<'u>) -> Flow {
-        let (Some(condition), Some(body)) = (node.child_by_field_name("condition"), node.child_by_field_name("body"))
-        else {
+        let (Some(condition), Some(body)) = (node.field_child("condition"), node.field_child("body")) else {
             return Flow::Normal;
         };
         let value = match condition.kind() {
-            "condition_clause" => condition.child_by_field_name("value").map(|v| self.eval(v)),
+            "condition_clause" => condition.field_child("value").map(|v| self.eval(v)),
             _ => Some(self.eval(condition)),
         };
         let mut cursor = body.walk();
@@ -602,12 +596,10 @@ impl<'u> Walker<'_, 'u> {
         let start = match value.as_ref().and_then(Value::int) {
             Some(value) => {
                 let matching = cases.iter().position(|case| {
-                    case.child_by_field_name("value")
+                    case.field_child("value")
                         .is_some_and(|label| self.eval(label).int() == Some(value))
                 });
-                let default = cases
-                    .iter()
-                    .position(|case| case.child_by_field_name("value").is_none());
+                let default = cases.iter().position(|case| case.field_child("value").is_none());
                 match matching.or(default) {
                     Some(start) => start,
                     None => return Flow::Normal,
@@ -649,7 +641,7 @@ impl<'u> Walker<'_, 'u> {
     fn case_conditions(&mut self, discriminant: &ast::Expr, cases: &[Node<'u>]) -> Option<Vec<Option<ast::Expr>>> {
         let mut conditions = Vec::with_capacity(cases.len());
         for (at, case) in cases.iter().enumerate() {
-            match case.child_by_field_name("value") {
+            match case.field_child("value") {
                 Some(label) => {
                     let label = self.eval(label).int()?;
                     let span = self.range(*case);
@@ -682,7 +674,7 @@ impl<'u> Walker<'_, 'u> {
 
     /// The statements of one `case` (its label is not a statement).
     fn case_body(&mut self, case: Node<'u>) -> Flow {
-        let label = case.child_by_field_name("value");
+        let label = case.field_child("value");
         let mut cursor = case.walk();
         let children: Vec<Node<'u>> = case.named_children(&mut cursor).filter(|c| Some(*c) != label).collect();
         for child in children {
@@ -697,10 +689,8 @@ impl<'u> Walker<'_, 'u> {
     /// `#if` / `#ifdef` inside a function: decided when the condition is a known
     /// constant or `#ifdef` of a name the analyzed files define; otherwise both.
     fn preproc_branch(&mut self, node: Node<'u>) -> Flow {
-        let condition = node
-            .child_by_field_name("condition")
-            .or_else(|| node.child_by_field_name("name"));
-        let alternative = node.child_by_field_name("alternative");
+        let condition = node.field_child("condition").or_else(|| node.field_child("name"));
+        let alternative = node.field_child("alternative");
         let truth = match (node.kind(), condition) {
             _ if self.preproc_taken == Some(node.id()) => {
                 self.preproc_taken = None;
@@ -803,7 +793,7 @@ pub(super) fn declared_name(walker: &Walker, mut node: Node) -> Option<(String, 
             _ => {}
         }
         node = node
-            .child_by_field_name("declarator")
+            .field_child("declarator")
             .or_else(|| node.named_child(node.named_child_count().checked_sub(1)?))?;
     }
     None
@@ -814,14 +804,14 @@ pub(super) fn declared_name(walker: &Walker, mut node: Node) -> Option<(String, 
 /// those names are the arguments. `None` if a parameter declares a name of its own.
 fn vexing_arguments(declarator: Node) -> Option<Vec<Node>> {
     let parameters = (declarator.kind() == "function_declarator")
-        .then(|| declarator.child_by_field_name("parameters"))
+        .then(|| declarator.field_child("parameters"))
         .flatten()?;
     let mut cursor = parameters.walk();
     parameters
         .named_children(&mut cursor)
         .map(|parameter| {
-            (parameter.kind() == "parameter_declaration" && parameter.child_by_field_name("declarator").is_none())
-                .then(|| parameter.child_by_field_name("type"))
+            (parameter.kind() == "parameter_declaration" && parameter.field_child("declarator").is_none())
+                .then(|| parameter.field_child("type"))
                 .flatten()
         })
         .collect()
@@ -849,7 +839,7 @@ impl Walker<'_, '_> {
     /// `if` on a type trait, `if constexpr` or not).
     fn is_last_type_test_of_chain(&self, node: Node) -> bool {
         let tests_type = |n: Node| {
-            n.child_by_field_name("condition")
+            n.field_child("condition")
                 .is_some_and(|c| self.text(c).contains("is_same"))
         };
         let in_chain = node

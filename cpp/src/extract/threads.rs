@@ -17,6 +17,7 @@ use tree_sitter::Node;
 
 use super::value::{Place, Value};
 use super::{MAX_INLINE_DEPTH, Walker};
+use crate::fields::FieldChild;
 use crate::index::FnDef;
 
 /// A started thread whose rest (from its first host-blocking call) is due at its join.
@@ -50,7 +51,7 @@ impl<'u> Walker<'_, 'u> {
     fn run_thread_function(&mut self, at: Node<'u>, function: Node<'u>, args: &[Node<'u>]) -> bool {
         let function = super::api::strip_casts(function);
         if function.kind() == "lambda_expression" {
-            if let Some(body) = function.child_by_field_name("body") {
+            if let Some(body) = function.field_child("body") {
                 self.stmt(body);
             }
             return true;
@@ -121,7 +122,7 @@ impl<'u> Walker<'_, 'u> {
     ) -> Option<Value> {
         let method_of = |walker: &mut Self| {
             function
-                .child_by_field_name("argument")
+                .field_child("argument")
                 .filter(|_| function.kind() == "field_expression")
                 .and_then(|object| walker.place_of(object))
         };
@@ -149,7 +150,7 @@ impl<'u> Walker<'_, 'u> {
                 // A vector of threads: its element is started with the rest as arguments.
                 let (start, rest) = args.split_first()?;
                 self.names_function(*start).then_some(())?;
-                let container = self.container_place(function.child_by_field_name("argument")?)?;
+                let container = self.container_place(function.field_child("argument")?)?;
                 let len = self
                     .store
                     .get(&format!("{container}.#len"))
@@ -232,7 +233,7 @@ impl<'u> Walker<'_, 'u> {
 /// `&Worker::Run` → `Worker::Run`: the name a function is given by.
 fn function_name(function: Node) -> Node {
     match function.kind() {
-        "pointer_expression" => function.child_by_field_name("argument").unwrap_or(function),
+        "pointer_expression" => function.field_child("argument").unwrap_or(function),
         _ => function,
     }
 }

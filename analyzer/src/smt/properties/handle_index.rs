@@ -58,7 +58,7 @@ pub(super) fn prove(space: &Space, ops: &[PathOp], options: &SmtOptions, outcome
 
 /// The elements `array[i]` a call names, directly or through the channel of a peer's
 /// HCCL buffer.
-fn named_elements(program: &Program, kind: &OpKind) -> Vec<ObjId> {
+pub(super) fn named_elements(program: &Program, kind: &OpKind) -> Vec<ObjId> {
     let mut handles = kind.hccl_handles();
     if let OpKind::Create(obj) = kind
         && let ObjectKind::Buffer(BufferInfo {

@@ -27,7 +27,7 @@ use z3::Model;
 use z3::ast::{Bool, Int};
 
 use super::encode::Scope;
-use super::paths::{CountError, PathOp, Unsupported, host_evaluations, host_ops};
+use super::paths::{CountError, Evaluation, PathOp, Unsupported, host_evaluations, host_ops};
 use super::{Proof, Query, SmtOptions, Unproved, solver_unknown, value_of};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Program, RankCount};
@@ -82,21 +82,11 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
     let made = OnceCell::new();
     let lazy_space = || made.get_or_init(|| Space::new(program));
     if !program.params.is_empty() {
-        let space = lazy_space();
         match host_ops(program) {
             Ok(ops) => {
-                notify_index::prove(space, &ops, options, &mut outcome);
-                handle_index::prove(space, &ops, options, &mut outcome);
-                notify_balance::prove(space, &ops, options, &mut outcome);
                 let evaluations = host_evaluations(program).unwrap_or_default();
-                if let Some(reason) = defined::check(space, &evaluations, options, &mut outcome) {
-                    unprove_host_properties(&mut outcome, &reason);
-                    // A host counterexample where some walk stops early is not one the run
-                    // at its values shows; the concrete runs report what does happen there.
-                    outcome.counterexamples.retain(|found| {
-                        found.property == defined::PROPERTY
-                            || !defined::undefined_with(space, &evaluations, &found.params, options)
-                    });
+                if host_properties_ask(program, &ops, &evaluations) {
+                    prove_host(lazy_space(), (&ops, &evaluations), options, &mut outcome);
                 }
             }
             Err(unsupported) => {
@@ -126,6 +116,38 @@ pub(crate) fn prove(program: &Program, options: &SmtOptions) -> Outcome {
     outcome
 }
 
+/// The host properties, over the host walk's ops and the values it evaluates.
+fn prove_host(
+    space: &Space,
+    (ops, evaluations): (&[PathOp], &[Evaluation]),
+    options: &SmtOptions,
+    outcome: &mut Outcome,
+) {
+    notify_index::prove(space, ops, options, outcome);
+    handle_index::prove(space, ops, options, outcome);
+    notify_balance::prove(space, ops, options, outcome);
+    if let Some(reason) = defined::check(space, evaluations, options, outcome) {
+        unprove_host_properties(outcome, &reason);
+        // A host counterexample where some walk stops early is not one the run
+        // at its values shows; the concrete runs report what does happen there.
+        outcome.counterexamples.retain(|found| {
+            found.property == defined::PROPERTY || !defined::undefined_with(space, evaluations, &found.params, options)
+        });
+    }
+}
+
+/// Whether a host property has anything to ask z3 about: a notify use (notify-index,
+/// notify-balance), a handle of an array element (handle-index), or a condition or loop
+/// bound (values-defined). Without any, each of them returns without a term or a
+/// proof, so the parameter space (a z3 context, some 4,200 page faults, where the
+/// thread has none yet) is not made for them.
+fn host_properties_ask(program: &Program, ops: &[PathOp], evaluations: &[Evaluation]) -> bool {
+    !evaluations.is_empty()
+        || ops.iter().any(|path| {
+            notify_use(path.op).is_some() || !handle_index::named_elements(program, &path.op.kind).is_empty()
+        })
+}
+
 /// A host property is not proved while some value the host walk needs can be undefined:
 /// the walk stops there, which no property's encoding accounts for in every shape.
 fn unprove_host_properties(outcome: &mut Outcome, reason: &str) {
@@ -151,6 +173,7 @@ pub(crate) struct Space<'p> {
 
 impl<'p> Space<'p> {
     fn new(program: &'p Program) -> Self {
+        crate::smt::note_thread_context_used();
         let mut scope = Scope::default();
         let mut domain = Vec::new();
         for param in &program.params {
