@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::value::{self, Tree};
+use crate::value::{Scalar, Tree};
 
 enum Node<'a> {
     Null,
@@ -238,29 +238,14 @@ impl<'t> Tree<'t> for Ref<'t> {
             .map(|&(_, v)| self.at(v))
     }
 
-    fn as_str(self) -> Option<&'t str> {
-        match self.node() {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn as_i64(self) -> Option<i64> {
-        match self.node() {
-            Node::Int(i) => Some(*i),
-            Node::Bool(b) => Some(i64::from(*b)),
-            Node::Float(f) => value::whole_float(*f),
-            Node::Str(s) => value::integer_text(s),
-            _ => None,
-        }
-    }
-
-    fn as_bool(self) -> Option<bool> {
-        match self.node() {
-            Node::Bool(b) => Some(*b),
-            Node::Int(i) => Some(*i != 0),
-            _ => None,
-        }
+    fn scalar(self) -> Option<Scalar<'t>> {
+        Some(match self.node() {
+            Node::Bool(b) => Scalar::Bool(*b),
+            Node::Int(i) => Scalar::Int(*i),
+            Node::Float(f) => Scalar::Float(*f),
+            Node::Str(s) => Scalar::Str(s),
+            _ => return None,
+        })
     }
 
     fn as_list(self) -> Option<impl ExactSizeIterator<Item = Self>> {

@@ -18,7 +18,7 @@
 use rustc_hash::FxHashMap;
 use smallvec::{SmallVec, smallvec};
 
-use crate::value::{self, Tree, Value};
+use crate::value::{Scalar, Tree, Value};
 
 /// Nesting deeper than this is refused (a dump nests about 6 deep).
 pub const MAX_DEPTH: usize = 64;
@@ -232,29 +232,14 @@ impl<'a> Tree<'a> for Ref<'a> {
         }
     }
 
-    fn as_str(self) -> Option<&'a str> {
-        match self.node() {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn as_i64(self) -> Option<i64> {
-        match self.node() {
-            Node::Int(i) => Some(*i),
-            Node::Bool(b) => Some(i64::from(*b)),
-            Node::Float(f) => value::whole_float(*f),
-            Node::Str(s) => value::integer_text(s),
-            _ => None,
-        }
-    }
-
-    fn as_bool(self) -> Option<bool> {
-        match self.node() {
-            Node::Bool(b) => Some(*b),
-            Node::Int(i) => Some(*i != 0),
-            _ => None,
-        }
+    fn scalar(self) -> Option<Scalar<'a>> {
+        Some(match self.node() {
+            Node::Bool(b) => Scalar::Bool(*b),
+            Node::Int(i) => Scalar::Int(*i),
+            Node::Float(f) => Scalar::Float(*f),
+            Node::Str(s) => Scalar::Str(s),
+            _ => return None,
+        })
     }
 
     fn as_list(self) -> Option<impl ExactSizeIterator<Item = Self>> {

@@ -33,31 +33,28 @@ impl Value {
         }
     }
 
+    fn scalar(&self) -> Option<Scalar<'_>> {
+        Some(match self {
+            Value::Bool(b) => Scalar::Bool(*b),
+            Value::Int(i) => Scalar::Int(*i),
+            Value::Float(f) => Scalar::Float(*f),
+            Value::Str(s) => Scalar::Str(s),
+            _ => return None,
+        })
+    }
+
     pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
+        self.scalar()?.as_str()
     }
 
     /// An integer, also written as a string of digits (JSON `pg_status`) or a float
     /// with no fraction.
     pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Value::Int(i) => Some(*i),
-            Value::Bool(b) => Some(i64::from(*b)),
-            Value::Float(f) => whole_float(*f),
-            Value::Str(s) => integer_text(s),
-            _ => None,
-        }
+        self.scalar()?.as_i64()
     }
 
     pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            Value::Int(i) => Some(*i != 0),
-            _ => None,
-        }
+        self.scalar()?.as_bool()
     }
 
     pub fn as_list(&self) -> Option<&[Value]> {
@@ -110,12 +107,48 @@ impl Value {
 }
 
 /// A float with no fraction, as an integer (JSON writers may write `3.0`).
-pub(crate) fn whole_float(f: f64) -> Option<i64> {
+/// A scalar of a dump, whichever reader holds it: the one place its coercions are
+/// written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Scalar<'a> {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    fn as_str(self) -> Option<&'a str> {
+        match self {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn as_i64(self) -> Option<i64> {
+        match self {
+            Scalar::Int(i) => Some(i),
+            Scalar::Bool(b) => Some(i64::from(b)),
+            Scalar::Float(f) => whole_float(f),
+            Scalar::Str(s) => integer_text(s),
+        }
+    }
+
+    fn as_bool(self) -> Option<bool> {
+        match self {
+            Scalar::Bool(b) => Some(b),
+            Scalar::Int(i) => Some(i != 0),
+            _ => None,
+        }
+    }
+}
+
+fn whole_float(f: f64) -> Option<i64> {
     (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
 }
 
 /// A string of digits, as an integer (JSON `pg_status` writes its counters so).
-pub(crate) fn integer_text(s: &str) -> Option<i64> {
+fn integer_text(s: &str) -> Option<i64> {
     s.trim().parse().ok()
 }
 
@@ -130,10 +163,19 @@ pub(crate) trait Tree<'a>: Copy {
 
     /// The value under string key `key` of a dict.
     fn get(self, key: &str) -> Option<Self>;
-    fn as_str(self) -> Option<&'a str>;
+    /// The value when it is a scalar: the coercions below are [`Scalar`]'s, as
+    /// [`Value`]'s are.
+    fn scalar(self) -> Option<Scalar<'a>>;
+    fn as_str(self) -> Option<&'a str> {
+        self.scalar()?.as_str()
+    }
     /// As [`Value::as_i64`]: integers, booleans, whole floats, strings of digits.
-    fn as_i64(self) -> Option<i64>;
-    fn as_bool(self) -> Option<bool>;
+    fn as_i64(self) -> Option<i64> {
+        self.scalar()?.as_i64()
+    }
+    fn as_bool(self) -> Option<bool> {
+        self.scalar()?.as_bool()
+    }
     /// The items of a list or tuple.
     fn as_list(self) -> Option<impl ExactSizeIterator<Item = Self>>;
     fn is_dict(self) -> bool;

@@ -18,14 +18,9 @@ use syncguard_analyzer::render::render_json;
 use syncguard_analyzer::{Diagnostic, Overrides, Sources, check_merged_run};
 use syncguard_skeleton::{RESERVE_EXTENSION, Skeleton};
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+#[path = "../../analyzer/benches/peak_memory/mod.rs"]
+mod peak_memory;
+use peak_memory::peak_rss_mib;
 
 fn rank_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(dir)

@@ -50,10 +50,7 @@ fn two_passes(files: &[(String, PathBuf)], capture: bool) -> (String, usize, usi
             .collect()
     };
     let dropped = skeletons.iter().map(|s| s.dropped).sum();
-    let reserves: std::collections::HashMap<String, Vec<u8>> = skeletons
-        .iter()
-        .map(|s| (s.display().to_string(), s.encode_reserve()))
-        .collect();
+    let reserves = reserves_of(&skeletons);
     let read: Vec<Skeleton> = skeletons
         .iter()
         .map(|s| {
@@ -341,10 +338,7 @@ fn generated_runs_clean_and_racy() {
         let skeletons = skeletons_of_run("gen", &files, &[], 0).0;
         let dropped: usize = skeletons.iter().map(|s| s.dropped).sum();
         assert!(dropped > 200, "{dropped} calls left out");
-        let reserves: std::collections::HashMap<String, Vec<u8>> = skeletons
-            .iter()
-            .map(|s| (s.display().to_string(), s.encode_reserve()))
-            .collect();
+        let reserves = reserves_of(&skeletons);
         let read: Vec<Skeleton> = skeletons
             .iter()
             .map(|s| Skeleton::decode(&s.encode()).unwrap())
@@ -417,4 +411,12 @@ fn cases(default: u32) -> u32 {
         .ok()
         .and_then(|cases| cases.parse().ok())
         .unwrap_or(default)
+}
+
+/// Each skeleton's reserve, encoded, by the skeleton's name.
+fn reserves_of(skeletons: &[Skeleton]) -> std::collections::HashMap<String, Vec<u8>> {
+    skeletons
+        .iter()
+        .map(|s| (s.display().to_string(), s.encode_reserve()))
+        .collect()
 }

@@ -45,9 +45,10 @@ declare_rule! {
 }
 
 /// Most steps the search for the heaviest set of kernels ready together may take on
-/// one rank; past it, the rule reports the heaviest set found and says the search
-/// stopped.
+/// one rank, and the most kernels a set it builds may hold (its recursion depth); past
+/// either, the rule reports the heaviest set found and says the search stopped.
 const MAX_SEARCH_STEPS: usize = 1 << 20;
+const MAX_SET_SIZE: usize = 256;
 
 /// A batch-scheduled collective and the vector cores it needs.
 #[derive(Clone, Copy)]
@@ -123,12 +124,13 @@ fn heaviest_ready_together(hb: &HappensBefore<'_, '_>, claimants: &[Claimant]) -
         best: Vec::new(),
         best_cores: 0,
         steps: 0,
+        cut_short: false,
     };
     let all: Vec<usize> = (0..sorted.len()).collect();
     search.extend(&mut Vec::new(), 0, &all);
     Search {
         set: search.best.iter().map(|&index| sorted[index]).collect(),
-        complete: search.steps <= MAX_SEARCH_STEPS,
+        complete: !search.cut_short,
     }
 }
 
@@ -138,22 +140,30 @@ struct Searcher<'a> {
     best: Vec<usize>,
     best_cores: u32,
     steps: usize,
+    /// A bound stopped the search before it was exhaustive.
+    cut_short: bool,
 }
 
 impl Searcher<'_> {
     /// Try adding each of `candidates` (each unordered with every member of `set`) to
-    /// `set`. The recursion is at most as deep as the largest antichain, which is at
-    /// most the number of queues.
+    /// `set`: one level of recursion per member, at most [`MAX_SET_SIZE`].
     fn extend(&mut self, set: &mut Vec<usize>, cores: u32, candidates: &[usize]) {
         if cores > self.best_cores {
             self.best_cores = cores;
             self.best = set.clone();
         }
+        if set.len() >= MAX_SET_SIZE && !candidates.is_empty() {
+            self.cut_short = true;
+            return;
+        }
         for (at, &next) in candidates.iter().enumerate() {
             self.steps += 1;
-            let rest = &candidates[at..];
-            let bound: u32 = rest.iter().map(|&index| self.claimants[index].cores).sum();
-            if self.steps > MAX_SEARCH_STEPS || cores + bound <= self.best_cores {
+            if self.steps > MAX_SEARCH_STEPS {
+                self.cut_short = true;
+                return;
+            }
+            let bound: u32 = candidates[at..].iter().map(|&index| self.claimants[index].cores).sum();
+            if cores + bound <= self.best_cores {
                 return;
             }
             let node = self.claimants[next].node;
@@ -216,8 +226,43 @@ fn report(analysis: &Analysis, rank: u32, search: &Search, total: u32, physical:
     }
     if !search.complete {
         diagnostic = diagnostic.with_note(format!(
-            "the search for the heaviest set stopped after {MAX_SEARCH_STEPS} steps: a heavier set may exist"
+            "the search for the heaviest set stopped at its bound ({MAX_SEARCH_STEPS} steps, sets of {MAX_SET_SIZE} kernels): a heavier set may exist"
         ));
     }
     diagnostic
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Sources, check_sync_bytes};
+
+    /// `streams` unordered one-core collectives, each on its own stream.
+    fn unordered_collectives(streams: usize) -> String {
+        let mut text = String::from("target A3;\n");
+        for stream in 0..streams {
+            text.push_str(&format!("let s{stream} = aclrtCreateStream();\n"));
+            text.push_str(&format!(
+                "kernel(s{stream}, \"aiv_all_reduce\", vectorCores: 1, schemMode: 1, collective: 1);\n"
+            ));
+        }
+        text.push_str("aclrtSynchronizeDevice();\n");
+        text
+    }
+
+    #[test]
+    fn a_set_past_the_depth_bound_is_reported_as_found_so_far() {
+        let mut sources = Sources::default();
+        let checked = check_sync_bytes(&mut sources, "wide.sync", unordered_collectives(300).as_bytes());
+        let found: Vec<_> = checked.diagnostics.iter().filter(|d| d.code == "SG505").collect();
+        assert!(!found.is_empty());
+        assert!(
+            found[0].notes.iter().any(|note| note.contains("stopped at its bound")),
+            "{:?}",
+            found[0].notes
+        );
+        // Small enough for the whole search: no such note.
+        let checked = check_sync_bytes(&mut sources, "narrow.sync", unordered_collectives(60).as_bytes());
+        let found: Vec<_> = checked.diagnostics.iter().filter(|d| d.code == "SG505").collect();
+        assert!(found.iter().all(|d| d.notes.is_empty()), "{:?}", found[0].notes);
+    }
 }
